@@ -1,0 +1,2 @@
+// The etcd operator (issue 4) lands here.
+export {};

@@ -1,0 +1,138 @@
+// Upstream binaries built from the Go wrapper modules in tools/, cached by exact version outside the clone
+// (binCache/<project>-<version>/). A second run finds them and builds nothing.
+import { createHash } from 'node:crypto';
+import { access, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { run } from '../exec.ts';
+import { binCache, toolsDir } from '../paths.ts';
+import { progress } from '../progress.ts';
+import { COREDNS_VERSION, ETCD_VERSIONS, KUBERNETES_VERSION } from '../versions.ts';
+
+export interface GoProject {
+  /** Cache key, e.g. `kubernetes-v1.34.4`. */
+  key: string;
+  /** Wrapper module under tools/. */
+  module: string;
+  packages: string[];
+  /** Binaries the build must produce. */
+  binaries: string[];
+  ldflags?: string;
+}
+
+function kubernetesLdflags(version: string): string {
+  const [, major = '', minor = ''] = /^v(\d+)\.(\d+)/.exec(version) ?? [];
+  const stamp = (pkg: string): string[] => [
+    `-X ${pkg}.gitVersion=${version}`,
+    `-X ${pkg}.gitMajor=${major}`,
+    `-X ${pkg}.gitMinor=${minor}`,
+    `-X ${pkg}.gitTreeState=clean`,
+    `-X ${pkg}.buildDate=1970-01-01T00:00:00Z`,
+  ];
+  return ['-s -w', ...stamp('k8s.io/component-base/version'), ...stamp('k8s.io/client-go/pkg/version')].join(' ');
+}
+
+const KUBERNETES_COMMANDS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler', 'kubelet', 'kube-proxy', 'kubectl'];
+
+export const kubernetes: GoProject = {
+  key: `kubernetes-${KUBERNETES_VERSION}`,
+  module: 'kubernetes',
+  packages: KUBERNETES_COMMANDS.map((c) => `k8s.io/kubernetes/cmd/${c}`),
+  binaries: KUBERNETES_COMMANDS,
+  ldflags: kubernetesLdflags(KUBERNETES_VERSION),
+};
+
+export const etcd = Object.fromEntries(
+  ETCD_VERSIONS.map((v): [string, GoProject] => [
+    v,
+    {
+      key: `etcd-${v}`,
+      module: `etcd-${v.split('.').slice(0, 2).join('.')}`,
+      packages: ['./cmd/etcd', 'go.etcd.io/etcd/etcdctl/v3', 'go.etcd.io/etcd/etcdutl/v3'],
+      binaries: ['etcd', 'etcdctl', 'etcdutl'],
+      ldflags: '-s -w',
+    },
+  ]),
+);
+
+export const coredns: GoProject = {
+  key: `coredns-${COREDNS_VERSION}`,
+  module: 'coredns',
+  packages: ['github.com/coredns/coredns'],
+  binaries: ['coredns'],
+  ldflags: '-s -w',
+};
+
+/** Our pause binary is keyed by the hash of its source, since it has no upstream version. */
+async function pauseProject(): Promise<GoProject> {
+  const source = await readFile(join(toolsDir, 'pause', 'main.go'));
+  const hash = createHash('sha256').update(source).digest('hex').slice(0, 12);
+  return { key: `pause-${hash}`, module: 'pause', packages: ['.'], binaries: ['pause'], ldflags: '-s -w' };
+}
+
+export function projectDir(project: GoProject): string {
+  return join(binCache, project.key);
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Builds `project` unless its cached binaries exist; returns the directory holding them. */
+export async function buildGoProject(project: GoProject): Promise<string> {
+  const dir = projectDir(project);
+  if ((await Promise.all(project.binaries.map((b) => exists(join(dir, b))))).every(Boolean)) return dir;
+
+  const partial = `${dir}.partial`;
+  await rm(partial, { recursive: true, force: true });
+  await mkdir(partial, { recursive: true });
+  progress(`building ${project.key} from the Go module proxy (tools/${project.module}); this takes minutes on a cold cache`);
+  let compiled = 0;
+  let lastReport = Date.now();
+  const t0 = Date.now();
+  try {
+    await run(
+      'go',
+      ['build', '-v', '-trimpath', ...(project.ldflags ? ['-ldflags', project.ldflags] : []), '-o', `${partial}/`, ...project.packages],
+      {
+        cwd: join(toolsDir, project.module),
+        env: { ...process.env, CGO_ENABLED: '0', GOFLAGS: '-mod=mod', GOTOOLCHAIN: process.env['GOTOOLCHAIN'] ?? 'auto' },
+        onLine: () => {
+          compiled++;
+          if (Date.now() - lastReport > 15_000) {
+            lastReport = Date.now();
+            progress(`building ${project.key}: ${compiled} packages compiled (${Math.round((Date.now() - t0) / 1000)}s)`);
+          }
+        },
+      },
+    );
+  } catch (err) {
+    throw new Error(`localkube: building ${project.key} (tools/${project.module}) failed: ${(err as Error).message}`, { cause: err });
+  }
+  const built = new Set(await readdir(partial));
+  const absent = project.binaries.filter((b) => !built.has(b));
+  if (absent.length > 0) throw new Error(`localkube: building ${project.key} produced no ${absent.join(', ')}`);
+  await rm(dir, { recursive: true, force: true });
+  await rename(partial, dir);
+  progress(`built ${project.key} in ${Math.round((Date.now() - t0) / 1000)}s`);
+  return dir;
+}
+
+export interface Binaries {
+  kubernetes: string;
+  etcd: Record<string, string>;
+  coredns: string;
+  pause: string;
+}
+
+/** Builds (or finds) every upstream binary localkube needs, one project at a time (2 cores: parallel builds only thrash). */
+export async function ensureBinaries(): Promise<Binaries> {
+  const kube = await buildGoProject(kubernetes);
+  const etcdDirs: Record<string, string> = {};
+  for (const v of ETCD_VERSIONS) etcdDirs[v] = await buildGoProject(etcd[v]!);
+  return { kubernetes: kube, etcd: etcdDirs, coredns: await buildGoProject(coredns), pause: await buildGoProject(await pauseProject()) };
+}

@@ -1,0 +1,12 @@
+// The exact upstream versions localkube builds and runs. Changing one here (and in tools/<project>/go.mod)
+// is how an upgrade starts; every cache path is keyed by these strings.
+export const KUBERNETES_VERSION = 'v1.34.4';
+/** etcd releases built from the Go module proxy, newest last; the newest runs the API server's store. */
+export const ETCD_VERSIONS = ['3.5.35', '3.6.16'] as const;
+export type EtcdVersion = (typeof ETCD_VERSIONS)[number];
+export const CONTROL_PLANE_ETCD: EtcdVersion = '3.6.16';
+/** Debian bookworm's etcd-server, a third version for upgrade tests; its image is built from the package. */
+export const DEBIAN_ETCD_VERSION = '3.4.23';
+export const COREDNS_VERSION = 'v1.14.7';
+/** The sandbox image tag kubelet 1.34 expects; the binary is our own pause (tools/pause). */
+export const PAUSE_TAG = '3.10';

@@ -1,0 +1,2 @@
+// The controller runtime (issue 3) lands here.
+export {};
