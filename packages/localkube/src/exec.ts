@@ -62,6 +62,8 @@ export function run(command: string, args: readonly string[], options: RunOption
         resolvePromise({ exitCode: code, stdout, stderr });
       }
     });
+    // A command that exits without reading its input closes the pipe: not an error of ours.
+    child.stdin.on('error', () => undefined);
     child.stdin.end(options.input ?? '');
   });
 }

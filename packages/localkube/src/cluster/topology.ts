@@ -1,7 +1,7 @@
 // Names, addresses and ports of one local cluster. Everything localkube creates on the host is derived
 // from here, so that `down` can find and remove all of it.
 //
-// Ranges: 10.215.0.0/16 holds the control plane and node addresses (on a dummy interface), 10.216.0.0/16
+// Ranges: 10.215.0.0/16 holds the control plane and node addresses (on a portless bridge), 10.216.0.0/16
 // the pods (a /24 per node on one bridge), 10.217.0.0/16 the Services. Routes that lead nowhere cover all
 // three, so no packet for them can leave the machine.
 import { join } from 'node:path';
@@ -16,8 +16,10 @@ export const CLUSTER_DOMAIN = 'cluster.local';
 
 /** Host objects named here are localkube's and nothing else's. */
 export const HOST_INTERFACE = 'lkube0';
-export const BRIDGE = 'lkube-br0';
+/** Each node's pods sit on their own bridge, `lkube-br<N>`, as each real node has its own. */
+export const BRIDGE_PREFIX = 'lkube-br';
 export const IPTABLES_FAULT_CHAIN = 'LOCALKUBE-FAULTS';
+export const IPTABLES_EGRESS_CHAIN = 'LOCALKUBE-EGRESS';
 export const CGROUP_PARENT = 'localkube';
 
 export const PORTS = {
@@ -30,6 +32,8 @@ export const PORTS = {
   kubeProxyMetrics: 10249,
   kubelet: 10250,
   kubeletHealthz: 10248,
+  /** localkube's registry stand-in that refuses every pull (registry.ts). */
+  registry: 25000,
 } as const;
 
 export interface NodeTopology {
@@ -42,6 +46,7 @@ export interface NodeTopology {
   dir: string;
   containerdSocket: string;
   cgroup: string;
+  bridge: string;
 }
 
 export interface Topology {
@@ -66,6 +71,7 @@ export function topology(stateDir: string, nodeCount: number): Topology {
       dir,
       containerdSocket: join(dir, 'containerd', 'containerd.sock'),
       cgroup: `${CGROUP_PARENT}/${name}`,
+      bridge: `${BRIDGE_PREFIX}${index}`,
     };
   });
   return { stateDir, nodes, apiserverURL: `https://${CONTROL_PLANE_IP}:${PORTS.apiserver}` };

@@ -1,0 +1,132 @@
+// Host networking of a local cluster: the node addresses, the routes that keep every localkube range on
+// this machine, the egress fence, and the fault-injection chain. `teardownNetwork` removes all of it and is
+// safe to run any number of times, also after a crash.
+import { readFile, writeFile } from 'node:fs/promises';
+import { output, run } from '../exec.ts';
+import { createCgroup } from './cgroups.ts';
+import {
+  BRIDGE_PREFIX,
+  CGROUP_PARENT,
+  CONTROL_PLANE_IP,
+  HOST_INTERFACE,
+  IPTABLES_EGRESS_CHAIN,
+  IPTABLES_FAULT_CHAIN,
+  NODE_NETWORK,
+  POD_NETWORK,
+  SERVICE_NETWORK,
+  type NodeTopology,
+  type Topology,
+} from './topology.ts';
+
+const ip = (...args: string[]): Promise<unknown> => run('ip', args);
+const iptables = (...args: string[]): Promise<unknown> => run('iptables', ['-w', ...args]);
+const tryIptables = async (...args: string[]): Promise<boolean> =>
+  (await run('iptables', ['-w', ...args], { allowFailure: true })).exitCode === 0;
+
+async function sysctl(key: string, value: string): Promise<void> {
+  await writeFile(`/proc/sys/${key.replaceAll('.', '/')}`, value);
+}
+
+/** The jumps from the built-in chains into ours. */
+function jumps(): string[][] {
+  return [
+    // Every process localkube starts (and so every host-network pod, shim and CNI plugin) may reach only
+    // loopback and localkube's own ranges; pods likewise when their packets are forwarded.
+    ['OUTPUT', '-m', 'cgroup', '--path', CGROUP_PARENT, '-j', IPTABLES_EGRESS_CHAIN],
+    ['FORWARD', '-s', POD_NETWORK, '-j', IPTABLES_EGRESS_CHAIN],
+    ['FORWARD', '-j', IPTABLES_FAULT_CHAIN],
+    ['INPUT', '-j', IPTABLES_FAULT_CHAIN],
+    ['OUTPUT', '-j', IPTABLES_FAULT_CHAIN],
+  ];
+}
+
+export async function setupNetwork(topo: Topology): Promise<void> {
+  await sysctl('net.ipv4.ip_forward', '1');
+  // Bridged pod-to-pod traffic must pass iptables so that Service DNAT is undone on the way back.
+  await sysctl('net.bridge.bridge-nf-call-iptables', '1');
+
+  // A bridge without ports: it holds the addresses, and what is routed into it goes nowhere.
+  await ip('link', 'add', HOST_INTERFACE, 'type', 'bridge');
+  await ip('link', 'set', HOST_INTERFACE, 'up');
+  await ip('addr', 'add', `${CONTROL_PLANE_IP}/32`, 'dev', HOST_INTERFACE);
+  for (const node of topo.nodes) await ip('addr', 'add', `${node.ip}/32`, 'dev', HOST_INTERFACE);
+
+  // Unassigned node and pod addresses go nowhere. Service addresses are routed into that bridge,
+  // which has no ports and so drops everything: a blackhole route would fail connect() before kube-proxy's DNAT could apply.
+  await ip('route', 'add', 'blackhole', NODE_NETWORK);
+  await ip('route', 'add', 'blackhole', POD_NETWORK);
+  await ip('route', 'add', SERVICE_NETWORK, 'dev', HOST_INTERFACE);
+
+  // The cgroup match resolves its path when the rule is added: the cgroup must exist first.
+  await createCgroup(CGROUP_PARENT);
+  await iptables('-N', IPTABLES_EGRESS_CHAIN);
+  for (const dst of ['127.0.0.0/8', NODE_NETWORK, POD_NETWORK, SERVICE_NETWORK]) await iptables('-A', IPTABLES_EGRESS_CHAIN, '-d', dst, '-j', 'RETURN');
+  await iptables('-A', IPTABLES_EGRESS_CHAIN, '-j', 'REJECT');
+  await iptables('-N', IPTABLES_FAULT_CHAIN);
+  for (const [chain, ...rule] of jumps()) await iptables('-I', chain!, '1', ...rule);
+}
+
+/** Chains of localkube, kube-proxy, the kubelet and CNI: all of them are this cluster's (one per machine). */
+const OUR_CHAIN = /(^|[\s:])(LOCALKUBE-|KUBE-|CNI-)/;
+
+/**
+ * Removes every chain and rule of ours from every table, IPv4 and IPv6, by restoring each table without
+ * them: one atomic write per table that leaves everyone else's rules as they were.
+ */
+async function removeOurRules(): Promise<void> {
+  for (const family of ['iptables', 'ip6tables']) {
+    for (const table of ['filter', 'nat', 'mangle', 'raw']) {
+      const saved = await run(`${family}-save`, ['-t', table], { allowFailure: true });
+      if (saved.exitCode !== 0 || !OUR_CHAIN.test(saved.stdout)) continue;
+      const kept = saved.stdout.split('\n').filter((line) => !OUR_CHAIN.test(line));
+      await run(`${family}-restore`, ['-w', '-T', table], { input: kept.join('\n') + '\n' });
+    }
+  }
+}
+
+export async function teardownNetwork(): Promise<void> {
+  await removeOurRules();
+  for (const route of [['blackhole', NODE_NETWORK], ['blackhole', POD_NETWORK], [SERVICE_NETWORK]]) {
+    await run('ip', ['route', 'del', ...route], { allowFailure: true });
+  }
+  const links = await output('ip', ['-o', 'link', 'show']);
+  for (const match of links.matchAll(/^\d+: ([^:@]+)[:@]/gm)) {
+    const name = match[1]!;
+    if (name === HOST_INTERFACE || name.startsWith(BRIDGE_PREFIX)) await run('ip', ['link', 'del', name], { allowFailure: true });
+  }
+}
+
+/** What of localkube's networking is present on the host (empty when it is all gone). */
+export async function leftoverNetwork(): Promise<string[]> {
+  const found: string[] = [];
+  const links = await output('ip', ['-o', 'link', 'show']);
+  for (const match of links.matchAll(/^\d+: ([^:@]+)[:@]/gm)) {
+    if (match[1] === HOST_INTERFACE || match[1]!.startsWith(BRIDGE_PREFIX)) found.push(`link ${match[1]}`);
+  }
+  const routes = await output('ip', ['route', 'show', 'table', 'all']);
+  for (const range of [NODE_NETWORK, POD_NETWORK, SERVICE_NETWORK, '10.216.']) {
+    for (const line of routes.split('\n')) if (line.includes(range.replace('/16', '')) && !found.includes(`route ${line}`)) found.push(`route ${line}`);
+  }
+  for (const family of ['iptables', 'ip6tables']) {
+    const rules = await run(`${family}-save`, [], { allowFailure: true });
+    for (const line of rules.stdout.split('\n')) if (OUR_CHAIN.test(line)) found.push(`${family} ${line}`);
+  }
+  return found;
+}
+
+/** Fault: drop every packet to or from `node`'s pods (a partition of its pod network). */
+export async function cutNodeNetwork(node: NodeTopology): Promise<void> {
+  for (const dir of ['-s', '-d']) {
+    if (!(await tryIptables('-C', IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP'))) await iptables('-A', IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP');
+  }
+}
+
+export async function restoreNodeNetwork(node: NodeTopology): Promise<void> {
+  for (const dir of ['-s', '-d']) while (await tryIptables('-D', IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP'));
+}
+
+/** The host must not already run another localkube (the names and ranges above are machine-wide). */
+export async function networkInUse(): Promise<boolean> {
+  const links = await readFile('/proc/net/dev', 'utf8');
+  return links.includes(`${HOST_INTERFACE}:`);
+}

@@ -1,0 +1,7 @@
+// @quorum/localkube: a real multi-node Kubernetes on one machine, assembled from upstream parts.
+export { LocalKube, down, prepare, type StartOptions } from './api.ts';
+export { KubeClient, KubeApiError, type KubeObject, type KubeList, type WatchEvent } from './client/kube.ts';
+export { buildImageArchive, entriesFromDirectory, type ImageSpec, type ImageConfig } from './images/oci.ts';
+export { cachedImage, etcdImage, corednsImage, pauseImage } from './images/catalog.ts';
+export * as versions from './versions.ts';
+export * as topology from './cluster/topology.ts';
