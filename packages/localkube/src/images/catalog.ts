@@ -7,7 +7,7 @@ import type { Binaries } from '../build/go-binaries.ts';
 import { output } from '../exec.ts';
 import { imageCache } from '../paths.ts';
 import { COREDNS_VERSION, DEBIAN_ETCD_VERSION, ETCD_VERSIONS, PAUSE_TAG } from '../versions.ts';
-import { buildImageArchive, type ImageSpec } from './oci.ts';
+import { buildImageArchive, entriesFromDirectory, type ImageConfig, type ImageSpec } from './oci.ts';
 import type { TarEntry } from './tar.ts';
 
 /** Bump when the way images are assembled changes, so cached archives are rebuilt. */
@@ -111,4 +111,18 @@ export async function ensureImages(bins: Binaries): Promise<ImageArchive[]> {
     (async () => cachedImage(await debianEtcdSpec(), `debian-etcd-${DEBIAN_ETCD_VERSION}`))(),
   ];
   return Promise.all(images);
+}
+
+/**
+ * Builds an image named `name` whose root filesystem is the contents of `dir` (the operator's image is made
+ * this way); returns the cached archive, rebuilt only when the directory's contents change.
+ */
+export async function imageFromDirectory(dir: string, name: string, config: ImageConfig): Promise<ImageArchive> {
+  const entries = await entriesFromDirectory(dir);
+  const hash = createHash('sha256').update(JSON.stringify(config));
+  for (const e of entries) {
+    hash.update(`${e.type}\0${e.path}\0${e.type === 'symlink' ? e.target : e.mode}\0`);
+    if (e.type === 'file') hash.update(e.data);
+  }
+  return cachedImage({ name, entries, config }, hash.digest('hex'));
 }

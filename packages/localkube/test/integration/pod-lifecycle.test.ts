@@ -1,7 +1,11 @@
 // What the kubelet decides: probes, restarts, crash loops, logs, exec, and pulls of images that are not there.
 import assert from 'node:assert/strict';
+import { copyFile, mkdir, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test } from 'node:test';
-import { etcdImage, versions } from '../../src/index.ts';
+import { etcdImage, imageFromDirectory, versions } from '../../src/index.ts';
+import { binCache } from '../../src/paths.ts';
 import { etcdContainer, eventually, podReady, useCluster, type Pod } from '../support.ts';
 
 const suite = useCluster('pods');
@@ -61,4 +65,24 @@ test('an image that is not loaded fails with ErrImagePull / ImagePullBackOff and
     return w && ['ErrImagePull', 'ImagePullBackOff'].includes(w.reason ?? '') && w.message ? w : undefined;
   }, { timeoutMs: 60_000 });
   assert.match(waiting.message!, /docker\.io\/library\/not-loaded:v1.*not found/);
+});
+
+test('an image built from a directory and loaded with loadImage runs on every node', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'image-'));
+  await mkdir(join(dir, 'bin'));
+  await copyFile(join(binCache, `etcd-${versions.ETCD_VERSIONS.at(-1)}`, 'etcdctl'), join(dir, 'bin', 'tool'));
+  const image = await imageFromDirectory(dir, 'localkube.test/tool:v1', { Entrypoint: ['/bin/tool'], Cmd: ['version'] });
+  const imported = await suite.kube.loadImage(image.archive);
+  assert.match(imported, /localkube\.test\/tool:v1/);
+  for (const node of suite.kube.nodes) {
+    await createPod(`tool-${node}`, { restartPolicy: 'Never', nodeName: node, containers: [{ name: 'tool', image: 'localkube.test/tool:v1', imagePullPolicy: 'Never' }] });
+  }
+  for (const node of suite.kube.nodes) {
+    const pod = await eventually(`tool-${node} done`, async () => {
+      const p = await getPod(`tool-${node}`);
+      return ['Succeeded', 'Failed'].includes(p.status?.phase ?? '') ? p : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.equal(pod.status?.phase, 'Succeeded');
+    assert.match(await suite.kube.kubectl(['logs', '-n', suite.namespace, `tool-${node}`]), /etcdctl version: /);
+  }
 });
