@@ -1,0 +1,129 @@
+// A shared informer: one watcher feeding one store, with handlers told about every change. Handlers are
+// meant only to enqueue keys; reads go to the store. An optional resync replays the cached objects to the
+// handlers as updates (from memory: it is not a relist).
+import type { Client } from '../client/client.ts';
+import type { ResourceType } from '../client/resources.ts';
+import { objectKeyString, type KubeObject } from '../object.ts';
+import { watcher, type WatcherOptions } from '../watch/watcher.ts';
+import { defaultIndexers, Store, type Indexer } from './store.ts';
+
+export interface EventHandler<T extends KubeObject> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  onDelete?(obj: T): void;
+}
+
+export interface InformerOptions<T extends KubeObject> {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+  indexers?: Record<string, Indexer<T>>;
+  /** Replay every cached object to the handlers this often (0: never). */
+  resyncMs?: number;
+  watchdogMs?: number;
+  pageSize?: number;
+  /** Applied to every object before it is cached; the default drops managedFields, which no controller reads. */
+  transform?: (obj: T) => T;
+  onError?: WatcherOptions['onError'];
+}
+
+export function stripManagedFields<T extends KubeObject>(obj: T): T {
+  if (!obj.metadata.managedFields) return obj;
+  const { managedFields: _drop, ...metadata } = obj.metadata;
+  return { ...obj, metadata };
+}
+
+export class Informer<T extends KubeObject> {
+  readonly type: ResourceType<T>;
+  readonly store: Store<T>;
+  readonly #client: Client;
+  readonly #options: InformerOptions<T>;
+  readonly #handlers: EventHandler<T>[] = [];
+  #synced = false;
+  readonly #syncWaiters: (() => void)[] = [];
+  #running: Promise<void> | undefined;
+  /** Changes seen since start (for metrics and tests). */
+  readonly counts = { added: 0, modified: 0, deleted: 0, relists: 0, reconnects: 0 };
+
+  constructor(client: Client, type: ResourceType<T>, options: InformerOptions<T> = {}) {
+    this.#client = client;
+    this.type = type;
+    this.#options = options;
+    this.store = new Store<T>({ ...defaultIndexers<T>(), ...options.indexers });
+  }
+
+  /** Handlers added after start are told about every cached object as an add, as client-go does. */
+  addHandler(handler: EventHandler<T>): void {
+    this.#handlers.push(handler);
+    if (this.#synced) for (const obj of this.store.list()) handler.onAdd?.(obj);
+  }
+
+  hasSynced(): boolean {
+    return this.#synced;
+  }
+
+  waitForSync(signal?: AbortSignal): Promise<void> {
+    if (this.#synced) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      this.#syncWaiters.push(resolve);
+      signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
+    });
+  }
+
+  /** Runs until `signal` aborts. Calling it twice returns the same run. */
+  run(signal: AbortSignal): Promise<void> {
+    this.#running ??= this.#run(signal);
+    return this.#running;
+  }
+
+  async #run(signal: AbortSignal): Promise<void> {
+    const transform = this.#options.transform ?? stripManagedFields;
+    const resync = this.#options.resyncMs ? setInterval(() => this.#resync(), this.#options.resyncMs) : undefined;
+    try {
+      const events = watcher(this.#client, this.type, {
+        namespace: this.#options.namespace,
+        labelSelector: this.#options.labelSelector,
+        fieldSelector: this.#options.fieldSelector,
+        watchdogMs: this.#options.watchdogMs,
+        pageSize: this.#options.pageSize,
+        signal,
+        onError: (err, action) => {
+          if (action === 'relist') this.counts.relists++;
+          else this.counts.reconnects++;
+          this.#options.onError?.(err, action);
+        },
+      });
+      for await (const event of events) {
+        if (event.type === 'synced') {
+          if (!this.#synced) {
+            this.#synced = true;
+            for (const resolve of this.#syncWaiters.splice(0)) resolve();
+          }
+          continue;
+        }
+        if (event.type === 'deleted') {
+          const last = this.store.remove(objectKeyString(event.object));
+          this.counts.deleted++;
+          const obj = last ?? transform(event.object);
+          for (const h of this.#handlers) h.onDelete?.(obj);
+          continue;
+        }
+        const obj = transform(event.object);
+        const previous = this.store.upsert(obj);
+        if (previous) {
+          this.counts.modified++;
+          for (const h of this.#handlers) h.onUpdate?.(previous, obj);
+        } else {
+          this.counts.added++;
+          for (const h of this.#handlers) h.onAdd?.(obj);
+        }
+      }
+    } finally {
+      clearInterval(resync);
+    }
+  }
+
+  #resync(): void {
+    for (const obj of this.store.list()) for (const h of this.#handlers) h.onUpdate?.(obj, obj);
+  }
+}

@@ -1,0 +1,116 @@
+// A controller: a work queue of keys fed by informer handlers, and workers that reconcile one key at a
+// time each. The queue guarantees a key is never reconciled by two workers at once; errors back off per
+// key; a reconcile that outlives its timeout is aborted through its signal.
+import type { Logger } from 'pino';
+import { keyString, parseKey } from '../object.ts';
+import type { RuntimeMetrics } from '../manager/metrics.ts';
+import type { RateLimiter } from '../queue/rate-limiter.ts';
+import { defaultControllerRateLimiter } from '../queue/rate-limiter.ts';
+import { WorkQueue } from '../queue/workqueue.ts';
+import { TerminalError, type Reconciler, type Request, type Result } from './reconciler.ts';
+
+export interface ControllerOptions {
+  maxConcurrentReconciles?: number;
+  /** Abort a reconcile after this long (default 60 s); it is then retried with backoff. */
+  reconcileTimeoutMs?: number;
+  rateLimiter?: RateLimiter<string>;
+}
+
+export class Controller {
+  readonly name: string;
+  readonly queue: WorkQueue<string>;
+  readonly #reconcile: Reconciler;
+  readonly #options: Required<Omit<ControllerOptions, 'rateLimiter'>>;
+  readonly #log: Logger;
+  readonly #metrics: RuntimeMetrics;
+  #started = false;
+
+  constructor(name: string, reconcile: Reconciler, log: Logger, metrics: RuntimeMetrics, options: ControllerOptions = {}) {
+    this.name = name;
+    this.#reconcile = reconcile;
+    this.#log = log.child({ controller: name });
+    this.#metrics = metrics;
+    this.#options = { maxConcurrentReconciles: options.maxConcurrentReconciles ?? 1, reconcileTimeoutMs: options.reconcileTimeoutMs ?? 60_000 };
+    this.queue = new WorkQueue<string>({ name, rateLimiter: options.rateLimiter ?? defaultControllerRateLimiter<string>(), metrics: metrics.queue });
+  }
+
+  enqueue(request: Request): void {
+    this.queue.add(keyString(request));
+  }
+
+  /**
+   * Runs the workers until `signal` aborts, then stops taking keys and waits (up to `drainMs`) for the
+   * reconciles in flight to finish.
+   */
+  async run(signal: AbortSignal, drainMs = 30_000): Promise<void> {
+    if (this.#started) throw new Error(`controller ${this.name} already started`);
+    this.#started = true;
+    this.#log.info({ workers: this.#options.maxConcurrentReconciles }, 'starting workers');
+    const workers = Array.from({ length: this.#options.maxConcurrentReconciles }, () => this.#worker(signal));
+    await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+    const drained = this.queue.shutDownWithDrain();
+    const timer = new Promise<'timeout'>((resolve) => setTimeout(() => resolve('timeout'), drainMs).unref());
+    if ((await Promise.race([drained, timer])) === 'timeout') this.#log.warn({ drainMs }, 'reconciles still running after the drain timeout');
+    await Promise.race([Promise.all(workers), timer]);
+    this.#log.info('stopped');
+  }
+
+  async #worker(signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.#process(key, signal);
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  async #process(key: string, shutdown: AbortSignal): Promise<void> {
+    const request = parseKey(key);
+    const log = this.#log.child({ namespace: request.namespace || undefined, name: request.name, reconcileID: crypto.randomUUID().slice(0, 8) });
+    const timeout = AbortSignal.timeout(this.#options.reconcileTimeoutMs);
+    const signal = AbortSignal.any([shutdown, timeout]);
+    const started = performance.now();
+    const controller = this.name;
+    this.#metrics.activeWorkers.inc({ controller });
+    let result: Result | void;
+    try {
+      // Awaited even past its timeout: returning early would let another worker take the same key while
+      // this reconcile still runs. The signal tells it to stop.
+      result = await this.#reconcile(request, { signal, log, retries: this.queue.numRequeues(key) });
+    } catch (err) {
+      const seconds = (performance.now() - started) / 1000;
+      this.#metrics.reconcileTime.observe({ controller }, seconds);
+      this.#metrics.reconcileErrors.inc({ controller });
+      if (err instanceof TerminalError) {
+        this.#metrics.reconcileTotal.inc({ controller, result: 'terminal' });
+        this.queue.forget(key);
+        log.error({ err }, 'reconcile failed with a terminal error; not retrying');
+      } else if (shutdown.aborted) {
+        this.#metrics.reconcileTotal.inc({ controller, result: 'error' });
+        log.info('reconcile interrupted by shutdown');
+      } else {
+        this.#metrics.reconcileTotal.inc({ controller, result: 'error' });
+        this.queue.addRateLimited(key);
+        log.error({ err: timeout.aborted ? new Error(`reconcile timed out after ${this.#options.reconcileTimeoutMs} ms`, { cause: err }) : err, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+      }
+      return;
+    } finally {
+      this.#metrics.activeWorkers.dec({ controller });
+    }
+    this.#metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+    if (result?.requeueAfter !== undefined) {
+      this.#metrics.reconcileTotal.inc({ controller, result: 'requeue_after' });
+      this.queue.forget(key);
+      this.queue.addAfter(key, result.requeueAfter);
+    } else if (result?.requeue) {
+      this.#metrics.reconcileTotal.inc({ controller, result: 'requeue' });
+      this.queue.addRateLimited(key);
+    } else {
+      this.#metrics.reconcileTotal.inc({ controller, result: 'success' });
+      this.queue.forget(key);
+    }
+  }
+}

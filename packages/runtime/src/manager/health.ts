@@ -1,0 +1,62 @@
+// /healthz, /readyz and /metrics over plain HTTP, for kubelet probes and Prometheus.
+import { createServer, type Server } from 'node:http';
+import type { Registry } from 'prom-client';
+
+export type Check = () => Promise<void> | void;
+
+export class ProbeServer {
+  readonly #health = new Map<string, Check>();
+  readonly #ready = new Map<string, Check>();
+  readonly #registry: Registry | undefined;
+  #server: Server | undefined;
+
+  constructor(registry?: Registry) {
+    this.#registry = registry;
+  }
+
+  addHealthCheck(name: string, check: Check): void {
+    this.#health.set(name, check);
+  }
+
+  addReadyCheck(name: string, check: Check): void {
+    this.#ready.set(name, check);
+  }
+
+  get port(): number {
+    const address = this.#server?.address();
+    return typeof address === 'object' && address ? address.port : 0;
+  }
+
+  async listen(port: number, host = '0.0.0.0'): Promise<void> {
+    this.#server = createServer((req, res) => {
+      void (async () => {
+        const path = (req.url ?? '/').split('?')[0];
+        if (path === '/metrics' && this.#registry) {
+          res.writeHead(200, { 'content-type': this.#registry.contentType }).end(await this.#registry.metrics());
+          return;
+        }
+        const checks = path === '/healthz' || path === '/livez' ? this.#health : path === '/readyz' ? this.#ready : undefined;
+        if (!checks) return void res.writeHead(404).end('not found\n');
+        const failures: string[] = [];
+        for (const [name, check] of checks) {
+          try {
+            await check();
+          } catch (err) {
+            failures.push(`${name}: ${(err as Error).message}`);
+          }
+        }
+        if (failures.length) res.writeHead(503, { 'content-type': 'text/plain' }).end(`${failures.join('\n')}\n`);
+        else res.writeHead(200, { 'content-type': 'text/plain' }).end('ok\n');
+      })();
+    });
+    await new Promise<void>((resolve, reject) => {
+      this.#server!.once('error', reject);
+      this.#server!.listen(port, host, resolve);
+    });
+  }
+
+  async close(): Promise<void> {
+    await new Promise<void>((resolve) => (this.#server ? this.#server.close(() => resolve()) : resolve()));
+    this.#server?.closeAllConnections();
+  }
+}

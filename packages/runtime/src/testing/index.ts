@@ -1,0 +1,70 @@
+// Test support on localkube: a real cluster per suite (or the one `npm test` started, named by
+// LOCALKUBE_STATE_DIR), a fresh namespace per test, and `eventually` for conditions that take time.
+import { LocalKube } from '@quorum/localkube';
+import { Client } from '../client/client.ts';
+import { Namespaces } from '../client/resources.ts';
+
+export interface EventuallyOptions {
+  timeoutMs?: number;
+  intervalMs?: number;
+}
+
+/** Polls `probe` until it returns something other than undefined/false; rethrows its last error on timeout. */
+export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, options: EventuallyOptions = {}): Promise<T> {
+  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined && value !== false) return value;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs ?? 30_000} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`, { cause: last });
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
+  }
+}
+
+export class TestEnv {
+  readonly kube: LocalKube;
+  readonly client: Client;
+  readonly #owned: boolean;
+  readonly #namespaces: string[] = [];
+
+  private constructor(kube: LocalKube, client: Client, owned: boolean) {
+    this.kube = kube;
+    this.client = client;
+    this.#owned = owned;
+  }
+
+  /** Attaches to the suite's cluster when LOCALKUBE_STATE_DIR names one; otherwise starts (and later stops) its own. */
+  static async start(options: { nodes?: number; stateDir?: string } = {}): Promise<TestEnv> {
+    const shared = process.env['LOCALKUBE_STATE_DIR'];
+    const kube = shared ? await LocalKube.attach(shared) : await LocalKube.start({ nodes: options.nodes ?? 1, stateDir: options.stateDir });
+    return new TestEnv(kube, await Client.connect({ kubeconfig: kube.kubeconfig }), !shared);
+  }
+
+  get kubeconfig(): string {
+    return this.kube.kubeconfig;
+  }
+
+  /** Creates a namespace that `stop()` deletes. */
+  async namespace(prefix = 'test'): Promise<string> {
+    const name = `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1296).toString(36)}`;
+    await this.client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    this.#namespaces.push(name);
+    return name;
+  }
+
+  /** A client acting as a ServiceAccount (to test RBAC for real). */
+  async clientFor(namespace: string, serviceAccount: string): Promise<Client> {
+    return Client.connect({ kubeconfig: await this.kube.serviceAccountKubeconfig(namespace, serviceAccount) });
+  }
+
+  async stop(): Promise<void> {
+    for (const ns of this.#namespaces) await this.client.delete(Namespaces, ns).catch(() => undefined);
+    this.client.close();
+    this.kube.client.close();
+    if (this.#owned) await this.kube.stop();
+  }
+}
