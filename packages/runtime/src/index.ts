@@ -1,2 +1,23 @@
-// The controller runtime (issue 3) lands here.
-export {};
+// @quorum/runtime: a controller runtime for Kubernetes operators in TypeScript.
+// watch → cache → queue → reconcile; see docs/runtime.md.
+export * from './object.ts';
+export { Client, type ApplyOptions, type DeleteOptions, type JsonPatchOp, type ListOptions, type RequestObserver, type WriteOptions } from './client/client.ts';
+export { connect, loadKubeConfig, type Connection, type ConnectionOptions } from './client/config.ts';
+export * from './client/errors.ts';
+export * from './client/resources.ts';
+export { watcher, type WatcherEvent, type WatcherOptions } from './watch/watcher.ts';
+export { Backoff, sleep, type BackoffOptions } from './watch/backoff.ts';
+export { Store, defaultIndexers, NAMESPACE_INDEX, OWNER_UID_INDEX, type Indexer } from './cache/store.ts';
+export { Informer, stripManagedFields, type EventHandler, type InformerOptions } from './cache/informer.ts';
+export * from './queue/index.ts';
+export { Controller, type ControllerOptions } from './controller/controller.ts';
+export { ControllerBuilder, type InformerScope, type SourceOptions } from './controller/builder.ts';
+export * from './controller/predicates.ts';
+export { TerminalError, type Reconciler, type ReconcileContext, type Request, type Result } from './controller/reconciler.ts';
+export { Manager, LeadershipLostError, shutdownSignal, type ManagerOptions, type Runnable } from './manager/manager.ts';
+export { LeaderElector, type LeaderElectionOptions, type LeadershipCallbacks } from './manager/leader-election.ts';
+export { RuntimeMetrics } from './manager/metrics.ts';
+export { ProbeServer, type Check } from './manager/health.ts';
+export { createLogger, type Logger } from './manager/log.ts';
+export * from './helpers/index.ts';
+export * from './webhook/index.ts';

@@ -46,7 +46,7 @@ export class UnauthorizedError extends ApiError {}
 export class TooManyRequestsError extends ApiError {}
 
 export function apiError(method: string, path: string, code: number, body: unknown): ApiError {
-  const status: Status = typeof body === 'object' && body !== null ? (body as Status) : { message: String(body ?? '') };
+  const status: Status = typeof body === 'object' && body !== null ? body : { message: typeof body === 'string' ? body : '' };
   const reason = status.reason ?? '';
   if (code === 404) return new NotFoundError(method, path, code, status);
   if (code === 409 && reason === 'AlreadyExists') return new AlreadyExistsError(method, path, code, status);

@@ -108,9 +108,9 @@ export class LeaderElector {
   }
 
   async #tryAcquireOrRenew(callbacks: LeadershipCallbacks, timeoutMs = this.#renewDeadlineMs): Promise<boolean> {
-    const signal = AbortSignal.timeout(timeoutMs);
     const now = Date.now();
     try {
+      const signal = AbortSignal.timeout(Math.ceil(timeoutMs));
       const lease = (await this.#client.find(Leases, { namespace: this.#namespace, name: this.#name })) as Lease | undefined;
       if (!lease) {
         await this.#client.create(Leases, {

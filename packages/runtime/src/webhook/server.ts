@@ -1,0 +1,204 @@
+// The HTTPS endpoint the API server calls for admission: one path per handler, AdmissionReview in and
+// out, certificates reloaded from disk as they rotate.
+import { createServer, type Server } from 'node:https';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { KubeObject } from '../object.ts';
+import {
+  ADMISSION_API_VERSION,
+  errorResponse,
+  mutatingReviewer,
+  parseAdmissionReview,
+  validatingReviewer,
+  type AdmissionResponse,
+  type AdmissionReviewer,
+  type MutatingHandler,
+  type ValidatingHandler,
+} from './admission.ts';
+import { CertificateReloader, type WebhookLogger } from './cert-reloader.ts';
+
+export type {
+  AdmissionRequest,
+  MutatingHandler,
+  MutationResult,
+  Operation,
+  ValidatingHandler,
+  ValidationResult,
+} from './admission.ts';
+export type { WebhookLogger } from './cert-reloader.ts';
+
+export interface WebhookServerOptions {
+  /** 0 picks a free port; `port` tells which after start. */
+  port: number;
+  /** Default: all interfaces. */
+  host?: string;
+  certFile: string;
+  keyFile: string;
+  /** Default: JSON lines on stderr. */
+  logger?: WebhookLogger;
+  /** How often to re-read the certificate files besides watching them. Default 10 s. */
+  certPollIntervalMs?: number;
+}
+
+/** Well above any object the API server accepts (about 3 MiB), so only garbage is refused. */
+const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/** The API server gives up on a webhook after at most 30 s; a request open longer is stuck. */
+const REQUEST_TIMEOUT_MS = 35_000;
+/** How long stop() lets in-flight reviews finish before cutting their connections. */
+const DRAIN_MS = 5_000;
+
+const stderrLogger: WebhookLogger = (msg, fields) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...fields })}\n`);
+
+export class WebhookServer {
+  readonly #options: WebhookServerOptions;
+  readonly #log: WebhookLogger;
+  readonly #reviewers = new Map<string, AdmissionReviewer>();
+  #server: Server | undefined;
+  #reloader: CertificateReloader | undefined;
+  #port: number | undefined;
+  #stopping: Promise<void> | undefined;
+  #abort: { signal: AbortSignal; listener: () => void } | undefined;
+
+  constructor(options: WebhookServerOptions) {
+    this.#options = options;
+    this.#log = options.logger ?? stderrLogger;
+  }
+
+  /** The port being listened on; throws before start. */
+  get port(): number {
+    if (this.#port === undefined) throw new Error('the webhook server has not started');
+    return this.#port;
+  }
+
+  registerValidating<T = KubeObject>(path: string, handler: ValidatingHandler<T>): void {
+    this.#register(path, validatingReviewer(handler));
+  }
+
+  registerMutating<T = KubeObject>(path: string, handler: MutatingHandler<T>): void {
+    this.#register(path, mutatingReviewer(handler));
+  }
+
+  #register(path: string, reviewer: AdmissionReviewer): void {
+    if (!path.startsWith('/')) throw new Error(`webhook path must start with '/': ${path}`);
+    if (this.#reviewers.has(path)) throw new Error(`a webhook is already registered at ${path}`);
+    this.#reviewers.set(path, reviewer);
+  }
+
+  /** Resolves once listening; stops when `signal` aborts. Fails if the certificate files are missing or unusable. */
+  async start(signal?: AbortSignal): Promise<void> {
+    if (this.#server) throw new Error('the webhook server has already started');
+    signal?.throwIfAborted();
+    const reloader = new CertificateReloader({
+      certFile: this.#options.certFile,
+      keyFile: this.#options.keyFile,
+      logger: this.#log,
+      pollIntervalMs: this.#options.certPollIntervalMs ?? 10_000,
+      // Changes are only reported after reloader.start(), by which time the server is listening.
+      onChange: (pair) => {
+        this.#server?.setSecureContext(pair);
+        this.#log('webhook: serving rotated certificate', { certFile: this.#options.certFile });
+      },
+    });
+    const server = createServer({ ...(await reloader.load()), minVersion: 'TLSv1.2' }, (req, res) => {
+      this.#serve(req, res).catch((err: unknown) => {
+        this.#log('webhook: failed to answer', { path: req.url, error: err instanceof Error ? err.message : String(err) });
+        if (!res.headersSent) sendText(res, 500, 'internal error');
+        else res.destroy();
+      });
+    });
+    server.requestTimeout = REQUEST_TIMEOUT_MS;
+    server.on('tlsClientError', (err) => this.#log('webhook: TLS handshake failed', { error: err.message }));
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(this.#options.port, this.#options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    this.#server = server;
+    this.#reloader = reloader;
+    this.#stopping = undefined;
+    this.#port = (server.address() as AddressInfo).port;
+    reloader.start();
+    if (signal) {
+      const listener = (): void => void this.stop();
+      signal.addEventListener('abort', listener, { once: true });
+      this.#abort = { signal, listener };
+    }
+    this.#log('webhook: listening', { host: this.#options.host ?? '*', port: this.#port, paths: [...this.#reviewers.keys()] });
+  }
+
+  /** Stops accepting connections and resolves when in-flight reviews have been answered (or cut after a few seconds). */
+  stop(): Promise<void> {
+    this.#stopping ??= this.#stop();
+    return this.#stopping;
+  }
+
+  async #stop(): Promise<void> {
+    const server = this.#server;
+    if (!server) return;
+    if (this.#abort) this.#abort.signal.removeEventListener('abort', this.#abort.listener);
+    this.#abort = undefined;
+    await this.#reloader?.stop();
+    const drained = setTimeout(() => server.closeAllConnections(), DRAIN_MS).unref();
+    // close() also drops idle keep-alive connections, which the API server keeps open.
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    clearTimeout(drained);
+    this.#server = undefined;
+    this.#reloader = undefined;
+    this.#port = undefined;
+  }
+
+  async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const path = new URL(req.url ?? '/', 'https://webhook').pathname;
+    const reviewer = this.#reviewers.get(path);
+    if (!reviewer) return sendText(res, 404, `no webhook at ${path}`);
+    if (req.method !== 'POST') {
+      res.setHeader('allow', 'POST');
+      return sendText(res, 405, 'admission reviews are POSTed');
+    }
+    const body = await readBody(req, MAX_BODY_BYTES);
+    if (body === undefined) return sendText(res, 413, `the body exceeds ${MAX_BODY_BYTES} bytes`);
+    const parsed = parseAdmissionReview(body);
+    if ('error' in parsed) return sendText(res, 400, parsed.error);
+    const { request } = parsed;
+    let response: AdmissionResponse;
+    try {
+      response = await reviewer(request);
+    } catch (err) {
+      response = errorResponse(err);
+      if (response.status?.code === 500) {
+        this.#log('webhook: handler failed; denying', { path, uid: request.uid, operation: request.operation, namespace: request.namespace, name: request.name, error: response.status.message });
+      }
+    }
+    const review = { apiVersion: ADMISSION_API_VERSION, kind: 'AdmissionReview', response: { uid: request.uid, ...response } };
+    const json = JSON.stringify(review);
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
+    res.end(json);
+  }
+}
+
+/** The body as text, or undefined when it is larger than `limit` (the rest is discarded). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) return void chunks.push(chunk);
+      // Drained rather than destroyed, so the 413 still reaches the client.
+      req.off('data', onData);
+      req.resume();
+      resolve(undefined);
+    };
+    req.on('data', onData);
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function sendText(res: ServerResponse, code: number, message: string): void {
+  // After a refused body the connection may still carry unread bytes: do not reuse it.
+  res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(message), ...(code === 413 ? { connection: 'close' } : {}) });
+  res.end(message);
+}
