@@ -144,18 +144,22 @@ test('four workers never process the same key at once, and the last add of each 
   };
   const workers = Array.from({ length: 4 }, worker);
 
-  for (let i = 0; i < 3000; i++) {
-    const key = keys[random(keys.length)]!;
-    addCount.set(key, (addCount.get(key) ?? 0) + 1);
-    q.add(key);
-    if (random(5) === 0) await Promise.resolve();
-    if (random(40) === 0) await flush();
+  try {
+    for (let i = 0; i < 3000; i++) {
+      const key = keys[random(keys.length)]!;
+      addCount.set(key, (addCount.get(key) ?? 0) + 1);
+      q.add(key);
+      if (random(5) === 0) await Promise.resolve();
+      if (random(40) === 0) await flush();
+    }
+    for (let rounds = 0; running > 0 || q.len() > 0; rounds++) {
+      assert.ok(rounds < 10_000, 'the workers never caught up');
+      await flush();
+    }
+  } finally {
+    // Stops the workers even when an assertion above failed, so a broken queue cannot keep them spinning.
+    q.shutDown();
   }
-  for (let rounds = 0; running > 0 || q.len() > 0; rounds++) {
-    assert.ok(rounds < 10_000, 'the workers never caught up');
-    await flush();
-  }
-  q.shutDown();
   await Promise.all(workers);
 
   assert.equal(maxPerKey, 1, 'a key was processed by two workers at once');
