@@ -1,2 +1,11 @@
-// The etcd operator (issue 4) lands here.
-export {};
+// @quorum/etcd-operator: the EtcdCluster API, its controller, the etcd admin client and deployment.
+export * from './api/etcdcluster.ts';
+export { applyDefaults, validateSpec, type DefaultedSpec } from './api/defaults.ts';
+export { etcdClusterCRD } from './api/crd.ts';
+export { EtcdClusters } from './resources.ts';
+export { EtcdClient, EtcdClusterClient, EtcdError, EtcdUnavailableError, LearnerNotReadyError, memberIdToHex, type Member as EtcdMember, type EtcdStatus } from './etcd/index.ts';
+export { createOperator } from './operator/operator.ts';
+export { configFromEnv, type OperatorConfig } from './operator/config.ts';
+export { operatorManifests, OPERATOR_IMAGE } from './deploy/manifests.ts';
+export { install, uninstall } from './deploy/install.ts';
+export { DataChecker } from './testing/data-checker.ts';

@@ -27,7 +27,7 @@ const file = async (path: string, from: string, mode = 0o755): Promise<TarEntry>
 const text = (path: string, content: string, mode = 0o644): TarEntry => ({ type: 'file', path, mode, data: Buffer.from(content) });
 
 /** The files of a minimal distroless-like base: users, name service switch, a writable /tmp. */
-const base: TarEntry[] = [
+export const base: TarEntry[] = [
   text('etc/passwd', 'root:x:0:0:root:/root:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\nnonroot:x:65532:65532:nonroot:/home/nonroot:/sbin/nologin\n'),
   text('etc/group', 'root:x:0:\nnobody:x:65534:\nnonroot:x:65532:\n'),
   text('etc/nsswitch.conf', 'hosts: files dns\n'),
@@ -37,7 +37,7 @@ const base: TarEntry[] = [
 ];
 
 /** The shared libraries a dynamically linked binary needs (Debian's etcd 3.4 is one). */
-async function sharedLibraries(binary: string): Promise<TarEntry[]> {
+export async function sharedLibraries(binary: string): Promise<TarEntry[]> {
   const ldd = await output('ldd', [binary]);
   const paths = [...ldd.matchAll(/(\/\S+) \(0x/g)].map((m) => m[1]!);
   const entries: TarEntry[] = [];
@@ -118,7 +118,11 @@ export async function ensureImages(bins: Binaries): Promise<ImageArchive[]> {
  * this way); returns the cached archive, rebuilt only when the directory's contents change.
  */
 export async function imageFromDirectory(dir: string, name: string, config: ImageConfig): Promise<ImageArchive> {
-  const entries = await entriesFromDirectory(dir);
+  return imageFromEntries(name, await entriesFromDirectory(dir), config);
+}
+
+/** Builds (or finds in the cache) an image from layer entries; the cache key is a hash of the entries. */
+export async function imageFromEntries(name: string, entries: TarEntry[], config: ImageConfig): Promise<ImageArchive> {
   const hash = createHash('sha256').update(JSON.stringify(config));
   for (const e of entries) {
     hash.update(`${e.type}\0${e.path}\0${e.type === 'symlink' ? e.target : e.mode}\0`);

@@ -33,7 +33,9 @@ export function objectPath(type: ResourceType, namespace: string | undefined, na
 
 // The built-in kinds operators use most. Object types are left open (KubeObject plus anything) on purpose:
 // @kubernetes/client-node's models (V1Pod, …) can be used as T where exact types help.
-type Open = KubeObject & Record<string, unknown>;
+/** A built-in object, typed loosely: KubeObject plus whatever its kind has. */
+export type OpenObject = KubeObject & Record<string, unknown>;
+type Open = OpenObject;
 export const Pods = resource<Open>('v1', 'Pod', 'pods', true);
 export const Services = resource<Open>('v1', 'Service', 'services', true);
 export const ConfigMaps = resource<Open & { data?: Record<string, string> }>('v1', 'ConfigMap', 'configmaps', true);

@@ -1,0 +1,25 @@
+// Writes the files generated from the EtcdCluster schema: the CRD YAML and docs/api.md. Deterministic, so
+// running it twice changes nothing; test/unit/api-crd.test.ts fails when a committed copy is stale.
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { dirname, join, relative } from 'node:path';
+import { CRD_FILE, etcdClusterCRDYAML } from '../src/api/crd.ts';
+import { apiReferenceMarkdown, DOCS_FILE } from '../src/api/docs.ts';
+
+const packageDir = join(import.meta.dirname, '..');
+const repoRoot = join(packageDir, '..', '..');
+
+const outputs: [string, string][] = [
+  [join(packageDir, CRD_FILE), etcdClusterCRDYAML()],
+  [join(repoRoot, DOCS_FILE), apiReferenceMarkdown()],
+];
+
+for (const [file, content] of outputs) {
+  const before = await readFile(file, 'utf8').catch(() => undefined);
+  if (before === content) {
+    process.stdout.write(`unchanged ${relative(repoRoot, file)}\n`);
+    continue;
+  }
+  await mkdir(dirname(file), { recursive: true });
+  await writeFile(file, content);
+  process.stdout.write(`wrote ${relative(repoRoot, file)}\n`);
+}

@@ -1,0 +1,227 @@
+// Defaults and validation of an EtcdCluster in code, for the operator's own check and the admission webhooks
+// (which may be off): the schema part comes from the same TypeBox schemas as the CRD, and each CEL rule of the
+// CRD is mirrored below under the same message (RULES in etcdcluster.ts).
+import {
+  DEFAULT_REPOSITORY,
+  EtcdClusterSchema,
+  EtcdClusterSpecSchema,
+  ETCD_DEFAULT_ELECTION_MS,
+  ETCD_DEFAULT_HEARTBEAT_MS,
+  MANAGED_FLAG_PATTERN,
+  RULES,
+  STRUCTURED_FLAG_PATTERN,
+  SUPPORTED_MINOR_VERSIONS,
+  VERSION_PATTERN,
+  type AntiAffinity,
+  type EtcdClusterSpec,
+  type ReclaimPolicy,
+  type StorageSpec,
+} from './etcdcluster.ts';
+import {
+  applySchemaDefaults,
+  deepEqual,
+  formatPath,
+  isPlainObject,
+  validateAgainstSchema,
+  valueAt,
+  type FieldError,
+  type Issue,
+  type Path,
+  type SchemaNode,
+} from './schema.ts';
+
+export type { FieldError } from './schema.ts';
+
+/**
+ * Storage after defaulting. A defaulted volumeClaimTemplate always has resources.requests.storage, but its
+ * type stays the plain one so that `volumeClaimTemplate ?? {}` keeps its fields in callers.
+ */
+export type DefaultedStorage = Omit<StorageSpec, 'reclaimPolicy'> & { reclaimPolicy: ReclaimPolicy };
+
+/** A spec after defaulting: what the API server stores when the CRD is installed, or applyDefaults() returns. */
+export type DefaultedSpec = Omit<EtcdClusterSpec, 'replicas' | 'version' | 'storage' | 'antiAffinity' | 'paused'> & {
+  replicas: number;
+  version: string;
+  storage: DefaultedStorage;
+  antiAffinity: AntiAffinity;
+  paused: boolean;
+};
+
+/**
+ * One finding of validateSpec(): an error (the API server would reject the spec) or, with `warning: true`,
+ * something allowed but unwise (an admission warning, an event). `message` names the field itself.
+ */
+export interface ValidationIssue extends FieldError {
+  warning?: true;
+}
+
+const specSchema = EtcdClusterSpecSchema as SchemaNode;
+const rootSchema = EtcdClusterSchema as SchemaNode;
+const SPEC: Path = ['spec'];
+
+/**
+ * A copy of `spec` with the schema's defaults applied exactly as the API server applies them (including inside
+ * defaulted parents). `repository` is not defaulted here or in the schema: a stored default would then clash
+ * with a later `image`; use etcdImage() for the effective image. Assumes a spec that passes validateSpec.
+ */
+export function applyDefaults(spec?: EtcdClusterSpec): DefaultedSpec {
+  return applySchemaDefaults(specSchema, spec) as DefaultedSpec;
+}
+
+/** The image a member runs: `image` if set, else `<repository>:v<version>`. */
+export function etcdImage(spec: Pick<DefaultedSpec, 'image' | 'repository' | 'version'>): string {
+  return spec.image ?? `${spec.repository ?? DEFAULT_REPOSITORY}:v${spec.version}`;
+}
+
+function minorOf(version: string): string | undefined {
+  return new RegExp(VERSION_PATTERN).test(version) ? version.split('.').slice(0, 2).join('.') : undefined;
+}
+
+/**
+ * Whether the operator supports moving a cluster from `from` to `to`: any change within a minor version, or
+ * one minor version up. Mirrors RULES.versionChange.
+ */
+export function versionChangeAllowed(from: string, to: string): boolean {
+  if (from === to) return true;
+  const a = minorOf(from);
+  const b = minorOf(to);
+  if (a === undefined || b === undefined) return false;
+  const i = SUPPORTED_MINOR_VERSIONS.indexOf(a);
+  const j = SUPPORTED_MINOR_VERSIONS.indexOf(b);
+  return j === i || j === i + 1;
+}
+
+/** How many members can fail with `replicas` members while a majority remains. */
+export function faultTolerance(replicas: number): number {
+  return Math.max(0, Math.floor((replicas - 1) / 2));
+}
+
+function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> | undefined): Issue[] {
+  const issues: Issue[] = [];
+  const rule = (path: Path, ok: boolean, message: string): void => {
+    if (!ok) issues.push({ path, message });
+  };
+
+  rule(SPEC, !(spec.image !== undefined && spec.repository !== undefined), RULES.imageOrRepository.message);
+
+  const storage = spec.storage;
+  if (isPlainObject(storage)) {
+    const has = (o: Record<string, unknown>, k: string): boolean => o[k] !== undefined;
+    rule([...SPEC, 'storage'], has(storage, 'volumeClaimTemplate') !== has(storage, 'emptyDir'), RULES.storageExactlyOne.message);
+    const oldStorage = old?.storage;
+    if (isPlainObject(oldStorage)) {
+      const same = deepEqual(storage.volumeClaimTemplate, oldStorage.volumeClaimTemplate) && deepEqual(storage.emptyDir, oldStorage.emptyDir);
+      rule([...SPEC, 'storage'], same, RULES.storageImmutable.message);
+    }
+  }
+
+  if (typeof spec.version === 'string' && typeof old?.version === 'string') {
+    rule([...SPEC, 'version'], versionChangeAllowed(old.version, spec.version), RULES.versionChange.message);
+  }
+
+  const etcd = spec.etcd;
+  if (isPlainObject(etcd)) {
+    const path = [...SPEC, 'etcd'];
+    const num = (v: unknown, fallback: number): number => (typeof v === 'number' ? v : fallback);
+    rule(path, num(etcd.electionTimeoutMs, ETCD_DEFAULT_ELECTION_MS) >= 5 * num(etcd.heartbeatIntervalMs, ETCD_DEFAULT_HEARTBEAT_MS), RULES.electionTimeout.message);
+    const retention = etcd.autoCompactionRetention;
+    rule(path, etcd.autoCompactionMode !== 'revision' || typeof retention !== 'string' || /^[0-9]+$/.test(retention), RULES.revisionRetention.message);
+    const args = etcd.extraArgs;
+    if (Array.isArray(args)) {
+      const strings = args.filter((a): a is string => typeof a === 'string');
+      const managed = new RegExp(MANAGED_FLAG_PATTERN);
+      const structured = new RegExp(STRUCTURED_FLAG_PATTERN);
+      rule([...path, 'extraArgs'], !strings.some((a) => managed.test(a)), RULES.managedFlags.message);
+      rule([...path, 'extraArgs'], !strings.some((a) => structured.test(a)), RULES.structuredFlags.message);
+    }
+  }
+  return issues;
+}
+
+function warningsFor(spec: DefaultedSpec): ValidationIssue[] {
+  const warnings: ValidationIssue[] = [];
+  const { replicas } = spec;
+  if (replicas === 1) {
+    warnings.push({ field: 'spec.replicas', message: 'spec.replicas is 1: a single member tolerates no failures; use 3 or 5 members for availability', warning: true });
+  } else if (replicas % 2 === 0) {
+    const tolerated = faultTolerance(replicas);
+    warnings.push({
+      field: 'spec.replicas',
+      message: `spec.replicas is ${replicas}: an even number of members tolerates no more failures than one fewer (${replicas} members tolerate ${tolerated} failure${tolerated === 1 ? '' : 's'}, as ${replicas - 1} do)`,
+      warning: true,
+    });
+  }
+  if (spec.storage.emptyDir !== undefined) {
+    warnings.push({
+      field: 'spec.storage.emptyDir',
+      message: "spec.storage.emptyDir loses a member's data whenever its pod is deleted; losing a majority of pods at once loses the cluster",
+      warning: true,
+    });
+  }
+  if (spec.antiAffinity === 'None' && replicas > 1) {
+    warnings.push({ field: 'spec.antiAffinity', message: 'spec.antiAffinity is None: members may share a node, so one node failure can cost quorum', warning: true });
+  }
+  return warnings;
+}
+
+function toFieldErrors(issues: Issue[], value: unknown, old: unknown): FieldError[] {
+  // Ratcheting, as the API server does on update: a problem with a value that did not change (accepted before,
+  // perhaps under an older, looser schema) does not block the update. Transition rules never fire on an
+  // unchanged value, so they are unaffected.
+  const kept = old === undefined ? issues : issues.filter((i) => !deepEqual(valueAt(value, i.path), valueAt(old, i.path)));
+  const seen = new Set<string>();
+  const errors: FieldError[] = [];
+  for (const { path, message } of kept) {
+    const field = formatPath(path);
+    if (seen.has(`${field}\n${message}`)) continue;
+    seen.add(`${field}\n${message}`);
+    errors.push({ field, message });
+  }
+  return errors;
+}
+
+/**
+ * Validates a spec as the API server would after defaulting it: the schema (types, ranges, patterns, enums,
+ * unknown fields) and every CEL rule, including the transition rules when `oldSpec` (the stored spec) is given.
+ * Returns the errors, then the warnings; warnings are only given for an otherwise valid spec.
+ */
+export function validateSpec(spec: unknown, oldSpec?: unknown): ValidationIssue[] {
+  return validateObject({ spec }, oldSpec === undefined ? undefined : { spec: oldSpec }, false);
+}
+
+/** validateSpec() for a whole EtcdCluster, adding the checks on metadata.name. */
+export function validateEtcdCluster(obj: unknown, old?: unknown): ValidationIssue[] {
+  return validateObject(obj, old, true);
+}
+
+/** Only the errors of validateSpec() or validateEtcdCluster(). */
+export function errorsOf(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  return issues.filter((i) => i.warning !== true);
+}
+
+/** Only the warnings of validateSpec() or validateEtcdCluster(). */
+export function warningsOf(issues: readonly ValidationIssue[]): ValidationIssue[] {
+  return issues.filter((i) => i.warning === true);
+}
+
+function validateObject(obj: unknown, old: unknown, checkMetadata: boolean): ValidationIssue[] {
+  if (!isPlainObject(obj)) return [{ field: '', message: 'an EtcdCluster must be a JSON object' }];
+  const value = defaultedObject(obj);
+  const previous = isPlainObject(old) ? defaultedObject(old) : undefined;
+  const issues: Issue[] = [];
+  if (checkMetadata) {
+    const metadata = rootSchema.properties?.metadata;
+    if (metadata) issues.push(...validateAgainstSchema({ ...metadata, 'x-kubernetes-preserve-unknown-fields': true }, value.metadata, ['metadata']));
+  }
+  issues.push(...validateAgainstSchema(specSchema, value.spec, SPEC));
+  if (isPlainObject(value.spec)) {
+    const oldSpec = previous?.spec;
+    issues.push(...celIssues(value.spec, isPlainObject(oldSpec) ? oldSpec : undefined));
+  }
+  const errors = toFieldErrors(issues, value, previous);
+  return errors.length > 0 ? errors : warningsFor(value.spec as DefaultedSpec);
+}
+
+function defaultedObject(obj: Record<string, unknown>): Record<string, unknown> {
+  return { ...obj, spec: applySchemaDefaults(specSchema, obj.spec) };
+}

@@ -1,0 +1,462 @@
+// The EtcdCluster API (etcd.quorum.dev/v1alpha1), declared once: the TypeScript types, the CRD's structural
+// OpenAPI schema (crd.ts), the defaults and validation the operator and webhooks apply (defaults.ts) and the
+// reference in docs/api.md (docs.ts) are all derived from the schemas in this file.
+//
+// Room is left for `spec.tls`, `spec.backup` and `spec.disasterRecovery` (see RESERVED_SPEC_FIELDS). They are
+// deliberately absent from the schema until implemented, so the API server rejects them instead of
+// accepting settings that would silently do nothing.
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+
+export const GROUP = 'etcd.quorum.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'EtcdCluster';
+export const LIST_KIND = 'EtcdClusterList';
+export const PLURAL = 'etcdclusters';
+export const SINGULAR = 'etcdcluster';
+export const SHORT_NAMES: readonly string[] = ['etcd'];
+
+export const MIN_REPLICAS = 1;
+export const MAX_REPLICAS = 9;
+export const DEFAULT_REPLICAS = 3;
+
+/** etcd minor versions the operator can run, oldest first: upgrades move along this list one step at a time. */
+export const SUPPORTED_MINOR_VERSIONS: readonly string[] = ['3.4', '3.5', '3.6'];
+/** The newest supported release: what `spec.version` defaults to. */
+export const DEFAULT_VERSION = '3.6.16';
+export const VERSION_PATTERN = `^3\\.(${SUPPORTED_MINOR_VERSIONS.map((m) => m.slice(2)).join('|')})\\.\\d+$`;
+
+export const DEFAULT_REPOSITORY = 'gcr.io/etcd-development/etcd';
+export const DEFAULT_STORAGE_SIZE = '1Gi';
+
+/** A cluster name must be a DNS-1035 label (Service names are) short enough for the names derived from it. */
+export const NAME_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
+export const MAX_NAME_LENGTH = 50;
+
+/** A positive resource.Quantity, as a volume size is written (`1Gi`, `500M`, `2.5Gi`). */
+export const QUANTITY_PATTERN = '^[0-9]+(\\.[0-9]+)?([KMGTPE]i|[kMGTPE])?$';
+/** An etcd retention: hours or revisions as an integer, or a Go duration such as `30m` or `1h30m`. */
+export const RETENTION_PATTERN = '^([0-9]+|([0-9]+(\\.[0-9]+)?(ns|us|ms|s|m|h))+)$';
+
+/** The shape of one extraArgs item: `--flag` or `--flag=value` (one dash would dodge the managed-flag check). */
+export const EXTRA_ARG_PATTERN = '^--[a-z0-9][a-z0-9.-]*(=.*)?$';
+/** etcd flags the operator sets itself; `*` stands for any suffix. */
+export const MANAGED_FLAGS: readonly string[] = [
+  'name',
+  'data-dir',
+  'wal-dir',
+  'config-file',
+  'force-new-cluster',
+  'initial-cluster*',
+  'initial-advertise-*',
+  'advertise-*',
+  'listen-*',
+  'discovery*',
+  'cert-file',
+  'key-file',
+  'trusted-ca-file',
+  'client-cert-auth',
+  'auto-tls',
+  'peer-*',
+];
+/** etcd flags that have a field in spec.etcd, so there is one way to set each. */
+export const STRUCTURED_FLAGS: readonly string[] = [
+  'quota-backend-bytes',
+  'auto-compaction-mode',
+  'auto-compaction-retention',
+  'snapshot-count',
+  'heartbeat-interval',
+  'election-timeout',
+];
+
+function flagPattern(flags: readonly string[]): string {
+  const alternatives = flags.map((f) => f.replaceAll('.', '\\.').replaceAll('*', '[a-z0-9.-]*'));
+  return `^--(${alternatives.join('|')})(=.*)?$`;
+}
+export const MANAGED_FLAG_PATTERN = flagPattern(MANAGED_FLAGS);
+export const STRUCTURED_FLAG_PATTERN = flagPattern(STRUCTURED_FLAGS);
+
+// etcd refuses to start unless the election timeout is at least five heartbeats, and caps it at 50 s.
+export const ETCD_DEFAULT_HEARTBEAT_MS = 100;
+export const ETCD_DEFAULT_ELECTION_MS = 1000;
+export const MAX_ELECTION_TIMEOUT_MS = 50000;
+/** etcd warns above 8 GiB; a larger backend makes recovery and defragmentation slow. */
+export const MAX_QUOTA_BACKEND_BYTES = 8 * 1024 * 1024 * 1024;
+
+export const ANTI_AFFINITIES = ['Required', 'Preferred', 'None'] as const;
+export const RECLAIM_POLICIES = ['Retain', 'Delete'] as const;
+export const AUTO_COMPACTION_MODES = ['periodic', 'revision'] as const;
+export const ACCESS_MODES = ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany', 'ReadOnlyMany'] as const;
+export const EMPTY_DIR_MEDIA = ['', 'Memory'] as const;
+export const PHASES = ['Pending', 'Creating', 'Running', 'Scaling', 'Healing', 'Degraded', 'Paused', 'Failed'] as const;
+export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
+/** Condition types the operator sets; the list is open (conditions are keyed by type). */
+export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const;
+
+/** A CEL rule (`x-kubernetes-validations` item); defaults.ts mirrors each one under the same message. */
+export interface CelRule {
+  rule: string;
+  message: string;
+}
+
+/** Whether a `spec.version` change is an upgrade path the operator supports. */
+function versionChangeRule(): string {
+  // Built from the supported minors so the CEL rule, versionChangeAllowed() and the docs cannot drift apart.
+  const steps = SUPPORTED_MINOR_VERSIONS.map((minor, i) => {
+    const next = SUPPORTED_MINOR_VERSIONS[i + 1];
+    const targets = next === undefined ? `self.startsWith('${minor}.')` : `(self.startsWith('${minor}.') || self.startsWith('${next}.'))`;
+    return `(oldSelf.startsWith('${minor}.') && ${targets})`;
+  });
+  return ['self == oldSelf', ...steps].join(' || ');
+}
+
+export const RULES = {
+  versionChange: {
+    rule: versionChangeRule(),
+    message:
+      'spec.version may change within a minor version or move up to the next minor version (e.g. 3.5.x to 3.6.y); skipping a minor version or downgrading to an older minor version is not supported',
+  },
+  imageOrRepository: {
+    rule: '!(has(self.image) && has(self.repository))',
+    message: 'spec.image and spec.repository are mutually exclusive: spec.image replaces the whole image reference',
+  },
+  storageExactlyOne: {
+    rule: 'has(self.volumeClaimTemplate) != has(self.emptyDir)',
+    message: 'spec.storage must set exactly one of volumeClaimTemplate or emptyDir',
+  },
+  storageImmutable: {
+    rule: [
+      'has(self.volumeClaimTemplate) == has(oldSelf.volumeClaimTemplate)',
+      'has(self.emptyDir) == has(oldSelf.emptyDir)',
+      '(!has(self.volumeClaimTemplate) || self.volumeClaimTemplate == oldSelf.volumeClaimTemplate)',
+      '(!has(self.emptyDir) || self.emptyDir == oldSelf.emptyDir)',
+    ].join(' && '),
+    message: 'storage is immutable: spec.storage cannot change after creation, except spec.storage.reclaimPolicy',
+  },
+  electionTimeout: {
+    rule: `(has(self.electionTimeoutMs) ? self.electionTimeoutMs : ${ETCD_DEFAULT_ELECTION_MS}) >= 5 * (has(self.heartbeatIntervalMs) ? self.heartbeatIntervalMs : ${ETCD_DEFAULT_HEARTBEAT_MS})`,
+    message: `spec.etcd.electionTimeoutMs must be at least 5 times spec.etcd.heartbeatIntervalMs (etcd defaults: ${ETCD_DEFAULT_ELECTION_MS} and ${ETCD_DEFAULT_HEARTBEAT_MS})`,
+  },
+  revisionRetention: {
+    rule: `!has(self.autoCompactionMode) || self.autoCompactionMode != 'revision' || !has(self.autoCompactionRetention) || self.autoCompactionRetention.matches('^[0-9]+$')`,
+    message: 'spec.etcd.autoCompactionRetention must be a whole number of revisions when spec.etcd.autoCompactionMode is revision',
+  },
+  managedFlags: {
+    // r'' is a CEL raw string: the pattern's backslashes reach RE2 unescaped.
+    rule: `self.all(arg, !arg.matches(r'${MANAGED_FLAG_PATTERN}'))`,
+    message: `spec.etcd.extraArgs must not set flags the operator manages: ${MANAGED_FLAGS.map((f) => `--${f}`).join(', ')}`,
+  },
+  structuredFlags: {
+    rule: `self.all(arg, !arg.matches(r'${STRUCTURED_FLAG_PATTERN}'))`,
+    message: `spec.etcd.extraArgs must not set flags that have a field in spec.etcd: ${STRUCTURED_FLAGS.map((f) => `--${f}`).join(', ')}`,
+  },
+} as const satisfies Record<string, CelRule>;
+
+/** Spec fields planned but not yet in the schema: listed in docs/api.md, rejected by the API server for now. */
+export const RESERVED_SPEC_FIELDS: readonly { field: string; description: string }[] = [
+  { field: 'spec.tls', description: 'Peer and client TLS: certificates managed by the operator, or user-provided Secrets.' },
+  { field: 'spec.backup', description: 'Default backup target and schedule for the cluster (EtcdBackup and EtcdBackupSchedule carry backups until then).' },
+  { field: 'spec.disasterRecovery', description: 'What the operator may do after quorum loss (e.g. restore from the newest backup or a surviving member), and when.' },
+];
+
+// ---- helpers for schema nodes TypeBox does not express in a structural form ----
+
+function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
+  // An `enum` rather than TypeBox's anyOf-of-consts: structural schemas cannot type a node inside anyOf.
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, string>> {
+  // `additionalProperties` rather than TypeBox's patternProperties, which Kubernetes does not accept.
+  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string' } });
+}
+
+/** A Kubernetes-typed value (Affinity, Toleration, …) passed through to the pod as is. */
+export type KubeValue = Record<string, unknown>;
+
+function kubeObject(description: string): TUnsafe<KubeValue> {
+  // Kept structural by declaring only `type: object`; the pod's own validation checks the content.
+  return Type.Unsafe<KubeValue>({ description, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+}
+
+// ---- spec ----
+
+export const VolumeClaimTemplateSchema = Type.Object(
+  {
+    storageClassName: Type.Optional(Type.String({ description: 'StorageClass of each member PVC; the cluster default class when unset.', minLength: 1, maxLength: 253 })),
+    resources: Type.Optional(
+      Type.Object(
+        {
+          requests: Type.Optional(
+            Type.Object(
+              {
+                storage: Type.Optional(
+                  Type.String({ description: 'Size of each member volume, as a resource quantity.', default: DEFAULT_STORAGE_SIZE, pattern: QUANTITY_PATTERN, maxLength: 64 }),
+                ),
+              },
+              { description: 'Requested resources of each member PVC.', default: {} },
+            ),
+          ),
+        },
+        { description: 'Resources of each member PVC.', default: {} },
+      ),
+    ),
+    accessModes: Type.Optional(
+      Type.Array(stringEnum(ACCESS_MODES, { description: 'A PersistentVolume access mode.' }), {
+        description: 'Access modes of each member PVC; ReadWriteOnce when unset.',
+        minItems: 1,
+        maxItems: 4,
+        'x-kubernetes-list-type': 'set',
+      }),
+    ),
+  },
+  { description: 'A PersistentVolumeClaim per member, kept across pod restarts: the recommended storage.' },
+);
+
+export const EmptyDirSchema = Type.Object(
+  {
+    sizeLimit: Type.Optional(Type.String({ description: 'Upper bound of the emptyDir volume, as a resource quantity.', pattern: QUANTITY_PATTERN, maxLength: 64 })),
+    medium: Type.Optional(stringEnum(EMPTY_DIR_MEDIA, { description: "Storage medium: '' for the node's disk, Memory for tmpfs." })),
+  },
+  { description: "An emptyDir volume per member: a member's data is lost whenever its pod is deleted (for tests and caches)." },
+);
+
+export const StorageSchema = Type.Object(
+  {
+    volumeClaimTemplate: Type.Optional(VolumeClaimTemplateSchema),
+    emptyDir: Type.Optional(EmptyDirSchema),
+    reclaimPolicy: Type.Optional(
+      stringEnum(RECLAIM_POLICIES, { description: 'What happens to member PVCs when the EtcdCluster is deleted: Retain keeps them, Delete removes them.', default: 'Retain' }),
+    ),
+  },
+  {
+    description: 'Where members keep their data: exactly one of volumeClaimTemplate or emptyDir; fixed at creation.',
+    default: { volumeClaimTemplate: { resources: { requests: { storage: DEFAULT_STORAGE_SIZE } } }, reclaimPolicy: 'Retain' },
+    'x-kubernetes-validations': [RULES.storageExactlyOne, RULES.storageImmutable],
+  },
+);
+
+export const PodTemplateSchema = Type.Object(
+  {
+    metadata: Type.Optional(
+      Type.Object(
+        {
+          labels: Type.Optional(stringMap({ description: 'Labels added to every member pod.' })),
+          annotations: Type.Optional(stringMap({ description: 'Annotations added to every member pod.' })),
+        },
+        { description: 'Metadata added to every member pod.' },
+      ),
+    ),
+    spec: Type.Optional(
+      Type.Object(
+        {
+          affinity: Type.Optional(kubeObject('Pod affinity (core/v1 Affinity), merged with the antiAffinity shortcut.')),
+          nodeSelector: Type.Optional(stringMap({ description: 'Node labels a member pod must match.' })),
+          tolerations: Type.Optional(Type.Array(kubeObject('A core/v1 Toleration.'), { description: 'Tolerations of every member pod.' })),
+          topologySpreadConstraints: Type.Optional(
+            Type.Array(kubeObject('A core/v1 TopologySpreadConstraint.'), { description: 'Topology spread constraints of every member pod.' }),
+          ),
+          resources: Type.Optional(kubeObject('Compute resources (core/v1 ResourceRequirements) of the etcd container.')),
+          priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of every member pod.', minLength: 1, maxLength: 253 })),
+          securityContext: Type.Optional(kubeObject('Pod-level security context (core/v1 PodSecurityContext).')),
+        },
+        { description: 'Pod spec fields applied to every member pod.' },
+      ),
+    ),
+  },
+  { description: 'Customisation of the member pods the operator creates.' },
+);
+
+export const EtcdOptionsSchema = Type.Object(
+  {
+    quotaBackendBytes: Type.Optional(
+      Type.Integer({ description: "Backend size quota in bytes (--quota-backend-bytes); etcd's default (2 GiB) when unset.", format: 'int64', minimum: 1, maximum: MAX_QUOTA_BACKEND_BYTES }),
+    ),
+    autoCompactionMode: Type.Optional(stringEnum(AUTO_COMPACTION_MODES, { description: 'Auto-compaction mode (--auto-compaction-mode); periodic when unset.' })),
+    autoCompactionRetention: Type.Optional(
+      Type.String({ description: 'Auto-compaction retention (--auto-compaction-retention): a duration or hours for periodic, revisions for revision.', pattern: RETENTION_PATTERN, maxLength: 32 }),
+    ),
+    snapshotCount: Type.Optional(Type.Integer({ description: 'Committed transactions between snapshots to disk (--snapshot-count).', format: 'int64', minimum: 1 })),
+    heartbeatIntervalMs: Type.Optional(
+      Type.Integer({ description: `Raft heartbeat interval in milliseconds (--heartbeat-interval); ${ETCD_DEFAULT_HEARTBEAT_MS} when unset.`, format: 'int32', minimum: 1, maximum: MAX_ELECTION_TIMEOUT_MS / 5 }),
+    ),
+    electionTimeoutMs: Type.Optional(
+      Type.Integer({ description: `Raft election timeout in milliseconds (--election-timeout); ${ETCD_DEFAULT_ELECTION_MS} when unset.`, format: 'int32', minimum: 5, maximum: MAX_ELECTION_TIMEOUT_MS }),
+    ),
+    extraArgs: Type.Optional(
+      Type.Array(Type.String({ description: 'One etcd flag: --flag or --flag=value.', pattern: EXTRA_ARG_PATTERN, maxLength: 512 }), {
+        description: 'Further etcd flags, appended to those the operator sets; flags the operator manages are rejected.',
+        maxItems: 64,
+        'x-kubernetes-list-type': 'atomic',
+        'x-kubernetes-validations': [RULES.managedFlags, RULES.structuredFlags],
+      }),
+    ),
+  },
+  {
+    description: "etcd server options; any left unset take etcd's own defaults.",
+    'x-kubernetes-validations': [RULES.electionTimeout, RULES.revisionRetention],
+  },
+);
+
+export const EtcdClusterSpecSchema = Type.Object(
+  {
+    replicas: Type.Optional(
+      Type.Integer({ description: 'Number of etcd members; odd numbers tolerate the most failures for their size.', format: 'int32', minimum: MIN_REPLICAS, maximum: MAX_REPLICAS, default: DEFAULT_REPLICAS }),
+    ),
+    version: Type.Optional(
+      Type.String({ description: 'etcd version to run (3.MINOR.PATCH); changing it performs a rolling upgrade.', pattern: VERSION_PATTERN, maxLength: 32, default: DEFAULT_VERSION, 'x-kubernetes-validations': [RULES.versionChange] }),
+    ),
+    repository: Type.Optional(
+      Type.String({ description: `Image repository, tagged v<version>; ${DEFAULT_REPOSITORY} when neither repository nor image is set.`, minLength: 1, maxLength: 512 }),
+    ),
+    image: Type.Optional(Type.String({ description: 'Full image reference overriding repository; it must contain etcd of spec.version.', minLength: 1, maxLength: 1024 })),
+    storage: Type.Optional(StorageSchema),
+    podTemplate: Type.Optional(PodTemplateSchema),
+    antiAffinity: Type.Optional(
+      stringEnum(ANTI_AFFINITIES, { description: 'Spread members across nodes: Required (one per node), Preferred (best effort) or None.', default: 'Preferred' }),
+    ),
+    etcd: Type.Optional(EtcdOptionsSchema),
+    paused: Type.Optional(Type.Boolean({ description: 'Stop reconciling the cluster (members keep running) until set back to false.', default: false })),
+  },
+  {
+    description: 'Desired state of the etcd cluster.',
+    default: {},
+    'x-kubernetes-validations': [RULES.imageOrRepository],
+  },
+);
+
+// ---- status ----
+
+export const ConditionSchema = Type.Object(
+  {
+    type: Type.String({ description: 'Condition type, e.g. Available, Progressing or Degraded.', pattern: '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*/)?(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])$', maxLength: 316 }),
+    status: stringEnum(CONDITION_STATUSES, { description: 'Status of the condition: True, False or Unknown.' }),
+    observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the condition was computed from.', format: 'int64', minimum: 0 })),
+    lastTransitionTime: Type.String({ description: 'When the status last changed.', format: 'date-time' }),
+    reason: Type.String({ description: 'Machine-readable CamelCase reason for the last transition.', pattern: '^[A-Za-z]([A-Za-z0-9_,:]*[A-Za-z0-9_])?$', minLength: 1, maxLength: 1024 }),
+    message: Type.String({ description: 'Human-readable details of the last transition.', maxLength: 32768 }),
+  },
+  { description: 'A metav1.Condition.' },
+);
+
+export const MemberSchema = Type.Object(
+  {
+    name: Type.String({ description: 'Member name, also the name of its pod and the DNS name in the headless Service.' }),
+    id: Type.Optional(Type.String({ description: 'etcd member ID in hexadecimal.' })),
+    peerURL: Type.Optional(Type.String({ description: 'URL other members reach this member on.' })),
+    clientURL: Type.Optional(Type.String({ description: 'URL clients reach this member on.' })),
+    ready: Type.Boolean({ description: 'Whether the member is started, healthy and a voting member or a learner catching up.' }),
+    learner: Type.Boolean({ description: 'Whether the member is a raft learner (not yet promoted to a voter).' }),
+    leader: Type.Boolean({ description: 'Whether the member is the raft leader.' }),
+    version: Type.Optional(Type.String({ description: 'etcd server version the member reports.' })),
+    dbSize: Type.Optional(Type.Integer({ description: 'Backend database size in bytes.', format: 'int64', minimum: 0 })),
+  },
+  { description: 'One etcd member as the operator last observed it.' },
+);
+
+export const EtcdClusterStatusSchema = Type.Object(
+  {
+    observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
+    phase: Type.Optional(stringEnum(PHASES, { description: 'Summary of the cluster lifecycle; see conditions for details.' })),
+    conditions: Type.Optional(
+      Type.Array(ConditionSchema, {
+        description: 'Latest observations of the cluster: Available, Progressing, Degraded and others.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['type'],
+      }),
+    ),
+    replicas: Type.Optional(Type.Integer({ description: 'Number of members in the etcd member list.', format: 'int32', minimum: 0 })),
+    readyReplicas: Type.Optional(Type.Integer({ description: 'Number of members that are ready.', format: 'int32', minimum: 0 })),
+    members: Type.Optional(
+      Type.Array(MemberSchema, {
+        description: 'The etcd members, one entry per member.',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      }),
+    ),
+    clusterID: Type.Optional(Type.String({ description: 'etcd cluster ID in hexadecimal.' })),
+    leader: Type.Optional(Type.String({ description: 'Name of the member that is the raft leader.' })),
+    currentVersion: Type.Optional(Type.String({ description: 'Lowest etcd version any member runs.' })),
+    targetVersion: Type.Optional(Type.String({ description: 'etcd version the operator is moving the cluster to.' })),
+    clientEndpoint: Type.Optional(Type.String({ description: 'URL clients should use: the client Service.' })),
+    nextMemberIndex: Type.Optional(
+      Type.Integer({ description: 'Index for the next new member name: member names are never reused.', format: 'int64', minimum: 0 }),
+    ),
+  },
+  { description: 'Observed state of the etcd cluster, written by the operator.' },
+);
+
+// ---- the object ----
+
+/** ObjectMeta as the API server returns it: structurally the same as `ObjectMeta` in @quorum/runtime. */
+export interface EtcdClusterMetadata {
+  name?: string;
+  generateName?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  deletionGracePeriodSeconds?: number;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
+  finalizers?: string[];
+  managedFields?: unknown[];
+}
+
+export const EtcdClusterSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String({ description: 'APIVersion of this object: etcd.quorum.dev/v1alpha1.' })),
+    kind: Type.Optional(Type.String({ description: 'Kind of this object: EtcdCluster.' })),
+    // Only metadata.name may be restricted in a CRD; the rest of ObjectMeta is the API server's.
+    metadata: Type.Optional(Type.Unsafe<EtcdClusterMetadata>({
+      description: 'Standard object metadata.',
+      type: 'object',
+      properties: {
+        name: {
+          description: `Cluster name: a DNS-1035 label of at most ${MAX_NAME_LENGTH} characters, as the Services and member names derived from it require.`,
+          type: 'string',
+          pattern: NAME_PATTERN,
+          maxLength: MAX_NAME_LENGTH,
+        },
+      },
+    })),
+    spec: Type.Optional(EtcdClusterSpecSchema),
+    status: Type.Optional(EtcdClusterStatusSchema),
+  },
+  { description: 'An etcd cluster run by the Quorum operator: one pod and one volume per member.' },
+);
+
+export type EtcdClusterSpec = Static<typeof EtcdClusterSpecSchema>;
+export type EtcdClusterStatus = Static<typeof EtcdClusterStatusSchema>;
+export type Member = Static<typeof MemberSchema>;
+/** The same as Member, by the name the status code uses. */
+export type MemberStatus = Member;
+export type EtcdClusterCondition = Static<typeof ConditionSchema>;
+export type StorageSpec = Static<typeof StorageSchema>;
+export type VolumeClaimTemplate = Static<typeof VolumeClaimTemplateSchema>;
+export type EmptyDirSpec = Static<typeof EmptyDirSchema>;
+export type PodTemplate = Static<typeof PodTemplateSchema>;
+export type EtcdOptions = Static<typeof EtcdOptionsSchema>;
+export type AntiAffinity = (typeof ANTI_AFFINITIES)[number];
+export type ReclaimPolicy = (typeof RECLAIM_POLICIES)[number];
+export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number];
+export type Phase = (typeof PHASES)[number];
+
+/** An EtcdCluster as read from the API server, where `spec` is always present (the schema defaults it). */
+export interface EtcdCluster {
+  apiVersion?: string;
+  kind?: string;
+  metadata: EtcdClusterMetadata;
+  spec: EtcdClusterSpec;
+  status?: EtcdClusterStatus;
+}
+
+export interface EtcdClusterList {
+  apiVersion?: string;
+  kind?: string;
+  metadata: { resourceVersion?: string; continue?: string; remainingItemCount?: number };
+  items: EtcdCluster[];
+}

@@ -1,0 +1,79 @@
+// `npx quorum <command>`: manifests, install, uninstall, image.
+import { parseArgs } from 'node:util';
+import { stringify } from 'yaml';
+import { Client } from '@quorum/runtime';
+import { install, uninstall } from '../deploy/install.ts';
+import { operatorManifests, type ManifestOptions } from '../deploy/manifests.ts';
+
+const USAGE = `usage: quorum <command> [options]
+  manifests                 print every object that runs the operator (YAML)
+  install                   apply them to the cluster of --kubeconfig / $KUBECONFIG and wait until ready
+  uninstall                 remove the operator; etcd clusters, their pods and data stay
+  image [--load STATE_DIR]  build the operator image as an OCI archive (and load it into localkube)
+options: --namespace NS (quorum-system)  --image IMAGE  --replicas N  --no-webhooks  --kubeconfig FILE
+         --crashloop-grace-seconds N`;
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    namespace: { type: 'string' },
+    image: { type: 'string' },
+    replicas: { type: 'string' },
+    'no-webhooks': { type: 'boolean', default: false },
+    kubeconfig: { type: 'string' },
+    'crashloop-grace-seconds': { type: 'string' },
+    load: { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
+});
+
+const options: ManifestOptions = {
+  namespace: values.namespace,
+  image: values.image,
+  replicas: values.replicas ? Number(values.replicas) : undefined,
+  webhooks: !values['no-webhooks'],
+  crashLoopGraceSeconds: values['crashloop-grace-seconds'] ? Number(values['crashloop-grace-seconds']) : undefined,
+};
+
+async function main(): Promise<void> {
+  switch (positionals[0]) {
+    case 'manifests':
+      process.stdout.write(operatorManifests(options).map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));
+      return;
+    case 'install': {
+      const client = await Client.connect({ kubeconfig: values.kubeconfig });
+      await install(client, { ...options, log: (m) => process.stderr.write(`quorum: ${m}\n`) });
+      client.close();
+      return;
+    }
+    case 'uninstall': {
+      const client = await Client.connect({ kubeconfig: values.kubeconfig });
+      await uninstall(client, options);
+      client.close();
+      process.stderr.write('quorum: operator removed; EtcdClusters and their data are untouched\n');
+      return;
+    }
+    case 'image': {
+      const { buildOperatorImage } = await import('../deploy/image.ts');
+      const image = await buildOperatorImage(values.image);
+      process.stdout.write(`${image.name} ${image.archive}\n`);
+      if (values.load) {
+        const { LocalKube } = await import('@quorum/localkube');
+        const kube = await LocalKube.attach(values.load);
+        await kube.loadImage(image.archive);
+        kube.client.close();
+      }
+      return;
+    }
+    default:
+      process.stdout.write(USAGE + '\n');
+      if (positionals[0] && positionals[0] !== 'help') process.exitCode = 2;
+  }
+}
+
+try {
+  await main();
+} catch (err) {
+  process.stderr.write(`quorum: ${(err as Error).message}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,57 @@
+// Deterministic names and addresses of a cluster's objects. A member is `<cluster>-<index>`; indexes are
+// never reused, so a member whose data was lost comes back under a new name, never a stale one.
+export const LABELS = {
+  name: 'app.kubernetes.io/name',
+  instance: 'app.kubernetes.io/instance',
+  managedBy: 'app.kubernetes.io/managed-by',
+  member: 'etcd.quorum.dev/member',
+} as const;
+
+export const FIELD_MANAGER = 'quorum-etcd-operator';
+export const CLIENT_PORT = 2379;
+export const PEER_PORT = 2380;
+export const METRICS_PORT = 2381;
+export const DATA_DIR = '/var/lib/etcd';
+
+export function memberName(cluster: string, index: number): string {
+  return `${cluster}-${index}`;
+}
+
+/** The index of a member name of this cluster, or undefined for anything else. */
+export function memberIndex(cluster: string, name: string): number | undefined {
+  if (!name.startsWith(`${cluster}-`)) return undefined;
+  const rest = name.slice(cluster.length + 1);
+  return /^\d+$/.test(rest) ? Number(rest) : undefined;
+}
+
+export const peerServiceName = (cluster: string): string => cluster;
+export const clientServiceName = (cluster: string): string => `${cluster}-client`;
+export const pvcName = (member: string): string => `data-${member}`;
+export const pdbName = (cluster: string): string => cluster;
+
+/** `<member>.<cluster>.<namespace>.svc`: stable across pod restarts, published before the pod is ready. */
+export function memberHost(cluster: string, namespace: string, member: string): string {
+  return `${member}.${peerServiceName(cluster)}.${namespace}.svc`;
+}
+
+export const peerURL = (cluster: string, namespace: string, member: string): string => `http://${memberHost(cluster, namespace, member)}:${PEER_PORT}`;
+export const clientURL = (cluster: string, namespace: string, member: string): string => `http://${memberHost(cluster, namespace, member)}:${CLIENT_PORT}`;
+
+/** The member a peer URL belongs to, if it is one of ours. */
+export function memberFromPeerURL(cluster: string, namespace: string, url: string): string | undefined {
+  const match = /^https?:\/\/([^.]+)\.([^.]+)\.([^.]+)\.svc(?:\.[^:]*)?:\d+$/.exec(url);
+  if (!match || match[2] !== peerServiceName(cluster) || match[3] !== namespace) return undefined;
+  return memberIndex(cluster, match[1]!) === undefined ? undefined : match[1];
+}
+
+export function clusterLabels(cluster: string): Record<string, string> {
+  return { [LABELS.name]: 'etcd', [LABELS.instance]: cluster, [LABELS.managedBy]: 'quorum' };
+}
+
+export function memberLabels(cluster: string, member: string): Record<string, string> {
+  return { ...clusterLabels(cluster), [LABELS.member]: member };
+}
+
+export function clusterSelector(cluster: string): string {
+  return Object.entries(clusterLabels(cluster)).map(([k, v]) => `${k}=${v}`).join(',');
+}

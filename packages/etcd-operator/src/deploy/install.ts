@@ -1,0 +1,99 @@
+// Applying the generated manifests to a cluster (server-side apply, CRD first), waiting until the operator
+// serves; and removing the operator again without touching any etcd cluster or its data.
+import { Client, CustomResourceDefinitions, resource, type KubeObject, type ResourceType } from '@quorum/runtime';
+import { NAME, operatorManifests, type ManifestOptions } from './manifests.ts';
+
+const FIELD_MANAGER = 'quorum-install';
+
+/** Polls until `probe` returns true; errors count as "not yet". */
+async function eventually(what: string, probe: () => Promise<boolean | undefined>, options: { timeoutMs: number; intervalMs?: number }): Promise<void> {
+  const deadline = Date.now() + options.timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      if (await probe()) return;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, options.intervalMs ?? 250));
+  }
+  throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+}
+
+function typeOf(obj: KubeObject): ResourceType {
+  const kinds: Record<string, [string, boolean]> = {
+    Namespace: ['namespaces', false],
+    CustomResourceDefinition: ['customresourcedefinitions', false],
+    ServiceAccount: ['serviceaccounts', true],
+    ClusterRole: ['clusterroles', false],
+    ClusterRoleBinding: ['clusterrolebindings', false],
+    Role: ['roles', true],
+    RoleBinding: ['rolebindings', true],
+    Deployment: ['deployments', true],
+    Service: ['services', true],
+    MutatingWebhookConfiguration: ['mutatingwebhookconfigurations', false],
+    ValidatingWebhookConfiguration: ['validatingwebhookconfigurations', false],
+  };
+  const found = kinds[obj.kind ?? ''];
+  if (!found) throw new Error(`install: no resource mapping for ${obj.kind}`);
+  return resource(obj.apiVersion!, obj.kind!, found[0], found[1]);
+}
+
+export interface InstallOptions extends ManifestOptions {
+  /** Wait until the operator's pods are ready (default true). */
+  wait?: boolean;
+  log?: (message: string) => void;
+}
+
+export async function install(client: Client, options: InstallOptions = {}): Promise<void> {
+  const log = options.log ?? (() => undefined);
+  const objects = operatorManifests(options);
+  for (const obj of objects) {
+    // Webhook configurations go last, once the operator can answer them (apply order below).
+    if (obj.kind?.endsWith('WebhookConfiguration')) continue;
+    await client.apply(typeOf(obj), obj, { fieldManager: FIELD_MANAGER, force: true });
+    log(`applied ${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`);
+    if (obj.kind === 'CustomResourceDefinition') {
+      await eventually('the CRD to be established', async () => {
+        const crd = (await client.get(CustomResourceDefinitions, obj.metadata.name!)) as { status?: { conditions?: { type: string; status: string }[] } };
+        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+      }, { timeoutMs: 30_000 });
+    }
+  }
+  for (const obj of objects.filter((o) => o.kind?.endsWith('WebhookConfiguration'))) {
+    // Keep the caBundle the operator patched in (re-installs must not blank it).
+    const existing = (await client.find(typeOf(obj), obj.metadata.name!)) as { webhooks?: { clientConfig?: { caBundle?: string } }[] } | undefined;
+    const withCa = structuredClone(obj) as unknown as KubeObject & { webhooks: { clientConfig: Record<string, unknown> }[] };
+    withCa.webhooks.forEach((w, i) => {
+      const ca = existing?.webhooks?.[i]?.clientConfig?.caBundle;
+      if (ca) w.clientConfig['caBundle'] = ca;
+    });
+    await client.apply(typeOf(obj), withCa, { fieldManager: FIELD_MANAGER, force: true });
+    log(`applied ${obj.kind} ${obj.metadata.name}`);
+  }
+  if (options.wait === false) return;
+  const ns = options.namespace ?? 'quorum-system';
+  const Deployments = resource('apps/v1', 'Deployment', 'deployments', true);
+  await eventually('the operator Deployment to be available', async () => {
+    const d = (await client.get(Deployments, { namespace: ns, name: NAME })) as unknown as { spec: { replicas: number }; status?: { readyReplicas?: number; updatedReplicas?: number } };
+    return (d.status?.readyReplicas ?? 0) >= d.spec.replicas && (d.status?.updatedReplicas ?? 0) >= d.spec.replicas;
+  }, { timeoutMs: 180_000, intervalMs: 500 });
+  log('operator ready');
+  if (options.webhooks !== false) {
+    const Validating = resource('admissionregistration.k8s.io/v1', 'ValidatingWebhookConfiguration', 'validatingwebhookconfigurations', false);
+    await eventually('the webhook CA to be published', async () => {
+      const v = (await client.get(Validating, "quorum-etcd-validating")) as unknown as { webhooks: { clientConfig: { caBundle?: string } }[] };
+      return !!v.webhooks[0]?.clientConfig.caBundle;
+    }, { timeoutMs: 60_000 });
+  }
+}
+
+/** Removes the operator (Deployment, RBAC, webhooks). The CRD and every EtcdCluster, pod and PVC stay. */
+export async function uninstall(client: Client, options: ManifestOptions = {}): Promise<void> {
+  const objects = operatorManifests(options).filter((o) => o.kind !== 'CustomResourceDefinition' && o.kind !== 'Namespace');
+  for (const obj of objects.reverse()) {
+    await client.delete(typeOf(obj), { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! }).catch((err: { code?: number }) => {
+      if (err.code !== 404) throw err;
+    });
+  }
+}

@@ -1,0 +1,154 @@
+// Everything needed to run the operator, generated from code: the CRD, a namespace, a ServiceAccount with
+// least-privilege RBAC (exactly what the controllers and webhooks call), a 2-replica Deployment with leader
+// election, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
+// `quorum install` use the same objects.
+import type { KubeObject } from '@quorum/runtime';
+import { etcdClusterCRD } from '../api/crd.ts';
+import { GROUP } from '../resources.ts';
+import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/webhook-certs.ts';
+
+export const OPERATOR_VERSION = '0.1.0';
+export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSION}`;
+export const NAME = 'quorum-etcd-operator';
+export const WEBHOOK_SERVICE = 'quorum-webhook';
+
+export interface ManifestOptions {
+  namespace?: string;
+  image?: string;
+  replicas?: number;
+  /** Register the admission webhooks (default true). */
+  webhooks?: boolean;
+  /** Seconds a member may crash-loop before it is replaced (default 60). */
+  crashLoopGraceSeconds?: number;
+  logLevel?: string;
+}
+
+type Obj = KubeObject & Record<string, unknown>;
+
+const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/version': OPERATOR_VERSION };
+
+/** RBAC rules: one line per call the operator makes (see cluster/reconcile.ts, runtime/manager, operator/webhook-certs.ts). */
+export function clusterRules(): Record<string, unknown>[] {
+  return [
+    { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [GROUP], resources: ['etcdclusters/status'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [VALIDATING_WEBHOOK], verbs: ['get', 'patch'] },
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [MUTATING_WEBHOOK], verbs: ['get', 'patch'] },
+  ];
+}
+
+export function namespaceRules(): Record<string, unknown>[] {
+  return [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [NAME], verbs: ['get', 'update'] },
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [CERT_SECRET], verbs: ['get'] },
+  ];
+}
+
+export function operatorManifests(options: ManifestOptions = {}): Obj[] {
+  const ns = options.namespace ?? 'quorum-system';
+  const webhooks = options.webhooks ?? true;
+  const objects: Obj[] = [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
+    etcdClusterCRD(),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules() },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'ClusterRoleBinding',
+      metadata: { name: NAME, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME },
+      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
+    },
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: 'RoleBinding',
+      metadata: { name: NAME, namespace: ns, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME },
+      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
+    },
+    deployment(ns, options, webhooks),
+  ];
+  if (webhooks) objects.push(...webhookObjects(ns));
+  return objects;
+}
+
+function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Obj {
+  const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
+  const env = (name: string, value: string): Record<string, unknown> => ({ name, value });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: NAME, namespace: ns, labels },
+    spec: {
+      replicas: options.replicas ?? 2,
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...labels, ...selector } },
+        spec: {
+          serviceAccountName: NAME,
+          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          affinity: {
+            podAntiAffinity: {
+              preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: selector }, topologyKey: 'kubernetes.io/hostname' } }],
+            },
+          },
+          containers: [
+            {
+              name: 'operator',
+              image: options.image ?? OPERATOR_IMAGE,
+              imagePullPolicy: 'IfNotPresent',
+              env: [
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                env('WEBHOOKS', String(webhooks)),
+                env('WEBHOOK_SERVICE', WEBHOOK_SERVICE),
+                env('CERT_DIR', '/tmp/webhook-certs'),
+                env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
+                env('LOG_LEVEL', options.logLevel ?? 'info'),
+              ],
+              ports: [
+                { name: 'probes', containerPort: 8081 },
+                { name: 'webhook', containerPort: 9443 },
+              ],
+              livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 2 },
+              resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '512Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+            },
+          ],
+          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
+        },
+      },
+    },
+  };
+}
+
+function webhookObjects(ns: string): Obj[] {
+  const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
+  const clientConfig = (path: string): Record<string, unknown> => ({ service: { name: WEBHOOK_SERVICE, namespace: ns, path, port: 443 } });
+  const rules = [{ apiGroups: [GROUP], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['etcdclusters'], scope: 'Namespaced' }];
+  return [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: WEBHOOK_SERVICE, namespace: ns, labels }, spec: { selector, ports: [{ name: 'webhook', port: 443, targetPort: 'webhook' }] } },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'MutatingWebhookConfiguration',
+      metadata: { name: MUTATING_WEBHOOK, labels },
+      webhooks: [{ name: `default.etcdclusters.${GROUP}`, clientConfig: clientConfig('/default-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5, reinvocationPolicy: 'Never' }],
+    },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: VALIDATING_WEBHOOK, labels },
+      webhooks: [{ name: `validate.etcdclusters.${GROUP}`, clientConfig: clientConfig('/validate-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5 }],
+    },
+  ];
+}

@@ -1,0 +1,41 @@
+// The operator's settings, from its environment (the Deployment sets them) with defaults for running it
+// locally against any kubeconfig.
+export interface OperatorConfig {
+  /** Watch one namespace, or all when empty. */
+  watchNamespace: string;
+  /** Where the leader-election Lease and the webhook certificate Secret live. */
+  namespace: string;
+  podName: string;
+  leaderElection: boolean;
+  probePort: number;
+  webhookPort: number;
+  /** Serve admission webhooks (the manifests register them). */
+  webhooks: boolean;
+  webhookServiceName: string;
+  certDir: string;
+  crashLoopGraceMs: number;
+  maxConcurrentReconciles: number;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorConfig {
+  const num = (key: string, fallback: number): number => {
+    const v = env[key];
+    if (v === undefined || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isFinite(n)) throw new Error(`${key} must be a number, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  return {
+    watchNamespace: env['WATCH_NAMESPACE'] ?? '',
+    namespace: env['POD_NAMESPACE'] ?? 'quorum-system',
+    podName: env['POD_NAME'] ?? `local-${process.pid}`,
+    leaderElection: env['LEADER_ELECTION'] !== 'false',
+    probePort: num('PROBE_PORT', 8081),
+    webhookPort: num('WEBHOOK_PORT', 9443),
+    webhooks: env['WEBHOOKS'] !== 'false',
+    webhookServiceName: env['WEBHOOK_SERVICE'] ?? 'quorum-webhook',
+    certDir: env['CERT_DIR'] ?? '/tmp/quorum-webhook-certs',
+    crashLoopGraceMs: num('CRASHLOOP_GRACE_SECONDS', 60) * 1000,
+    maxConcurrentReconciles: num('MAX_CONCURRENT_RECONCILES', 4),
+  };
+}

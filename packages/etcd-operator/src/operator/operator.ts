@@ -1,0 +1,90 @@
+// The operator process: a manager with the EtcdCluster controller and the admission webhooks.
+import { join } from 'node:path';
+import {
+  EventRecorder,
+  Manager,
+  PersistentVolumeClaims,
+  PodDisruptionBudgets,
+  Pods,
+  Services,
+  WebhookServer,
+  type KubeObject,
+  type Logger,
+  type ManagerOptions,
+} from '@quorum/runtime';
+import { etcdClusterReconciler, type ReconcilerDeps } from '../cluster/reconcile.ts';
+import { EtcdClients, type PodObject } from '../cluster/observe.ts';
+import { LABELS } from '../cluster/names.ts';
+import { EtcdClusters } from '../resources.ts';
+import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster.ts';
+import type { OperatorConfig } from './config.ts';
+import { ensureWebhookCertificates } from './webhook-certs.ts';
+
+export const MANAGED = `${LABELS.managedBy}=quorum`;
+
+export interface OperatorOptions {
+  config: OperatorConfig;
+  manager?: Partial<ManagerOptions>;
+  logger?: Logger;
+  afterWrite?: ReconcilerDeps['afterWrite'];
+}
+
+export async function createOperator(options: OperatorOptions): Promise<Manager> {
+  const { config } = options;
+  const manager = await Manager.create({
+    namespace: config.watchNamespace || undefined,
+    probePort: config.probePort,
+    ...(options.logger ? { logger: options.logger } : {}),
+    ...(config.leaderElection ? { leaderElection: { name: 'quorum-etcd-operator', namespace: config.namespace, identity: config.podName } } : {}),
+    ...options.manager,
+  });
+  const scope = { labelSelector: MANAGED };
+  const deps: ReconcilerDeps = {
+    client: manager.client,
+    clusters: manager.informer(EtcdClusters),
+    pods: manager.informer(Pods, scope),
+    pvcs: manager.informer(PersistentVolumeClaims, scope),
+    services: manager.informer(Services, scope),
+    pdbs: manager.informer(PodDisruptionBudgets, scope),
+    etcd: new EtcdClients(),
+    events: new EventRecorder(manager.client, { controller: 'etcd.quorum.dev/operator', instance: config.podName, onError: (err) => manager.log.warn({ err }, 'event not recorded') }),
+    crashLoopGraceMs: config.crashLoopGraceMs,
+    afterWrite: options.afterWrite,
+  };
+  const byInstance = (obj: KubeObject): { namespace: string; name: string }[] => {
+    const instance = obj.metadata.labels?.[LABELS.instance];
+    return instance ? [{ namespace: obj.metadata.namespace ?? '', name: instance }] : [];
+  };
+  manager
+    .controller('etcdcluster')
+    .for(EtcdClusters)
+    .owns(Pods, scope)
+    .owns(Services, scope)
+    .owns(PodDisruptionBudgets, scope)
+    // PVCs may have no owner (reclaimPolicy Retain): map them by label.
+    .watches(PersistentVolumeClaims, byInstance, scope)
+    .withOptions({ maxConcurrentReconciles: config.maxConcurrentReconciles })
+    .complete(etcdClusterReconciler(deps));
+
+  if (config.webhooks) {
+    const certFile = join(config.certDir, 'tls.crt');
+    const keyFile = join(config.certDir, 'tls.key');
+    manager.add({
+      name: 'webhooks',
+      needLeaderElection: false,
+      start: async (signal) => {
+        await ensureWebhookCertificates(manager.client, config.namespace, config.webhookServiceName, config.certDir);
+        const server = new WebhookServer({ port: config.webhookPort, certFile, keyFile, logger: (msg, fields) => manager.log.info(fields ?? {}, msg) });
+        server.registerMutating('/default-etcdcluster', defaultEtcdCluster);
+        server.registerValidating('/validate-etcdcluster', validateEtcdCluster);
+        await server.start(signal);
+        manager.log.info({ port: server.port }, 'webhook server listening');
+        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        await server.stop();
+      },
+    });
+  }
+  return manager;
+}
+
+export type { PodObject };

@@ -1,0 +1,270 @@
+// Real etcd processes for tests: an N-member static cluster on 127.0.0.1 (loopback only), free ports,
+// data under one mkdtemp dir. Everything it starts is killed by stop(), and by a process-exit backstop.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { closeSync, openSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { request } from 'node:http';
+import { createServer, type Server } from 'node:net';
+import { homedir, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+export const ETCD_VERSIONS = ['3.6.16', '3.5.35'] as const;
+
+export function etcdBinary(version: string): string {
+  return join(homedir(), '.cache', 'quorum', 'bin', `etcd-${version}`, 'etcd');
+}
+
+export interface LocalEtcdOptions {
+  /** Default 3. */
+  members?: number;
+  /** Default 3.6.16. */
+  version?: string;
+  /** Default 30 s. */
+  readyTimeoutMs?: number;
+}
+
+/** Ports and URLs for a member, reserved before it is added and started. */
+export interface MemberSlot {
+  name: string;
+  peerURL: string;
+  clientURL: string;
+}
+
+export interface LocalMember extends MemberSlot {
+  dataDir: string;
+  logFile: string;
+  readonly running: boolean;
+  /** SIGTERM, then SIGKILL after 5 s; `graceful: false` kills at once. Safe to call twice. */
+  stop(graceful?: boolean): Promise<void>;
+  /** The tail of the member's log, for failure messages. */
+  logTail(lines?: number): string;
+}
+
+/** A member as memberList/memberAdd report it: enough to build --initial-cluster. */
+export interface PeerEntry {
+  name: string;
+  peerURLs: string[];
+}
+
+export interface LocalEtcdCluster {
+  dir: string;
+  version: string;
+  members: LocalMember[];
+  /** Client URLs of the initial members. */
+  endpoints: string[];
+  member(name: string): LocalMember;
+  /** Reserves free ports for a member that is about to be added with memberAdd. */
+  reserve(name: string): Promise<MemberSlot>;
+  /**
+   * Starts an added member (`--initial-cluster-state existing`). `peers` is memberAdd's `members`:
+   * the one with no name yet and the slot's peer URL is the new member.
+   */
+  startAdded(slot: MemberSlot, peers: PeerEntry[]): Promise<LocalMember>;
+  /** Kills every process (no graceful shutdown: the data is thrown away) and removes the data dir. */
+  stop(): Promise<void>;
+}
+
+const live = new Set<ChildProcess>();
+let backstopInstalled = false;
+
+// If the test process dies without running `after`, do not leave etcd processes behind.
+function installBackstop(): void {
+  if (backstopInstalled) return;
+  backstopInstalled = true;
+  process.on('exit', () => {
+    for (const child of live) child.kill('SIGKILL');
+  });
+}
+
+/** Free loopback ports, all held open until every one is chosen so none repeats. */
+export async function freePorts(n: number): Promise<number[]> {
+  const servers: Server[] = [];
+  try {
+    const ports: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const server = createServer();
+      servers.push(server);
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(0, '127.0.0.1', resolve);
+      });
+      const address = server.address();
+      if (address === null || typeof address === 'string') throw new Error('no port');
+      ports.push(address.port);
+    }
+    return ports;
+  } finally {
+    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
+  }
+}
+
+function httpGet(url: string, path: string, method = 'GET', body?: string): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, url), { method, timeout: 2000, agent: false }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** Waits until /health says true, or (for a member still joining, e.g. a learner) until status answers. */
+async function waitReady(member: LocalMember, check: 'health' | 'status', timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (!member.running) throw new Error(`etcd ${member.name} exited while starting:\n${member.logTail()}`);
+    try {
+      const reply =
+        check === 'health' ? await httpGet(member.clientURL, '/health') : await httpGet(member.clientURL, '/v3/maintenance/status', 'POST', '{}');
+      last = `${reply.status} ${reply.text}`;
+      if (check === 'health' ? reply.text.includes('"health":"true"') : reply.status === 200) return;
+    } catch (err) {
+      last = err instanceof Error ? err.message : String(err);
+    }
+    await sleep(100);
+  }
+  throw new Error(`etcd ${member.name} not ready after ${timeoutMs} ms (last: ${last}):\n${member.logTail()}`);
+}
+
+function launch(binary: string, dir: string, slot: MemberSlot, initialCluster: string, state: 'new' | 'existing', token: string): LocalMember {
+  const dataDir = join(dir, slot.name);
+  const logFile = join(dir, `${slot.name}.log`);
+  const fd = openSync(logFile, 'a');
+  const args = [
+    `--name=${slot.name}`,
+    `--data-dir=${dataDir}`,
+    `--listen-client-urls=${slot.clientURL}`,
+    `--advertise-client-urls=${slot.clientURL}`,
+    `--listen-peer-urls=${slot.peerURL}`,
+    `--initial-advertise-peer-urls=${slot.peerURL}`,
+    `--initial-cluster=${initialCluster}`,
+    `--initial-cluster-state=${state}`,
+    `--initial-cluster-token=${token}`,
+    // Faster elections and no fsync: test data is thrown away.
+    '--heartbeat-interval=50',
+    '--election-timeout=500',
+    '--unsafe-no-fsync',
+  ];
+  let child: ChildProcess;
+  try {
+    // A minimal environment: stray ETCD_* variables would override the flags.
+    child = spawn(binary, args, { stdio: ['ignore', fd, fd], env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  } finally {
+    closeSync(fd);
+  }
+  installBackstop();
+  live.add(child);
+  let exited = child.exitCode !== null;
+  let spawnError = '';
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', () => {
+      exited = true;
+      live.delete(child);
+      resolve();
+    });
+    child.once('error', (err) => {
+      spawnError = err.message;
+      exited = true;
+      live.delete(child);
+      resolve();
+    });
+  });
+  return {
+    ...slot,
+    dataDir,
+    logFile,
+    get running() {
+      return !exited;
+    },
+    async stop(graceful = true) {
+      if (exited) return;
+      if (!graceful) {
+        child.kill('SIGKILL');
+        await exit;
+        return;
+      }
+      child.kill('SIGTERM');
+      const killed = await Promise.race([exit.then(() => true), sleep(5000).then(() => false)]);
+      if (!killed) {
+        child.kill('SIGKILL');
+        await exit;
+      }
+    },
+    logTail(lines = 30) {
+      if (spawnError) return `spawn ${binary}: ${spawnError}`;
+      try {
+        return readFileSync(logFile, 'utf8').trimEnd().split('\n').slice(-lines).join('\n');
+      } catch {
+        return '(no log)';
+      }
+    },
+  };
+}
+
+export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<LocalEtcdCluster> {
+  const n = options.members ?? 3;
+  const version = options.version ?? '3.6.16';
+  const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
+  const binary = etcdBinary(version);
+  const dir = await mkdtemp(join(tmpdir(), 'quorum-etcd-'));
+  const token = `quorum-test-${process.pid}-${Date.now()}`;
+  const members: LocalMember[] = [];
+
+  const stop = async (): Promise<void> => {
+    // A leader shutting down gracefully waits for a leadership transfer its stopping peers cannot take.
+    await Promise.all(members.map((m) => m.stop(false)));
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  const reserve = async (name: string): Promise<MemberSlot> => {
+    const [peer, client] = await freePorts(2);
+    return { name, peerURL: `http://127.0.0.1:${peer}`, clientURL: `http://127.0.0.1:${client}` };
+  };
+
+  try {
+    const ports = await freePorts(2 * n);
+    const slots: MemberSlot[] = [];
+    for (let i = 0; i < n; i++) {
+      slots.push({ name: `m${i}`, peerURL: `http://127.0.0.1:${ports[2 * i]}`, clientURL: `http://127.0.0.1:${ports[2 * i + 1]}` });
+    }
+    const initialCluster = slots.map((s) => `${s.name}=${s.peerURL}`).join(',');
+    for (const slot of slots) members.push(launch(binary, dir, slot, initialCluster, 'new', token));
+    await Promise.all(members.map((m) => waitReady(m, 'health', readyTimeoutMs)));
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+
+  return {
+    dir,
+    version,
+    members,
+    endpoints: members.map((m) => m.clientURL),
+    member(name) {
+      const found = members.find((m) => m.name === name);
+      if (!found) throw new Error(`no local etcd member ${name}`);
+      return found;
+    },
+    reserve,
+    async startAdded(slot, peers) {
+      const initialCluster = peers
+        .flatMap((p) => {
+          const name = p.name === '' && p.peerURLs.includes(slot.peerURL) ? slot.name : p.name;
+          return p.peerURLs.map((url) => `${name}=${url}`);
+        })
+        .join(',');
+      const member = launch(binary, dir, slot, initialCluster, 'existing', token);
+      members.push(member);
+      await waitReady(member, 'status', readyTimeoutMs);
+      return member;
+    },
+    stop,
+  };
+}

@@ -1,0 +1,362 @@
+// The CRD's CEL rules and their TypeScript mirrors in defaults.ts must agree. With no API server in unit tests,
+// a small evaluator of the CEL subset the rules use runs each rule as the API server would (on the defaulted
+// object, at its node, transition rules only on update, unchanged values ratcheted) and the failures it
+// finds are compared with validateSpec's on a table of specs.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { etcdClusterCRD } from '../../src/api/crd.ts';
+import { errorsOf, validateSpec } from '../../src/api/defaults.ts';
+import { RULES } from '../../src/api/etcdcluster.ts';
+import { applySchemaDefaults, deepEqual, isPlainObject, type SchemaNode } from '../../src/api/schema.ts';
+
+// ---- a CEL subset: literals, self/oldSelf and macro variables, field selection, has(), ! - * + == != < <= >
+// >= && || ?:, startsWith/endsWith/contains/matches/size, and the all/exists macros ----
+
+type Token = { kind: 'num' | 'str' | 'id' | 'op'; text: string; value?: string | number };
+
+function tokenize(src: string): Token[] {
+  const tokens: Token[] = [];
+  let i = 0;
+  while (i < src.length) {
+    const c = src.charAt(i);
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    const raw = (c === 'r' || c === 'R') && (src[i + 1] === "'" || src[i + 1] === '"');
+    if (c === "'" || c === '"' || raw) {
+      const quote = raw ? src.charAt(i + 1) : c;
+      let j = raw ? i + 2 : i + 1;
+      let value = '';
+      while (src[j] !== quote) {
+        if (j >= src.length) throw new Error(`unterminated string at ${i}`);
+        if (src[j] === '\\' && !raw) {
+          const next = src.charAt(j + 1);
+          const escapes: Record<string, string> = { '\\': '\\', "'": "'", '"': '"', n: '\n', t: '\t', r: '\r' };
+          const escaped = escapes[next];
+          if (escaped === undefined) throw new Error(`invalid escape \\${next} at ${j} (use a raw string r'...')`);
+          value += escaped;
+          j += 2;
+        } else {
+          value += src[j];
+          j++;
+        }
+      }
+      tokens.push({ kind: 'str', text: src.slice(i, j + 1), value });
+      i = j + 1;
+      continue;
+    }
+    const num = /^\d+/.exec(src.slice(i));
+    if (num) {
+      tokens.push({ kind: 'num', text: num[0], value: Number(num[0]) });
+      i += num[0].length;
+      continue;
+    }
+    const id = /^[A-Za-z_][A-Za-z0-9_]*/.exec(src.slice(i));
+    if (id) {
+      tokens.push({ kind: 'id', text: id[0] });
+      i += id[0].length;
+      continue;
+    }
+    const op = ['||', '&&', '==', '!=', '>=', '<=', '>', '<', '!', '?', ':', '(', ')', '.', ',', '*', '+', '-', '[', ']'].find((o) => src.startsWith(o, i));
+    if (!op) throw new Error(`unexpected ${c} at ${i}`);
+    tokens.push({ kind: 'op', text: op });
+    i += op.length;
+  }
+  return tokens;
+}
+
+type Node =
+  | { t: 'lit'; value: unknown }
+  | { t: 'var'; name: string }
+  | { t: 'select'; operand: Node; field: string }
+  | { t: 'call'; target?: Node; fn: string; args: Node[] }
+  | { t: 'unary'; op: string; operand: Node }
+  | { t: 'binary'; op: string; left: Node; right: Node }
+  | { t: 'cond'; test: Node; then: Node; else: Node };
+
+function parse(src: string): Node {
+  const tokens = tokenize(src);
+  let pos = 0;
+  const peek = (): Token | undefined => tokens[pos];
+  const take = (text?: string): Token => {
+    const token = tokens[pos];
+    if (!token || (text !== undefined && token.text !== text)) throw new Error(`expected ${text ?? 'a token'} at token ${pos} of ${src}`);
+    pos++;
+    return token;
+  };
+  const isOp = (...ops: string[]): boolean => peek()?.kind === 'op' && ops.includes(peek()?.text ?? '');
+
+  const expr = (): Node => {
+    const test = or();
+    if (!isOp('?')) return test;
+    take('?');
+    const then = expr();
+    take(':');
+    return { t: 'cond', test, then, else: expr() };
+  };
+  const binaryLevel = (next: () => Node, ops: string[]) => (): Node => {
+    let left = next();
+    while (isOp(...ops)) {
+      const op = take().text;
+      left = { t: 'binary', op, left, right: next() };
+    }
+    return left;
+  };
+  const unary = (): Node => {
+    if (isOp('!', '-')) {
+      const op = take().text;
+      return { t: 'unary', op, operand: unary() };
+    }
+    return member();
+  };
+  const mul = binaryLevel(unary, ['*']);
+  const add = binaryLevel(mul, ['+', '-']);
+  const rel = binaryLevel(add, ['==', '!=', '<', '<=', '>', '>=']);
+  const and = binaryLevel(rel, ['&&']);
+  const or = binaryLevel(and, ['||']);
+  const args = (): Node[] => {
+    take('(');
+    const list: Node[] = [];
+    while (!isOp(')')) {
+      list.push(expr());
+      if (!isOp(')')) take(',');
+    }
+    take(')');
+    return list;
+  };
+  const member = (): Node => {
+    let node = primary();
+    while (isOp('.')) {
+      take('.');
+      const name = take().text;
+      node = isOp('(') ? { t: 'call', target: node, fn: name, args: args() } : { t: 'select', operand: node, field: name };
+    }
+    return node;
+  };
+  const primary = (): Node => {
+    const token = take();
+    if (token.kind === 'num' || token.kind === 'str') return { t: 'lit', value: token.value };
+    if (token.kind === 'id') {
+      if (token.text === 'true' || token.text === 'false') return { t: 'lit', value: token.text === 'true' };
+      if (isOp('(')) return { t: 'call', fn: token.text, args: args() };
+      return { t: 'var', name: token.text };
+    }
+    if (token.text === '(') {
+      const inner = expr();
+      take(')');
+      return inner;
+    }
+    throw new Error(`unexpected ${token.text} in ${src}`);
+  };
+  const tree = expr();
+  if (pos !== tokens.length) throw new Error(`trailing input at token ${pos} of ${src}`);
+  return tree;
+}
+
+class CelError extends Error {}
+
+function evaluate(node: Node, vars: Record<string, unknown>): unknown {
+  const ev = (n: Node): unknown => evaluate(n, vars);
+  switch (node.t) {
+    case 'lit':
+      return node.value;
+    case 'var':
+      if (!(node.name in vars)) throw new CelError(`undeclared ${node.name}`);
+      return vars[node.name];
+    case 'select': {
+      const obj = ev(node.operand);
+      if (!isPlainObject(obj) || obj[node.field] === undefined) throw new CelError(`no such key: ${node.field}`);
+      return obj[node.field];
+    }
+    case 'unary': {
+      const v = ev(node.operand);
+      if (node.op === '!') return !bool(v);
+      return -num(v);
+    }
+    case 'cond':
+      return bool(ev(node.test)) ? ev(node.then) : ev(node.else);
+    case 'binary': {
+      if (node.op === '&&' || node.op === '||') {
+        // CEL's logical operators are commutative over errors: a decisive side wins.
+        const decisive = node.op === '||';
+        let error: Error | undefined;
+        for (const side of [node.left, node.right]) {
+          try {
+            if (bool(ev(side)) === decisive) return decisive;
+          } catch (e) {
+            error = e instanceof Error ? e : new Error(String(e));
+          }
+        }
+        if (error) throw error;
+        return !decisive;
+      }
+      const l = ev(node.left);
+      const r = ev(node.right);
+      switch (node.op) {
+        case '==': return deepEqual(l, r);
+        case '!=': return !deepEqual(l, r);
+        case '<': return num(l) < num(r);
+        case '<=': return num(l) <= num(r);
+        case '>': return num(l) > num(r);
+        case '>=': return num(l) >= num(r);
+        case '*': return num(l) * num(r);
+        case '+': return typeof l === 'string' && typeof r === 'string' ? l + r : num(l) + num(r);
+        case '-': return num(l) - num(r);
+      }
+      throw new CelError(`operator ${node.op}`);
+    }
+    case 'call':
+      return call(node, vars);
+  }
+}
+
+function call(node: Extract<Node, { t: 'call' }>, vars: Record<string, unknown>): unknown {
+  if (!node.target) {
+    const [arg] = node.args;
+    if (node.fn === 'has') {
+      if (arg?.t !== 'select') throw new CelError('has() needs a field selection');
+      const obj = evaluate(arg.operand, vars);
+      return isPlainObject(obj) && obj[arg.field] !== undefined;
+    }
+    if (node.fn === 'size' && arg) return size(evaluate(arg, vars));
+    throw new CelError(`unknown function ${node.fn}`);
+  }
+  const target = evaluate(node.target, vars);
+  if (node.fn === 'all' || node.fn === 'exists') {
+    const [variable, body] = node.args;
+    if (variable?.t !== 'var' || !body) throw new CelError(`${node.fn}() needs a variable and an expression`);
+    const items = Array.isArray(target) ? target : isPlainObject(target) ? Object.keys(target) : undefined;
+    if (!items) throw new CelError(`${node.fn}() on a non-collection`);
+    const results = items.map((item: unknown) => bool(evaluate(body, { ...vars, [variable.name]: item })));
+    return node.fn === 'all' ? results.every(Boolean) : results.some(Boolean);
+  }
+  const args = node.args.map((a) => evaluate(a, vars));
+  if (typeof target !== 'string') throw new CelError(`${node.fn}() on a non-string`);
+  const s = String(args[0]);
+  switch (node.fn) {
+    case 'startsWith': return target.startsWith(s);
+    case 'endsWith': return target.endsWith(s);
+    case 'contains': return target.includes(s);
+    case 'matches': return new RegExp(s).test(target); // RE2 and ECMAScript agree on the patterns used
+    case 'size': return [...target].length;
+  }
+  throw new CelError(`unknown method ${node.fn}`);
+}
+
+function bool(v: unknown): boolean {
+  if (typeof v !== 'boolean') throw new CelError(`not a bool: ${JSON.stringify(v)}`);
+  return v;
+}
+function num(v: unknown): number {
+  if (typeof v !== 'number') throw new CelError(`not a number: ${JSON.stringify(v)}`);
+  return v;
+}
+function size(v: unknown): number {
+  if (typeof v === 'string') return [...v].length;
+  if (Array.isArray(v)) return v.length;
+  if (isPlainObject(v)) return Object.keys(v).length;
+  throw new CelError('size() of a scalar');
+}
+
+// ---- the API server's side: run every rule of the CRD on an object ----
+
+const root = etcdClusterCRD().spec.versions[0]?.schema.openAPIV3Schema;
+assert.ok(root?.properties?.spec);
+const specNode: SchemaNode = root.properties.spec;
+
+/** Messages of the CEL rules that fail for `value` (and `old` on update), at every node where a value is present. */
+function celFailures(node: SchemaNode, value: unknown, old: unknown, failures: string[]): void {
+  if (value === undefined) return;
+  for (const { rule, message } of node['x-kubernetes-validations'] ?? []) {
+    const transition = /\boldSelf\b/.test(rule);
+    if (transition && old === undefined) continue;
+    if (!transition && old !== undefined && deepEqual(value, old)) continue; // ratcheting
+    let ok: boolean;
+    try {
+      ok = bool(evaluate(parse(rule), { self: value, oldSelf: old }));
+    } catch (error) {
+      if (!(error instanceof CelError)) throw error;
+      ok = false; // a runtime error fails the rule
+    }
+    if (!ok) failures.push(message);
+  }
+  if (isPlainObject(value)) {
+    for (const [name, child] of Object.entries(node.properties ?? {})) {
+      celFailures(child, value[name], isPlainObject(old) ? old[name] : undefined, failures);
+    }
+  }
+  if (Array.isArray(value) && node.items) {
+    // Only map lists correlate items with the old object; the rules here sit on no list items anyway.
+    for (const item of value as unknown[]) celFailures(node.items, item, undefined, failures);
+  }
+}
+
+function apiServerCelMessages(spec: unknown, old?: unknown): string[] {
+  const failures: string[] = [];
+  const value = applySchemaDefaults(specNode, spec);
+  celFailures(specNode, value, old === undefined ? undefined : applySchemaDefaults(specNode, old), failures);
+  return failures.sort();
+}
+
+const ruleMessages = new Set<string>(Object.values(RULES).map((r) => r.message));
+
+function mirroredCelMessages(spec: unknown, old?: unknown): string[] {
+  return errorsOf(validateSpec(spec, old))
+    .map((e) => e.message)
+    .filter((m) => ruleMessages.has(m))
+    .sort();
+}
+
+test('every CEL rule parses (no invalid escapes, balanced)', () => {
+  for (const { rule } of Object.values(RULES)) assert.doesNotThrow(() => parse(rule), rule);
+  assert.throws(() => parse(String.raw`self.matches('^\d+$')`), /invalid escape/);
+});
+
+const PVC = { volumeClaimTemplate: { resources: { requests: { storage: '4Gi' } } } };
+const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof RULES)[] }[] = [
+  { name: 'empty spec', spec: {}, fails: [] },
+  { name: 'image only', spec: { image: 'x/etcd:v3.6.16' }, fails: [] },
+  { name: 'image and repository', spec: { image: 'x/etcd:v3.6.16', repository: 'x/etcd' }, fails: ['imageOrRepository'] },
+  { name: 'both storage kinds', spec: { storage: { ...PVC, emptyDir: {} } }, fails: ['storageExactlyOne'] },
+  { name: 'no storage kind', spec: { storage: { reclaimPolicy: 'Delete' } }, fails: ['storageExactlyOne'] },
+  { name: 'emptyDir', spec: { storage: { emptyDir: { medium: 'Memory' } } }, fails: [] },
+  { name: 'storage size change', spec: { storage: { volumeClaimTemplate: { resources: { requests: { storage: '8Gi' } } } } }, old: { storage: PVC }, fails: ['storageImmutable'] },
+  { name: 'storage kind change', spec: { storage: { emptyDir: {} } }, old: { storage: PVC }, fails: ['storageImmutable'] },
+  { name: 'storage dropped on update', spec: {}, old: { storage: PVC }, fails: ['storageImmutable'] },
+  { name: 'storage class added', spec: { storage: { volumeClaimTemplate: { ...PVC.volumeClaimTemplate, storageClassName: 'fast' } } }, old: { storage: PVC }, fails: ['storageImmutable'] },
+  { name: 'reclaimPolicy change', spec: { storage: { ...PVC, reclaimPolicy: 'Delete' } }, old: { storage: PVC }, fails: [] },
+  { name: 'invalid storage kept unchanged (ratcheted)', spec: { replicas: 5, storage: { ...PVC, emptyDir: {} } }, old: { storage: { ...PVC, emptyDir: {} } }, fails: [] },
+  { name: 'patch upgrade', spec: { version: '3.6.16' }, old: { version: '3.6.0' }, fails: [] },
+  { name: 'patch downgrade', spec: { version: '3.5.1' }, old: { version: '3.5.35' }, fails: [] },
+  { name: 'minor upgrade', spec: { version: '3.5.35' }, old: { version: '3.4.37' }, fails: [] },
+  { name: 'minor skip', spec: { version: '3.6.16' }, old: { version: '3.4.37' }, fails: ['versionChange'] },
+  { name: 'minor downgrade', spec: { version: '3.5.35' }, old: { version: '3.6.16' }, fails: ['versionChange'] },
+  { name: 'unset version on a 3.4 cluster', spec: {}, old: { version: '3.4.37' }, fails: ['versionChange'] },
+  { name: 'heartbeat alone too slow', spec: { etcd: { heartbeatIntervalMs: 300 } }, fails: ['electionTimeout'] },
+  { name: 'election alone too fast', spec: { etcd: { electionTimeoutMs: 499 } }, fails: ['electionTimeout'] },
+  { name: 'timeouts consistent', spec: { etcd: { heartbeatIntervalMs: 300, electionTimeoutMs: 1500 } }, fails: [] },
+  { name: 'revision retention as duration', spec: { etcd: { autoCompactionMode: 'revision', autoCompactionRetention: '1h' } }, fails: ['revisionRetention'] },
+  { name: 'revision retention as count', spec: { etcd: { autoCompactionMode: 'revision', autoCompactionRetention: '1000' } }, fails: [] },
+  { name: 'periodic retention as duration', spec: { etcd: { autoCompactionMode: 'periodic', autoCompactionRetention: '5m' } }, fails: [] },
+  { name: 'managed flag', spec: { etcd: { extraArgs: ['--log-level=info', '--initial-cluster-token=x'] } }, fails: ['managedFlags'] },
+  { name: 'peer TLS flag', spec: { etcd: { extraArgs: ['--peer-auto-tls'] } }, fails: ['managedFlags'] },
+  { name: 'structured flag', spec: { etcd: { extraArgs: ['--snapshot-count=5'] } }, fails: ['structuredFlags'] },
+  { name: 'both kinds of flag', spec: { etcd: { extraArgs: ['--name=a', '--election-timeout=5000'] } }, fails: ['managedFlags', 'structuredFlags'] },
+  { name: 'harmless flags', spec: { etcd: { extraArgs: ['--log-level=warn', '--experimental-compact-hash-check-enabled', '--names=x'] } }, fails: [] },
+  { name: 'managed flag kept unchanged (ratcheted)', spec: { replicas: 5, etcd: { extraArgs: ['--name=a'] } }, old: { etcd: { extraArgs: ['--name=a'] } }, fails: [] },
+  { name: 'everything wrong at once', spec: { image: 'i', repository: 'r', storage: {}, etcd: { heartbeatIntervalMs: 1000, extraArgs: ['--data-dir=/x'] } }, fails: ['imageOrRepository', 'storageExactlyOne', 'electionTimeout', 'managedFlags'] },
+];
+
+for (const c of CASES) {
+  test(`CEL and validateSpec agree: ${c.name}`, () => {
+    const expected = c.fails.map((k) => RULES[k].message).sort();
+    assert.deepEqual(apiServerCelMessages(c.spec, c.old), expected, 'the CRD rules');
+    assert.deepEqual(mirroredCelMessages(c.spec, c.old), expected, 'validateSpec');
+  });
+}
+
+test('the cases reach every rule', () => {
+  const reached = new Set(CASES.flatMap((c) => c.fails));
+  assert.deepEqual([...reached].sort(), Object.keys(RULES).sort());
+});

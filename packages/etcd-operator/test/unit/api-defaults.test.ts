@@ -1,0 +1,232 @@
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import {
+  applyDefaults,
+  errorsOf,
+  etcdImage,
+  faultTolerance,
+  validateEtcdCluster,
+  validateSpec,
+  versionChangeAllowed,
+  warningsOf,
+  type ValidationIssue,
+} from '../../src/api/defaults.ts';
+import { DEFAULT_VERSION, RULES, type EtcdCluster, type EtcdClusterSpec } from '../../src/api/etcdcluster.ts';
+import type { KubeObject } from '../../../runtime/src/object.ts';
+
+// Compile-time: an EtcdCluster is a KubeObject for the runtime's client, cache and helpers, and back.
+const asKube = (c: EtcdCluster): KubeObject => c;
+const fromKube = (o: KubeObject): EtcdCluster['metadata'] => o.metadata;
+void asKube;
+void fromKube;
+
+function errors(spec: unknown, old?: unknown): ValidationIssue[] {
+  return errorsOf(validateSpec(spec, old));
+}
+
+function messages(issues: ValidationIssue[]): string[] {
+  return issues.map((i) => i.message);
+}
+
+const PVC = { volumeClaimTemplate: { resources: { requests: { storage: '4Gi' } } } };
+
+test('applyDefaults fills in an empty spec like the CRD would', () => {
+  assert.deepEqual(applyDefaults({}), {
+    replicas: 3,
+    version: DEFAULT_VERSION,
+    storage: { volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } }, reclaimPolicy: 'Retain' },
+    antiAffinity: 'Preferred',
+    paused: false,
+  });
+  assert.deepEqual(applyDefaults(undefined), applyDefaults({}));
+});
+
+test('applyDefaults keeps what is set, fills defaults inside a given parent, and never adds the other storage kind', () => {
+  const spec: EtcdClusterSpec = { replicas: 5, storage: { volumeClaimTemplate: { storageClassName: 'fast' } }, antiAffinity: 'Required' };
+  const frozen = structuredClone(spec);
+  const out = applyDefaults(spec);
+  assert.deepEqual(spec, frozen, 'the input is not modified');
+  assert.equal(out.replicas, 5);
+  assert.equal(out.antiAffinity, 'Required');
+  assert.deepEqual(out.storage, { volumeClaimTemplate: { storageClassName: 'fast', resources: { requests: { storage: '1Gi' } } }, reclaimPolicy: 'Retain' });
+
+  const empty = applyDefaults({ storage: { emptyDir: {}, reclaimPolicy: 'Delete' } });
+  assert.deepEqual(empty.storage, { emptyDir: {}, reclaimPolicy: 'Delete' });
+});
+
+test('applyDefaults treats null like absent, as the API server prunes non-nullable nulls', () => {
+  const out = applyDefaults({ replicas: null, paused: null } as unknown as EtcdClusterSpec);
+  assert.equal(out.replicas, 3);
+  assert.equal(out.paused, false);
+});
+
+test('repository is not defaulted into the spec; etcdImage resolves the effective image', () => {
+  const spec = applyDefaults({ version: '3.5.35' });
+  assert.equal(spec.repository, undefined);
+  assert.equal(etcdImage(spec), 'gcr.io/etcd-development/etcd:v3.5.35');
+  assert.equal(etcdImage(applyDefaults({ repository: 'registry.local/etcd' })), `registry.local/etcd:v${DEFAULT_VERSION}`);
+  assert.equal(etcdImage(applyDefaults({ image: 'registry.local/etcd@sha256:abc' })), 'registry.local/etcd@sha256:abc');
+});
+
+test('an empty spec and a typical spec are valid', () => {
+  assert.deepEqual(errors({}), []);
+  assert.deepEqual(errors(undefined), []);
+  assert.deepEqual(
+    errors({
+      replicas: 5,
+      version: '3.5.35',
+      repository: 'registry.local/etcd',
+      storage: { volumeClaimTemplate: { storageClassName: 'local', accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '10Gi' } } }, reclaimPolicy: 'Delete' },
+      podTemplate: { metadata: { labels: { team: 'a' } }, spec: { tolerations: [{ key: 'k', operator: 'Exists' }], resources: { requests: { cpu: '1' } } } },
+      antiAffinity: 'Required',
+      etcd: { quotaBackendBytes: 4294967296, autoCompactionMode: 'periodic', autoCompactionRetention: '1h', snapshotCount: 10000, heartbeatIntervalMs: 200, electionTimeoutMs: 2000, extraArgs: ['--log-level=debug', '--experimental-initial-corrupt-check'] },
+      paused: false,
+    }),
+    [],
+  );
+});
+
+for (const replicas of [0, 10, -1]) {
+  test(`replicas ${replicas} is rejected with a message naming spec.replicas`, () => {
+    const found = errors({ replicas });
+    assert.equal(found.length, 1, JSON.stringify(found));
+    assert.equal(found[0]?.field, 'spec.replicas');
+    assert.match(found[0]?.message ?? '', /spec\.replicas/);
+    assert.match(found[0]?.message ?? '', replicas < 1 ? /at least 1/ : /at most 9/);
+  });
+}
+
+test('replicas must be an integer', () => {
+  assert.deepEqual(errors({ replicas: 2.5 }).map((e) => e.field), ['spec.replicas']);
+  assert.deepEqual(errors({ replicas: '3' }).map((e) => e.field), ['spec.replicas']);
+});
+
+for (const version of ['3.6', 'v3.6.16', '3.7.0', '3.3.1', '4.0.0', '3.6.16-rc.0', '3.6.x']) {
+  test(`version ${version} is rejected`, () => {
+    const found = errors({ version });
+    assert.deepEqual(found.map((e) => e.field), ['spec.version']);
+    assert.match(found[0]?.message ?? '', /spec\.version must match/);
+  });
+}
+
+test('versions of every supported minor are accepted', () => {
+  for (const version of ['3.4.37', '3.5.35', '3.6.16', '3.6.0']) assert.deepEqual(errors({ version }), [], version);
+});
+
+test('version changes: patch moves and one minor up are allowed, skips and minor downgrades are not', () => {
+  assert.deepEqual(errors({ version: '3.6.16' }, { version: '3.5.35' }), []);
+  assert.deepEqual(errors({ version: '3.5.30' }, { version: '3.5.35' }), []);
+  assert.deepEqual(messages(errors({ version: '3.6.16' }, { version: '3.4.37' })), [RULES.versionChange.message]);
+  assert.deepEqual(messages(errors({ version: '3.5.35' }, { version: '3.6.16' })), [RULES.versionChange.message]);
+  // An unset version defaults to the newest: on an old 3.4 cluster that is a skip.
+  assert.deepEqual(messages(errors({}, { version: '3.4.37' })), [RULES.versionChange.message]);
+  assert.equal(versionChangeAllowed('3.5.35', '3.6.0'), true);
+  assert.equal(versionChangeAllowed('3.6.0', '3.5.35'), false);
+  assert.equal(versionChangeAllowed('3.4.1', '3.6.0'), false);
+  assert.equal(versionChangeAllowed('bogus', '3.6.0'), false);
+});
+
+test('storage: exactly one of volumeClaimTemplate and emptyDir', () => {
+  const both = errors({ storage: { ...PVC, emptyDir: {} } });
+  assert.deepEqual(both, [{ field: 'spec.storage', message: RULES.storageExactlyOne.message }]);
+  const neither = errors({ storage: { reclaimPolicy: 'Delete' } });
+  assert.deepEqual(neither, [{ field: 'spec.storage', message: RULES.storageExactlyOne.message }]);
+  assert.deepEqual(errors({ storage: { emptyDir: { medium: 'Memory', sizeLimit: '512Mi' } } }), []);
+});
+
+test('storage is immutable after creation, except reclaimPolicy', () => {
+  const old = { storage: { ...PVC, reclaimPolicy: 'Retain' } };
+  const grown = errors({ storage: { volumeClaimTemplate: { resources: { requests: { storage: '8Gi' } } } } }, old);
+  assert.deepEqual(grown, [{ field: 'spec.storage', message: RULES.storageImmutable.message }]);
+  assert.match(grown[0]?.message ?? '', /storage is immutable/);
+  const switched = errors({ storage: { emptyDir: {} } }, old);
+  assert.deepEqual(messages(switched), [RULES.storageImmutable.message]);
+  // Omitting storage on update re-defaults it to 1Gi: a change like any other.
+  assert.deepEqual(messages(errors({}, old)), [RULES.storageImmutable.message]);
+  assert.deepEqual(errors({ storage: { ...PVC, reclaimPolicy: 'Delete' } }, old), []);
+  assert.deepEqual(errors({ replicas: 5, storage: PVC }, old), []);
+});
+
+test('storage size and medium are checked', () => {
+  assert.deepEqual(errors({ storage: { volumeClaimTemplate: { resources: { requests: { storage: 'lots' } } } } }).map((e) => e.field), ['spec.storage.volumeClaimTemplate.resources.requests.storage']);
+  assert.deepEqual(errors({ storage: { emptyDir: { medium: 'HugePages' } } }).map((e) => e.field), ['spec.storage.emptyDir.medium']);
+  assert.deepEqual(errors({ storage: { volumeClaimTemplate: { accessModes: ['ReadWriteOnce', 'ReadWriteOnce'] } } }).map((e) => e.field), ['spec.storage.volumeClaimTemplate.accessModes[1]']);
+});
+
+test('image and repository are mutually exclusive', () => {
+  assert.deepEqual(errors({ image: 'a/etcd:v3.6.16', repository: 'b/etcd' }), [{ field: 'spec', message: RULES.imageOrRepository.message }]);
+  assert.deepEqual(errors({ image: 'a/etcd:v3.6.16' }), []);
+});
+
+test('extraArgs: managed flags, structured flags and malformed items are rejected', () => {
+  for (const arg of ['--name=x', '--data-dir=/tmp', '--initial-cluster=a=http://a', '--initial-cluster-state=new', '--listen-client-urls=http://0.0.0.0:2379', '--advertise-client-urls=http://x', '--peer-cert-file=/x', '--force-new-cluster']) {
+    assert.deepEqual(errors({ etcd: { extraArgs: ['--log-level=info', arg] } }), [{ field: 'spec.etcd.extraArgs', message: RULES.managedFlags.message }], arg);
+  }
+  assert.deepEqual(errors({ etcd: { extraArgs: ['--quota-backend-bytes=1'] } }), [{ field: 'spec.etcd.extraArgs', message: RULES.structuredFlags.message }]);
+  for (const arg of ['-name=x', 'name', '--', '']) {
+    assert.deepEqual(errors({ etcd: { extraArgs: [arg] } }).map((e) => e.field), ['spec.etcd.extraArgs[0]'], arg);
+  }
+  // Lookalikes of managed flags are fine.
+  assert.deepEqual(errors({ etcd: { extraArgs: ['--names-are-fine', '--log-outputs=stderr', '--experimental-peer-skip-client-san-verification'] } }), []);
+});
+
+test('election timeout must be at least five heartbeats, counting etcd defaults for the unset one', () => {
+  assert.deepEqual(errors({ etcd: { heartbeatIntervalMs: 300 } }), [{ field: 'spec.etcd', message: RULES.electionTimeout.message }]);
+  assert.deepEqual(errors({ etcd: { electionTimeoutMs: 400 } }), [{ field: 'spec.etcd', message: RULES.electionTimeout.message }]);
+  assert.deepEqual(errors({ etcd: { heartbeatIntervalMs: 300, electionTimeoutMs: 1500 } }), []);
+});
+
+test('revision auto-compaction needs a revision count', () => {
+  assert.deepEqual(errors({ etcd: { autoCompactionMode: 'revision', autoCompactionRetention: '1h' } }), [{ field: 'spec.etcd', message: RULES.revisionRetention.message }]);
+  assert.deepEqual(errors({ etcd: { autoCompactionMode: 'revision', autoCompactionRetention: '10000' } }), []);
+  assert.deepEqual(errors({ etcd: { autoCompactionMode: 'periodic', autoCompactionRetention: '1h30m' } }), []);
+  assert.deepEqual(errors({ etcd: { autoCompactionRetention: 'weekly' } }).map((e) => e.field), ['spec.etcd.autoCompactionRetention']);
+});
+
+test('unknown fields are rejected everywhere but inside Kubernetes-typed pass-through objects', () => {
+  assert.deepEqual(errors({ replica: 3 }), [{ field: 'spec.replica', message: 'spec.replica is not a known field' }]);
+  assert.deepEqual(errors({ tls: { enabled: true } }).map((e) => e.field), ['spec.tls']);
+  assert.deepEqual(errors({ storage: { volumeClaimTemplate: { size: '1Gi' } } }).map((e) => e.field), ['spec.storage.volumeClaimTemplate.size']);
+  assert.deepEqual(errors({ podTemplate: { spec: { affinity: { nodeAffinity: { anything: 1 } }, hostNetwork: true } } }).map((e) => e.field), ['spec.podTemplate.spec.hostNetwork']);
+  assert.deepEqual(errors({ podTemplate: { metadata: { labels: { a: 1 } } } }).map((e) => e.field), ['spec.podTemplate.metadata.labels.a']);
+});
+
+test('a spec that is not an object is rejected', () => {
+  assert.deepEqual(errors([]).map((e) => e.field), ['spec']);
+  assert.deepEqual(errors('replicas: 3').map((e) => e.field), ['spec']);
+});
+
+test('even replicas warn; a single member and shared nodes warn; warnings do not block', () => {
+  const four = validateSpec({ replicas: 4 });
+  assert.deepEqual(errorsOf(four), []);
+  assert.equal(warningsOf(four).length, 1);
+  assert.equal(four[0]?.field, 'spec.replicas');
+  assert.equal(four[0]?.warning, true);
+  assert.match(four[0]?.message ?? '', /an even number of members tolerates no more failures than one fewer/);
+  assert.match(four[0]?.message ?? '', /4 members tolerate 1 failure, as 3 do/);
+  assert.deepEqual(validateSpec({ replicas: 3 }), []);
+  assert.match(warningsOf(validateSpec({ replicas: 1 }))[0]?.message ?? '', /single member/);
+  assert.deepEqual(warningsOf(validateSpec({ storage: { emptyDir: {} } })).map((w) => w.field), ['spec.storage.emptyDir']);
+  assert.deepEqual(warningsOf(validateSpec({ antiAffinity: 'None' })).map((w) => w.field), ['spec.antiAffinity']);
+  // An invalid spec gets its errors only.
+  assert.deepEqual(warningsOf(validateSpec({ replicas: 4, version: 'x' })), []);
+});
+
+test('ratcheting: an unchanged invalid value does not block an unrelated update', () => {
+  const old = { replicas: 3, etcd: { extraArgs: ['--listen-metrics-urls=http://0.0.0.0:2381'] } };
+  assert.deepEqual(errors({ replicas: 5, etcd: { extraArgs: ['--listen-metrics-urls=http://0.0.0.0:2381'] } }, old), []);
+  assert.deepEqual(messages(errors({ replicas: 5, etcd: { extraArgs: ['--listen-metrics-urls=http://0.0.0.0:2382'] } }, old)), [RULES.managedFlags.message]);
+});
+
+test('validateEtcdCluster also checks metadata.name', () => {
+  const cluster = (name: string): unknown => ({ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace: 'default', uid: 'u' }, spec: {} });
+  assert.deepEqual(validateEtcdCluster(cluster('main')), []);
+  assert.deepEqual(errorsOf(validateEtcdCluster(cluster('1st'))).map((e) => e.field), ['metadata.name']);
+  assert.deepEqual(errorsOf(validateEtcdCluster(cluster('a.b'))).map((e) => e.field), ['metadata.name']);
+  assert.deepEqual(errorsOf(validateEtcdCluster(cluster('x'.repeat(51)))).map((e) => e.field), ['metadata.name']);
+  assert.deepEqual(errorsOf(validateEtcdCluster({ metadata: { name: 'ok' }, spec: { replicas: 0 } })).map((e) => e.field), ['spec.replicas']);
+});
+
+test('faultTolerance', () => {
+  assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 9].map(faultTolerance), [0, 0, 1, 1, 2, 2, 3, 4]);
+});

@@ -1,0 +1,193 @@
+// The data-safety checker against real etcd 3.6 clusters on loopback: it must pass when data survives
+// and, just as importantly, fail when acknowledged data goes missing or changes.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataChecker, VerifyTimeoutError } from '../../src/testing/data-checker.ts';
+import { startCluster, type CheckerCluster } from '../support/checker-etcd.ts';
+
+const b64 = (s: string): string => Buffer.from(s).toString('base64');
+
+/** Raw gateway call, bypassing the checker: the "behind its back" tampering. */
+async function gateway(endpoint: string, path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const res = await fetch(endpoint + path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(5000),
+  });
+  assert.equal(res.status, 200, `${path}: ${await res.clone().text()}`);
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** Index of the member that currently leads, so the member-loss test kills the leader (the harsher case). */
+async function leaderIndex(cluster: CheckerCluster): Promise<number> {
+  const status = await gateway(cluster.clientUrls[0]!, '/v3/maintenance/status', {});
+  for (const [i, url] of cluster.clientUrls.entries()) {
+    const s = await gateway(url, '/v3/maintenance/status', {});
+    const header = s['header'] as Record<string, unknown>;
+    if (header['member_id'] === status['leader']) return i;
+  }
+  return 0;
+}
+
+describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, () => {
+  let healthy: CheckerCluster;
+  let memberLoss: CheckerCluster;
+  let quorumLoss: CheckerCluster;
+  let outage: CheckerCluster;
+  const checkers: DataChecker[] = [];
+  const checker = (c: DataChecker): DataChecker => {
+    checkers.push(c);
+    return c;
+  };
+
+  before(async () => {
+    [healthy, memberLoss, quorumLoss, outage] = await Promise.all([startCluster(3), startCluster(3), startCluster(3), startCluster(3)]);
+  });
+
+  after(async () => {
+    await Promise.all(checkers.map((c) => c.close()));
+    await Promise.all([healthy, memberLoss, quorumLoss, outage].map((c) => c?.destroy()));
+  });
+
+  test('steady writes at 50/s for 2 s: all acknowledged, none lost', async () => {
+    const c = checker(new DataChecker({ endpoints: healthy.clientUrls, ratePerSecond: 50 }));
+    c.start();
+    await sleep(2000);
+    const running = c.stats();
+    await c.stop();
+    const stats = c.stats();
+    assert.equal(stats.running, false);
+    assert.equal(stats.inFlight, 0);
+    assert.ok(stats.acknowledged >= 80 && stats.acknowledged <= 110, `acknowledged ${stats.acknowledged}`);
+    assert.equal(stats.unacknowledged, 0, stats.lastError);
+    assert.ok(running.writesPerSecond > 35 && running.writesPerSecond < 65, `writes/s ${running.writesPerSecond}`);
+
+    const report = await c.verify({ timeoutMs: 10_000 });
+    assert.equal(report.acknowledged, stats.acknowledged);
+    assert.equal(report.unacknowledged, 0);
+    assert.deepEqual(report.lost, []);
+    assert.deepEqual(report.corrupted, []);
+    assert.ok(!Number.isNaN(Date.parse(report.verifiedAt)));
+  });
+
+  test('detects acknowledged keys deleted behind its back, exactly those', async () => {
+    const c = checker(new DataChecker({ endpoints: healthy.clientUrls, ratePerSecond: 100 }));
+    c.start();
+    await sleep(600);
+    await c.stop();
+    const keys = c.acknowledgedKeys();
+    assert.ok(keys.length >= 40, `acknowledged ${keys.length}`);
+    // Baseline, with small pages so pagination is exercised too.
+    assert.deepEqual((await c.verify({ timeoutMs: 10_000, pageSize: 7 })).lost, []);
+
+    const victims = [keys[0]!, keys[Math.floor(keys.length / 2)]!, keys[keys.length - 1]!];
+    for (const key of victims) {
+      const res = await gateway(healthy.clientUrls[1]!, '/v3/kv/deleterange', { key: b64(key) });
+      assert.equal(res['deleted'], '1');
+    }
+    const report = await c.verify({ timeoutMs: 10_000, pageSize: 7 });
+    assert.equal(report.acknowledged, keys.length);
+    assert.deepEqual(report.lost, [...victims].sort());
+    assert.deepEqual(report.corrupted, []);
+  });
+
+  test('detects a changed value and a key it never wrote', async () => {
+    const c = checker(new DataChecker({ endpoints: healthy.clientUrls, ratePerSecond: 100 }));
+    c.start();
+    await sleep(400);
+    await c.stop();
+    const keys = c.acknowledgedKeys();
+    assert.ok(keys.length >= 20, `acknowledged ${keys.length}`);
+    const victim = keys[5]!;
+    const stranger = `${c.prefix}zz-not-written-by-checker`;
+    await gateway(healthy.clientUrls[2]!, '/v3/kv/put', { key: b64(victim), value: b64('tampered') });
+    await gateway(healthy.clientUrls[2]!, '/v3/kv/put', { key: b64(stranger), value: b64('x') });
+
+    const report = await c.verify({ timeoutMs: 10_000 });
+    assert.deepEqual(report.lost, []);
+    assert.deepEqual(report.corrupted, [victim, stranger].sort());
+  });
+
+  test('SIGKILL of the leader mid-run: writes continue through the others, none lost', async () => {
+    const victim = memberLoss.members[await leaderIndex(memberLoss)]!;
+    const c = checker(new DataChecker({ endpoints: memberLoss.clientUrls, ratePerSecond: 50, timeoutMs: 1000 }));
+    c.start();
+    await sleep(1000);
+    await victim.kill();
+    const atKill = c.stats();
+    // The election stalls the in-flight writes for up to ~1 s; by the third second two-thirds must succeed.
+    await sleep(2000);
+    const settled = c.stats();
+    await sleep(1000);
+    await c.stop();
+    const stats = c.stats();
+
+    assert.ok(atKill.acknowledged >= 35, `acknowledged before the kill: ${atKill.acknowledged}`);
+    assert.ok(stats.acknowledged - settled.acknowledged >= 20, `acknowledged in the last second: ${stats.acknowledged - settled.acknowledged}`);
+    // A third of the writes go to the dead member, so failures are certain and must not count as acknowledged.
+    assert.ok(stats.unacknowledged >= 20, `unacknowledged ${stats.unacknowledged}`);
+    assert.equal(stats.acknowledged + stats.unacknowledged, stats.attempted);
+    assert.match(stats.lastError ?? '', /ECONNREFUSED|ECONNRESET|timed out|HTTP/);
+
+    const report = await c.verify({ timeoutMs: 15_000 });
+    assert.equal(report.acknowledged, stats.acknowledged);
+    assert.equal(report.unacknowledged, stats.unacknowledged);
+    assert.deepEqual(report.lost, []);
+    assert.deepEqual(report.corrupted, []);
+  });
+
+  test('quorum loss: writes time out as unacknowledged and verify gives up with a clear error', async () => {
+    const c = checker(new DataChecker({ endpoints: [quorumLoss.clientUrls[0]!], ratePerSecond: 50, timeoutMs: 500 }));
+    c.start();
+    await sleep(500);
+    await Promise.all([quorumLoss.members[1]!.kill(), quorumLoss.members[2]!.kill()]);
+    const atKill = c.stats();
+    await sleep(2000);
+    await c.stop();
+    const stats = c.stats();
+
+    // Only writes already in flight at the kill may still have been acknowledged.
+    assert.ok(stats.acknowledged - atKill.acknowledged <= 4, `acknowledged after quorum loss: ${stats.acknowledged - atKill.acknowledged}`);
+    assert.ok(stats.unacknowledged >= 3, `unacknowledged ${stats.unacknowledged}`);
+    assert.equal(stats.acknowledged + stats.unacknowledged, stats.attempted);
+
+    const started = performance.now();
+    await assert.rejects(c.verify({ timeoutMs: 1500 }), (err: unknown) => {
+      assert.ok(err instanceof VerifyTimeoutError);
+      assert.match(err.message, new RegExp(`could not read back ${stats.acknowledged} acknowledged key\\(s\\) .* within 1500 ms`));
+      assert.match(err.message, /timed out|HTTP/);
+      return true;
+    });
+    assert.ok(performance.now() - started < 3000);
+  });
+
+  test('whole cluster stopped: writes are unacknowledged and verify times out with a clear error', async () => {
+    const c = checker(new DataChecker({ endpoints: outage.clientUrls, ratePerSecond: 50, timeoutMs: 500 }));
+    c.start();
+    await sleep(500);
+    await Promise.all(outage.members.map((m) => m.kill()));
+    const atKill = c.stats();
+    await sleep(1000);
+    await c.stop();
+    const stats = c.stats();
+
+    assert.ok(atKill.acknowledged >= 15, `acknowledged before the outage: ${atKill.acknowledged}`);
+    assert.ok(stats.acknowledged - atKill.acknowledged <= 4, `acknowledged after the outage: ${stats.acknowledged - atKill.acknowledged}`);
+    // Refused connections fail fast, so the pace holds and every write is recorded as a failure.
+    assert.ok(stats.unacknowledged >= 35, `unacknowledged ${stats.unacknowledged}`);
+    assert.equal(stats.acknowledged + stats.unacknowledged, stats.attempted);
+    assert.match(stats.lastError ?? '', /ECONNREFUSED/);
+
+    const started = performance.now();
+    await assert.rejects(c.verify({ timeoutMs: 1500 }), (err: unknown) => {
+      assert.ok(err instanceof VerifyTimeoutError);
+      assert.ok(err.attempts > 1, 'it retried');
+      assert.match(err.message, new RegExp(`could not read back ${stats.acknowledged} acknowledged key\\(s\\) .* within 1500 ms`));
+      assert.match(err.message, /ECONNREFUSED/);
+      return true;
+    });
+    assert.ok(performance.now() - started < 2500);
+  });
+});

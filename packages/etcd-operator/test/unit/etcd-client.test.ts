@@ -1,0 +1,449 @@
+// The etcd admin client against real etcd processes on 127.0.0.1 (3.6 in depth, 3.5 briefly).
+import assert from 'node:assert/strict';
+import { createServer as createHttpServer, request } from 'node:http';
+import { createServer, type Socket } from 'node:net';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  EtcdClient,
+  EtcdClusterClient,
+  EtcdError,
+  EtcdProtocolError,
+  EtcdUnavailableError,
+  GrpcCode,
+  LearnerNotReadyError,
+  MemberNotFoundError,
+  NotLeaderError,
+  UnhealthyClusterError,
+  isMemberId,
+  memberIdFromHex,
+  memberIdToHex,
+  type Member,
+} from '../../src/etcd/index.ts';
+import { freePorts, startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
+
+const TIMEOUT_MS = 5000;
+
+/** A raw gateway call, for setting up states the client deliberately has no method for. */
+function rawPost(endpoint: string, path: string, body: unknown): Promise<{ status: number; text: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(new URL(path, endpoint), { method: 'POST', agent: false, timeout: 5000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timeout')));
+    req.on('error', reject);
+    req.end(JSON.stringify(body));
+  });
+}
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+describe('memberIdToHex', () => {
+  test('prints uint64 IDs as etcdctl does, and back', () => {
+    assert.equal(memberIdToHex('13668033151171901709'), 'bdae9bbc11dd390d');
+    assert.equal(memberIdToHex('18446744073709551615'), 'ffffffffffffffff');
+    // etcdctl's %x does not pad.
+    assert.equal(memberIdToHex('255'), 'ff');
+    assert.equal(memberIdFromHex('bdae9bbc11dd390d'), '13668033151171901709');
+    assert.equal(memberIdFromHex('0xFF'), '255');
+  });
+
+  test('rejects what is not a decimal uint64', () => {
+    for (const bad of ['', '-1', '1.5', '0x10', 'abc', '18446744073709551616', '007']) {
+      assert.equal(isMemberId(bad), false, bad);
+      assert.throws(() => memberIdToHex(bad), RangeError);
+    }
+    assert.throws(() => memberIdFromHex('12345678901234567'), RangeError);
+  });
+});
+
+describe('EtcdClient retries (against a scripted HTTP server)', () => {
+  test('a read is sent again once after a reset; a write never is', async () => {
+    const seen: string[] = [];
+    let resets = 0;
+    const server = createHttpServer((req, res) => {
+      seen.push(req.url ?? '');
+      if (resets > 0) {
+        resets--;
+        req.socket.destroy();
+        return;
+      }
+      if (req.url === '/v3/kv/range') {
+        res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');
+        return;
+      }
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ header: { cluster_id: '1', member_id: '2', revision: '7' }, version: '3.6.16', dbSize: '20480', leader: '2', raftIndex: '9', raftTerm: '3' }));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    assert.ok(address && typeof address === 'object');
+    const client = new EtcdClient({ endpoint: `http://127.0.0.1:${address.port}/`, timeoutMs: 2000 });
+    try {
+      assert.equal(client.endpoint, `http://127.0.0.1:${address.port}`);
+      resets = 1;
+      const status = await client.status();
+      assert.deepEqual(seen, ['/v3/maintenance/status', '/v3/maintenance/status']);
+      assert.equal(status.memberId, '2');
+      assert.equal(status.revision, '7');
+      // Defaults for fields protobuf JSON leaves out.
+      assert.equal(status.isLearner, false);
+      assert.deepEqual(status.errors, []);
+      assert.equal(status.dbSizeInUse, undefined);
+
+      seen.length = 0;
+      resets = 2;
+      await assert.rejects(client.put('k', 'v'), (err: unknown) => err instanceof EtcdUnavailableError && err.reason === 'reset');
+      await assert.rejects(client.memberPromote('5'), (err: unknown) => err instanceof EtcdUnavailableError && err.reason === 'reset');
+      assert.equal(resets, 0);
+      assert.deepEqual(seen, ['/v3/kv/put', '/v3/cluster/member/promote']);
+
+      // Something that is not the etcd gateway answering.
+      await assert.rejects(client.get('k'), EtcdProtocolError);
+    } finally {
+      client.close();
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+});
+
+describe('EtcdClient against a 3-member etcd 3.6 cluster', () => {
+  let cluster: LocalEtcdCluster | undefined;
+  let clients: EtcdClusterClient;
+  const extra: EtcdClient[] = [];
+
+  const env = (): LocalEtcdCluster => {
+    assert.ok(cluster, 'cluster started');
+    return cluster;
+  };
+
+  async function leader(): Promise<{ id: string; client: EtcdClient }> {
+    return eventually('an agreed leader', async () => {
+      const view = await clients.leaderStatus();
+      if (view.leaderId === undefined || view.leaderEndpoint === undefined) return undefined;
+      return { id: view.leaderId, client: clients.client(view.leaderEndpoint)! };
+    });
+  }
+
+  before(async () => {
+    cluster = await startLocalEtcd({ members: 3, version: '3.6.16' });
+    clients = new EtcdClusterClient({ endpoints: cluster.endpoints, timeoutMs: TIMEOUT_MS });
+  });
+
+  after(async () => {
+    clients?.close();
+    for (const c of extra) c.close();
+    await cluster?.stop();
+  });
+
+  test('status: three voting members agree on one leader', async () => {
+    const view = await clients.leaderStatus();
+    assert.equal(view.failures.length, 0);
+    assert.equal(view.statuses.length, 3);
+    assert.ok(view.leaderId && view.leaderId !== '0');
+    assert.ok(view.leaderEndpoint);
+    const clusterIds = new Set(view.statuses.map((s) => s.status.clusterId));
+    assert.equal(clusterIds.size, 1);
+    const memberIds = new Set(view.statuses.map((s) => s.status.memberId));
+    assert.equal(memberIds.size, 3);
+    assert.ok(memberIds.has(view.leaderId));
+    for (const { status } of view.statuses) {
+      assert.equal(status.leaderId, view.leaderId);
+      assert.equal(status.version, '3.6.16');
+      assert.equal(status.isLearner, false);
+      assert.deepEqual(status.errors, []);
+      assert.ok(isMemberId(status.memberId));
+      assert.match(status.revision, /^[0-9]+$/);
+      assert.match(status.raftIndex, /^[0-9]+$/);
+      assert.match(status.raftTerm, /^[1-9][0-9]*$/);
+      assert.match(status.raftAppliedIndex ?? '', /^[0-9]+$/);
+      assert.ok(status.dbSize > 0);
+      assert.equal(typeof status.dbSizeInUse, 'number');
+      // 3.6 migrates the storage version from 3.5.0 shortly after the cluster forms.
+      assert.match(status.storageVersion ?? '', /^3\.[56]\.0$/);
+    }
+    // The leader's own status names itself.
+    const own = view.statuses.find((s) => s.endpoint === view.leaderEndpoint)!;
+    assert.equal(own.status.memberId, view.leaderId);
+  });
+
+  test('memberList: local and linearizable views list the three started members', async () => {
+    const statuses = (await clients.leaderStatus()).statuses;
+    for (const linearizable of [false, true]) {
+      const members = await clients.client(env().endpoints[1]!)!.memberList({ linearizable });
+      assert.equal(members.length, 3);
+      const byName = new Map(members.map((m) => [m.name, m]));
+      for (const m of env().members) {
+        const listed = byName.get(m.name);
+        assert.ok(listed, m.name);
+        assert.deepEqual(listed.peerURLs, [m.peerURL]);
+        assert.deepEqual(listed.clientURLs, [m.clientURL]);
+        assert.equal(listed.isLearner, false);
+        const status = statuses.find((s) => s.endpoint === m.clientURL)!;
+        assert.equal(listed.id, status.status.memberId);
+      }
+    }
+  });
+
+  test('health is true on every member', async () => {
+    for (const client of clients) {
+      assert.equal(await client.health(), true);
+      assert.deepEqual(await client.healthCheck(), { healthy: true, reason: '' });
+    }
+  });
+
+  test('put/get round-trip text through base64', async () => {
+    const [a, b] = clients.clients();
+    const key = '/quorum/check/π';
+    const value = 'value ✓ with "quotes" and\nnewline';
+    const { revision } = await a!.put(key, value);
+    assert.match(revision, /^[1-9][0-9]*$/);
+    assert.deepEqual(await b!.get(key), { value, modRevision: revision });
+    assert.equal(await b!.get('/quorum/check/missing'), undefined);
+    const serializable = await eventually('serializable read', async () => {
+      const kv = await clients.clients()[2]!.get(key, { serializable: true });
+      return kv?.modRevision === revision ? kv : undefined;
+    });
+    assert.equal(serializable.value, value);
+  });
+
+  test('alarms: none, then NOSPACE raised and disarmed', async () => {
+    const client = clients.clients()[0]!;
+    assert.deepEqual(await client.alarms(), []);
+    const me = (await client.status()).memberId;
+    const raised = await rawPost(client.endpoint, '/v3/maintenance/alarm', { action: 'ACTIVATE', memberID: me, alarm: 'NOSPACE' });
+    assert.equal(raised.status, 200, raised.text);
+    const alarms = await client.alarms();
+    assert.deepEqual(alarms, [{ memberId: me, alarm: 'NOSPACE' }]);
+    // With NOSPACE the cluster refuses writes: etcd's answer, not unavailability.
+    await assert.rejects(client.put('/quorum/nospace', 'x'), (err: unknown) => {
+      assert.ok(err instanceof EtcdError, String(err));
+      assert.equal(err.code, GrpcCode.ResourceExhausted);
+      assert.match(err.etcdMessage, /database space exceeded/);
+      return true;
+    });
+    for (const alarm of alarms) await client.disarm(alarm);
+    assert.deepEqual(await client.alarms(), []);
+    await client.put('/quorum/nospace', 'x');
+  });
+
+  test('memberAdd as learner, start it, promote once caught up: four voters', async () => {
+    const { client: lead } = await leader();
+    const slot = await env().reserve('m3');
+    // etcd's strict reconfiguration check refuses changes until every voter has been connected for 5 s.
+    const added = await eventually('memberAdd', async () => {
+      try {
+        return await lead.memberAdd([slot.peerURL], { learner: true });
+      } catch (err) {
+        if (err instanceof UnhealthyClusterError) return undefined;
+        throw err;
+      }
+    });
+    assert.equal(added.member.isLearner, true);
+    assert.equal(added.member.name, '');
+    assert.deepEqual(added.member.peerURLs, [slot.peerURL]);
+    assert.deepEqual(added.member.clientURLs, []);
+    assert.ok(isMemberId(added.member.id));
+    assert.equal(added.members.length, 4);
+
+    // Not started yet, so certainly not in sync.
+    await assert.rejects(lead.memberPromote(added.member.id), (err: unknown) => {
+      assert.ok(err instanceof LearnerNotReadyError, String(err));
+      assert.ok(err instanceof EtcdError);
+      assert.equal(err.code, GrpcCode.FailedPrecondition);
+      return true;
+    });
+
+    const started = await env().startAdded(slot, added.members);
+    const learner = new EtcdClient({ endpoint: started.clientURL, timeoutMs: TIMEOUT_MS });
+    extra.push(learner);
+    const learnerStatus = await learner.status();
+    assert.equal(learnerStatus.memberId, added.member.id);
+    assert.equal(learnerStatus.isLearner, true);
+
+    let notReady = 0;
+    const promoted = await eventually('promotion', async () => {
+      try {
+        return await lead.memberPromote(added.member.id);
+      } catch (err) {
+        if (err instanceof LearnerNotReadyError) {
+          notReady++;
+          return undefined;
+        }
+        throw err;
+      }
+    });
+    assert.ok(notReady < 50);
+    assert.equal(promoted.length, 4);
+
+    const members = await lead.memberList({ linearizable: true });
+    assert.equal(members.length, 4);
+    assert.ok(members.every((m) => !m.isLearner));
+    const m3 = members.find((m) => m.id === added.member.id);
+    assert.equal(m3?.name, 'm3');
+    assert.deepEqual(m3?.clientURLs, [slot.clientURL]);
+    assert.equal((await learner.status()).isLearner, false);
+  });
+
+  test('memberRemove: back to three', async () => {
+    const { client: lead } = await leader();
+    const before = await lead.memberList({ linearizable: true });
+    const m3 = before.find((m) => m.name === 'm3');
+    assert.ok(m3);
+    const remaining = await eventually('memberRemove', async () => {
+      try {
+        return await lead.memberRemove(m3.id);
+      } catch (err) {
+        if (err instanceof UnhealthyClusterError) return undefined;
+        throw err;
+      }
+    });
+    assert.equal(remaining.length, 3);
+    assert.ok(!remaining.some((m: Member) => m.id === m3.id));
+    const after = await lead.memberList({ linearizable: true });
+    assert.deepEqual(after.map((m) => m.name).sort(), ['m0', 'm1', 'm2']);
+    await env().member('m3').stop();
+  });
+
+  test('removing an unknown member is etcd saying no (member not found)', async () => {
+    const client = clients.clients()[0]!;
+    await assert.rejects(client.memberRemove('1234567890123'), (err: unknown) => {
+      assert.ok(err instanceof MemberNotFoundError, String(err));
+      assert.ok(err instanceof EtcdError);
+      assert.equal(err.code, GrpcCode.NotFound);
+      assert.match(err.message, /member not found/);
+      assert.match(err.etcdMessage, /member not found/);
+      assert.equal(err.endpoint, client.endpoint);
+      return true;
+    });
+    await assert.rejects(client.memberRemove('0xabc'), RangeError);
+  });
+
+  test('moveLeader: sent to the leader, leadership moves to the chosen follower', async () => {
+    const { id: oldLeader, client: lead } = await leader();
+    const view = await clients.leaderStatus();
+    const follower = view.statuses.find((s) => s.status.memberId !== oldLeader)!;
+    const followerClient = clients.client(follower.endpoint)!;
+
+    // A follower refuses: only the leader can hand over leadership.
+    await assert.rejects(followerClient.moveLeader(oldLeader), NotLeaderError);
+
+    await lead.moveLeader(follower.status.memberId);
+    const moved = await eventually('new leader', async () => {
+      const v = await clients.leaderStatus();
+      return v.leaderId === follower.status.memberId ? v : undefined;
+    });
+    assert.equal(moved.leaderEndpoint, follower.endpoint);
+  });
+
+  test('a stopped member gives EtcdUnavailableError quickly', async () => {
+    const stopped = new EtcdClient({ endpoint: env().member('m3').clientURL, timeoutMs: 2000 });
+    extra.push(stopped);
+    for (const call of [() => stopped.status(), () => stopped.memberList(), () => stopped.health(), () => stopped.memberAdd(['http://127.0.0.1:1'])]) {
+      const started = Date.now();
+      await assert.rejects(call(), (err: unknown) => {
+        assert.ok(err instanceof EtcdUnavailableError, String(err));
+        assert.equal(err.reason, 'refused');
+        return true;
+      });
+      assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+    }
+  });
+
+  test('a member that accepts but never answers times out as EtcdUnavailableError', async () => {
+    const sockets = new Set<Socket>();
+    const silent = createServer((s) => sockets.add(s));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const address = silent.address();
+    assert.ok(address && typeof address === 'object');
+    const client = new EtcdClient({ endpoint: `http://127.0.0.1:${address.port}`, timeoutMs: 300 });
+    try {
+      const started = Date.now();
+      await assert.rejects(client.status(), (err: unknown) => {
+        assert.ok(err instanceof EtcdUnavailableError, String(err));
+        assert.equal(err.reason, 'timeout');
+        return true;
+      });
+      const took = Date.now() - started;
+      assert.ok(took >= 250 && took < 1500, `took ${took} ms`);
+      // The caller's own abort is not unavailability.
+      const abort = new AbortController();
+      const pending = client.status({ signal: abort.signal, timeoutMs: 5000 });
+      setTimeout(() => abort.abort(), 50);
+      await assert.rejects(pending, { name: 'AbortError' });
+    } finally {
+      client.close();
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  });
+
+  test('leaderStatus only counts answers: silence never makes a majority', async () => {
+    const dead = (await freePorts(2)).map((p) => `http://127.0.0.1:${p}`);
+    const mostly = new EtcdClusterClient({ endpoints: [...env().endpoints, ...dead], timeoutMs: 2000 });
+    const few = new EtcdClusterClient({ endpoints: [env().endpoints[0]!, ...dead], timeoutMs: 2000 });
+    try {
+      const three = await mostly.leaderStatus();
+      assert.equal(three.statuses.length, 3);
+      assert.equal(three.failures.length, 2);
+      assert.ok(three.failures.every((f) => f.error instanceof EtcdUnavailableError));
+      assert.ok(three.leaderId);
+      const one = await few.leaderStatus();
+      assert.equal(one.statuses.length, 1);
+      assert.equal(one.leaderId, undefined);
+      assert.equal(one.leaderEndpoint, undefined);
+    } finally {
+      mostly.close();
+      few.close();
+    }
+  });
+});
+
+describe('EtcdClient against etcd 3.5', () => {
+  let cluster: LocalEtcdCluster | undefined;
+  let clients: EtcdClusterClient | undefined;
+
+  before(async () => {
+    cluster = await startLocalEtcd({ members: 3, version: '3.5.35' });
+    clients = new EtcdClusterClient({ endpoints: cluster.endpoints, timeoutMs: TIMEOUT_MS });
+  });
+
+  after(async () => {
+    clients?.close();
+    await cluster?.stop();
+  });
+
+  test('status and memberList', async () => {
+    assert.ok(clients && cluster);
+    const view = await clients.leaderStatus();
+    assert.equal(view.statuses.length, 3);
+    assert.ok(view.leaderId);
+    for (const { status } of view.statuses) {
+      assert.equal(status.version, '3.5.35');
+      assert.equal(status.storageVersion, undefined);
+      assert.equal(status.leaderId, view.leaderId);
+    }
+    const members = await clients.clients()[0]!.memberList({ linearizable: true });
+    assert.deepEqual(members.map((m) => m.name).sort(), ['m0', 'm1', 'm2']);
+    assert.deepEqual(new Set(members.map((m) => m.id)), new Set(view.statuses.map((s) => s.status.memberId)));
+    // 3.5 also repeats the message as "error": the same typed error comes out.
+    await assert.rejects(clients.clients()[0]!.memberRemove('42'), MemberNotFoundError);
+  });
+});
