@@ -410,9 +410,9 @@ export const EtcdClusterSchema = Type.Object(
   {
     apiVersion: Type.Optional(Type.String({ description: 'APIVersion of this object: etcd.quorum.dev/v1alpha1.' })),
     kind: Type.Optional(Type.String({ description: 'Kind of this object: EtcdCluster.' })),
-    // Only metadata.name may be restricted in a CRD; the rest of ObjectMeta is the API server's.
+    // Only metadata.name may be restricted in a CRD (not even a description may be set on metadata);
+    // the rest of ObjectMeta is the API server's.
     metadata: Type.Optional(Type.Unsafe<EtcdClusterMetadata>({
-      description: 'Standard object metadata.',
       type: 'object',
       properties: {
         name: {

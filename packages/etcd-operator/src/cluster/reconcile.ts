@@ -21,7 +21,7 @@ import { EtcdClusters } from '../resources.ts';
 import { LearnerNotReadyError, UnhealthyClusterError } from '../etcd/errors.ts';
 import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
 import { clientService, memberPVC, memberPod, peerService, podDisruptionBudget } from './resources.ts';
-import { FIELD_MANAGER, LABELS, clusterLabels, memberIndex, pdbName, peerURL, pvcName, clientServiceName, peerServiceName } from './names.ts';
+import { FIELD_MANAGER, LABELS, clusterLabels, pdbName, peerURL, pvcName, clientServiceName, peerServiceName } from './names.ts';
 import { observeEtcd, observePod, type EtcdClients, type PodObject } from './observe.ts';
 import { nextIndex, plan, type Action, type Observed } from './plan.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
@@ -106,7 +106,8 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       crashLoopGraceMs: deps.crashLoopGraceMs,
     };
     const action: Action = spec.paused ? { type: 'wait', reason: 'Paused', detail: 'spec.paused is true', requeueAfterMs: STEADY_RESYNC_MS } : plan(observed);
-    const next = Math.max(nextIndex(observed), action.type === 'addMember' || action.type === 'bootstrap' ? (memberIndex(name, action.member) ?? 0) + 1 : 0);
+    // Indexes already used, as observed; a member added below shows up in etcd's list from then on.
+    const next = nextIndex(observed);
     // Status first: it says what is about to happen, so a crash right after the step still left a record.
     await writeStatus(buildStatus({ ...base(), pods: observedPods, etcd: etcdView, action, nextMemberIndex: next, paused: spec.paused }));
     if (spec.paused) return { requeueAfter: STEADY_RESYNC_MS };

@@ -1,6 +1,7 @@
 // The Kubernetes objects a cluster consists of, as the operator wants them: the peer (headless) and client
 // Services, the PodDisruptionBudget, and one PVC and one Pod per member.
 import type { KubeObject, OwnerReference } from '@quorum/runtime';
+import { etcdImage } from '../api/defaults.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import {
   CLIENT_PORT,
@@ -153,7 +154,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       containers: [
         {
           name: 'etcd',
-          image: spec.image ?? `${spec.repository}:v${spec.version}`,
+          image: etcdImage(spec),
           imagePullPolicy: 'IfNotPresent',
           command: ['/usr/local/bin/etcd'],
           args,

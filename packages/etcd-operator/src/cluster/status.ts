@@ -128,21 +128,7 @@ export function buildStatus(i: StatusInput): StatusShape {
       : conditions.filter((c) => c.type !== 'EvenReplicas');
   }
 
-  const phase = i.invalid
-    ? 'Failed'
-    : i.paused
-      ? 'Paused'
-      : !etcd.membership && members.length === 0 && !i.previous?.clusterID
-        ? 'Creating'
-        : action.type === 'addMember' || action.type === 'removeMember' && action.reason === 'ScaleDown' || action.type === 'promoteMember' || action.type === 'moveLeader'
-          ? 'Scaling'
-          : action.type === 'createPod' || action.type === 'deletePod' || action.type === 'removeMember' || action.type === 'bootstrap'
-            ? (i.previous?.clusterID ? 'Healing' : 'Creating')
-            : quorumHealthy && allServe && members.length === i.replicas
-              ? 'Running'
-              : quorumHealthy
-                ? (i.previous?.phase === 'Creating' || !i.previous?.clusterID ? 'Creating' : 'Degraded')
-                : i.previous?.clusterID ? 'Degraded' : 'Creating';
+  const phase = phaseOf(i, quorumHealthy && allServe && members.length === i.replicas);
 
   return {
     observedGeneration: i.generation,
@@ -158,4 +144,19 @@ export function buildStatus(i: StatusInput): StatusShape {
     clientEndpoint: `http://${clientServiceName(i.cluster)}.${i.namespace}.svc:2379`,
     nextMemberIndex: i.nextMemberIndex,
   };
+}
+
+/** The one-word summary in `kubectl get etcd`. */
+function phaseOf(i: StatusInput, healthy: boolean): string {
+  const a = i.action;
+  if (i.invalid) return 'Failed';
+  if (i.paused) return 'Paused';
+  if (a.type === 'steady' && healthy) return 'Running';
+  // A new cluster is Creating until it first runs with every member.
+  if (!i.previous?.phase || i.previous.phase === 'Creating' || i.previous.phase === 'Pending') return 'Creating';
+  const scaling = a.type === 'addMember' || a.type === 'promoteMember' || a.type === 'moveLeader' || (a.type === 'removeMember' && a.reason === 'ScaleDown') ||
+    (a.type === 'createPod' && a.reason === 'MemberAdded') || (a.type === 'wait' && (a.reason === 'LearnerStarting' || a.reason === 'WaitingForHealthyMembers'));
+  if (scaling) return 'Scaling';
+  if (a.type === 'createPod' || a.type === 'deletePod' || a.type === 'removeMember' || a.type === 'deletePVC') return 'Healing';
+  return 'Degraded';
 }

@@ -8,6 +8,10 @@ import {
   Pods,
   Services,
   WebhookServer,
+  annotationsChanged,
+  generationChanged,
+  labelsChanged,
+  or,
   type KubeObject,
   type Logger,
   type ManagerOptions,
@@ -57,7 +61,8 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
   };
   manager
     .controller('etcdcluster')
-    .for(EtcdClusters)
+    // Our own status writes must not wake us: only spec, label or annotation changes (and creates/deletes).
+    .for(EtcdClusters, { predicates: [or(generationChanged, labelsChanged, annotationsChanged)] })
     .owns(Pods, scope)
     .owns(Services, scope)
     .owns(PodDisruptionBudgets, scope)
@@ -69,6 +74,11 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
   if (config.webhooks) {
     const certFile = join(config.certDir, 'tls.crt');
     const keyFile = join(config.certDir, 'tls.key');
+    let serving = false;
+    // Not ready until the webhook answers: the API server calls it for every EtcdCluster write.
+    manager.addReadyCheck('webhook', () => {
+      if (!serving) throw new Error('webhook server not listening yet');
+    });
     manager.add({
       name: 'webhooks',
       needLeaderElection: false,
@@ -78,6 +88,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
         server.registerMutating('/default-etcdcluster', defaultEtcdCluster);
         server.registerValidating('/validate-etcdcluster', validateEtcdCluster);
         await server.start(signal);
+        serving = true;
         manager.log.info({ port: server.port }, 'webhook server listening');
         await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
         await server.stop();

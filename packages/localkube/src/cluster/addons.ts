@@ -6,6 +6,8 @@ import { PROVISIONER_NAME, STORAGE_CLASS } from './provisioner.ts';
 import { CLUSTER_DOMAIN, DNS_SERVICE_IP } from './topology.ts';
 
 // No `forward`: names outside the cluster get no answer, because nothing may be asked of the outside.
+// ttl 5 is the plugin's own default (kubeadm raises it to 30): a pod's record appears only once the pod has
+// an IP, and a lower TTL keeps a negative answer cached before then from delaying it long.
 const COREFILE = `.:53 {
     errors
     health {
@@ -15,7 +17,7 @@ const COREFILE = `.:53 {
     kubernetes ${CLUSTER_DOMAIN} in-addr.arpa ip6.arpa {
         pods insecure
         fallthrough in-addr.arpa ip6.arpa
-        ttl 30
+        ttl 5
     }
     prometheus :9153
     cache 30
