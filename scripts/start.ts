@@ -1,8 +1,17 @@
 // `npm start`: the main job. Brings localkube up in .localkube/ (building or reusing everything it needs),
-// leaves it running, and prints its state and what to try next. `npx localkube down` stops it.
+// builds the operator image and loads it into every node, installs the operator from its own manifests,
+// creates examples/basic.yaml (3 members), waits for it to be Available, and prints what to try next.
+// Everything keeps running afterwards; `npx localkube down` stops it.
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { parse } from 'yaml';
 import { LocalKube } from '../packages/localkube/src/index.ts';
-import { progress } from '../packages/localkube/src/progress.ts';
+import { progress, step } from '../packages/localkube/src/progress.ts';
+import { Client, Services } from '../packages/runtime/src/index.ts';
+import { buildOperatorImage } from '../packages/etcd-operator/src/deploy/image.ts';
+import { install } from '../packages/etcd-operator/src/deploy/install.ts';
+import { EtcdClusters } from '../packages/etcd-operator/src/resources.ts';
+import type { EtcdCluster } from '../packages/etcd-operator/src/api/etcdcluster.ts';
 
 const root = join(import.meta.dirname, '..');
 const stateDir = join(root, '.localkube');
@@ -14,20 +23,43 @@ try {
 } catch {
   kube = await LocalKube.start({ nodes: 3, stateDir, detach: true });
 }
+const client = await Client.connect({ kubeconfig: kube.kubeconfig });
+const image = await step('operator image (Node 24, assembled locally)', () => buildOperatorImage());
+await step(`loading ${image.name} into every node`, () => kube.loadImage(image.archive));
+await step('installing the operator from its manifests', () => install(client, { log: (m) => progress(`  ${m}`) }));
+
+const example = parse(await readFile(join(root, 'examples', 'basic.yaml'), 'utf8')) as EtcdCluster;
+const ns = example.metadata.namespace ?? 'default';
+const name = example.metadata.name!;
+await client.apply(EtcdClusters, example, { fieldManager: 'quorum-start', force: true });
+await step(`waiting for EtcdCluster ${ns}/${name} to be Available`, async () => {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const c = await client.get(EtcdClusters, { namespace: ns, name });
+    const available = c.status?.conditions?.find((x) => x.type === 'Available');
+    if (available?.status === 'True' && (c.status?.readyReplicas ?? 0) >= (c.spec.replicas ?? 3)) return;
+    if (Date.now() > deadline) throw new Error(`not Available after 5 minutes: ${available?.reason ?? 'no status'}: ${available?.message ?? ''}`);
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+});
+
 const kubectl = join(stateDir, 'bin', 'kubectl');
-const show = async (title: string, args: string[]): Promise<void> => {
-  process.stdout.write(`\n$ kubectl ${args.join(' ')}\n${await kube.kubectl(args)}`);
-  void title;
-};
-await show('nodes', ['get', 'nodes', '-o', 'wide', '-L', 'topology.kubernetes.io/zone']);
-await show('system pods', ['get', 'pods', '-A', '-o', 'wide']);
+const out = async (args: string[]): Promise<string> => kube.kubectl(args);
+const svc = (await client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
+process.stdout.write(`\n$ kubectl get etcd -n ${ns}\n${await out(['get', 'etcd', '-n', ns, '-o', 'wide'])}`);
+process.stdout.write(`\n$ kubectl exec -n ${ns} ${name}-0 -- etcdctl member list -w table\n${await out(['exec', '-n', ns, `${name}-0`, '--', 'etcdctl', 'member', 'list', '-w', 'table']).catch((e: Error) => e.message)}`);
+client.close();
 kube.client.close();
 process.stdout.write(`
-localkube is running (${kube.nodes.length} nodes). Try:
+Quorum is running: localkube (${kube.nodes.length} nodes), the operator in quorum-system, and EtcdCluster ${ns}/${name}.
+Try:
   export KUBECONFIG=${kube.kubeconfig}
-  ${kubectl} get nodes
-  ${kubectl} run etcd --image=gcr.io/etcd-development/etcd:v3.6.16 --command -- etcd
-  npx localkube fault stop-node node-2        # power a node off; start-node brings it back
-  npx localkube status
-Stop it with: npx localkube down
+  ${kubectl} get etcd -n ${ns} -w
+  ${kubectl} patch etcd ${name} -n ${ns} --type merge -p '{"spec":{"replicas":5}}'    # scale (then back to 3)
+  ${kubectl} delete pod ${name}-0 -n ${ns}                                              # the member comes back on its data
+  ${kubectl} describe etcd ${name} -n ${ns}                                             # conditions and events
+Connect to etcd:
+  from a pod:      etcdctl --endpoints=http://${name}-client.${ns}.svc:2379 endpoint health
+  from this host:  ${join(process.env['HOME'] ?? '~', '.cache/quorum/bin/etcd-3.6.16/etcdctl')} --endpoints=http://${svc.spec.clusterIP}:2379 member list
+Stop everything: npx localkube down
 `);

@@ -75,8 +75,14 @@ export async function install(client: Client, options: InstallOptions = {}): Pro
   const ns = options.namespace ?? 'quorum-system';
   const Deployments = resource('apps/v1', 'Deployment', 'deployments', true);
   await eventually('the operator Deployment to be available', async () => {
-    const d = (await client.get(Deployments, { namespace: ns, name: NAME })) as unknown as { spec: { replicas: number }; status?: { readyReplicas?: number; updatedReplicas?: number } };
-    return (d.status?.readyReplicas ?? 0) >= d.spec.replicas && (d.status?.updatedReplicas ?? 0) >= d.spec.replicas;
+    // As `kubectl rollout status` judges it: the new template everywhere, no old pod left, all available.
+    const d = (await client.get(Deployments, { namespace: ns, name: NAME })) as unknown as {
+      metadata: { generation: number };
+      spec: { replicas: number };
+      status?: { observedGeneration?: number; replicas?: number; updatedReplicas?: number; availableReplicas?: number; readyReplicas?: number };
+    };
+    const s = d.status ?? {};
+    return (s.observedGeneration ?? 0) >= d.metadata.generation && s.updatedReplicas === d.spec.replicas && s.replicas === d.spec.replicas && s.availableReplicas === d.spec.replicas && s.readyReplicas === d.spec.replicas;
   }, { timeoutMs: 180_000, intervalMs: 500 });
   log('operator ready');
   if (options.webhooks !== false) {

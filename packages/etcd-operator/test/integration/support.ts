@@ -1,0 +1,63 @@
+// Shared by the operator's end-to-end tests: the operator built, loaded and installed from its own
+// manifests into the suite's localkube, and helpers to wait for an EtcdCluster's state.
+import { join } from 'node:path';
+import { Client, Namespaces } from '@quorum/runtime';
+import { eventually, TestEnv } from '@quorum/runtime/testing';
+import { run } from '../../../localkube/src/exec.ts';
+import { binCache } from '../../../localkube/src/paths.ts';
+import { versions } from '@quorum/localkube';
+import { buildOperatorImage } from '../../src/deploy/image.ts';
+import { install } from '../../src/deploy/install.ts';
+import { EtcdClusters } from '../../src/resources.ts';
+import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
+
+export { eventually };
+
+export async function setUpOperator(options: { crashLoopGraceSeconds?: number } = {}): Promise<TestEnv> {
+  const env = await TestEnv.start();
+  const image = await buildOperatorImage();
+  await env.kube.loadImage(image.archive);
+  await install(env.client, { crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15 });
+  return env;
+}
+
+export interface ClusterState {
+  cluster: EtcdCluster;
+  available: boolean;
+  members: NonNullable<NonNullable<EtcdCluster['status']>['members']>;
+}
+
+export async function getCluster(client: Client, namespace: string, name: string): Promise<ClusterState> {
+  const cluster = await client.get(EtcdClusters, { namespace, name });
+  const available = cluster.status?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false;
+  return { cluster, available, members: cluster.status?.members ?? [] };
+}
+
+/** Waits until the cluster is Available with exactly `replicas` voting members, all ready. */
+export async function waitAvailable(client: Client, namespace: string, name: string, replicas: number, timeoutMs = 180_000): Promise<ClusterState> {
+  return eventually(`${namespace}/${name} Available with ${replicas} members`, async () => {
+    const s = await getCluster(client, namespace, name);
+    const voters = s.members.filter((m) => !m.learner && m.ready);
+    return s.available && voters.length === replicas && s.members.length === replicas && s.cluster.status?.observedGeneration === s.cluster.metadata.generation ? s : undefined;
+  }, { timeoutMs, intervalMs: 500 });
+}
+
+export async function applyCluster(client: Client, namespace: string, name: string, spec: Record<string, unknown>): Promise<EtcdCluster> {
+  return client.apply(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace }, spec }, { fieldManager: 'e2e-test', force: true });
+}
+
+export async function clientServiceEndpoint(client: Client, namespace: string, name: string): Promise<string> {
+  const { Services } = await import('@quorum/runtime');
+  const svc = (await client.get(Services, { namespace, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
+  return `http://${svc.spec.clusterIP}:2379`;
+}
+
+/** etcdctl (the pinned one) against an endpoint reachable from the host. */
+export async function etcdctl(endpoint: string, ...args: string[]): Promise<string> {
+  const bin = join(binCache, `etcd-${versions.CONTROL_PLANE_ETCD}`, 'etcdctl');
+  return (await run(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', '--command-timeout=5s', ...args])).stdout;
+}
+
+export async function deleteNamespace(client: Client, ns: string): Promise<void> {
+  await client.delete(Namespaces, ns).catch(() => undefined);
+}
