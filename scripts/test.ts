@@ -62,7 +62,7 @@ if (integration.length > 0) {
   try {
     kube = await LocalKube.start({ nodes: 3, stateDir });
     // Fault-injecting files go last: they disturb nodes the others rely on.
-    const faulty = (f: string): boolean => /node-failure|fault|chaos/.test(f);
+    const faulty = (f: string): boolean => /node-failure|fault|chaos|cluster-lifecycle|operator-crash/.test(f);
     const env = { ...process.env, LOCALKUBE_STATE_DIR: stateDir };
     await nodeTest('integration', integration.filter((f) => !faulty(f)), env);
     await nodeTest('integration (faults)', integration.filter(faulty), env);

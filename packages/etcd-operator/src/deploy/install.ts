@@ -1,6 +1,7 @@
 // Applying the generated manifests to a cluster (server-side apply, CRD first), waiting until the operator
 // serves; and removing the operator again without touching any etcd cluster or its data.
 import { Client, CustomResourceDefinitions, resource, type KubeObject, type ResourceType } from '@quorum/runtime';
+import { EtcdClusters } from '../resources.ts';
 import { NAME, operatorManifests, type ManifestOptions } from './manifests.ts';
 
 const FIELD_MANAGER = 'quorum-install';
@@ -91,6 +92,13 @@ export async function install(client: Client, options: InstallOptions = {}): Pro
       const v = (await client.get(Validating, "quorum-etcd-validating")) as unknown as { webhooks: { clientConfig: { caBundle?: string } }[] };
       return !!v.webhooks[0]?.clientConfig.caBundle;
     }, { timeoutMs: 60_000 });
+    // The API server reaches the webhooks through a Service that kube-proxy must have programmed: a
+    // server-side dry-run create goes through both webhooks, so its success is the real readiness test.
+    await eventually('the webhooks to answer the API server', async () => {
+      await client.create(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'install-probe', namespace: ns }, spec: { replicas: 1 } }, { dryRun: true });
+      return true;
+    }, { timeoutMs: 60_000, intervalMs: 500 });
+    log('webhooks answering');
   }
 }
 

@@ -1,0 +1,21 @@
+# The Quorum etcd operator's image, for users with a registry: Node 24 runs the TypeScript sources directly.
+# (localkube assembles the same layout without Docker: packages/etcd-operator/src/deploy/image.ts.)
+FROM node:24-bookworm-slim AS deps
+WORKDIR /app
+COPY package.json package-lock.json ./
+COPY packages/localkube/package.json packages/localkube/
+COPY packages/runtime/package.json packages/runtime/
+COPY packages/etcd-operator/package.json packages/etcd-operator/
+RUN npm ci --omit=dev --ignore-scripts --workspace @quorum/etcd-operator --include-workspace-root=false
+
+FROM gcr.io/distroless/nodejs24-debian12:nonroot
+WORKDIR /app
+COPY --from=deps /app/node_modules node_modules
+COPY package.json ./
+COPY packages/runtime/package.json packages/runtime/
+COPY packages/runtime/src packages/runtime/src
+COPY packages/etcd-operator/package.json packages/etcd-operator/
+COPY packages/etcd-operator/src packages/etcd-operator/src
+USER 65532:65532
+ENV NODE_ENV=production
+ENTRYPOINT ["/nodejs/bin/node", "packages/etcd-operator/src/operator/main.ts"]

@@ -1,0 +1,82 @@
+// Bad input is rejected by the API server with a message naming the field; deleting an EtcdCluster
+// removes its pods and Services and treats its PVCs per reclaimPolicy; uninstalling the operator leaves
+// clusters running. The operator runs with only its generated RBAC throughout (it is deployed in-cluster).
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { PersistentVolumeClaims, Pods, Services, type Client } from '@quorum/runtime';
+import type { TestEnv } from '@quorum/runtime/testing';
+import { install, uninstall } from '../../src/deploy/install.ts';
+import { EtcdClusters } from '../../src/resources.ts';
+import { applyCluster, eventually, setUpOperator, waitAvailable } from './support.ts';
+
+let env: TestEnv;
+let ns: string;
+before(async () => {
+  env = await setUpOperator();
+  ns = await env.namespace('validate');
+});
+after(() => env.stop());
+
+async function rejected(spec: Record<string, unknown>, pattern: RegExp, name = 'bad'): Promise<void> {
+  await assert.rejects(applyCluster(env.client, ns, name, spec), (err: Error) => {
+    assert.match(err.message, pattern);
+    return true;
+  });
+}
+
+test('invalid specs are rejected by the API server with a message naming the field', async () => {
+  await rejected({ replicas: 0 }, /spec\.replicas/);
+  await rejected({ replicas: 10 }, /spec\.replicas/);
+  await rejected({ version: '3.6' }, /spec\.version/);
+  await rejected({ version: 'latest' }, /spec\.version/);
+  await rejected({ replicas: 3, storage: { volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } }, emptyDir: {} } }, /spec\.storage/);
+  // An unknown field, with the strict field validation kubectl uses by default.
+  const unknown = await env.kube.kubectl(['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'typo' }, spec: { replica: 3 } }),
+    allowFailure: true,
+  });
+  assert.match(unknown, /unknown field "spec\.replica"/);
+});
+
+test('storage cannot change after creation; even replicas are accepted with a warning and a condition', async () => {
+  await applyCluster(env.client, ns, 'fixed', { replicas: 1, storage: { volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } } });
+  await rejected({ replicas: 1, storage: { volumeClaimTemplate: { resources: { requests: { storage: '2Gi' } } } } }, /storage is immutable/, 'fixed');
+  const warned = await env.kube.kubectl(['apply', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'even' }, spec: { replicas: 2 } }),
+    allowFailure: true,
+  });
+  assert.match(warned, /Warning: .*even number of members/);
+  await eventually('EvenReplicas condition', async () => (await env.client.get(EtcdClusters, { namespace: ns, name: 'even' })).status?.conditions?.some((c) => c.type === 'EvenReplicas' && c.status === 'True'), { timeoutMs: 60_000 });
+  for (const name of ['fixed', 'even']) await env.client.delete(EtcdClusters, { namespace: ns, name });
+});
+
+const owned = async (client: Client, kind: typeof Pods, name: string): Promise<number> =>
+  (await client.list(kind, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${name}` })).items.filter((o) => !o.metadata.deletionTimestamp).length;
+
+test('deleting an EtcdCluster removes pods and Services; PVCs stay with Retain and go with Delete', async () => {
+  for (const [name, reclaimPolicy] of [['keep', 'Retain'], ['drop', 'Delete']] as const) {
+    await applyCluster(env.client, ns, name, { replicas: 1, storage: { reclaimPolicy, volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } } });
+  }
+  await waitAvailable(env.client, ns, 'keep', 1);
+  await waitAvailable(env.client, ns, 'drop', 1);
+  for (const name of ['keep', 'drop']) await env.client.delete(EtcdClusters, { namespace: ns, name });
+  for (const name of ['keep', 'drop']) {
+    await eventually(`${name}: pods and Services gone`, async () => (await owned(env.client, Pods, name)) === 0 && (await owned(env.client, Services, name)) === 0, { timeoutMs: 90_000 });
+  }
+  await eventually('Delete: PVC gone', async () => (await owned(env.client, PersistentVolumeClaims, 'drop')) === 0, { timeoutMs: 90_000 });
+  assert.equal(await owned(env.client, PersistentVolumeClaims, 'keep'), 1, 'Retain: the PVC and its data stay');
+});
+
+test('uninstalling the operator leaves clusters running; reinstalling picks them up again', async () => {
+  await applyCluster(env.client, ns, 'survivor', { replicas: 1 });
+  await waitAvailable(env.client, ns, 'survivor', 1);
+  const before = (await env.client.list(Pods, { namespace: ns, labelSelector: 'app.kubernetes.io/instance=survivor' })).items.map((p) => p.metadata.uid);
+  await uninstall(env.client);
+  await new Promise((r) => setTimeout(r, 5000));
+  const still = await env.client.list(Pods, { namespace: ns, labelSelector: 'app.kubernetes.io/instance=survivor' });
+  assert.deepEqual(still.items.map((p) => p.metadata.uid), before, 'the same member pod keeps running');
+  assert.ok(await env.client.find(EtcdClusters, { namespace: ns, name: 'survivor' }), 'the EtcdCluster stays');
+  await install(env.client, { crashLoopGraceSeconds: 15 });
+  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'survivor' }, { spec: { replicas: 3 } });
+  await waitAvailable(env.client, ns, 'survivor', 3);
+});

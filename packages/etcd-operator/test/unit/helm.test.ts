@@ -1,0 +1,44 @@
+// The Helm chart renders the same objects as `quorum manifests`, and the committed chart is current.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseAllDocuments } from 'yaml';
+import { helmChart } from '../../src/deploy/helm.ts';
+import { operatorManifests } from '../../src/deploy/manifests.ts';
+
+const chartDir = join(import.meta.dirname, '..', '..', '..', '..', 'deploy', 'helm', 'quorum');
+
+/** Just enough of Helm's template language for our chart: values, the release namespace, quote, one if. */
+function render(template: string, values: { namespace: string; image: string; tag: string; replicas: number; grace: number; logLevel: string; webhooks: boolean }): string {
+  let out = template.replace(/\{\{- if \.Values\.webhooks\.enabled \}\}\n([\s\S]*?)\{\{- end \}\}\n/g, (_, body: string) => (values.webhooks ? body : ''));
+  out = out
+    .replaceAll('{{ .Release.Namespace }}', values.namespace)
+    .replaceAll('{{ .Values.image.repository }}', values.image)
+    .replaceAll('{{ .Values.image.tag }}', values.tag)
+    .replaceAll('{{ .Values.replicas }}', String(values.replicas))
+    .replaceAll('{{ .Values.crashLoopGraceSeconds | quote }}', JSON.stringify(String(values.grace)))
+    .replaceAll('{{ .Values.logLevel }}', values.logLevel)
+    .replaceAll('{{ .Values.webhooks.enabled | quote }}', JSON.stringify(String(values.webhooks)));
+  assert.doesNotMatch(out, /\{\{/, 'every template expression rendered');
+  return out;
+}
+
+test('the chart renders exactly the objects of quorum manifests (CRD and namespace aside)', () => {
+  const chart = helmChart();
+  for (const webhooks of [true, false]) {
+    const values = { namespace: 'ops', image: 'registry.example/quorum', tag: '9.9.9', replicas: 3, grace: 45, logLevel: 'debug', webhooks };
+    const rendered = ['templates/operator.yaml', 'templates/webhooks.yaml']
+      .flatMap((f) => parseAllDocuments(render(chart[f]!, values)).map((d) => d.toJS() as unknown))
+      .filter((o) => o !== null);
+    const expected = operatorManifests({ namespace: 'ops', image: 'registry.example/quorum:9.9.9', replicas: 3, crashLoopGraceSeconds: 45, logLevel: 'debug', webhooks })
+      .filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
+    assert.deepEqual(rendered, expected);
+  }
+});
+
+test('the committed chart is what the generator writes', async () => {
+  for (const [file, content] of Object.entries(helmChart())) {
+    assert.equal(await readFile(join(chartDir, file), 'utf8'), content, `deploy/helm/quorum/${file} is stale: run node packages/etcd-operator/scripts/generate.ts`);
+  }
+});

@@ -1,0 +1,101 @@
+// The planner's decisions, one situation at a time: the safety rules of docs/design.md as executable facts.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
+
+const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({ id: String(100 + i), member: `c-${i}`, started: true, learner: false, healthy: true, ...extra });
+const pod = (i: number, extra: Partial<ObservedPod> = {}): ObservedPod => ({ member: `c-${i}`, phase: 'Running', ready: true, deleting: false, ...extra });
+
+function observed(over: Partial<Observed> = {}): Observed {
+  const members = [member(0), member(1), member(2)];
+  return {
+    cluster: 'c',
+    replicas: 3,
+    persistent: true,
+    reclaimPolicy: 'Retain',
+    pods: [pod(0), pod(1), pod(2)],
+    pvcs: ['c-0', 'c-1', 'c-2'],
+    membership: { members, leaderId: '100' },
+    lastKnownMembers: ['c-0', 'c-1', 'c-2'],
+    bootstrapped: true,
+    nextMemberIndex: 3,
+    now: 1_000_000,
+    crashLoopGraceMs: 60_000,
+    ...over,
+  };
+}
+
+test('a new cluster starts with its first member; nothing else happens without a quorum', () => {
+  assert.deepEqual(plan(observed({ pods: [], pvcs: [], membership: undefined, lastKnownMembers: [], bootstrapped: false, nextMemberIndex: 0 })), { type: 'bootstrap', member: 'c-0' });
+  const waiting = plan(observed({ pods: [pod(0, { ready: false })], pvcs: ['c-0'], membership: undefined, lastKnownMembers: [], bootstrapped: false, nextMemberIndex: 1 }));
+  assert.equal(waiting.type, 'wait');
+});
+
+test('a healthy cluster at its size is steady', () => {
+  assert.deepEqual(plan(observed()), { type: 'steady' });
+});
+
+test('scale up adds one learner with a never-used name, then creates its pod, then promotes it', () => {
+  const o = observed({ replicas: 5, nextMemberIndex: 7 });
+  assert.deepEqual(plan(o), { type: 'addMember', member: 'c-7' });
+  const added = observed({ replicas: 5, nextMemberIndex: 7, membership: { members: [member(0), member(1), member(2), member(7, { started: false, learner: true, healthy: false })], leaderId: '100' } });
+  assert.deepEqual(plan(added), { type: 'createPod', member: 'c-7', state: 'existing', initialMembers: ['c-0', 'c-1', 'c-2', 'c-7'], reason: 'MemberAdded' });
+  const running = observed({ replicas: 5, pods: [pod(0), pod(1), pod(2), pod(7)], pvcs: ['c-0', 'c-1', 'c-2', 'c-7'], membership: { members: [member(0), member(1), member(2), member(7, { learner: true })], leaderId: '100' } });
+  assert.deepEqual(plan(running), { type: 'promoteMember', member: 'c-7', id: '107' });
+});
+
+test('no membership change while a member is unhealthy', () => {
+  const o = observed({ replicas: 5, membership: { members: [member(0), member(1), member(2, { healthy: false })], leaderId: '100' } });
+  assert.equal(plan(o).type, 'wait');
+});
+
+test('scale down removes the newest non-leader first, and moves leadership off a leader that must go', () => {
+  const five = observed({ replicas: 3, pods: [0, 1, 2, 3, 4].map((i) => pod(i)), membership: { members: [0, 1, 2, 3, 4].map((i) => member(i)), leaderId: '104' } });
+  assert.deepEqual(plan(five), { type: 'removeMember', member: 'c-3', id: '103', reason: 'ScaleDown' });
+  const two = observed({ replicas: 1, pods: [pod(0), pod(1)], membership: { members: [member(0), member(1)], leaderId: '100' } });
+  assert.deepEqual(plan(two), { type: 'removeMember', member: 'c-1', id: '101', reason: 'ScaleDown' });
+  const onlyLeader = observed({ replicas: 1, pods: [pod(0), pod(1)], membership: { members: [member(0), member(1)], leaderId: '101' } });
+  // c-1 is the newest but leads: c-0 goes (a non-leader), never the leader first.
+  assert.deepEqual(plan(onlyLeader), { type: 'removeMember', member: 'c-0', id: '100', reason: 'ScaleDown' });
+});
+
+test('after a removal the orphaned pod goes, and its claim only with reclaimPolicy Delete', () => {
+  const removed = observed({ pods: [pod(0), pod(1), pod(2), pod(3)], pvcs: ['c-0', 'c-1', 'c-2', 'c-3'] });
+  assert.deepEqual(plan(removed), { type: 'deletePod', member: 'c-3', reason: 'NotAMember' });
+  assert.deepEqual(plan(observed({ pvcs: ['c-0', 'c-1', 'c-2', 'c-3'] })), { type: 'steady' });
+  assert.deepEqual(plan(observed({ pvcs: ['c-0', 'c-1', 'c-2', 'c-3'], reclaimPolicy: 'Delete' })), { type: 'deletePVC', member: 'c-3', reason: 'NotAMember' });
+});
+
+test('a deleted pod whose PVC survives is recreated as the same member', () => {
+  const o = observed({ pods: [pod(0), pod(2)] });
+  assert.deepEqual(plan(o), { type: 'createPod', member: 'c-1', state: 'existing', initialMembers: ['c-0', 'c-1', 'c-2'], reason: 'PodMissing' });
+  // Even without a quorum: bringing a member back is what may restore it.
+  const noQuorum = observed({ pods: [pod(0, { ready: false })], membership: undefined });
+  assert.deepEqual(plan(noQuorum), { type: 'createPod', member: 'c-1', state: 'existing', initialMembers: ['c-0', 'c-1', 'c-2'], reason: 'PodMissing' });
+});
+
+test('a member whose PVC is gone is removed (to be replaced under a new name)', () => {
+  const o = observed({ pods: [pod(0), pod(2)], pvcs: ['c-0', 'c-2'] });
+  assert.deepEqual(plan(o), { type: 'removeMember', member: 'c-1', id: '101', reason: 'DataLost' });
+  assert.equal(nextIndex(o), 3);
+});
+
+test('silence is not death: unreachable members are waited for, never removed', () => {
+  const o = observed({ membership: { members: [member(0), member(1, { healthy: false }), member(2, { healthy: false })], leaderId: '100' } });
+  assert.equal(plan(o).type, 'wait');
+  assert.equal(plan(observed({ membership: undefined })).type, 'wait');
+});
+
+test('a member crash-looping past the grace period is replaced, only while the others keep a quorum', () => {
+  const crashing = observed({ pods: [pod(0), pod(1, { ready: false, crashLoopingSince: 1_000_000 - 61_000 }), pod(2)], membership: { members: [member(0), member(1, { healthy: false }), member(2)], leaderId: '100' } });
+  assert.deepEqual(plan(crashing), { type: 'removeMember', member: 'c-1', id: '101', reason: 'CrashLooping' });
+  const young = observed({ pods: [pod(0), pod(1, { ready: false, crashLoopingSince: 1_000_000 - 10_000 }), pod(2)], membership: { members: [member(0), member(1, { healthy: false }), member(2)], leaderId: '100' } });
+  assert.equal(plan(young).type, 'wait');
+  const noQuorum = observed({ pods: [pod(0), pod(1, { ready: false, crashLoopingSince: 0 }), pod(2, { ready: false })], membership: { members: [member(0), member(1, { healthy: false }), member(2, { healthy: false })], leaderId: '100' } });
+  assert.equal(plan(noQuorum).type, 'wait');
+});
+
+test('failed (evicted) pods are deleted to be recreated; names are never reused', () => {
+  assert.deepEqual(plan(observed({ pods: [pod(0), pod(1, { phase: 'Failed' }), pod(2)] })), { type: 'deletePod', member: 'c-1', reason: 'PodFailed' });
+  assert.equal(nextIndex(observed({ pvcs: ['c-0', 'c-1', 'c-2', 'c-9'], nextMemberIndex: 4 })), 10);
+});
