@@ -85,12 +85,13 @@ try {
       progress('recovery: delete a follower pod');
       const status = (await client.get(EtcdClusters, { namespace: ns, name: 'b' })).status!;
       const follower = status.members!.find((m) => !m.leader)!.name;
+      const oldUid = (await client.get(Pods, { namespace: ns, name: follower })).metadata.uid;
       t0 = performance.now();
       await client.delete(Pods, { namespace: ns, name: follower });
       await eventually('Available again', async () => {
         const c = await client.get(EtcdClusters, { namespace: ns, name: 'b' });
         const pod = (await client.find(Pods, { namespace: ns, name: follower })) as PodObj | undefined;
-        return pod && ready(pod) && c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True') && c.status.members?.every((m) => m.ready);
+        return pod && pod.metadata.uid !== oldUid && ready(pod) && c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True') && c.status.members?.every((m) => m.ready);
       }, { timeoutMs: 180_000, intervalMs: 200 });
       const recovery = seconds(t0);
       progress('recovery floor: a ReplicaSet replaces its deleted etcd pod');

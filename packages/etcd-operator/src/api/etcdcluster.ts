@@ -382,6 +382,9 @@ export const EtcdClusterStatusSchema = Type.Object(
     nextMemberIndex: Type.Optional(
       Type.Integer({ description: 'Index for the next new member name: member names are never reused.', format: 'int64', minimum: 0 }),
     ),
+    bootstrapMembers: Type.Optional(
+      Type.Array(Type.String({ maxLength: 63, description: 'A member name.' }), { maxItems: 9, description: 'Members of the initial static bootstrap, recorded before their pods are created.' }),
+    ),
   },
   { description: 'Observed state of the etcd cluster, written by the operator.' },
 );

@@ -45,6 +45,8 @@ export interface Observed {
   lastKnownMembers: string[];
   /** Whether the cluster ever bootstrapped (status.clusterID set). */
   bootstrapped: boolean;
+  /** The members of the initial static bootstrap, as recorded in status before their pods were created. */
+  bootstrapMembers: string[];
   /** Highest member index ever used + 1, as recorded in status. */
   nextMemberIndex: number;
   now: number;
@@ -53,7 +55,7 @@ export interface Observed {
 }
 
 export type Action =
-  | { type: 'bootstrap'; member: string }
+  | { type: 'bootstrap'; members: string[] }
   | { type: 'createPod'; member: string; state: 'new' | 'existing'; initialMembers: string[]; reason: string }
   | { type: 'deletePod'; member: string; reason: string }
   | { type: 'deletePVC'; member: string; reason: string }
@@ -86,9 +88,16 @@ export function plan(o: Observed): Action {
   if (failed) return { type: 'deletePod', member: failed.member, reason: 'PodFailed' };
 
   if (!o.membership) {
-    // Nothing exists yet: start the first member of a new cluster.
-    if (!o.bootstrapped && o.pods.length === 0 && o.pvcs.length === 0 && o.lastKnownMembers.length === 0) {
-      return { type: 'bootstrap', member: memberName(o.cluster, nextIndex(o)) };
+    // Nothing exists yet: bootstrap the initial size statically, all members at once. The member list is
+    // recorded (status) before any pod exists, so a crash part-way resumes the same bootstrap.
+    if (!o.bootstrapped && o.bootstrapMembers.length === 0 && o.pods.length === 0 && o.pvcs.length === 0 && o.lastKnownMembers.length === 0) {
+      const first = nextIndex(o);
+      return { type: 'bootstrap', members: Array.from({ length: o.replicas }, (_, i) => memberName(o.cluster, first + i)) };
+    }
+    if (!o.bootstrapped && o.bootstrapMembers.length > 0) {
+      const missing = o.bootstrapMembers.find((m) => !pod(m));
+      if (missing) return { type: 'createPod', member: missing, state: 'new', initialMembers: o.bootstrapMembers, reason: 'Bootstrap' };
+      return { type: 'wait', reason: 'Bootstrapping', detail: `waiting for the initial members (${o.bootstrapMembers.join(', ')}) to form a quorum`, requeueAfterMs: 1000 };
     }
     // No quorum answered. Bringing back a deleted pod of a known member is always safe (same member, same
     // data) and may be what restores the quorum; anything touching membership must wait.

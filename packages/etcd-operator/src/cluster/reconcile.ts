@@ -21,7 +21,7 @@ import { EtcdClusters } from '../resources.ts';
 import { LearnerNotReadyError, UnhealthyClusterError } from '../etcd/errors.ts';
 import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
 import { clientService, memberPVC, memberPod, peerService, podDisruptionBudget } from './resources.ts';
-import { FIELD_MANAGER, LABELS, clusterLabels, pdbName, peerURL, pvcName, clientServiceName, peerServiceName } from './names.ts';
+import { FIELD_MANAGER, LABELS, clusterLabels, memberIndex, pdbName, peerURL, pvcName, clientServiceName, peerServiceName } from './names.ts';
 import { observeEtcd, observePod, type EtcdClients, type PodObject } from './observe.ts';
 import { nextIndex, plan, type Action, type Observed } from './plan.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
@@ -101,6 +101,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       membership: etcdView.membership,
       lastKnownMembers: previous?.members?.map((m) => m.name) ?? [],
       bootstrapped: !!previous?.clusterID,
+      bootstrapMembers: previous?.bootstrapMembers ?? [],
       nextMemberIndex: previous?.nextMemberIndex ?? 0,
       now: now.getTime(),
       crashLoopGraceMs: deps.crashLoopGraceMs,
@@ -109,7 +110,12 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     // Indexes already used, as observed; a member added below shows up in etcd's list from then on.
     const next = nextIndex(observed);
     // Status first: it says what is about to happen, so a crash right after the step still left a record.
-    await writeStatus(buildStatus({ ...base(), pods: observedPods, etcd: etcdView, action, nextMemberIndex: next, paused: spec.paused }));
+    const status = buildStatus({ ...base(), pods: observedPods, etcd: etcdView, action, nextMemberIndex: next, paused: spec.paused });
+    if (action.type === 'bootstrap') {
+      status.bootstrapMembers = action.members;
+      status.nextMemberIndex = Math.max(next, ...action.members.map((m) => (memberIndex(name, m) ?? 0) + 1));
+    }
+    await writeStatus(status);
     if (spec.paused) return { requeueAfter: STEADY_RESYNC_MS };
     if (action.type !== 'steady' && action.type !== 'wait') log.info({ step: action.type, member: 'member' in action ? action.member : undefined }, actionMessage(action));
     return execute(action);
@@ -167,8 +173,8 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       const leader = etcdView.leaderEndpoint ?? etcdView.endpoint;
       switch (a.type) {
         case 'bootstrap':
-          await createPod(a.member, 'new', [a.member]);
-          event('Normal', 'MemberBootstrapped', `started ${a.member}, the first member of the cluster`);
+          for (const m of a.members) await createPod(m, 'new', a.members);
+          event('Normal', 'ClusterBootstrapped', `started the initial members ${a.members.join(', ')}`);
           return { requeueAfter: 2000 };
         case 'createPod':
           await createPod(a.member, a.state, a.initialMembers);

@@ -34,10 +34,11 @@ export interface StatusShape {
   targetVersion?: string;
   clientEndpoint?: string;
   nextMemberIndex?: number;
+  bootstrapMembers?: string[];
 }
 
 const PROGRESS_REASON: Record<Action['type'], string> = {
-  bootstrap: 'BootstrappingFirstMember',
+  bootstrap: 'Bootstrapping',
   createPod: 'CreatingMemberPod',
   deletePod: 'DeletingPod',
   deletePVC: 'DeletingClaim',
@@ -51,7 +52,7 @@ const PROGRESS_REASON: Record<Action['type'], string> = {
 
 export function actionMessage(a: Action): string {
   switch (a.type) {
-    case 'bootstrap': return `starting the first member ${a.member}`;
+    case 'bootstrap': return `bootstrapping the initial members ${a.members.join(', ')}`;
     case 'createPod': return `creating the pod of member ${a.member} (${a.reason})`;
     case 'deletePod': return `deleting pod ${a.member} (${a.reason})`;
     case 'deletePVC': return `deleting the claim of former member ${a.member}`;
@@ -143,6 +144,7 @@ export function buildStatus(i: StatusInput): StatusShape {
     targetVersion: i.targetVersion,
     clientEndpoint: `http://${clientServiceName(i.cluster)}.${i.namespace}.svc:2379`,
     nextMemberIndex: i.nextMemberIndex,
+    ...(i.previous?.bootstrapMembers ? { bootstrapMembers: i.previous.bootstrapMembers } : {}),
   };
 }
 

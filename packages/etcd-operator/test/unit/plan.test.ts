@@ -18,6 +18,7 @@ function observed(over: Partial<Observed> = {}): Observed {
     membership: { members, leaderId: '100' },
     lastKnownMembers: ['c-0', 'c-1', 'c-2'],
     bootstrapped: true,
+    bootstrapMembers: ['c-0', 'c-1', 'c-2'],
     nextMemberIndex: 3,
     now: 1_000_000,
     crashLoopGraceMs: 60_000,
@@ -25,10 +26,14 @@ function observed(over: Partial<Observed> = {}): Observed {
   };
 }
 
-test('a new cluster starts with its first member; nothing else happens without a quorum', () => {
-  assert.deepEqual(plan(observed({ pods: [], pvcs: [], membership: undefined, lastKnownMembers: [], bootstrapped: false, nextMemberIndex: 0 })), { type: 'bootstrap', member: 'c-0' });
-  const waiting = plan(observed({ pods: [pod(0, { ready: false })], pvcs: ['c-0'], membership: undefined, lastKnownMembers: [], bootstrapped: false, nextMemberIndex: 1 }));
-  assert.equal(waiting.type, 'wait');
+test('a new cluster bootstraps its initial members statically; a crash part-way resumes the same bootstrap', () => {
+  const fresh = { pods: [], pvcs: [], membership: undefined, lastKnownMembers: [], bootstrapped: false, bootstrapMembers: [], nextMemberIndex: 0 };
+  assert.deepEqual(plan(observed(fresh)), { type: 'bootstrap', members: ['c-0', 'c-1', 'c-2'] });
+  // Recorded, one pod created, then the operator died: the others are created with the same initial cluster.
+  const partial = observed({ ...fresh, bootstrapMembers: ['c-0', 'c-1', 'c-2'], pods: [pod(0, { ready: false })], pvcs: ['c-0'] });
+  assert.deepEqual(plan(partial), { type: 'createPod', member: 'c-1', state: 'new', initialMembers: ['c-0', 'c-1', 'c-2'], reason: 'Bootstrap' });
+  const allCreated = observed({ ...fresh, bootstrapMembers: ['c-0', 'c-1', 'c-2'], pods: [0, 1, 2].map((i) => pod(i, { ready: false })), pvcs: ['c-0', 'c-1', 'c-2'] });
+  assert.equal(plan(allCreated).type, 'wait');
 });
 
 test('a healthy cluster at its size is steady', () => {
