@@ -15,7 +15,7 @@ import type { KubeObject } from '../object.ts';
 import { ProbeServer, type Check } from './health.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.ts';
 import { createLogger } from './log.ts';
-import { RuntimeMetrics } from './metrics.ts';
+import { RuntimeMetrics, resourceOf } from './metrics.ts';
 
 export interface Runnable {
   name: string;
@@ -67,7 +67,7 @@ export class Manager implements ControllerHost {
     this.log = options.logger ?? createLogger();
     this.metrics = new RuntimeMetrics();
     this.probes = new ProbeServer(this.metrics.registry);
-    client.observe((method, _path, code) => this.metrics.apiRequests.inc({ method, code: String(code) }));
+    client.observe((method, path, code) => this.metrics.apiRequests.inc({ method, code: String(code), resource: resourceOf(path) }));
     this.elector = options.leaderElection ? new LeaderElector(client, options.leaderElection, this.log) : undefined;
     this.probes.addHealthCheck('ping', () => undefined);
     this.probes.addReadyCheck('informers-synced', () => {

@@ -12,7 +12,7 @@ export class RuntimeMetrics {
   readonly reconcileTime: Histogram<'controller'>;
   readonly activeWorkers: Gauge<'controller'>;
   readonly leader: Gauge<'name'>;
-  readonly apiRequests: Counter<'method' | 'code'>;
+  readonly apiRequests: Counter<'method' | 'code' | 'resource'>;
   readonly queue: WorkQueueMetrics;
 
   constructor(options: { processMetrics?: boolean } = {}) {
@@ -23,7 +23,7 @@ export class RuntimeMetrics {
     this.reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Reconciliation duration', labelNames: ['controller'], buckets: DURATION_BUCKETS, registers: [registry] });
     this.activeWorkers = new Gauge({ name: 'controller_runtime_active_workers', help: 'Workers reconciling now', labelNames: ['controller'], registers: [registry] });
     this.leader = new Gauge({ name: 'leader_election_master_status', help: '1 while this process leads', labelNames: ['name'], registers: [registry] });
-    this.apiRequests = new Counter({ name: 'rest_client_requests_total', help: 'API server requests by method and status code', labelNames: ['method', 'code'], registers: [registry] });
+    this.apiRequests = new Counter({ name: 'rest_client_requests_total', help: 'API server requests by method, status code and resource', labelNames: ['method', 'code', 'resource'], registers: [registry] });
 
     const depth = new Gauge({ name: 'workqueue_depth', help: 'Items waiting in the queue', labelNames: ['name'], registers: [registry] });
     const adds = new Counter({ name: 'workqueue_adds_total', help: 'Items added', labelNames: ['name'], registers: [registry] });
@@ -40,4 +40,13 @@ export class RuntimeMetrics {
       unfinishedWork: (name, seconds) => unfinished.set({ name }, seconds),
     };
   }
+}
+
+/** The resource (plural, with its subresource) a request path addresses: `pods`, `leases`, `etcdclusters/status`. */
+export function resourceOf(path: string): string {
+  const parts = path.split('?')[0]!.split('/').filter(Boolean);
+  // /api/v1/... or /apis/<group>/<version>/...
+  let rest = parts[0] === 'api' ? parts.slice(2) : parts[0] === 'apis' ? parts.slice(3) : parts;
+  if (rest[0] === 'namespaces' && rest.length > 2) rest = rest.slice(2);
+  return [rest[0], rest[2]].filter(Boolean).join('/') || 'other';
 }

@@ -52,3 +52,12 @@ test('reconnect backoff doubles with jitter up to its cap and resets after a hea
   now += 120_001;
   assert.equal(backoff.next(), 1200);
 });
+
+test('request paths map to the resource they address (the metrics label)', async () => {
+  const { resourceOf } = await import('../../src/manager/metrics.ts');
+  assert.equal(resourceOf('/api/v1/namespaces/default/pods/x'), 'pods');
+  assert.equal(resourceOf('/api/v1/pods'), 'pods');
+  assert.equal(resourceOf('/apis/coordination.k8s.io/v1/namespaces/q/leases/op'), 'leases');
+  assert.equal(resourceOf('/apis/etcd.quorum.dev/v1alpha1/namespaces/d/etcdclusters/b/status?fieldManager=x'), 'etcdclusters/status');
+  assert.equal(resourceOf('/api/v1/namespaces/kube-system'), 'namespaces');
+});
