@@ -26,7 +26,7 @@ try {
 const client = await Client.connect({ kubeconfig: kube.kubeconfig });
 const image = await step('operator image (Node 24, assembled locally)', () => buildOperatorImage());
 await step(`loading ${image.name} into every node`, () => kube.loadImage(image.archive));
-await step('installing the operator from its manifests', () => install(client, { log: (m) => progress(`  ${m}`) }));
+await step('installing the operator from its manifests', () => install(client, { image: image.name, log: (m) => progress(`  ${m}`) }));
 
 const example = parse(await readFile(join(root, 'examples', 'basic.yaml'), 'utf8')) as EtcdCluster;
 const ns = example.metadata.namespace ?? 'default';

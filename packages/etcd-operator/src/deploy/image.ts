@@ -4,14 +4,18 @@
 // layout for users with a registry.
 import { readFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { baseImageEntries, entriesFromDirectory, imageFromEntries, sharedLibraries, type ImageArchive, type TarEntry } from '@quorum/localkube';
+import { baseImageEntries, contentDigest, entriesFromDirectory, imageFromEntries, sharedLibraries, type ImageArchive, type TarEntry } from '@quorum/localkube';
 import { run } from '../../../localkube/src/exec.ts';
 import { repoRoot } from '../../../localkube/src/paths.ts';
 import { OPERATOR_IMAGE } from './manifests.ts';
 
 const WORKSPACES = ['packages/runtime', 'packages/etcd-operator'];
 
-export async function buildOperatorImage(name = OPERATOR_IMAGE): Promise<ImageArchive> {
+/**
+ * Builds the image; unless a name is given it is tagged `<version>-dev.<content digest>`, so that loading a
+ * changed build into a running cluster and installing it rolls the operator out (a reused tag would not).
+ */
+export async function buildOperatorImage(name?: string): Promise<ImageArchive> {
   const node = process.execPath;
   const listed = await run('npm', ['ls', '--omit=dev', '--all', '--parseable', '-w', '@quorum/etcd-operator'], { cwd: repoRoot, allowFailure: true });
   const paths = [...new Set(listed.stdout.split('\n').map((p) => p.trim()).filter((p) => p.startsWith(join(repoRoot, 'node_modules') + '/')))];
@@ -35,13 +39,15 @@ export async function buildOperatorImage(name = OPERATOR_IMAGE): Promise<ImageAr
     // Nested node_modules are listed by npm on their own lines (and may hold dev-only packages).
     entries.push(...files.filter((e) => !e.path.slice(`app/${rel}`.length).includes('/node_modules/')));
   }
-  return imageFromEntries(name, dedupe(entries), {
+  const config = {
     Entrypoint: ['/usr/local/bin/node', '/app/packages/etcd-operator/src/operator/main.ts'],
     WorkingDir: '/app',
     User: '65532:65532',
     Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production'],
     Labels: { 'org.opencontainers.image.title': 'quorum etcd operator' },
-  });
+  };
+  const unique = dedupe(entries);
+  return imageFromEntries(name ?? `${OPERATOR_IMAGE}-dev.${contentDigest(unique, config).slice(0, 12)}`, unique, config);
 }
 
 function dedupe(entries: TarEntry[]): TarEntry[] {

@@ -13,11 +13,15 @@ import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 
 export { eventually };
 
+/** The image the suite's operator runs (a content-tagged local build). */
+export let operatorImage = '';
+
 export async function setUpOperator(options: { crashLoopGraceSeconds?: number } = {}): Promise<TestEnv> {
   const env = await TestEnv.start();
   const image = await buildOperatorImage();
   await env.kube.loadImage(image.archive);
-  await install(env.client, { crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15 });
+  await install(env.client, { image: image.name, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15 });
+  operatorImage = image.name;
   return env;
 }
 
@@ -52,10 +56,13 @@ export async function clientServiceEndpoint(client: Client, namespace: string, n
   return `http://${svc.spec.clusterIP}:2379`;
 }
 
-/** etcdctl (the pinned one) against an endpoint reachable from the host. */
+/**
+ * etcdctl (the pinned one) against an endpoint reachable from the host, retried for a while: right after
+ * members become ready, kube-proxy may not yet route the client Service to them.
+ */
 export async function etcdctl(endpoint: string, ...args: string[]): Promise<string> {
   const bin = join(binCache, `etcd-${versions.CONTROL_PLANE_ETCD}`, 'etcdctl');
-  return (await run(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', '--command-timeout=5s', ...args])).stdout;
+  return eventually(`etcdctl ${args.join(' ')}`, async () => (await run(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', '--command-timeout=5s', ...args])).stdout, { timeoutMs: 30_000, intervalMs: 1000 });
 }
 
 export async function deleteNamespace(client: Client, ns: string): Promise<void> {

@@ -7,7 +7,7 @@ import { PersistentVolumeClaims, Pods, Services, type Client } from '@quorum/run
 import type { TestEnv } from '@quorum/runtime/testing';
 import { install, uninstall } from '../../src/deploy/install.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, eventually, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, eventually, operatorImage, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -76,7 +76,7 @@ test('uninstalling the operator leaves clusters running; reinstalling picks them
   const still = await env.client.list(Pods, { namespace: ns, labelSelector: 'app.kubernetes.io/instance=survivor' });
   assert.deepEqual(still.items.map((p) => p.metadata.uid), before, 'the same member pod keeps running');
   assert.ok(await env.client.find(EtcdClusters, { namespace: ns, name: 'survivor' }), 'the EtcdCluster stays');
-  await install(env.client, { crashLoopGraceSeconds: 15 });
+  await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15 });
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'survivor' }, { spec: { replicas: 3 } });
   await waitAvailable(env.client, ns, 'survivor', 3);
 });

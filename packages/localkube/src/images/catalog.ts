@@ -123,10 +123,15 @@ export async function imageFromDirectory(dir: string, name: string, config: Imag
 
 /** Builds (or finds in the cache) an image from layer entries; the cache key is a hash of the entries. */
 export async function imageFromEntries(name: string, entries: TarEntry[], config: ImageConfig): Promise<ImageArchive> {
+  return cachedImage({ name, entries, config }, contentDigest(entries, config));
+}
+
+/** A digest of an image's contents and config: the same inputs give the same digest. */
+export function contentDigest(entries: readonly TarEntry[], config: ImageConfig): string {
   const hash = createHash('sha256').update(JSON.stringify(config));
   for (const e of entries) {
     hash.update(`${e.type}\0${e.path}\0${e.type === 'symlink' ? e.target : e.mode}\0`);
     if (e.type === 'file') hash.update(e.data);
   }
-  return cachedImage({ name, entries, config }, hash.digest('hex'));
+  return hash.digest('hex');
 }

@@ -11,6 +11,9 @@ import { NotFoundError } from '../../src/client/errors.ts';
 import { ConfigMaps, MutatingWebhookConfigurations, Namespaces, ValidatingWebhookConfigurations } from '../../src/client/resources.ts';
 import type { KubeObject } from '../../src/object.ts';
 import { generateCertificates, patchCaBundle, WebhookServer, writeCertificates } from '../../src/webhook/index.ts';
+import { eventually as poll } from '../../src/testing/index.ts';
+
+const eventually = <T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> => poll(what, probe, { timeoutMs, intervalMs: 250 });
 
 type ConfigMap = KubeObject & { data?: Record<string, string> };
 type WebhookConfiguration = KubeObject & { webhooks?: { clientConfig: { caBundle?: string } }[] };
@@ -18,21 +21,6 @@ type WebhookConfiguration = KubeObject & { webhooks?: { clientConfig: { caBundle
 /** The API server reaches the host here (see localkube's topology). */
 const HOST = topology.CONTROL_PLANE_IP;
 const DENIED = "data key 'bad' is not allowed";
-
-async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, timeoutMs = 60_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-}
 
 let kube: LocalKube;
 let client: Client;
