@@ -3,7 +3,8 @@
 // clusters running. The operator runs with only its generated RBAC throughout (it is deployed in-cluster).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { PersistentVolumeClaims, Pods, Services, type Client } from '@quorum/runtime';
+import { CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, Services, ValidatingWebhookConfigurations, type Client, type OpenObject } from "@quorum/runtime";
+import { etcdClusterCRD } from '../../src/api/crd.ts';
 import type { TestEnv } from '@quorum/runtime/testing';
 import { install, uninstall } from '../../src/deploy/install.ts';
 import { EtcdClusters } from '../../src/resources.ts';
@@ -79,4 +80,35 @@ test('uninstalling the operator leaves clusters running; reinstalling picks them
   await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15 });
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'survivor' }, { spec: { replicas: 3 } });
   await waitAvailable(env.client, ns, 'survivor', 3);
+});
+
+test('given an invalid object anyway (webhooks off, validation lost), the operator reports it and changes nothing', async () => {
+  // An object that got in while validation was off: the webhooks removed, the CRD schema made permissive.
+  for (const [type, name] of [[ValidatingWebhookConfigurations, 'quorum-etcd-validating'], [MutatingWebhookConfigurations, 'quorum-etcd-defaulting']] as const) {
+    await env.client.delete(type, name).catch(() => undefined);
+  }
+  const crd = etcdClusterCRD() as unknown as OpenObject & { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
+  const permissive = structuredClone(crd);
+  permissive.spec.versions[0]!.schema.openAPIV3Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+  await env.client.apply(CustomResourceDefinitions, permissive, { fieldManager: 'e2e-test', force: true });
+  try {
+    await eventually('the invalid object accepted', async () => {
+      await applyCluster(env.client, ns, 'invalid', { replicas: 0, version: 'latest' });
+      return true;
+    }, { timeoutMs: 30_000 });
+    const status = await eventually('InvalidSpec reported', async () => {
+      const c = await env.client.get(EtcdClusters, { namespace: ns, name: 'invalid' });
+      const degraded = c.status?.conditions?.find((x) => x.type === 'Degraded');
+      return degraded?.status === 'True' && degraded.reason === 'InvalidSpec' ? c.status : undefined;
+    }, { timeoutMs: 60_000 });
+    assert.equal(status?.phase, 'Failed');
+    assert.match(status?.conditions?.find((x) => x.type === 'Degraded')?.message ?? '', /spec\.replicas/);
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.equal(await owned(env.client, Pods, 'invalid'), 0, 'no pod was created');
+    assert.equal(await owned(env.client, PersistentVolumeClaims, 'invalid'), 0, 'no claim was created');
+    await env.client.delete(EtcdClusters, { namespace: ns, name: 'invalid' });
+  } finally {
+    await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'e2e-test', force: true });
+    await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15 });
+  }
 });
