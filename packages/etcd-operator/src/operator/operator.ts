@@ -9,6 +9,7 @@ import {
   Services,
   WebhookServer,
   annotationsChanged,
+  sleep,
   generationChanged,
   labelsChanged,
   or,
@@ -22,7 +23,7 @@ import { LABELS } from '../cluster/names.ts';
 import { EtcdClusters } from '../resources.ts';
 import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster.ts';
 import type { OperatorConfig } from './config.ts';
-import { ensureWebhookCertificates } from './webhook-certs.ts';
+import { ensureWebhookCertificates, publishCaBundle } from './webhook-certs.ts';
 
 export const MANAGED = `${LABELS.managedBy}=quorum`;
 
@@ -83,14 +84,18 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
       name: 'webhooks',
       needLeaderElection: false,
       start: async (signal) => {
-        await ensureWebhookCertificates(manager.client, config.namespace, config.webhookServiceName, config.certDir);
+        const ca = await ensureWebhookCertificates(manager.client, config.namespace, config.webhookServiceName, config.certDir);
         const server = new WebhookServer({ port: config.webhookPort, certFile, keyFile, logger: (msg, fields) => manager.log.info(fields ?? {}, msg) });
         server.registerMutating('/default-etcdcluster', defaultEtcdCluster);
         server.registerValidating('/validate-etcdcluster', validateEtcdCluster);
         await server.start(signal);
         serving = true;
         manager.log.info({ port: server.port }, 'webhook server listening');
-        await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+        // Re-installed or edited configurations lose the CA: keep it published (no write when it is there).
+        while (!signal.aborted) {
+          await sleep(30_000, signal);
+          if (!signal.aborted) await publishCaBundle(manager.client, ca).catch((err: unknown) => manager.log.warn({ err }, 'could not publish the webhook CA'));
+        }
         await server.stop();
       },
     });

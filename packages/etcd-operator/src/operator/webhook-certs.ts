@@ -9,7 +9,8 @@ export const MUTATING_WEBHOOK = 'quorum-etcd-defaulting';
 
 type SecretObject = { metadata: { name: string; namespace: string }; type?: string; data?: Record<string, string> };
 
-export async function ensureWebhookCertificates(client: Client, namespace: string, service: string, certDir: string): Promise<void> {
+/** Returns the CA, which `keepCaBundle` keeps published. */
+export async function ensureWebhookCertificates(client: Client, namespace: string, service: string, certDir: string): Promise<string> {
   let certs = await readSecret(client, namespace);
   if (!certs) {
     const generated = await generateCertificates({ dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`], commonName: `${service}.${namespace}.svc`, validityDays: 3650 });
@@ -30,7 +31,13 @@ export async function ensureWebhookCertificates(client: Client, namespace: strin
   }
   if (!certs) throw new Error(`webhook certificates: Secret ${namespace}/${CERT_SECRET} unreadable`);
   await writeCertificates(certDir, certs);
-  await patchCaBundle(client, { validating: [VALIDATING_WEBHOOK], mutating: [MUTATING_WEBHOOK] }, certs.caCert);
+  await publishCaBundle(client, certs.caCert);
+  return certs.caCert;
+}
+
+/** Sets the CA on both webhook configurations; reads only when it is already there. */
+export function publishCaBundle(client: Client, caCert: string): Promise<void> {
+  return patchCaBundle(client, { validating: [VALIDATING_WEBHOOK], mutating: [MUTATING_WEBHOOK] }, caCert);
 }
 
 async function readSecret(client: Client, namespace: string): Promise<GeneratedCertificates | undefined> {
