@@ -77,11 +77,14 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       const { applied } = await applyIfChanged(deps.client, type, desired, cached, { fieldManager: FIELD_MANAGER, force: true, signal });
       if (applied) await wrote(`apply ${desired.kind} ${desired.metadata.name}`);
     };
-    await apply(Services, peerService(cluster), deps.services.store.get(`${namespace}/${peerServiceName(name)}`));
-    await apply(Services, clientService(cluster), deps.services.store.get(`${namespace}/${clientServiceName(name)}`));
-    const pdb = deps.pdbs.store.get(`${namespace}/${pdbName(name)}`);
-    if (spec.replicas >= 3) await apply(PodDisruptionBudgets, podDisruptionBudget(cluster), pdb);
-    else if (pdb) await deps.client.delete(PodDisruptionBudgets, { namespace, name: pdbName(name) }).catch(ignoreNotFound);
+    // Paused means no change at all, to these objects too.
+    if (!spec.paused) {
+      await apply(Services, peerService(cluster), deps.services.store.get(`${namespace}/${peerServiceName(name)}`));
+      await apply(Services, clientService(cluster), deps.services.store.get(`${namespace}/${clientServiceName(name)}`));
+      const pdb = deps.pdbs.store.get(`${namespace}/${pdbName(name)}`);
+      if (spec.replicas >= 3) await apply(PodDisruptionBudgets, podDisruptionBudget(cluster), pdb);
+      else if (pdb) await deps.client.delete(PodDisruptionBudgets, { namespace, name: pdbName(name) }).catch(ignoreNotFound);
+    }
 
     const observedPods = pods.map((p) => {
       const o = observePod(p, now.getTime(), crashSince.get(p.metadata.uid ?? ''));

@@ -68,6 +68,22 @@ test('deleting an EtcdCluster removes pods and Services; PVCs stay with Retain a
   assert.equal(await owned(env.client, PersistentVolumeClaims, 'keep'), 1, 'Retain: the PVC and its data stay');
 });
 
+test('paused: true stops every change and says so; unpausing resumes', async () => {
+  await applyCluster(env.client, ns, 'sleepy', { replicas: 1 });
+  await waitAvailable(env.client, ns, 'sleepy', 1);
+  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'sleepy' }, { spec: { paused: true, replicas: 3 } });
+  const paused = await eventually('Paused reported', async () => {
+    const c = await env.client.get(EtcdClusters, { namespace: ns, name: 'sleepy' });
+    return c.status?.phase === 'Paused' && c.status.observedGeneration === c.metadata.generation ? c : undefined;
+  }, { timeoutMs: 60_000 });
+  assert.equal(paused.status?.conditions?.find((c) => c.type === 'Progressing')?.reason, 'Paused');
+  await new Promise((r) => setTimeout(r, 5000));
+  assert.equal(await owned(env.client, Pods, 'sleepy'), 1, 'no member added while paused');
+  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'sleepy' }, { spec: { paused: false } });
+  await waitAvailable(env.client, ns, 'sleepy', 3);
+  await env.client.delete(EtcdClusters, { namespace: ns, name: 'sleepy' });
+});
+
 test('uninstalling the operator leaves clusters running; reinstalling picks them up again', async () => {
   await applyCluster(env.client, ns, 'survivor', { replicas: 1 });
   await waitAvailable(env.client, ns, 'survivor', 1);
