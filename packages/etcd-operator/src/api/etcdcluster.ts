@@ -6,6 +6,7 @@
 // deliberately absent from the schema until implemented, so the API server rejects them instead of
 // accepting settings that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import type { ObjectMeta } from '@quorum/runtime';
 
 export const GROUP = 'etcd.quorum.dev';
 export const VERSION = 'v1alpha1';
@@ -391,23 +392,8 @@ export const EtcdClusterStatusSchema = Type.Object(
 
 // ---- the object ----
 
-/** ObjectMeta as the API server returns it: structurally the same as `ObjectMeta` in @quorum/runtime. */
-export interface EtcdClusterMetadata {
-  name?: string;
-  generateName?: string;
-  namespace?: string;
-  uid?: string;
-  resourceVersion?: string;
-  generation?: number;
-  creationTimestamp?: string;
-  deletionTimestamp?: string;
-  deletionGracePeriodSeconds?: number;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: { apiVersion: string; kind: string; name: string; uid: string; controller?: boolean; blockOwnerDeletion?: boolean }[];
-  finalizers?: string[];
-  managedFields?: unknown[];
-}
+/** Standard object metadata, as the runtime types it. */
+export type EtcdClusterMetadata = ObjectMeta;
 
 export const EtcdClusterSchema = Type.Object(
   {
