@@ -92,14 +92,20 @@ export async function install(client: Client, options: InstallOptions = {}): Pro
       const v = (await client.get(Validating, "quorum-etcd-validating")) as unknown as { webhooks: { clientConfig: { caBundle?: string } }[] };
       return !!v.webhooks[0]?.clientConfig.caBundle;
     }, { timeoutMs: 60_000 });
-    // The API server reaches the webhooks through a Service that kube-proxy must have programmed: a
-    // server-side dry-run create goes through both webhooks, so its success is the real readiness test.
-    await eventually('the webhooks to answer the API server', async () => {
-      await client.create(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'install-probe', namespace: ns }, spec: { replicas: 1 } }, { dryRun: true });
-      return true;
-    }, { timeoutMs: 60_000, intervalMs: 500 });
+    await waitForWebhooks(client, ns);
     log('webhooks answering');
   }
+}
+
+/**
+ * Waits until the API server can call the webhooks. It reaches them through a Service that kube-proxy must
+ * have programmed: a server-side dry-run create goes through both webhooks, so its success is the real test.
+ */
+export async function waitForWebhooks(client: Client, namespace = 'quorum-system'): Promise<void> {
+  await eventually('the webhooks to answer the API server', async () => {
+    await client.create(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'install-probe', namespace }, spec: { replicas: 1 } }, { dryRun: true });
+    return true;
+  }, { timeoutMs: 60_000, intervalMs: 500 });
 }
 
 /** Removes the operator (Deployment, RBAC, webhooks). The CRD and every EtcdCluster, pod and PVC stay. */

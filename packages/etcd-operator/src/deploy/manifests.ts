@@ -89,6 +89,8 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
     metadata: { name: NAME, namespace: ns, labels },
     spec: {
       replicas: options.replicas ?? 2,
+      // A new replica is ready (webhook serving) before an old one goes: webhooks are failurePolicy Fail.
+      strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       selector: { matchLabels: selector },
       template: {
         metadata: { labels: { ...labels, ...selector } },

@@ -15,6 +15,8 @@ export interface OperatorConfig {
   certDir: string;
   crashLoopGraceMs: number;
   maxConcurrentReconciles: number;
+  /** How long the webhook server keeps serving after shutdown starts. */
+  webhookDrainMs: number;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorConfig {
@@ -37,5 +39,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     certDir: env['CERT_DIR'] ?? '/tmp/quorum-webhook-certs',
     crashLoopGraceMs: num('CRASHLOOP_GRACE_SECONDS', 60) * 1000,
     maxConcurrentReconciles: num('MAX_CONCURRENT_RECONCILES', 4),
+    webhookDrainMs: num('WEBHOOK_DRAIN_SECONDS', 5) * 1000,
   };
 }

@@ -96,6 +96,8 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
           await sleep(30_000, signal);
           if (!signal.aborted) await publishCaBundle(manager.client, ca).catch((err: unknown) => manager.log.warn({ err }, 'could not publish the webhook CA'));
         }
+        // Keep answering while the endpoint removal reaches every kube-proxy, then stop.
+        await sleep(config.webhookDrainMs);
         await server.stop();
       },
     });

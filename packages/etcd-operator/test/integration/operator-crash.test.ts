@@ -11,6 +11,7 @@ import { createOperator } from '../../src/operator/operator.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import { NAME as OPERATOR } from '../../src/deploy/manifests.ts';
+import { waitForWebhooks } from '../../src/deploy/install.ts';
 import { applyCluster, clientServiceEndpoint, etcdctl, setUpOperator, waitAvailable } from './support.ts';
 
 const quiet = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -27,6 +28,7 @@ before(async () => {
   // The deployed operator steps aside (it watches another namespace); the webhooks it serves stay on.
   await env.kube.kubectl(['-n', 'quorum-system', 'set', 'env', `deploy/${OPERATOR}`, 'WATCH_NAMESPACE=quorum-elsewhere']);
   await env.kube.kubectl(['-n', 'quorum-system', 'rollout', 'status', `deploy/${OPERATOR}`, '--timeout=120s']);
+  await waitForWebhooks(env.client);
   operatorClient = await env.clientFor('quorum-system', OPERATOR);
 });
 after(async () => {
