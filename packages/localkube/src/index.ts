@@ -6,3 +6,4 @@ export type { TarEntry } from './images/tar.ts';
 export { cachedImage, contentDigest, imageFromDirectory, imageFromEntries, sharedLibraries, base as baseImageEntries, etcdImage, corednsImage, pauseImage, type ImageArchive } from './images/catalog.ts';
 export * as versions from './versions.ts';
 export * as topology from './cluster/topology.ts';
+export { eventually, type EventuallyOptions } from './wait.ts';

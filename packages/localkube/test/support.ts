@@ -1,21 +1,11 @@
 // Shared by localkube's integration tests: the suite's cluster (started once by scripts/test.ts and named
 // by LOCALKUBE_STATE_DIR), a fresh namespace per test file, and polling helpers.
 import { after, before } from 'node:test';
-import { LocalKube, type KubeObject } from '../src/index.ts';
+import { LocalKube, eventually as poll, type EventuallyOptions, type KubeObject } from '../src/index.ts';
 
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, options: { timeoutMs?: number; intervalMs?: number } = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 60_000);
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, options.intervalMs ?? 250));
-  }
+/** The shared poll, with this suite's defaults (60 s, every 250 ms). */
+export function eventually<T>(what: string, probe: () => Promise<T | undefined | false>, options: EventuallyOptions = {}): Promise<T> {
+  return poll(what, probe, { timeoutMs: 60_000, intervalMs: 250, ...options });
 }
 
 export interface Suite {

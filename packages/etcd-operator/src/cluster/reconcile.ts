@@ -21,7 +21,7 @@ import { EtcdClusters } from '../resources.ts';
 import { LearnerNotReadyError, UnhealthyClusterError } from '../etcd/errors.ts';
 import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
 import { clientService, memberPVC, memberPod, peerService, podDisruptionBudget } from './resources.ts';
-import { FIELD_MANAGER, LABELS, clusterLabels, memberIndex, pdbName, peerURL, pvcName, clientServiceName, peerServiceName } from './names.ts';
+import { FIELD_MANAGER, LABELS, memberIndex, pdbName, peerURL, pvcName, clientServiceName, peerServiceName } from './names.ts';
 import { observeEtcd, observePod, type EtcdClients, type PodObject } from './observe.ts';
 import { nextIndex, plan, type Action, type Observed } from './plan.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
@@ -254,4 +254,3 @@ function normalize(s: StatusShape | undefined): unknown {
   return sorted({ ...s, conditions: [...(s.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type)) });
 }
 
-export { clusterLabels };

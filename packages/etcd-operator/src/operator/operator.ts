@@ -18,7 +18,7 @@ import {
   type ManagerOptions,
 } from '@quorum/runtime';
 import { etcdClusterReconciler, type ReconcilerDeps } from '../cluster/reconcile.ts';
-import { EtcdClients, type PodObject } from '../cluster/observe.ts';
+import { EtcdClients } from '../cluster/observe.ts';
 import { LABELS } from '../cluster/names.ts';
 import { EtcdClusters } from '../resources.ts';
 import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster.ts';
@@ -105,4 +105,3 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
   return manager;
 }
 
-export type { PodObject };

@@ -24,6 +24,7 @@ import {
   type ComponentContext,
 } from './components.ts';
 import { unmountUnder } from './mounts.ts';
+import { eventually } from '../wait.ts';
 import { cutNodeNetwork, restoreNodeNetwork, setupNetwork, teardownNetwork } from './network.ts';
 import { createPki } from './pki.ts';
 import { Processes } from './processes.ts';
@@ -33,19 +34,9 @@ import { CGROUP_PARENT, CLUSTER_DOMAIN, DNS_SERVICE_IP, KUBERNETES_SERVICE_IP, P
 
 export type Log = (message: string) => void;
 
-async function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+/** localkube's waits: the shared poll, at 200 ms. */
+function until<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined | false>): Promise<T> {
+  return eventually(what, probe, { timeoutMs, intervalMs: 200 });
 }
 
 interface Condition {

@@ -1,29 +1,10 @@
 // Test support on localkube: a real cluster per suite (or the one `npm test` started, named by
-// LOCALKUBE_STATE_DIR), a fresh namespace per test, and `eventually` for conditions that take time.
+// LOCALKUBE_STATE_DIR), a fresh namespace per test, and `eventually` (localkube's) for conditions that take time.
 import { LocalKube } from '@quorum/localkube';
 import { Client } from '../client/client.ts';
 import { Namespaces } from '../client/resources.ts';
 
-export interface EventuallyOptions {
-  timeoutMs?: number;
-  intervalMs?: number;
-}
-
-/** Polls `probe` until it returns something other than undefined/false; rethrows its last error on timeout. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, options: EventuallyOptions = {}): Promise<T> {
-  const deadline = Date.now() + (options.timeoutMs ?? 30_000);
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${options.timeoutMs ?? 30_000} ms waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`, { cause: last });
-    await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
-  }
-}
+export { eventually, type EventuallyOptions } from '@quorum/localkube';
 
 export class TestEnv {
   readonly kube: LocalKube;
