@@ -3,6 +3,7 @@
 FROM node:24-bookworm-slim AS deps
 WORKDIR /app
 COPY package.json package-lock.json ./
+COPY packages/images/package.json packages/images/
 COPY packages/localkube/package.json packages/localkube/
 COPY packages/runtime/package.json packages/runtime/
 COPY packages/etcd-operator/package.json packages/etcd-operator/

@@ -3,11 +3,12 @@
 // dependencies only, as `npm ls --omit=dev` lists them. The Dockerfile at the repo root builds the same
 // layout for users with a registry.
 import { readFile } from 'node:fs/promises';
-import { join, relative } from 'node:path';
-import { baseImageEntries, contentDigest, entriesFromDirectory, imageFromEntries, sharedLibraries, type ImageArchive, type TarEntry } from '@quorum/localkube';
-import { run } from '../../../localkube/src/exec.ts';
-import { repoRoot } from '../../../localkube/src/paths.ts';
+import { join, relative, resolve } from 'node:path';
+import { baseImageEntries, contentDigest, entriesFromDirectory, imageFromEntries, run, sharedLibraries, type ImageArchive, type TarEntry } from '@quorum/images';
 import { OPERATOR_IMAGE } from './manifests.ts';
+
+// The workspace root, from this file's place in it (packages/etcd-operator/src/deploy/).
+const repoRoot = resolve(import.meta.dirname, '../../../..');
 
 const WORKSPACES = ['packages/runtime', 'packages/etcd-operator'];
 

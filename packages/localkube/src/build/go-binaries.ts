@@ -3,10 +3,14 @@
 import { createHash } from 'node:crypto';
 import { access, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostCommand } from '@quorum/images';
 import { run } from '../exec.ts';
 import { binCache, toolsDir } from '../paths.ts';
 import { progress } from '../progress.ts';
 import { COREDNS_VERSION, ETCD_VERSIONS, KUBERNETES_VERSION } from '../versions.ts';
+
+// Not a Debian package here: bookworm's golang is 1.19, so the machine brings its own Go.
+const GO = hostCommand('go', null, 'building Kubernetes, etcd and CoreDNS from the Go module proxy (Go ≥ 1.24)');
 
 export interface GoProject {
   /** Cache key, e.g. `kubernetes-v1.34.4`. */
@@ -96,7 +100,7 @@ export async function buildGoProject(project: GoProject): Promise<string> {
   const t0 = Date.now();
   try {
     await run(
-      'go',
+      GO,
       ['build', '-v', '-trimpath', ...(project.ldflags ? ['-ldflags', project.ldflags] : []), '-o', `${partial}/`, ...project.packages],
       {
         cwd: join(toolsDir, project.module),

@@ -1,61 +1,47 @@
-// Host prerequisites that come from Debian packages. `up` installs what is missing (as root, with apt-get)
-// or stops with a message naming exactly what is missing.
+// Host prerequisites: exactly what localkube's code declares with hostFile / hostCommand (@quorum/images),
+// each declaration next to the code that reads the file or runs the command. `up` installs the Debian
+// packages of the missing ones (as root, with apt-get --no-install-recommends) and stops with a message
+// naming whatever is still missing. There is no list here to forget an entry in: api.ts imports every
+// module of localkube before this runs, so every declaration is registered (host-prerequisites.test.ts checks).
 import { access, constants } from 'node:fs/promises';
-import { commandExists, run } from '../exec.ts';
+import { commandExists, hostCommand, hostPrerequisites, run, type HostPrerequisite } from '@quorum/images';
 import { progress } from '../progress.ts';
 
-interface Prerequisite {
-  /** A file that must exist (absolute path) or a command that must be on PATH. */
-  check: string;
-  debianPackage: string;
-  why: string;
-}
+const APT_GET = hostCommand('apt-get', 'apt', 'installing the missing Debian packages');
 
-const PREREQUISITES: readonly Prerequisite[] = [
-  { check: 'containerd', debianPackage: 'containerd', why: 'container runtime of every node' },
-  { check: 'containerd-shim-runc-v2', debianPackage: 'containerd', why: 'containerd runc shim' },
-  { check: 'ctr', debianPackage: 'containerd', why: 'image import into each node' },
-  { check: 'runc', debianPackage: 'runc', why: 'OCI runtime' },
-  { check: '/usr/lib/cni/bridge', debianPackage: 'containernetworking-plugins', why: 'pod network (bridge)' },
-  { check: '/usr/lib/cni/host-local', debianPackage: 'containernetworking-plugins', why: 'pod IP allocation' },
-  { check: '/usr/lib/cni/loopback', debianPackage: 'containernetworking-plugins', why: 'pod loopback' },
-  { check: 'iptables', debianPackage: 'iptables', why: 'kube-proxy and fault injection' },
-  { check: 'conntrack', debianPackage: 'conntrack', why: 'kube-proxy stale UDP flow cleanup' },
-  { check: 'ip', debianPackage: 'iproute2', why: 'node addresses and routes' },
-  { check: 'openssl', debianPackage: 'openssl', why: 'cluster certificates' },
-  { check: '/usr/bin/etcd', debianPackage: 'etcd-server', why: 'etcd 3.4 image for upgrade tests' },
-  { check: 'go', debianPackage: '', why: 'building Kubernetes, etcd and CoreDNS from the Go module proxy (Go ≥ 1.24)' },
-];
-
-async function present(p: Prerequisite): Promise<boolean> {
-  if (p.check.startsWith('/')) {
-    try {
-      await access(p.check, constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
+async function present(p: HostPrerequisite): Promise<boolean> {
+  if (p.kind === 'command') return commandExists(p.name);
+  try {
+    await access(p.name, constants.R_OK);
+    return true;
+  } catch {
+    return false;
   }
-  return commandExists(p.check);
 }
 
-async function missing(): Promise<Prerequisite[]> {
-  const results = await Promise.all(PREREQUISITES.map(async (p) => ((await present(p)) ? null : p)));
-  return results.filter((p): p is Prerequisite => p !== null);
+async function missing(): Promise<HostPrerequisite[]> {
+  const all = hostPrerequisites();
+  const results = await Promise.all(all.map(async (p) => ((await present(p)) ? null : p)));
+  return results.filter((p): p is HostPrerequisite => p !== null);
+}
+
+/** The Debian packages that provide `absent`, each once: what `up` installs. */
+export function packagesFor(absent: readonly HostPrerequisite[]): string[] {
+  return [...new Set(absent.map((p) => p.debianPackage).filter((p): p is string => p !== null))].sort();
 }
 
 export async function ensurePrerequisites(): Promise<void> {
   let absent = await missing();
-  const installable = [...new Set(absent.map((p) => p.debianPackage).filter(Boolean))];
-  if (installable.length > 0 && process.getuid?.() === 0 && (await commandExists('apt-get'))) {
+  const installable = packagesFor(absent);
+  if (installable.length > 0 && process.getuid?.() === 0 && (await commandExists(APT_GET))) {
     progress(`installing Debian packages: ${installable.join(' ')}`);
     const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
-    await run('apt-get', ['update', '-q'], { env });
-    await run('apt-get', ['install', '-y', '-q', '--no-install-recommends', ...installable], { env });
+    await run(APT_GET, ['update', '-q'], { env });
+    await run(APT_GET, ['install', '-y', '-q', '--no-install-recommends', ...installable], { env });
     absent = await missing();
   }
   if (absent.length > 0) {
-    const lines = absent.map((p) => `  - ${p.check}${p.debianPackage ? ` (Debian package ${p.debianPackage})` : ''}: ${p.why}`);
+    const lines = absent.map((p) => `  - ${p.name}${p.debianPackage ? ` (Debian package ${p.debianPackage})` : ''}: ${p.why}`);
     throw new Error(`localkube: missing build prerequisites:\n${lines.join('\n')}`);
   }
 }

@@ -6,6 +6,7 @@ import type { Server } from 'node:http';
 import { join } from 'node:path';
 import type { Binaries } from '../build/go-binaries.ts';
 import { KubeClient, type KubeList, type KubeObject } from '../client/kube.ts';
+import { hostCommand } from '@quorum/images';
 import { output, run } from '../exec.ts';
 import type { ImageArchive } from '../images/catalog.ts';
 import { killCgroup, removeCgroup } from './cgroups.ts';
@@ -31,6 +32,8 @@ import { Processes } from './processes.ts';
 import { LocalVolumeProvisioner } from './provisioner.ts';
 import { startRegistryRefusal } from './registry.ts';
 import { CGROUP_PARENT, CLUSTER_DOMAIN, DNS_SERVICE_IP, KUBERNETES_SERVICE_IP, PORTS, type NodeTopology, type Topology } from './topology.ts';
+
+const CTR = hostCommand('ctr', 'containerd', 'image import into each node, container kills (faults)');
 
 export type Log = (message: string) => void;
 
@@ -147,13 +150,13 @@ export class Cluster {
     await this.processes.start(containerdProcess(node));
     await until(`containerd of ${node.name}`, 30_000, async () => {
       await access(node.containerdSocket);
-      return (await run('ctr', ['--address', node.containerdSocket, 'version'], { allowFailure: true })).exitCode === 0;
+      return (await run(CTR, ['--address', node.containerdSocket, 'version'], { allowFailure: true })).exitCode === 0;
     });
     for (const image of this.#images) await this.#importImage(node, image.archive);
   }
 
   async #importImage(node: NodeTopology, archive: string): Promise<string> {
-    const out = await output('ctr', ['--address', node.containerdSocket, '-n', 'k8s.io', 'images', 'import', archive]);
+    const out = await output(CTR, ['--address', node.containerdSocket, '-n', 'k8s.io', 'images', 'import', archive]);
     return out;
   }
 
@@ -183,7 +186,7 @@ export class Cluster {
     const status = container ? statuses.find((s) => s.name === container) : statuses[0];
     const id = status?.containerID?.replace(/^containerd:\/\//, '');
     if (!id || !obj.spec.nodeName) throw new Error(`pod ${namespace}/${pod} has no running container${container ? ` ${container}` : ''}`);
-    await run('ctr', ['--address', this.node(obj.spec.nodeName).containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '--signal', 'SIGKILL', id]);
+    await run(CTR, ['--address', this.node(obj.spec.nodeName).containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '--signal', 'SIGKILL', id]);
   }
 
   /** Fault: power a node off. Its kubelet, containerd, shims and containers all die at once; its pods drop off the network. */
@@ -201,7 +204,7 @@ export class Cluster {
     const node = this.node(name);
     await restoreNodeNetwork(node);
     await this.processes.start(containerdProcess(node));
-    await until(`containerd of ${name}`, 30_000, async () => (await run('ctr', ['--address', node.containerdSocket, 'version'], { allowFailure: true })).exitCode === 0);
+    await until(`containerd of ${name}`, 30_000, async () => (await run(CTR, ['--address', node.containerdSocket, 'version'], { allowFailure: true })).exitCode === 0);
     await this.processes.start(kubeletProcess(this.#ctx!, node));
     this.#stoppedNodes.delete(name);
   }

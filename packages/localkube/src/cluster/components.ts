@@ -2,6 +2,7 @@
 // binaries would have them, with short timings so that node-failure tests finish in seconds.
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostCommand, hostFile } from '@quorum/images';
 import { pauseImage } from '../images/catalog.ts';
 import { writeKubeconfig } from './kubeconfig.ts';
 import type { Pki } from './pki.ts';
@@ -17,6 +18,23 @@ import {
   type NodeTopology,
   type Topology,
 } from './topology.ts';
+
+// What the node components run from the host, declared here because this module starts them or points them
+// at it: containerd (with its runc shim and runc), the CNI plugins containerd calls, and the tools the
+// kubelet (volume mounts) and kube-proxy (Service rules, stale UDP flows) run themselves.
+const CONTAINERD = hostCommand('containerd', 'containerd', 'container runtime of every node');
+hostCommand('containerd-shim-runc-v2', 'containerd', 'containerd runc shim');
+hostCommand('runc', 'runc', 'OCI runtime that containerd runs');
+const CNI_BIN_DIR = hostFile('/usr/lib/cni', 'containernetworking-plugins', 'CNI plugin directory of every node');
+hostFile(`${CNI_BIN_DIR}/bridge`, 'containernetworking-plugins', 'pod network (bridge)');
+hostFile(`${CNI_BIN_DIR}/host-local`, 'containernetworking-plugins', 'pod IP allocation');
+hostFile(`${CNI_BIN_DIR}/loopback`, 'containernetworking-plugins', 'pod loopback');
+hostCommand('mount', 'mount', 'kubelet volume mounts');
+hostCommand('umount', 'mount', 'kubelet volume unmounts');
+hostCommand('iptables', 'iptables', 'kube-proxy Service rules');
+hostCommand('iptables-save', 'iptables', 'kube-proxy Service rules');
+hostCommand('iptables-restore', 'iptables', 'kube-proxy Service rules');
+hostCommand('conntrack', 'conntrack', 'kube-proxy stale UDP flow cleanup');
 
 export interface ComponentContext {
   topo: Topology;
@@ -194,7 +212,7 @@ state = "${dirs.containerdState}"
       [plugins."io.containerd.grpc.v1.cri".containerd.runtimes.runc.options]
         SystemdCgroup = false
   [plugins."io.containerd.grpc.v1.cri".cni]
-    bin_dir = "/usr/lib/cni"
+    bin_dir = "${CNI_BIN_DIR}"
     conf_dir = "${dirs.cniConf}"
     max_conf_num = 1
   [plugins."io.containerd.grpc.v1.cri".registry]
@@ -290,7 +308,7 @@ state = "${dirs.containerdState}"
 export function containerdProcess(node: NodeTopology): ProcessSpec {
   return {
     name: `${node.name}-containerd`,
-    command: 'containerd',
+    command: CONTAINERD,
     args: ['--config', nodeDirs(node).containerdConfig, '--log-level', 'warn'],
     cgroup: `${node.cgroup}/runtime`,
   };

@@ -1,7 +1,10 @@
 // Mounts made under a state directory (kubelet volumes, container root filesystems, pod network namespaces):
 // listed from the kernel's own table and unmounted deepest first.
 import { readFile } from 'node:fs/promises';
+import { hostCommand } from '@quorum/images';
 import { run } from '../exec.ts';
+
+const UMOUNT = hostCommand('umount', 'mount', 'unmounting what a cluster left under its state directory');
 
 /** Mount points at or below `dir`, deepest first. */
 export async function mountsUnder(dir: string): Promise<string[]> {
@@ -22,8 +25,8 @@ export async function unmountUnder(dir: string): Promise<void> {
     const points = await mountsUnder(dir);
     if (points.length === 0) return;
     for (const point of points) {
-      const plain = await run('umount', [point], { allowFailure: true });
-      if (plain.exitCode !== 0) await run('umount', ['-l', point], { allowFailure: true });
+      const plain = await run(UMOUNT, [point], { allowFailure: true });
+      if (plain.exitCode !== 0) await run(UMOUNT, ['-l', point], { allowFailure: true });
     }
   }
   const left = await mountsUnder(dir);

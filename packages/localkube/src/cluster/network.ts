@@ -2,6 +2,7 @@
 // this machine, the egress fence, and the fault-injection chain. `teardownNetwork` removes all of it and is
 // safe to run any number of times, also after a crash.
 import { readFile, writeFile } from 'node:fs/promises';
+import { hostCommand } from '@quorum/images';
 import { output, run } from '../exec.ts';
 import { createCgroup } from './cgroups.ts';
 import {
@@ -18,10 +19,22 @@ import {
   type Topology,
 } from './topology.ts';
 
-const ip = (...args: string[]): Promise<unknown> => run('ip', args);
-const iptables = (...args: string[]): Promise<unknown> => run('iptables', ['-w', ...args]);
+const IP = hostCommand('ip', 'iproute2', 'node addresses and routes');
+const IPTABLES = hostCommand('iptables', 'iptables', 'egress fence and fault injection');
+// Teardown saves and restores whole tables, IPv4 and IPv6 (removeOurRules).
+const SAVE = {
+  iptables: hostCommand('iptables-save', 'iptables', 'removing our rules at teardown'),
+  ip6tables: hostCommand('ip6tables-save', 'iptables', 'removing our rules at teardown'),
+};
+const RESTORE = {
+  iptables: hostCommand('iptables-restore', 'iptables', 'removing our rules at teardown'),
+  ip6tables: hostCommand('ip6tables-restore', 'iptables', 'removing our rules at teardown'),
+};
+
+const ip = (...args: string[]): Promise<unknown> => run(IP, args);
+const iptables = (...args: string[]): Promise<unknown> => run(IPTABLES, ['-w', ...args]);
 const tryIptables = async (...args: string[]): Promise<boolean> =>
-  (await run('iptables', ['-w', ...args], { allowFailure: true })).exitCode === 0;
+  (await run(IPTABLES, ['-w', ...args], { allowFailure: true })).exitCode === 0;
 
 async function sysctl(key: string, value: string): Promise<void> {
   await writeFile(`/proc/sys/${key.replaceAll('.', '/')}`, value);
@@ -74,12 +87,12 @@ const OUR_CHAIN = /(^|[\s:])(LOCALKUBE-|KUBE-|CNI-)/;
  * them: one atomic write per table that leaves everyone else's rules as they were.
  */
 async function removeOurRules(): Promise<void> {
-  for (const family of ['iptables', 'ip6tables']) {
+  for (const family of ['iptables', 'ip6tables'] as const) {
     for (const table of ['filter', 'nat', 'mangle', 'raw']) {
-      const saved = await run(`${family}-save`, ['-t', table], { allowFailure: true });
+      const saved = await run(SAVE[family], ['-t', table], { allowFailure: true });
       if (saved.exitCode !== 0 || !OUR_CHAIN.test(saved.stdout)) continue;
       const kept = saved.stdout.split('\n').filter((line) => !OUR_CHAIN.test(line));
-      await run(`${family}-restore`, ['-w', '-T', table], { input: kept.join('\n') + '\n' });
+      await run(RESTORE[family], ['-w', '-T', table], { input: kept.join('\n') + '\n' });
     }
   }
 }
@@ -87,28 +100,28 @@ async function removeOurRules(): Promise<void> {
 export async function teardownNetwork(): Promise<void> {
   await removeOurRules();
   for (const route of [['blackhole', NODE_NETWORK], ['blackhole', POD_NETWORK], [SERVICE_NETWORK]]) {
-    await run('ip', ['route', 'del', ...route], { allowFailure: true });
+    await run(IP, ['route', 'del', ...route], { allowFailure: true });
   }
-  const links = await output('ip', ['-o', 'link', 'show']);
+  const links = await output(IP, ['-o', 'link', 'show']);
   for (const match of links.matchAll(/^\d+: ([^:@]+)[:@]/gm)) {
     const name = match[1]!;
-    if (name === HOST_INTERFACE || name.startsWith(BRIDGE_PREFIX)) await run('ip', ['link', 'del', name], { allowFailure: true });
+    if (name === HOST_INTERFACE || name.startsWith(BRIDGE_PREFIX)) await run(IP, ['link', 'del', name], { allowFailure: true });
   }
 }
 
 /** What of localkube's networking is present on the host (empty when it is all gone). */
 export async function leftoverNetwork(): Promise<string[]> {
   const found: string[] = [];
-  const links = await output('ip', ['-o', 'link', 'show']);
+  const links = await output(IP, ['-o', 'link', 'show']);
   for (const match of links.matchAll(/^\d+: ([^:@]+)[:@]/gm)) {
     if (match[1] === HOST_INTERFACE || match[1]!.startsWith(BRIDGE_PREFIX)) found.push(`link ${match[1]}`);
   }
-  const routes = await output('ip', ['route', 'show', 'table', 'all']);
+  const routes = await output(IP, ['route', 'show', 'table', 'all']);
   for (const range of [NODE_NETWORK, POD_NETWORK, SERVICE_NETWORK, '10.216.']) {
     for (const line of routes.split('\n')) if (line.includes(range.replace('/16', '')) && !found.includes(`route ${line}`)) found.push(`route ${line}`);
   }
-  for (const family of ['iptables', 'ip6tables']) {
-    const rules = await run(`${family}-save`, [], { allowFailure: true });
+  for (const family of ['iptables', 'ip6tables'] as const) {
+    const rules = await run(SAVE[family], [], { allowFailure: true });
     for (const line of rules.stdout.split('\n')) if (OUR_CHAIN.test(line)) found.push(`${family} ${line}`);
   }
   return found;

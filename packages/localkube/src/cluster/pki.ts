@@ -4,8 +4,11 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostCommand } from '@quorum/images';
 import { run } from '../exec.ts';
 import { CLUSTER_DOMAIN, CONTROL_PLANE_IP, KUBERNETES_SERVICE_IP, type Topology } from './topology.ts';
+
+const OPENSSL = hostCommand('openssl', 'openssl', 'cluster certificates');
 
 export interface CertPaths {
   cert: string;
@@ -36,7 +39,7 @@ interface CertRequest {
 }
 
 async function ecKey(path: string): Promise<void> {
-  await run('openssl', ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path]);
+  await run(OPENSSL, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', path]);
 }
 
 async function signed(dir: string, ca: CertPaths, req: CertRequest): Promise<CertPaths> {
@@ -56,8 +59,8 @@ async function signed(dir: string, ca: CertPaths, req: CertRequest): Promise<Cer
     ].join('\n'),
   );
   await ecKey(paths.key);
-  await run('openssl', ['req', '-new', '-key', paths.key, '-subj', req.subject, '-out', csr]);
-  await run('openssl', [
+  await run(OPENSSL, ['req', '-new', '-key', paths.key, '-subj', req.subject, '-out', csr]);
+  await run(OPENSSL, [
     'x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', `0x${randomBytes(8).toString('hex')}`,
     '-days', '3650', '-sha256', '-extfile', ext, '-out', paths.cert,
   ]);
@@ -71,15 +74,15 @@ export async function createPki(topo: Topology): Promise<Pki> {
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const ca = { cert: join(dir, 'ca.crt'), key: join(dir, 'ca.key') };
   await ecKey(ca.key);
-  await run('openssl', [
+  await run(OPENSSL, [
     'req', '-x509', '-new', '-key', ca.key, '-subj', '/CN=localkube-ca', '-days', '3650', '-sha256',
     '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,digitalSignature,keyCertSign,cRLSign', '-out', ca.cert,
   ]);
   const sign = (req: CertRequest): Promise<CertPaths> => signed(dir, ca, req);
   const serviceAccountKey = join(dir, 'sa.key');
   const serviceAccountPub = join(dir, 'sa.pub');
-  await run('openssl', ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', serviceAccountKey]);
-  await run('openssl', ['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPub]);
+  await run(OPENSSL, ['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', serviceAccountKey]);
+  await run(OPENSSL, ['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPub]);
 
   const svcNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${CLUSTER_DOMAIN}`, 'localhost'];
   const [apiserver, apiserverKubeletClient, admin, controllerManager, scheduler, kubeProxy] = await Promise.all([

@@ -3,7 +3,10 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, open, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { hostFile } from '@quorum/images';
 import { cgroupProcsFiles, createCgroup } from './cgroups.ts';
+
+const SH = hostFile('/bin/sh', 'dash', 'starting each process inside its cgroup');
 
 export interface ProcessSpec {
   name: string;
@@ -44,7 +47,7 @@ export class Processes {
     const log = await open(this.logFile(spec.name), 'a');
     const procs = await cgroupProcsFiles(spec.cgroup);
     // The shell joins the cgroups and then becomes the command, so the recorded PID is the command's.
-    const child = spawn('/bin/sh', ['-c', 'for f in $LOCALKUBE_CGROUP_PROCS; do echo $$ > "$f"; done; exec "$@"', spec.name, spec.command, ...spec.args], {
+    const child = spawn(SH, ['-c', 'for f in $LOCALKUBE_CGROUP_PROCS; do echo $$ > "$f"; done; exec "$@"', spec.name, spec.command, ...spec.args], {
       env: { ...(spec.env ?? process.env), LOCALKUBE_CGROUP_PROCS: procs.join(' ') },
       stdio: ['ignore', log.fd, log.fd],
       detached: true,

@@ -6,8 +6,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { run } from '../../src/exec.ts';
-import { buildImageArchive } from '../../src/images/oci.ts';
-import { tar } from '../../src/images/tar.ts';
+import { buildImageArchive } from '../../src/oci.ts';
+import { tar } from '../../src/tar.ts';
 
 const spec = {
   name: 'example.test/tools/hello:v1',
