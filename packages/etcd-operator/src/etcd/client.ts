@@ -1,5 +1,6 @@
-// An admin client for ONE etcd member, over the v3 JSON gateway every etcd 3.4+ serves on its client URL
-// (POST JSON to /v3/...). No gRPC dependency; IDs stay decimal strings; bytes are base64 on the wire.
+// A client for ONE etcd member, over the v3 JSON gateway every etcd 3.4+ serves on its client URL
+// (POST JSON to /v3/...): the admin calls the operator makes, and the KV calls its data checker and tests
+// make. No gRPC dependency; IDs stay decimal strings; keys and values are text, base64 on the wire.
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage, type RequestOptions } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import {
@@ -92,6 +93,41 @@ export interface KeyValue {
   modRevision: string;
 }
 
+/** One key as a range lists it. */
+export interface StoredKey extends KeyValue {
+  key: string;
+  createRevision: string;
+  /** Puts to the key since it was (re)created: '1' after the first. */
+  version: string;
+}
+
+export interface RangeOptions extends CallOptions {
+  /**
+   * Exclusive end of the range, as text or raw bytes (use prefixEnd(prefix) for every key under a
+   * prefix). Without it the range is `key` alone.
+   */
+  end?: string | Uint8Array;
+  /** At most this many keys, in key order; `more` tells whether the range held others. */
+  limit?: number;
+  /** Read the keyspace as it was at this store revision; etcd refuses one that is compacted or in the future. */
+  revision?: string;
+  /** Answered from the member's local store, without a quorum round: may be stale. */
+  serializable?: boolean;
+}
+
+export interface RangeResult {
+  kvs: StoredKey[];
+  /** The range held more keys than `limit` let through. */
+  more: boolean;
+  /** Keys in the whole range, regardless of `limit`. */
+  count: number;
+  /**
+   * header.revision: the store's revision when the read was served, also when an older `revision` was
+   * asked for. Pass it as `revision` to read further pages of one consistent snapshot.
+   */
+  revision: string;
+}
+
 export interface Health {
   healthy: boolean;
   /** etcd's reason when unhealthy, e.g. "RAFT NO LEADER"; '' when healthy or not given. */
@@ -99,7 +135,8 @@ export interface Health {
 }
 
 export const DEFAULT_TIMEOUT_MS = 5000;
-// Admin answers are small; a large one means something other than etcd is answering.
+// Admin answers are small and KV reads are paged by their callers; a large one means something other than
+// etcd is answering.
 const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 interface Reply {
@@ -231,22 +268,47 @@ export class EtcdClient {
     return (await this.healthCheck(opts)).healthy;
   }
 
-  /** POST /v3/kv/put; returns the revision of the write. Not retried. */
+  /**
+   * POST /v3/kv/put; returns the revision of the write. Not retried. A revision is required in the
+   * answer: only etcd's header proves the write was committed (a bare 200 from something else does not).
+   */
   put(key: string, value: string, opts: CallOptions = {}): Promise<{ revision: string }> {
-    return this.#post('/v3/kv/put', { key: toBase64(key), value: toBase64(value) }, 'write', opts, (o) => ({
-      revision: int64(optObject(o, 'header'), 'revision'),
-    }));
+    return this.#post('/v3/kv/put', { key: toBase64(key), value: toBase64(value) }, 'write', opts, (o) => ({ revision: headerRevision(o) }));
   }
 
   /** POST /v3/kv/range for one key; linearizable unless `serializable`. */
-  get(key: string, opts: CallOptions & { serializable?: boolean } = {}): Promise<KeyValue | undefined> {
-    const body = opts.serializable ? { key: toBase64(key), serializable: true } : { key: toBase64(key) };
-    return this.#post('/v3/kv/range', body, 'read', opts, (o) => {
-      const [first] = list(o, 'kvs');
-      if (first === undefined) return undefined;
-      const kv = asObject(first, 'kv');
-      return { value: fromBase64(str(kv, 'value')), modRevision: int64(kv, 'mod_revision') };
-    });
+  async get(key: string, opts: CallOptions & { serializable?: boolean; revision?: string } = {}): Promise<KeyValue | undefined> {
+    const { kvs } = await this.range(key, opts);
+    const first = kvs[0];
+    return first === undefined ? undefined : { value: first.value, modRevision: first.modRevision };
+  }
+
+  /** POST /v3/kv/range: the keys from `key` up to `end`, in key order; linearizable unless `serializable`. */
+  async range(key: string, opts: RangeOptions = {}): Promise<RangeResult> {
+    const body: JsonObject = { key: toBase64(key) };
+    if (opts.end !== undefined) body.range_end = toBase64(opts.end);
+    if (opts.limit !== undefined) {
+      if (!Number.isSafeInteger(opts.limit) || opts.limit < 1) throw new RangeError(`limit must be a positive integer: ${opts.limit}`);
+      body.limit = opts.limit;
+    }
+    if (opts.revision !== undefined) {
+      if (!/^[1-9][0-9]*$/.test(opts.revision)) throw new RangeError(`not a store revision: ${JSON.stringify(opts.revision)}`);
+      body.revision = opts.revision;
+    }
+    if (opts.serializable) body.serializable = true;
+    return this.#post('/v3/kv/range', body, 'read', opts, (o) => ({
+      kvs: list(o, 'kvs').map(decodeKv),
+      more: bool(o, 'more'),
+      count: count(o, 'count'),
+      revision: headerRevision(o),
+    }));
+  }
+
+  /** POST /v3/kv/deleterange: `key`, or the keys from `key` up to `end`. Not retried. */
+  delete(key: string, opts: CallOptions & { end?: string | Uint8Array } = {}): Promise<{ deleted: number; revision: string }> {
+    const body: JsonObject = { key: toBase64(key) };
+    if (opts.end !== undefined) body.range_end = toBase64(opts.end);
+    return this.#post('/v3/kv/deleterange', body, 'write', opts, (o) => ({ deleted: count(o, 'deleted'), revision: headerRevision(o) }));
   }
 
   /** Closes pooled connections; in-flight calls still finish. */
@@ -367,6 +429,40 @@ function decodeMember(value: unknown): Member {
     clientURLs: strings(o, 'clientURLs'),
     isLearner: bool(o, 'isLearner'),
   };
+}
+
+/**
+ * The range end that covers every key starting with `prefix`: its bytes with the last one below 0xff
+ * incremented (as clientv3.GetPrefixRangeEnd). Bytes, because the result need not be valid UTF-8.
+ */
+export function prefixEnd(prefix: string): Uint8Array {
+  const end = Buffer.from(prefix, 'utf8');
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]! += 1;
+      return new Uint8Array(end.subarray(0, i + 1));
+    }
+  }
+  // Only for '' (UTF-8 never holds a 0xff byte): etcd reads "\0" as the end of the keyspace.
+  return new Uint8Array([0]);
+}
+
+function decodeKv(value: unknown): StoredKey {
+  const kv = asObject(value, 'kv');
+  return {
+    key: fromBase64(str(kv, 'key')),
+    value: fromBase64(str(kv, 'value')),
+    createRevision: int64(kv, 'create_revision'),
+    modRevision: int64(kv, 'mod_revision'),
+    version: int64(kv, 'version'),
+  };
+}
+
+/** header.revision of a KV answer; a store revision is never 0, so a missing one means no etcd answered. */
+function headerRevision(o: JsonObject): string {
+  const revision = int64(optObject(o, 'header'), 'revision');
+  if (revision === '0') throw new WireError('header.revision: missing');
+  return revision;
 }
 
 function decodeAlarms(o: JsonObject): Alarm[] {

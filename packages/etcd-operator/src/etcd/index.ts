@@ -11,7 +11,12 @@ export {
   type Health,
   type KeyValue,
   type Member,
+  prefixEnd,
+  type RangeOptions,
+  type RangeResult,
+  type StoredKey,
 } from './client.ts';
+export { activePeers, parseActivePeers } from './metrics.ts';
 export {
   EtcdClusterClient,
   type EndpointFailure,

@@ -62,8 +62,9 @@ export function strings(o: JsonObject, key: string): string[] {
   });
 }
 
-export function toBase64(text: string): string {
-  return Buffer.from(text, 'utf8').toString('base64');
+/** Text is sent as its UTF-8 bytes; raw bytes (e.g. a range end that is not valid UTF-8) as they are. */
+export function toBase64(data: string | Uint8Array): string {
+  return (typeof data === 'string' ? Buffer.from(data, 'utf8') : Buffer.from(data)).toString('base64');
 }
 
 export function fromBase64(b64: string): string {

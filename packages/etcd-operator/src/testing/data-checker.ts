@@ -2,10 +2,10 @@
 // etcd acknowledged, and later proves every acknowledged key is still there with its value. Used by
 // unit tests against local etcd and by chaos tests against the operator's clusters.
 //
-// It talks to etcd's v3 JSON gateway (grpc-gateway) over plain HTTP so it needs no client library and
-// works against anything that exposes the client port, such as the cluster's client Service.
-import http from 'node:http';
+// It talks through the operator's own EtcdClient (etcd's v3 JSON gateway over plain HTTP), so it works
+// against anything that exposes the client port, such as the cluster's client Service.
 import { randomBytes } from 'node:crypto';
+import { EtcdClient, prefixEnd } from '../etcd/client.ts';
 
 export interface DataCheckerOptions {
   /** Client URLs, `http://host:port`; writes rotate across them. */
@@ -71,28 +71,17 @@ interface WriteRecord {
   acknowledged: boolean;
 }
 
-interface RangeKv {
-  key: string;
-  value: string;
-}
-
-interface RangePage {
-  kvs: RangeKv[];
-  more: boolean;
-  revision: string;
-}
-
 const SEQ_DIGITS = 10;
 const RATE_WINDOW_MS = 5000;
 
 export class DataChecker {
   readonly prefix: string;
-  readonly #endpoints: string[];
+  /** One client per endpoint; writes and read-backs rotate across them. */
+  readonly #clients: EtcdClient[];
   readonly #intervalMs: number;
   readonly #timeoutMs: number;
   readonly #maxInFlight: number;
   readonly #runId = randomBytes(6).toString('hex');
-  readonly #agent = new http.Agent({ keepAlive: true, maxSockets: 16 });
 
   // Every write ever attempted, by key; keys are never rewritten, so a key maps to exactly one value.
   readonly #writes = new Map<string, WriteRecord>();
@@ -111,7 +100,7 @@ export class DataChecker {
 
   constructor(options: DataCheckerOptions) {
     if (options.endpoints.length === 0) throw new Error('DataChecker: at least one endpoint is required');
-    this.#endpoints = options.endpoints.map((e) => {
+    const origins = options.endpoints.map((e) => {
       const url = new URL(e);
       if (url.protocol !== 'http:') throw new Error(`DataChecker: endpoint ${e} must be http://host:port`);
       return url.origin;
@@ -123,6 +112,7 @@ export class DataChecker {
     this.#maxInFlight = Math.max(1, options.maxInFlight ?? 4);
     this.prefix = options.prefix ?? `/quorum-checker/${this.#runId}/`;
     if (this.prefix === '') throw new Error('DataChecker: prefix must not be empty');
+    this.#clients = origins.map((endpoint) => new EtcdClient({ endpoint, timeoutMs: this.#timeoutMs }));
   }
 
   /** Starts the paced write loop. */
@@ -145,7 +135,7 @@ export class DataChecker {
   /** Stops writing and drops pooled keep-alive connections (idle ones never hold the process open). */
   async close(): Promise<void> {
     await this.stop();
-    this.#agent.destroy();
+    for (const client of this.#clients) client.close();
   }
 
   async [Symbol.asyncDispose](): Promise<void> {
@@ -191,14 +181,14 @@ export class DataChecker {
     const deadline = performance.now() + timeoutMs;
     let attempts = 0;
     let lastError: string | undefined;
-    let endpoint = 0;
+    let next = 0;
     for (;;) {
       const remaining = deadline - performance.now();
       if (remaining <= 0) break;
       attempts++;
-      const base = this.#endpoints[endpoint++ % this.#endpoints.length]!;
+      const client = this.#clients[next++ % this.#clients.length]!;
       try {
-        const present = await this.#readAll(base, pageSize, Math.min(this.#timeoutMs, remaining));
+        const present = await this.#readAll(client, pageSize, Math.min(this.#timeoutMs, remaining));
         return this.#compare(expected, present, unacknowledged);
       } catch (err) {
         lastError = describe(err);
@@ -245,11 +235,10 @@ export class DataChecker {
     const value = `${this.#runId}:${seq}:${randomBytes(4).toString('hex')}`;
     const record: WriteRecord = { value, acknowledged: false };
     this.#writes.set(key, record);
-    const base = this.#endpoints[seq % this.#endpoints.length]!;
+    const client = this.#clients[seq % this.#clients.length]!;
     try {
-      const body = await this.#post(base, '/v3/kv/put', { key: b64(key), value: b64(value) }, this.#timeoutMs);
-      // Only a response carrying a revision proves etcd committed the write.
-      if (revisionOf(body) === undefined) throw new Error(`unexpected put response ${JSON.stringify(body).slice(0, 200)}`);
+      // put() resolves only on an answer carrying the write's revision: the proof etcd committed it.
+      await client.put(key, value);
       record.acknowledged = true;
       this.#acknowledged++;
       this.#ackTimes.push(performance.now());
@@ -257,7 +246,7 @@ export class DataChecker {
     } catch (err) {
       // Ambiguous: it may or may not have been applied, so it is never counted as acknowledged.
       this.#unacknowledged++;
-      this.#lastError = `put ${key} via ${base}: ${describe(err)}`;
+      this.#lastError = `put ${key} via ${client.endpoint}: ${describe(err)}`;
       this.#lastErrorAt = new Date().toISOString();
     }
   }
@@ -270,20 +259,19 @@ export class DataChecker {
   }
 
   /** One consistent scan of the prefix: every page is read at the first page's revision. */
-  async #readAll(base: string, pageSize: number, timeoutMs: number): Promise<Map<string, string>> {
+  async #readAll(client: EtcdClient, pageSize: number, timeoutMs: number): Promise<Map<string, string>> {
     const present = new Map<string, string>();
-    const end = b64(prefixEnd(Buffer.from(this.prefix)));
-    let start = b64(this.prefix);
+    const end = prefixEnd(this.prefix);
+    let start = this.prefix;
     let revision: string | undefined;
     for (;;) {
-      const request: Record<string, unknown> = { key: start, range_end: end, limit: pageSize };
-      if (revision !== undefined) request['revision'] = revision;
-      const page = parseRange(await this.#post(base, '/v3/kv/range', request, timeoutMs));
+      const page = await client.range(start, { end, limit: pageSize, revision, timeoutMs });
       revision ??= page.revision;
       for (const kv of page.kvs) present.set(kv.key, kv.value);
       const last = page.kvs.at(-1);
       if (!page.more || last === undefined) return present;
-      start = Buffer.concat([Buffer.from(last.key), Buffer.from([0])]).toString('base64');
+      // The next page starts right after the last key: the smallest key greater than it.
+      start = `${last.key}\0`;
     }
   }
 
@@ -312,116 +300,13 @@ export class DataChecker {
       verifiedAt: new Date().toISOString(),
     };
   }
-
-  #post(base: string, path: string, payload: Record<string, unknown>, timeoutMs: number): Promise<unknown> {
-    const data = Buffer.from(JSON.stringify(payload));
-    const url = new URL(path, base);
-    return new Promise((resolve, reject) => {
-      let settled = false;
-      const settle = (err: Error | undefined, value?: unknown): void => {
-        if (settled) return;
-        settled = true;
-        clearTimeout(timer);
-        if (err) {
-          req.destroy();
-          reject(err);
-        } else resolve(value);
-      };
-      // One deadline for connect, request and response body; destroying the request ends all of them.
-      const timer = setTimeout(() => settle(new Error(`timed out after ${Math.round(timeoutMs)} ms`)), timeoutMs);
-      const req = http.request(
-        {
-          agent: this.#agent,
-          hostname: url.hostname,
-          port: url.port,
-          path: url.pathname,
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'content-length': data.length },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', (err) => settle(err));
-          res.on('close', () => {
-            if (!res.complete) settle(new Error('connection closed before the response was complete'));
-          });
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            const status = res.statusCode ?? 0;
-            if (status < 200 || status >= 300) {
-              settle(new Error(`HTTP ${status}: ${gatewayMessage(text)}`));
-              return;
-            }
-            try {
-              settle(undefined, JSON.parse(text) as unknown);
-            } catch {
-              settle(new Error(`invalid JSON response: ${text.slice(0, 200)}`));
-            }
-          });
-        },
-      );
-      req.on('error', (err) => settle(err));
-      req.end(data);
-    }).catch((err: unknown) => {
-      throw new Error(`POST ${url.href}: ${describe(err)}`);
-    });
-  }
-}
-
-function b64(s: string | Buffer): string {
-  return (typeof s === 'string' ? Buffer.from(s) : s).toString('base64');
-}
-
-/** etcd's prefix range end: the prefix with its last byte below 0xff incremented. */
-function prefixEnd(prefix: Buffer): Buffer {
-  const end = Buffer.from(prefix);
-  for (let i = end.length - 1; i >= 0; i--) {
-    if (end[i]! < 0xff) {
-      end[i]! += 1;
-      return end.subarray(0, i + 1);
-    }
-  }
-  return Buffer.from([0]); // all 0xff: to the end of the keyspace
-}
-
-function isRecord(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
-
-function revisionOf(body: unknown): string | undefined {
-  if (!isRecord(body) || !isRecord(body['header'])) return undefined;
-  const rev = body['header']['revision'];
-  // int64 fields arrive as JSON strings.
-  return typeof rev === 'string' || typeof rev === 'number' ? String(rev) : undefined;
-}
-
-function parseRange(body: unknown): RangePage {
-  const revision = revisionOf(body);
-  if (!isRecord(body) || revision === undefined) throw new Error(`unexpected range response ${JSON.stringify(body).slice(0, 200)}`);
-  const raw = body['kvs'] ?? []; // omitted when empty
-  if (!Array.isArray(raw)) throw new Error('unexpected range response: kvs is not a list');
-  const kvs = raw.map((kv: unknown): RangeKv => {
-    if (!isRecord(kv) || typeof kv['key'] !== 'string') throw new Error('unexpected range response: bad kv');
-    const value = typeof kv['value'] === 'string' ? kv['value'] : ''; // empty values are omitted
-    return { key: Buffer.from(kv['key'], 'base64').toString('utf8'), value: Buffer.from(value, 'base64').toString('utf8') };
-  });
-  return { kvs, more: body['more'] === true, revision };
-}
-
-function gatewayMessage(text: string): string {
-  try {
-    const body = JSON.parse(text) as unknown;
-    if (isRecord(body) && typeof body['message'] === 'string') return body['message'];
-  } catch {
-    // not JSON: fall through to the raw text
-  }
-  return text.slice(0, 200);
 }
 
 function describe(err: unknown): string {
   if (err instanceof Error) {
+    // A system error's code (ECONNREFUSED…), when its message leaves it out; EtcdError's numeric gRPC code is already in its message.
     const code = (err as NodeJS.ErrnoException).code;
-    return code && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
+    return typeof code === 'string' && !err.message.includes(code) ? `${err.message} (${code})` : err.message;
   }
   return String(err);
 }

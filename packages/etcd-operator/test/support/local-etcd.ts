@@ -1,13 +1,14 @@
-// Real etcd processes for tests: an N-member static cluster on 127.0.0.1 (loopback only), free ports,
-// data under one mkdtemp dir. Everything it starts is killed by stop(), and by a process-exit backstop.
+// Real etcd processes for unit tests (the etcd client's and the data checker's): an N-member static
+// cluster on 127.0.0.1 (loopback only), free ports, data under one mkdtemp dir. Everything it starts is
+// killed by stop(), and by a process-exit backstop.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { request } from 'node:http';
 import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EtcdClient } from '../../src/etcd/client.ts';
 
 export const ETCD_VERSIONS = ['3.6.16', '3.5.35'] as const;
 
@@ -35,7 +36,7 @@ export interface LocalMember extends MemberSlot {
   dataDir: string;
   logFile: string;
   readonly running: boolean;
-  /** SIGTERM, then SIGKILL after 5 s; `graceful: false` kills at once. Safe to call twice. */
+  /** SIGTERM, then SIGKILL after 5 s; `graceful: false` SIGKILLs at once (a crash). Safe to call twice. */
   stop(graceful?: boolean): Promise<void>;
   /** The tail of the member's log, for failure messages. */
   logTail(lines?: number): string;
@@ -77,13 +78,18 @@ function installBackstop(): void {
   });
 }
 
-/** Free loopback ports, all held open until every one is chosen so none repeats. */
+// Ports already handed out in this process: the kernel may hand a closed port out again, and clusters
+// started in parallel must never share one.
+const usedPorts = new Set<number>();
+
+/** Free loopback ports, never one this process has handed out before. */
 export async function freePorts(n: number): Promise<number[]> {
   const servers: Server[] = [];
   try {
     const ports: number[] = [];
-    for (let i = 0; i < n; i++) {
+    while (ports.length < n) {
       const server = createServer();
+      // Held open until every port is chosen, so the kernel cannot give the same one twice in this call.
       servers.push(server);
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -91,6 +97,8 @@ export async function freePorts(n: number): Promise<number[]> {
       });
       const address = server.address();
       if (address === null || typeof address === 'string') throw new Error('no port');
+      if (usedPorts.has(address.port)) continue;
+      usedPorts.add(address.port);
       ports.push(address.port);
     }
     return ports;
@@ -99,36 +107,29 @@ export async function freePorts(n: number): Promise<number[]> {
   }
 }
 
-function httpGet(url: string, path: string, method = 'GET', body?: string): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(new URL(path, url), { method, timeout: 2000, agent: false }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      res.on('error', reject);
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
 /** Waits until /health says true, or (for a member still joining, e.g. a learner) until status answers. */
 async function waitReady(member: LocalMember, check: 'health' | 'status', timeoutMs: number): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const client = new EtcdClient({ endpoint: member.clientURL, timeoutMs: 2000 });
   let last = '';
-  while (Date.now() < deadline) {
-    if (!member.running) throw new Error(`etcd ${member.name} exited while starting:\n${member.logTail()}`);
-    try {
-      const reply =
-        check === 'health' ? await httpGet(member.clientURL, '/health') : await httpGet(member.clientURL, '/v3/maintenance/status', 'POST', '{}');
-      last = `${reply.status} ${reply.text}`;
-      if (check === 'health' ? reply.text.includes('"health":"true"') : reply.status === 200) return;
-    } catch (err) {
-      last = err instanceof Error ? err.message : String(err);
+  try {
+    while (Date.now() < deadline) {
+      if (!member.running) throw new Error(`etcd ${member.name} exited while starting:\n${member.logTail()}`);
+      try {
+        if (check === 'status') {
+          await client.status();
+          return;
+        }
+        const health = await client.healthCheck();
+        if (health.healthy) return;
+        last = `unhealthy: ${health.reason}`;
+      } catch (err) {
+        last = err instanceof Error ? err.message : String(err);
+      }
+      await sleep(100);
     }
-    await sleep(100);
+  } finally {
+    client.close();
   }
   throw new Error(`etcd ${member.name} not ready after ${timeoutMs} ms (last: ${last}):\n${member.logTail()}`);
 }

@@ -3,39 +3,40 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { EtcdClient } from '../../src/etcd/client.ts';
 import { DataChecker, VerifyTimeoutError } from '../../src/testing/data-checker.ts';
-import { startCluster, type CheckerCluster } from '../support/checker-etcd.ts';
-
-const b64 = (s: string): string => Buffer.from(s).toString('base64');
-
-/** Raw gateway call, bypassing the checker: the "behind its back" tampering. */
-async function gateway(endpoint: string, path: string, body: Record<string, unknown>): Promise<Record<string, unknown>> {
-  const res = await fetch(endpoint + path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-    signal: AbortSignal.timeout(5000),
-  });
-  assert.equal(res.status, 200, `${path}: ${await res.clone().text()}`);
-  return (await res.json()) as Record<string, unknown>;
-}
+import { EtcdClusterClient } from '../../src/etcd/cluster-client.ts';
+import { startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
 /** Index of the member that currently leads, so the member-loss test kills the leader (the harsher case). */
-async function leaderIndex(cluster: CheckerCluster): Promise<number> {
-  const status = await gateway(cluster.clientUrls[0]!, '/v3/maintenance/status', {});
-  for (const [i, url] of cluster.clientUrls.entries()) {
-    const s = await gateway(url, '/v3/maintenance/status', {});
-    const header = s['header'] as Record<string, unknown>;
-    if (header['member_id'] === status['leader']) return i;
+async function leaderIndex(cluster: LocalEtcdCluster): Promise<number> {
+  const clients = new EtcdClusterClient({ endpoints: cluster.endpoints });
+  try {
+    const { leaderEndpoint } = await clients.leaderStatus();
+    assert.ok(leaderEndpoint, 'the cluster has a leader');
+    const index = cluster.endpoints.indexOf(leaderEndpoint);
+    assert.ok(index >= 0, `leader ${leaderEndpoint} is one of ${cluster.endpoints.join(', ')}`);
+    return index;
+  } finally {
+    clients.close();
   }
-  return 0;
+}
+
+/** The tampering "behind its back": the operator's client, not the checker's. */
+async function tamper(endpoint: string, fn: (client: EtcdClient) => Promise<void>): Promise<void> {
+  const client = new EtcdClient({ endpoint });
+  try {
+    await fn(client);
+  } finally {
+    client.close();
+  }
 }
 
 describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, () => {
-  let healthy: CheckerCluster;
-  let memberLoss: CheckerCluster;
-  let quorumLoss: CheckerCluster;
-  let outage: CheckerCluster;
+  let healthy: LocalEtcdCluster;
+  let memberLoss: LocalEtcdCluster;
+  let quorumLoss: LocalEtcdCluster;
+  let outage: LocalEtcdCluster;
   const checkers: DataChecker[] = [];
   const checker = (c: DataChecker): DataChecker => {
     checkers.push(c);
@@ -43,16 +44,17 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
   };
 
   before(async () => {
-    [healthy, memberLoss, quorumLoss, outage] = await Promise.all([startCluster(3), startCluster(3), startCluster(3), startCluster(3)]);
+    const start = (): Promise<LocalEtcdCluster> => startLocalEtcd({ members: 3 });
+    [healthy, memberLoss, quorumLoss, outage] = await Promise.all([start(), start(), start(), start()]);
   });
 
   after(async () => {
     await Promise.all(checkers.map((c) => c.close()));
-    await Promise.all([healthy, memberLoss, quorumLoss, outage].map((c) => c?.destroy()));
+    await Promise.all([healthy, memberLoss, quorumLoss, outage].map((c) => c?.stop()));
   });
 
   test('steady writes at 50/s for 2 s: all acknowledged, none lost', async () => {
-    const c = checker(new DataChecker({ endpoints: healthy.clientUrls, ratePerSecond: 50 }));
+    const c = checker(new DataChecker({ endpoints: healthy.endpoints, ratePerSecond: 50 }));
     c.start();
     await sleep(2000);
     const running = c.stats();
@@ -73,7 +75,7 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
   });
 
   test('detects acknowledged keys deleted behind its back, exactly those', async () => {
-    const c = checker(new DataChecker({ endpoints: healthy.clientUrls, ratePerSecond: 100 }));
+    const c = checker(new DataChecker({ endpoints: healthy.endpoints, ratePerSecond: 100 }));
     c.start();
     await sleep(600);
     await c.stop();
@@ -83,10 +85,9 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
     assert.deepEqual((await c.verify({ timeoutMs: 10_000, pageSize: 7 })).lost, []);
 
     const victims = [keys[0]!, keys[Math.floor(keys.length / 2)]!, keys[keys.length - 1]!];
-    for (const key of victims) {
-      const res = await gateway(healthy.clientUrls[1]!, '/v3/kv/deleterange', { key: b64(key) });
-      assert.equal(res['deleted'], '1');
-    }
+    await tamper(healthy.endpoints[1]!, async (client) => {
+      for (const key of victims) assert.equal((await client.delete(key)).deleted, 1);
+    });
     const report = await c.verify({ timeoutMs: 10_000, pageSize: 7 });
     assert.equal(report.acknowledged, keys.length);
     assert.deepEqual(report.lost, [...victims].sort());
@@ -94,7 +95,7 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
   });
 
   test('detects a changed value and a key it never wrote', async () => {
-    const c = checker(new DataChecker({ endpoints: healthy.clientUrls, ratePerSecond: 100 }));
+    const c = checker(new DataChecker({ endpoints: healthy.endpoints, ratePerSecond: 100 }));
     c.start();
     await sleep(400);
     await c.stop();
@@ -102,8 +103,10 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
     assert.ok(keys.length >= 20, `acknowledged ${keys.length}`);
     const victim = keys[5]!;
     const stranger = `${c.prefix}zz-not-written-by-checker`;
-    await gateway(healthy.clientUrls[2]!, '/v3/kv/put', { key: b64(victim), value: b64('tampered') });
-    await gateway(healthy.clientUrls[2]!, '/v3/kv/put', { key: b64(stranger), value: b64('x') });
+    await tamper(healthy.endpoints[2]!, async (client) => {
+      await client.put(victim, 'tampered');
+      await client.put(stranger, 'x');
+    });
 
     const report = await c.verify({ timeoutMs: 10_000 });
     assert.deepEqual(report.lost, []);
@@ -112,10 +115,10 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
 
   test('SIGKILL of the leader mid-run: writes continue through the others, none lost', async () => {
     const victim = memberLoss.members[await leaderIndex(memberLoss)]!;
-    const c = checker(new DataChecker({ endpoints: memberLoss.clientUrls, ratePerSecond: 50, timeoutMs: 1000 }));
+    const c = checker(new DataChecker({ endpoints: memberLoss.endpoints, ratePerSecond: 50, timeoutMs: 1000 }));
     c.start();
     await sleep(1000);
-    await victim.kill();
+    await victim.stop(false);
     const atKill = c.stats();
     // The election stalls the in-flight writes for up to ~1 s; by the third second two-thirds must succeed.
     await sleep(2000);
@@ -129,7 +132,8 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
     // A third of the writes go to the dead member, so failures are certain and must not count as acknowledged.
     assert.ok(stats.unacknowledged >= 20, `unacknowledged ${stats.unacknowledged}`);
     assert.equal(stats.acknowledged + stats.unacknowledged, stats.attempted);
-    assert.match(stats.lastError ?? '', /ECONNREFUSED|ECONNRESET|timed out|HTTP/);
+    // The client's words: no answer (refused, reset, timeout) or etcd's own refusal during the election.
+    assert.match(stats.lastError ?? '', /etcd unavailable \((refused|reset|timeout)\)|etcdserver: /);
 
     const report = await c.verify({ timeoutMs: 15_000 });
     assert.equal(report.acknowledged, stats.acknowledged);
@@ -139,10 +143,10 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
   });
 
   test('quorum loss: writes time out as unacknowledged and verify gives up with a clear error', async () => {
-    const c = checker(new DataChecker({ endpoints: [quorumLoss.clientUrls[0]!], ratePerSecond: 50, timeoutMs: 500 }));
+    const c = checker(new DataChecker({ endpoints: [quorumLoss.endpoints[0]!], ratePerSecond: 50, timeoutMs: 500 }));
     c.start();
     await sleep(500);
-    await Promise.all([quorumLoss.members[1]!.kill(), quorumLoss.members[2]!.kill()]);
+    await Promise.all([quorumLoss.members[1]!.stop(false), quorumLoss.members[2]!.stop(false)]);
     const atKill = c.stats();
     await sleep(2000);
     await c.stop();
@@ -157,17 +161,17 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
     await assert.rejects(c.verify({ timeoutMs: 1500 }), (err: unknown) => {
       assert.ok(err instanceof VerifyTimeoutError);
       assert.match(err.message, new RegExp(`could not read back ${stats.acknowledged} acknowledged key\\(s\\) .* within 1500 ms`));
-      assert.match(err.message, /timed out|HTTP/);
+      assert.match(err.message, /etcd unavailable \(timeout\)|etcdserver: /);
       return true;
     });
     assert.ok(performance.now() - started < 3000);
   });
 
   test('whole cluster stopped: writes are unacknowledged and verify times out with a clear error', async () => {
-    const c = checker(new DataChecker({ endpoints: outage.clientUrls, ratePerSecond: 50, timeoutMs: 500 }));
+    const c = checker(new DataChecker({ endpoints: outage.endpoints, ratePerSecond: 50, timeoutMs: 500 }));
     c.start();
     await sleep(500);
-    await Promise.all(outage.members.map((m) => m.kill()));
+    await Promise.all(outage.members.map((m) => m.stop(false)));
     const atKill = c.stats();
     await sleep(1000);
     await c.stop();
@@ -178,14 +182,14 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
     // Refused connections fail fast, so the pace holds and every write is recorded as a failure.
     assert.ok(stats.unacknowledged >= 35, `unacknowledged ${stats.unacknowledged}`);
     assert.equal(stats.acknowledged + stats.unacknowledged, stats.attempted);
-    assert.match(stats.lastError ?? '', /ECONNREFUSED/);
+    assert.match(stats.lastError ?? '', /etcd unavailable \(refused\).*ECONNREFUSED/);
 
     const started = performance.now();
     await assert.rejects(c.verify({ timeoutMs: 1500 }), (err: unknown) => {
       assert.ok(err instanceof VerifyTimeoutError);
       assert.ok(err.attempts > 1, 'it retried');
       assert.match(err.message, new RegExp(`could not read back ${stats.acknowledged} acknowledged key\\(s\\) .* within 1500 ms`));
-      assert.match(err.message, /ECONNREFUSED/);
+      assert.match(err.message, /etcd unavailable \(refused\).*ECONNREFUSED/);
       return true;
     });
     assert.ok(performance.now() - started < 2500);

@@ -1,6 +1,6 @@
 // The etcd admin client against real etcd processes on 127.0.0.1 (3.6 in depth, 3.5 briefly).
 import assert from 'node:assert/strict';
-import { createServer as createHttpServer, request } from 'node:http';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -20,23 +20,22 @@ import {
   memberIdToHex,
   type Member,
 } from '../../src/etcd/index.ts';
+import { prefixEnd } from '../../src/etcd/client.ts';
 import { freePorts, startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
 const TIMEOUT_MS = 5000;
 
-/** A raw gateway call, for setting up states the client deliberately has no method for. */
-function rawPost(endpoint: string, path: string, body: unknown): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(new URL(path, endpoint), { method: 'POST', agent: false, timeout: 5000 }, (res) => {
-      let text = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => (text += chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
-    req.on('timeout', () => req.destroy(new Error('timeout')));
-    req.on('error', reject);
-    req.end(JSON.stringify(body));
+/**
+ * The one call the client deliberately has no method for (raising an alarm by hand), so the alarm test
+ * can set up the state it reads and disarms.
+ */
+async function raiseAlarm(endpoint: string, memberId: string, alarm: string): Promise<void> {
+  const res = await fetch(`${endpoint}/v3/maintenance/alarm`, {
+    method: 'POST',
+    body: JSON.stringify({ action: 'ACTIVATE', memberID: memberId, alarm }),
+    signal: AbortSignal.timeout(5000),
   });
+  assert.equal(res.status, 200, await res.text());
 }
 
 async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 15_000): Promise<T> {
@@ -73,10 +72,23 @@ describe('memberIdToHex', () => {
   });
 });
 
+describe('prefixEnd', () => {
+  test('increments the last byte below 0xff, on the UTF-8 bytes', () => {
+    assert.deepEqual(prefixEnd('/a/'), new Uint8Array(Buffer.from('/a0')));
+    // π is CF 80 in UTF-8; the end is CF 81, which is ρ.
+    assert.deepEqual(prefixEnd('/π'), new Uint8Array(Buffer.from('/ρ')));
+    // ÿ is C3 BF: the end C3 C0 is not valid UTF-8, which is why it is bytes.
+    assert.deepEqual(prefixEnd('ÿ'), new Uint8Array([0xc3, 0xc0]));
+    // Nothing to increment: "\0" means the end of the keyspace.
+    assert.deepEqual(prefixEnd(''), new Uint8Array([0]));
+  });
+});
+
 describe('EtcdClient retries (against a scripted HTTP server)', () => {
   test('a read is sent again once after a reset; a write never is', async () => {
     const seen: string[] = [];
     let resets = 0;
+    let headerless = false;
     const server = createHttpServer((req, res) => {
       seen.push(req.url ?? '');
       if (resets > 0) {
@@ -86,6 +98,10 @@ describe('EtcdClient retries (against a scripted HTTP server)', () => {
       }
       if (req.url === '/v3/kv/range') {
         res.writeHead(502, { 'content-type': 'text/html' }).end('<html>bad gateway</html>');
+        return;
+      }
+      if (headerless) {
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
         return;
       }
       res.writeHead(200, { 'content-type': 'application/json' });
@@ -116,6 +132,9 @@ describe('EtcdClient retries (against a scripted HTTP server)', () => {
 
       // Something that is not the etcd gateway answering.
       await assert.rejects(client.get('k'), EtcdProtocolError);
+      // A 200 without the write's revision is no proof the write was committed.
+      headerless = true;
+      await assert.rejects(client.put('k', 'v'), (err: unknown) => err instanceof EtcdProtocolError && /header\.revision/.test(err.message));
     } finally {
       client.close();
       server.closeAllConnections();
@@ -154,7 +173,11 @@ describe('EtcdClient against a 3-member etcd 3.6 cluster', () => {
   });
 
   test('status: three voting members agree on one leader', async () => {
-    const view = await clients.leaderStatus();
+    // 3.6 records its storage version a moment after the cluster forms: wait for that, the positive signal.
+    const view = await eventually('every member reports a storage version', async () => {
+      const v = await clients.leaderStatus();
+      return v.statuses.length === 3 && v.statuses.every((s) => s.status.storageVersion) ? v : undefined;
+    }, 15_000);
     assert.equal(view.failures.length, 0);
     assert.equal(view.statuses.length, 3);
     assert.ok(view.leaderId && view.leaderId !== '0');
@@ -224,12 +247,82 @@ describe('EtcdClient against a 3-member etcd 3.6 cluster', () => {
     assert.equal(serializable.value, value);
   });
 
+  test('range: a prefix in pages at one revision, an older revision, limit/more/count; delete', async () => {
+    const [a, b] = clients.clients();
+    const prefix = '/quorum/range/π';
+    const keys = ['1', '2', '3', '4', '5'].map((k) => `${prefix}${k}`);
+    // Just outside the prefix on both sides: '/quorum/range/ρ' is prefixEnd itself (exclusive).
+    await a!.put('/quorum/range/o', 'before');
+    await a!.put('/quorum/range/ρ', 'after');
+    for (const key of keys) await a!.put(key, `v-${key}`);
+    const end = prefixEnd(prefix);
+
+    const all = await b!.range(prefix, { end });
+    assert.deepEqual(all.kvs.map((kv) => kv.key), keys);
+    assert.deepEqual(all.kvs.map((kv) => kv.value), keys.map((k) => `v-${k}`));
+    assert.equal(all.count, 5);
+    assert.equal(all.more, false);
+    assert.match(all.revision, /^[1-9][0-9]*$/);
+    for (const kv of all.kvs) {
+      assert.equal(kv.version, '1');
+      assert.equal(kv.createRevision, kv.modRevision);
+    }
+
+    const first = await b!.range(prefix, { end, limit: 2 });
+    assert.deepEqual(first.kvs.map((kv) => kv.key), keys.slice(0, 2));
+    assert.equal(first.more, true);
+    assert.equal(first.count, 5, 'count ignores the limit');
+
+    // Rewritten after the snapshot: a read at the old revision still sees the old value, page after page.
+    const snapshot = all.revision;
+    const rewritten = await a!.put(keys[3]!, 'new');
+    assert.ok(BigInt(rewritten.revision) > BigInt(snapshot));
+    const paged: string[] = [];
+    let start = prefix;
+    for (;;) {
+      const page = await b!.range(start, { end, limit: 2, revision: snapshot });
+      assert.equal(page.revision, rewritten.revision, 'header.revision is the current one, not the one asked for');
+      paged.push(...page.kvs.map((kv) => `${kv.key}=${kv.value}`));
+      if (!page.more) break;
+      start = `${page.kvs.at(-1)!.key}\0`;
+    }
+    assert.deepEqual(paged, keys.map((k) => `${k}=v-${k}`));
+    const now = (await b!.range(keys[3]!)).kvs[0];
+    assert.equal(now?.value, 'new');
+    assert.equal(now?.version, '2');
+    assert.equal(now?.createRevision, all.kvs[3]!.createRevision);
+    assert.equal((await b!.get(keys[3]!, { revision: snapshot }))?.value, `v-${keys[3]}`);
+
+    // A revision the store has not reached is etcd's refusal, not unavailability.
+    await assert.rejects(b!.range(prefix, { end, revision: String(BigInt(rewritten.revision) + 1000n) }), (err: unknown) => {
+      assert.ok(err instanceof EtcdError, String(err));
+      assert.equal(err.code, GrpcCode.OutOfRange);
+      assert.match(err.etcdMessage, /future revision/);
+      return true;
+    });
+    await assert.rejects(b!.range(prefix, { limit: 0 }), RangeError);
+    await assert.rejects(b!.range(prefix, { revision: 'latest' }), RangeError);
+
+    // An empty value is left out of protobuf JSON; it still reads back as ''.
+    await a!.put(`${prefix}6`, '');
+    assert.equal((await b!.get(`${prefix}6`))?.value, '');
+
+    const deleted = await a!.delete(prefix, { end });
+    assert.equal(deleted.deleted, 6);
+    assert.ok(BigInt(deleted.revision) > BigInt(rewritten.revision));
+    const empty = await b!.range(prefix, { end });
+    assert.deepEqual(empty, { kvs: [], more: false, count: 0, revision: deleted.revision });
+    assert.equal((await a!.delete(keys[0]!)).deleted, 0);
+    // The neighbours were outside the range.
+    assert.equal((await b!.get('/quorum/range/o'))?.value, 'before');
+    assert.equal((await b!.get('/quorum/range/ρ'))?.value, 'after');
+  });
+
   test('alarms: none, then NOSPACE raised and disarmed', async () => {
     const client = clients.clients()[0]!;
     assert.deepEqual(await client.alarms(), []);
     const me = (await client.status()).memberId;
-    const raised = await rawPost(client.endpoint, '/v3/maintenance/alarm', { action: 'ACTIVATE', memberID: me, alarm: 'NOSPACE' });
-    assert.equal(raised.status, 200, raised.text);
+    await raiseAlarm(client.endpoint, me, 'NOSPACE');
     const alarms = await client.alarms();
     assert.deepEqual(alarms, [{ memberId: me, alarm: 'NOSPACE' }]);
     // With NOSPACE the cluster refuses writes: etcd's answer, not unavailability.
@@ -445,5 +538,20 @@ describe('EtcdClient against etcd 3.5', () => {
     assert.deepEqual(new Set(members.map((m) => m.id)), new Set(view.statuses.map((s) => s.status.memberId)));
     // 3.5 also repeats the message as "error": the same typed error comes out.
     await assert.rejects(clients.clients()[0]!.memberRemove('42'), MemberNotFoundError);
+  });
+
+  test('put, paged range at a revision, delete', async () => {
+    assert.ok(clients);
+    const [a, b] = clients.clients();
+    const { revision } = await a!.put('/q/35/a', '1');
+    await a!.put('/q/35/b', '2');
+    await a!.put('/q/35/a', 'changed');
+    const page = await b!.range('/q/35/', { end: prefixEnd('/q/35/'), limit: 1, revision });
+    assert.deepEqual(page.kvs.map((kv) => [kv.key, kv.value]), [['/q/35/a', '1']]);
+    // At `revision` only a existed: no second page.
+    assert.equal(page.more, false);
+    assert.equal(page.count, 1);
+    assert.equal((await b!.range('/q/35/', { end: prefixEnd('/q/35/') })).count, 2);
+    assert.equal((await a!.delete('/q/35/', { end: prefixEnd('/q/35/') })).deleted, 2);
   });
 });
