@@ -1,6 +1,7 @@
 // `npm start`: the main job. Brings localkube up in .localkube/ (building or reusing everything it needs),
-// builds the operator image and loads it into every node, installs the operator from its own manifests,
-// creates examples/basic.yaml (3 members), waits for it to be Available, and prints what to try next.
+// builds the operator image and the peer-wait image (its member pods' init container) and loads both into
+// every node, installs the operator from its own manifests, creates examples/basic.yaml (3 members), waits
+// for it to be Available, and prints what to try next.
 // Everything keeps running afterwards; `npx localkube down` stops it.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -9,6 +10,7 @@ import { LocalKube } from '../packages/localkube/src/index.ts';
 import { progress, step } from '../packages/localkube/src/progress.ts';
 import { Client, Services } from '../packages/runtime/src/index.ts';
 import { buildOperatorImage } from '../packages/etcd-operator/src/deploy/image.ts';
+import { buildPeerWaitImage } from '../packages/etcd-operator/src/deploy/peer-wait-image.ts';
 import { install } from '../packages/etcd-operator/src/deploy/install.ts';
 import { EtcdClusters } from '../packages/etcd-operator/src/resources.ts';
 import type { EtcdCluster } from '../packages/etcd-operator/src/api/etcdcluster.ts';
@@ -26,7 +28,9 @@ try {
 const client = await Client.connect({ kubeconfig: kube.kubeconfig });
 const image = await step('operator image (Node 24, assembled locally)', () => buildOperatorImage());
 await step(`loading ${image.name} into every node`, () => kube.loadImage(image.archive));
-await step('installing the operator from its manifests', () => install(client, { image: image.name, log: (m) => progress(`  ${m}`) }));
+const peerWait = await step('peer-wait image (init container of etcd members; Go, assembled locally)', () => buildPeerWaitImage());
+await step(`loading ${peerWait.name} into every node`, () => kube.loadImage(peerWait.archive));
+await step('installing the operator from its manifests', () => install(client, { image: image.name, peerWaitImage: peerWait.name, log: (m) => progress(`  ${m}`) }));
 
 const example = parse(await readFile(join(root, 'examples', 'basic.yaml'), 'utf8')) as EtcdCluster;
 const ns = example.metadata.namespace ?? 'default';

@@ -9,15 +9,17 @@ const USAGE = `usage: quorum <command> [options]
   manifests                 print every object that runs the operator (YAML)
   install                   apply them to the cluster of --kubeconfig / $KUBECONFIG and wait until ready
   uninstall                 remove the operator; etcd clusters, their pods and data stay
-  image [--load STATE_DIR]  build the operator image as an OCI archive (and load it into localkube)
-options: --namespace NS (quorum-system)  --image IMAGE  --replicas N  --no-webhooks  --kubeconfig FILE
-         --crashloop-grace-seconds N`;
+  image [--load STATE_DIR]  build the operator and peer-wait images as OCI archives (and load them into
+                            localkube); prints one "NAME ARCHIVE" line per image
+options: --namespace NS (quorum-system)  --image IMAGE  --peer-wait-image IMAGE  --replicas N  --no-webhooks
+         --kubeconfig FILE  --crashloop-grace-seconds N`;
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     namespace: { type: 'string' },
     image: { type: 'string' },
+    'peer-wait-image': { type: 'string' },
     replicas: { type: 'string' },
     'no-webhooks': { type: 'boolean', default: false },
     kubeconfig: { type: 'string' },
@@ -30,6 +32,7 @@ const { values, positionals } = parseArgs({
 const options: ManifestOptions = {
   namespace: values.namespace,
   image: values.image,
+  peerWaitImage: values['peer-wait-image'],
   replicas: values.replicas ? Number(values.replicas) : undefined,
   webhooks: !values['no-webhooks'],
   crashLoopGraceSeconds: values['crashloop-grace-seconds'] ? Number(values['crashloop-grace-seconds']) : undefined,
@@ -54,14 +57,19 @@ async function main(): Promise<void> {
       return;
     }
     case 'image': {
+      // Both images, since the operator's member pods need the peer-wait init container wherever it runs.
       const { buildOperatorImage } = await import('../deploy/image.ts');
-      const image = await buildOperatorImage(values.image);
-      process.stdout.write(`${image.name} ${image.archive}\n`);
+      const { buildPeerWaitImage } = await import('../deploy/peer-wait-image.ts');
+      const operator = await buildOperatorImage(values.image);
+      const peerWait = await buildPeerWaitImage(values['peer-wait-image']);
+      const images = [operator, peerWait];
+      for (const image of images) process.stdout.write(`${image.name} ${image.archive}\n`);
       if (values.load) {
         const { LocalKube } = await import('@quorum/localkube');
         const kube = await LocalKube.attach(values.load);
-        await kube.loadImage(image.archive);
+        for (const image of images) await kube.loadImage(image.archive);
         kube.client.close();
+        process.stderr.write(`quorum: loaded; install with --image ${operator.name} --peer-wait-image ${peerWait.name}\n`);
       }
       return;
     }

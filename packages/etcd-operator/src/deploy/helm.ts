@@ -3,11 +3,12 @@
 // chart's crds/ directory, which Helm installs first and never deletes (uninstalling keeps every cluster).
 import { stringify } from 'yaml';
 import { etcdClusterCRDYAML } from '../api/crd.ts';
-import { OPERATOR_IMAGE, OPERATOR_VERSION, operatorManifests } from './manifests.ts';
+import { OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, operatorManifests } from './manifests.ts';
 
 const SENTINELS = {
   namespace: 'quorum-sentinel-namespace',
   image: 'quorum-sentinel-image',
+  peerWaitImage: 'quorum-sentinel-peerwait',
   replicas: 987_654_321,
   grace: 876_543_219,
   logLevel: 'quorum-sentinel-loglevel',
@@ -16,13 +17,18 @@ const SENTINELS = {
 const TEMPLATE: [string, string][] = [
   [SENTINELS.namespace, '{{ .Release.Namespace }}'],
   [SENTINELS.image, '{{ .Values.image.repository }}:{{ .Values.image.tag }}'],
+  [SENTINELS.peerWaitImage, '{{ .Values.peerWaitImage.repository }}:{{ .Values.peerWaitImage.tag }}'],
   [String(SENTINELS.replicas), '{{ .Values.replicas }}'],
   [`"${SENTINELS.grace}"`, '{{ .Values.crashLoopGraceSeconds | quote }}'],
   [SENTINELS.logLevel, '{{ .Values.logLevel }}'],
 ];
 
+const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
+
 export const VALUES = {
-  image: { repository: OPERATOR_IMAGE.slice(0, OPERATOR_IMAGE.lastIndexOf(':')), tag: OPERATOR_VERSION },
+  image: { repository: repositoryOf(OPERATOR_IMAGE), tag: OPERATOR_VERSION },
+  // The member pods' init container (tools/peer-wait), from the same registry as the operator by default.
+  peerWaitImage: { repository: repositoryOf(PEER_WAIT_IMAGE), tag: OPERATOR_VERSION },
   replicas: 2,
   crashLoopGraceSeconds: 60,
   logLevel: 'info',
@@ -32,6 +38,7 @@ export function helmChart(): Record<string, string> {
   const objects = operatorManifests({
     namespace: SENTINELS.namespace,
     image: SENTINELS.image,
+    peerWaitImage: SENTINELS.peerWaitImage,
     replicas: SENTINELS.replicas,
     crashLoopGraceSeconds: SENTINELS.grace,
     logLevel: SENTINELS.logLevel,

@@ -9,12 +9,22 @@ import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/w
 
 export const OPERATOR_VERSION = '0.1.0';
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSION}`;
+/**
+ * The init container of every etcd member pod (tools/peer-wait): etcd starts only once its peers' names
+ * resolve, because one failed lookup can leave a peer inactive on the leader for good (etcd-io/etcd#14523).
+ */
+export const PEER_WAIT_IMAGE = `ghcr.io/quorum-dev/peer-wait:${OPERATOR_VERSION}`;
 export const NAME = 'quorum-etcd-operator';
 export const WEBHOOK_SERVICE = 'quorum-webhook';
+/** The webhooks' names in their configurations (the API server's webhook metrics are labelled with them). */
+export const MUTATING_WEBHOOK_NAME = `default.etcdclusters.${GROUP}`;
+export const VALIDATING_WEBHOOK_NAME = `validate.etcdclusters.${GROUP}`;
 
 export interface ManifestOptions {
   namespace?: string;
   image?: string;
+  /** The peer-wait init container image the operator puts in member pods (default PEER_WAIT_IMAGE). */
+  peerWaitImage?: string;
   replicas?: number;
   /** Register the admission webhooks (default true). */
   webhooks?: boolean;
@@ -33,6 +43,8 @@ export function clusterRules(): Record<string, unknown>[] {
     { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [GROUP], resources: ['etcdclusters/status'], verbs: ['get', 'patch', 'update'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    // A member with a stale peer view is restarted through the eviction API, which honours the PDB.
+    { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
     { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
@@ -89,7 +101,8 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
     metadata: { name: NAME, namespace: ns, labels },
     spec: {
       replicas: options.replicas ?? 2,
-      // A new replica is ready (webhook serving) before an old one goes: webhooks are failurePolicy Fail.
+      // A new replica is ready (webhook serving) before an old one goes, so that warnings and defaulting by
+      // the webhooks (failurePolicy Ignore) are not skipped during an upgrade.
       strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: 0, maxSurge: 1 } },
       selector: { matchLabels: selector },
       template: {
@@ -113,6 +126,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
                 env('WEBHOOKS', String(webhooks)),
                 env('WEBHOOK_SERVICE', WEBHOOK_SERVICE),
                 env('CERT_DIR', '/tmp/webhook-certs'),
+                env('PEER_WAIT_IMAGE', options.peerWaitImage ?? PEER_WAIT_IMAGE),
                 env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
@@ -134,6 +148,15 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
   };
 }
 
+/**
+ * The webhooks are failurePolicy Ignore: while the operator is down (crashed, scaled to 0, being upgraded),
+ * a Fail policy would refuse every edit of every EtcdCluster, including the `paused` or `replicas` change a
+ * person needs to recover. Nothing is lost by skipping them: the validating webhook checks exactly the CRD
+ * schema and its CEL rules (api/defaults.ts mirrors them), which the API server enforces anyway, and the
+ * mutating one applies the schema's own defaults. Only what CEL cannot express is skipped: the admission
+ * warnings (a single member, even replicas, emptyDir, antiAffinity None), which is why the webhooks stay; the
+ * operator still reports even replicas as the EvenReplicas condition.
+ */
 function webhookObjects(ns: string): Obj[] {
   const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
   const clientConfig = (path: string): Record<string, unknown> => ({ service: { name: WEBHOOK_SERVICE, namespace: ns, path, port: 443 } });
@@ -144,13 +167,13 @@ function webhookObjects(ns: string): Obj[] {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
       metadata: { name: MUTATING_WEBHOOK, labels },
-      webhooks: [{ name: `default.etcdclusters.${GROUP}`, clientConfig: clientConfig('/default-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5, reinvocationPolicy: 'Never' }],
+      webhooks: [{ name: MUTATING_WEBHOOK_NAME, clientConfig: clientConfig('/default-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'Never' }],
     },
     {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
       metadata: { name: VALIDATING_WEBHOOK, labels },
-      webhooks: [{ name: `validate.etcdclusters.${GROUP}`, clientConfig: clientConfig('/validate-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Fail', timeoutSeconds: 5 }],
+      webhooks: [{ name: VALIDATING_WEBHOOK_NAME, clientConfig: clientConfig('/validate-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Ignore', timeoutSeconds: 5 }],
     },
   ];
 }

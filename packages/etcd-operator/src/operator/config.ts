@@ -1,5 +1,7 @@
 // The operator's settings, from its environment (the Deployment sets them) with defaults for running it
 // locally against any kubeconfig.
+import { PEER_WAIT_IMAGE } from '../deploy/manifests.ts';
+
 export interface OperatorConfig {
   /** Watch one namespace, or all when empty. */
   watchNamespace: string;
@@ -14,6 +16,13 @@ export interface OperatorConfig {
   webhookServiceName: string;
   certDir: string;
   crashLoopGraceMs: number;
+  /** A step's bound: past it the cluster is Degraded (StepStalled) and Progressing False. */
+  stepDeadlineMs: number;
+  /**
+   * The init container image of every member pod (tools/peer-wait): it holds etcd back until the peer names
+   * resolve. Part of the configuration because on a real cluster it comes from the user's registry.
+   */
+  peerWaitImage: string;
   maxConcurrentReconciles: number;
   /** How long the webhook server keeps serving after shutdown starts. */
   webhookDrainMs: number;
@@ -38,6 +47,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     webhookServiceName: env['WEBHOOK_SERVICE'] ?? 'quorum-webhook',
     certDir: env['CERT_DIR'] ?? '/tmp/quorum-webhook-certs',
     crashLoopGraceMs: num('CRASHLOOP_GRACE_SECONDS', 60) * 1000,
+    stepDeadlineMs: num('STEP_DEADLINE_SECONDS', 120) * 1000,
+    peerWaitImage: env['PEER_WAIT_IMAGE'] || PEER_WAIT_IMAGE,
     maxConcurrentReconciles: num('MAX_CONCURRENT_RECONCILES', 4),
     webhookDrainMs: num('WEBHOOK_DRAIN_SECONDS', 5) * 1000,
   };

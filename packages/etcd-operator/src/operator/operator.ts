@@ -17,7 +17,7 @@ import {
   type Logger,
   type ManagerOptions,
 } from '@quorum/runtime';
-import { etcdClusterReconciler, type ReconcilerDeps } from '../cluster/reconcile.ts';
+import { etcdClusterReconciler, type ReconcilerDeps, type StepMetrics } from '../cluster/reconcile.ts';
 import { EtcdClients } from '../cluster/observe.ts';
 import { LABELS } from '../cluster/names.ts';
 import { EtcdClusters } from '../resources.ts';
@@ -32,6 +32,12 @@ export interface OperatorOptions {
   manager?: Partial<ManagerOptions>;
   logger?: Logger;
   afterWrite?: ReconcilerDeps['afterWrite'];
+}
+
+/** `quorum_etcdcluster_step_retries_total{step,reason}`: every retry of a step, with why. */
+function stepMetrics(manager: Manager): StepMetrics {
+  const retries = manager.metrics.counter('quorum_etcdcluster_step_retries_total', 'Retries of a reconcile step (a wait that repeats or a refused action), by step and reason', ['step', 'reason']);
+  return { stepRetried: (step, reason) => retries.inc({ step, reason }) };
 }
 
 export async function createOperator(options: OperatorOptions): Promise<Manager> {
@@ -54,6 +60,9 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     etcd: new EtcdClients(),
     events: new EventRecorder(manager.client, { controller: 'etcd.quorum.dev/operator', instance: config.podName, onError: (err) => manager.log.warn({ err }, 'event not recorded') }),
     crashLoopGraceMs: config.crashLoopGraceMs,
+    stepDeadlineMs: config.stepDeadlineMs,
+    metrics: stepMetrics(manager),
+    peerWaitImage: config.peerWaitImage,
     afterWrite: options.afterWrite,
   };
   const byInstance = (obj: KubeObject): { namespace: string; name: string }[] => {

@@ -3,11 +3,12 @@
 import { join } from 'node:path';
 import { Client, Namespaces } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/runtime/testing';
-import { run } from '../../../localkube/src/exec.ts';
-import { binCache } from '../../../localkube/src/paths.ts';
+import { cacheRoot, run } from '@quorum/images';
 import { versions } from '@quorum/localkube';
 import { buildOperatorImage } from '../../src/deploy/image.ts';
 import { install } from '../../src/deploy/install.ts';
+import { PEER_WAIT_IMAGE } from '../../src/deploy/manifests.ts';
+import { buildPeerWaitImage } from '../../src/deploy/peer-wait-image.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 
@@ -15,13 +16,26 @@ export { eventually };
 
 /** The image the suite's operator runs (a content-tagged local build). */
 export let operatorImage = '';
+/** The peer-wait init container image the suite's operator puts in member pods (content-tagged too). */
+export let peerWaitImage = '';
+
+/** What install() needs to reinstall the suite's operator as setUpOperator did (e.g. after an uninstall). */
+export function installOptions(options: { crashLoopGraceSeconds?: number } = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number } {
+  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15 };
+}
 
 export async function setUpOperator(options: { crashLoopGraceSeconds?: number } = {}): Promise<TestEnv> {
   const env = await TestEnv.start();
   const image = await buildOperatorImage();
   await env.kube.loadImage(image.archive);
-  await install(env.client, { image: image.name, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15 });
+  const peerWait = await buildPeerWaitImage();
+  await env.kube.loadImage(peerWait.archive);
+  // The same binary under the default name too: operators that tests run in-process take their settings
+  // from configFromEnv({}), whose default is PEER_WAIT_IMAGE, and localkube has no registry to pull it from.
+  await env.kube.loadImage((await buildPeerWaitImage(PEER_WAIT_IMAGE)).archive);
   operatorImage = image.name;
+  peerWaitImage = peerWait.name;
+  await install(env.client, installOptions(options));
   return env;
 }
 
@@ -61,7 +75,8 @@ export async function clientServiceEndpoint(client: Client, namespace: string, n
  * members become ready, kube-proxy may not yet route the client Service to them.
  */
 export async function etcdctl(endpoint: string, ...args: string[]): Promise<string> {
-  const bin = join(binCache, `etcd-${versions.CONTROL_PLANE_ETCD}`, 'etcdctl');
+  // localkube's build cache: `<QUORUM_CACHE>/bin/<project>-<version>/`.
+  const bin = join(cacheRoot, 'bin', `etcd-${versions.CONTROL_PLANE_ETCD}`, 'etcdctl');
   return eventually(`etcdctl ${args.join(' ')}`, async () => (await run(bin, [`--endpoints=${endpoint}`, '--dial-timeout=3s', '--command-timeout=5s', ...args])).stdout, { timeoutMs: 30_000, intervalMs: 1000 });
 }
 

@@ -5,17 +5,19 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments } from 'yaml';
 import { helmChart } from '../../src/deploy/helm.ts';
-import { operatorManifests } from '../../src/deploy/manifests.ts';
+import { operatorManifests, PEER_WAIT_IMAGE } from '../../src/deploy/manifests.ts';
 
 const chartDir = join(import.meta.dirname, '..', '..', '..', '..', 'deploy', 'helm', 'quorum');
 
 /** Just enough of Helm's template language for our chart: values, the release namespace, quote, one if. */
-function render(template: string, values: { namespace: string; image: string; tag: string; replicas: number; grace: number; logLevel: string; webhooks: boolean }): string {
+function render(template: string, values: { namespace: string; image: string; tag: string; peerWaitImage: string; peerWaitTag: string; replicas: number; grace: number; logLevel: string; webhooks: boolean }): string {
   let out = template.replace(/\{\{- if \.Values\.webhooks\.enabled \}\}\n([\s\S]*?)\{\{- end \}\}\n/g, (_, body: string) => (values.webhooks ? body : ''));
   out = out
     .replaceAll('{{ .Release.Namespace }}', values.namespace)
     .replaceAll('{{ .Values.image.repository }}', values.image)
     .replaceAll('{{ .Values.image.tag }}', values.tag)
+    .replaceAll('{{ .Values.peerWaitImage.repository }}', values.peerWaitImage)
+    .replaceAll('{{ .Values.peerWaitImage.tag }}', values.peerWaitTag)
     .replaceAll('{{ .Values.replicas }}', String(values.replicas))
     .replaceAll('{{ .Values.crashLoopGraceSeconds | quote }}', JSON.stringify(String(values.grace)))
     .replaceAll('{{ .Values.logLevel }}', values.logLevel)
@@ -27,11 +29,11 @@ function render(template: string, values: { namespace: string; image: string; ta
 test('the chart renders exactly the objects of quorum manifests (CRD and namespace aside)', () => {
   const chart = helmChart();
   for (const webhooks of [true, false]) {
-    const values = { namespace: 'ops', image: 'registry.example/quorum', tag: '9.9.9', replicas: 3, grace: 45, logLevel: 'debug', webhooks };
+    const values = { namespace: 'ops', image: 'registry.example/quorum', tag: '9.9.9', peerWaitImage: 'registry.example/peer-wait', peerWaitTag: '9.9.8', replicas: 3, grace: 45, logLevel: 'debug', webhooks };
     const rendered = ['templates/operator.yaml', 'templates/webhooks.yaml']
       .flatMap((f) => parseAllDocuments(render(chart[f]!, values)).map((d) => d.toJS() as unknown))
       .filter((o) => o !== null);
-    const expected = operatorManifests({ namespace: 'ops', image: 'registry.example/quorum:9.9.9', replicas: 3, crashLoopGraceSeconds: 45, logLevel: 'debug', webhooks })
+    const expected = operatorManifests({ namespace: 'ops', image: 'registry.example/quorum:9.9.9', peerWaitImage: 'registry.example/peer-wait:9.9.8', replicas: 3, crashLoopGraceSeconds: 45, logLevel: 'debug', webhooks })
       .filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
     assert.deepEqual(rendered, expected);
   }
@@ -41,4 +43,18 @@ test('the committed chart is what the generator writes', async () => {
   for (const [file, content] of Object.entries(helmChart())) {
     assert.equal(await readFile(join(chartDir, file), 'utf8'), content, `deploy/helm/quorum/${file} is stale: run node packages/etcd-operator/scripts/generate.ts`);
   }
+});
+
+test('the webhooks fail open and the operator is told which peer-wait image to use', () => {
+  const objects = operatorManifests({ peerWaitImage: 'registry.example/peer-wait:1' });
+  // Fail would refuse every EtcdCluster edit (even `paused`) while the operator is down; CEL still validates.
+  const policies = objects
+    .filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration')
+    .flatMap((o) => (o['webhooks'] as { failurePolicy: string }[]).map((w) => w.failurePolicy));
+  assert.deepEqual(policies, ['Ignore', 'Ignore']);
+  const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+  const env = deployment.spec.template.spec.containers[0]!.env;
+  assert.equal(env.find((e) => e.name === 'PEER_WAIT_IMAGE')?.value, 'registry.example/peer-wait:1');
+  const defaults = operatorManifests().find((o) => o.kind === 'Deployment') as unknown as typeof deployment;
+  assert.equal(defaults.spec.template.spec.containers[0]!.env.find((e) => e.name === 'PEER_WAIT_IMAGE')?.value, PEER_WAIT_IMAGE);
 });

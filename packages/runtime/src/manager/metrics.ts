@@ -15,6 +15,16 @@ export class RuntimeMetrics {
   readonly apiRequests: Counter<'method' | 'code' | 'resource'>;
   readonly queue: WorkQueueMetrics;
 
+  /**
+   * A counter of the operator's own in this manager's registry (served on /metrics with the rest), so
+   * operators built on the runtime need no metrics library of their own. Asking twice gives the same one.
+   */
+  counter<L extends string>(name: string, help: string, labelNames: readonly L[]): { inc(labels: Record<L, string>, value?: number): void } {
+    const existing = this.registry.getSingleMetric(name);
+    const counter = (existing as Counter<L> | undefined) ?? new Counter({ name, help, labelNames: [...labelNames], registers: [this.registry] });
+    return { inc: (labels, value = 1) => counter.inc(labels as Partial<Record<L, string | number>>, value) };
+  }
+
   constructor(options: { processMetrics?: boolean } = {}) {
     const registry = (this.registry = new Registry());
     if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
