@@ -1,11 +1,12 @@
-// Writes the files generated from code: the CRD YAML and docs/api.md (from the EtcdCluster schema) and the
-// Helm chart (from the manifests). Deterministic, so
+// Writes the files generated from code: the CRD YAML and docs/api.md (from the EtcdCluster schema), the
+// reasons tables of docs/operations.md (from cluster/reasons.ts) and the Helm chart (from the manifests). Deterministic, so
 // running it twice changes nothing; test/unit/api-crd.test.ts fails when a committed copy is stale.
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { dirname, join, relative } from 'node:path';
 import { CRD_FILE, etcdClusterCRDYAML } from '../src/api/crd.ts';
 import { apiReferenceMarkdown, DOCS_FILE } from '../src/api/docs.ts';
 import { helmChart } from '../src/deploy/helm.ts';
+import { OPERATIONS_FILE, withGeneratedReasons } from '../src/cluster/reasons.ts';
 
 const packageDir = join(import.meta.dirname, '..');
 const repoRoot = join(packageDir, '..', '..');
@@ -13,6 +14,7 @@ const repoRoot = join(packageDir, '..', '..');
 const outputs: [string, string][] = [
   [join(packageDir, CRD_FILE), etcdClusterCRDYAML()],
   [join(repoRoot, DOCS_FILE), apiReferenceMarkdown()],
+  [join(repoRoot, OPERATIONS_FILE), withGeneratedReasons(await readFile(join(repoRoot, OPERATIONS_FILE), 'utf8'))],
   ...Object.entries(helmChart()).map(([file, content]): [string, string] => [join(repoRoot, 'deploy', 'helm', 'quorum', file), content]),
 ];
 

@@ -39,12 +39,13 @@ export type { FieldError } from './schema.ts';
 export type DefaultedStorage = Omit<StorageSpec, 'reclaimPolicy'> & { reclaimPolicy: ReclaimPolicy };
 
 /** A spec after defaulting: what the API server stores when the CRD is installed, or applyDefaults() returns. */
-export type DefaultedSpec = Omit<EtcdClusterSpec, 'replicas' | 'version' | 'storage' | 'antiAffinity' | 'paused'> & {
+export type DefaultedSpec = Omit<EtcdClusterSpec, 'replicas' | 'version' | 'storage' | 'antiAffinity' | 'paused' | 'replaceStuckMemberAfterSeconds'> & {
   replicas: number;
   version: string;
   storage: DefaultedStorage;
   antiAffinity: AntiAffinity;
   paused: boolean;
+  replaceStuckMemberAfterSeconds: number;
 };
 
 /**

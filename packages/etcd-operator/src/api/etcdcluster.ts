@@ -305,7 +305,7 @@ export const EtcdClusterSpecSchema = Type.Object(
       Type.Integer({ description: 'Number of etcd members; odd numbers tolerate the most failures for their size.', format: 'int32', minimum: MIN_REPLICAS, maximum: MAX_REPLICAS, default: DEFAULT_REPLICAS }),
     ),
     version: Type.Optional(
-      Type.String({ description: 'etcd version to run (3.MINOR.PATCH); changing it performs a rolling upgrade.', pattern: VERSION_PATTERN, maxLength: 32, default: DEFAULT_VERSION, 'x-kubernetes-validations': [RULES.versionChange] }),
+      Type.String({ description: 'etcd version of new members (3.MINOR.PATCH). Running members are not changed yet: a change is reported by the MembersUpToDate condition, naming the members that differ.', pattern: VERSION_PATTERN, maxLength: 32, default: DEFAULT_VERSION, 'x-kubernetes-validations': [RULES.versionChange] }),
     ),
     repository: Type.Optional(
       Type.String({ description: `Image repository, tagged v<version>; ${DEFAULT_REPOSITORY} when neither repository nor image is set.`, minLength: 1, maxLength: 512 }),
@@ -318,6 +318,16 @@ export const EtcdClusterSpecSchema = Type.Object(
     ),
     etcd: Type.Optional(EtcdOptionsSchema),
     paused: Type.Optional(Type.Boolean({ description: 'Stop reconciling the cluster (members keep running) until set back to false.', default: false })),
+    replaceStuckMemberAfterSeconds: Type.Optional(
+      Type.Integer({
+        description:
+          'How long a member pod may stay Terminating (its node is down, so the kubelet cannot confirm the deletion) before the member is replaced by a new one elsewhere, provided a quorum serves without it. Silence alone never counts: only a pod Kubernetes is deleting.',
+        format: 'int32',
+        minimum: 30,
+        maximum: 86400,
+        default: 300,
+      }),
+    ),
   },
   {
     description: 'Desired state of the etcd cluster.',
@@ -351,8 +361,23 @@ export const MemberSchema = Type.Object(
     leader: Type.Boolean({ description: 'Whether the member is the raft leader.' }),
     version: Type.Optional(Type.String({ description: 'etcd server version the member reports.' })),
     dbSize: Type.Optional(Type.Integer({ description: 'Backend database size in bytes.', format: 'int64', minimum: 0 })),
+    lastError: Type.Optional(Type.String({ description: 'Why the member keeps exiting: the exit code and the last lines etcd (or the peer-wait init container) printed.', maxLength: 2048 })),
   },
   { description: 'One etcd member as the operator last observed it.' },
+);
+
+export const StepSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The step, e.g. "addMember c1-3" or "wait LearnerStarting".', maxLength: 128 }),
+    startedAt: Type.String({ description: 'When the operator first chose this step.', format: 'date-time' }),
+    lastError: Type.Optional(Type.String({ description: "The last refusal of this step, in etcd's or Kubernetes' words, with the member it went through.", maxLength: 4096 })),
+    lastErrorReason: Type.Optional(Type.String({ description: 'Machine-readable kind of the last refusal, e.g. UnhealthyCluster.', maxLength: 64 })),
+    refusedEverywhereSince: Type.Optional(Type.String({ description: 'Since when every voting member has refused this membership change.', format: 'date-time' })),
+    failures: Type.Optional(Type.Integer({ description: 'Failed attempts of this step.', format: 'int32', minimum: 0 })),
+    warned: Type.Optional(Type.Boolean({ description: 'Whether the StepRetrying Warning event was emitted.' })),
+    stalled: Type.Optional(Type.Boolean({ description: 'Whether the step passed its bound (StepStalled).' })),
+  },
+  { description: 'The step the operator is taking or retrying, and for how long: the record behind the Progressing condition.' },
 );
 
 export const EtcdClusterStatusSchema = Type.Object(
@@ -386,6 +411,7 @@ export const EtcdClusterStatusSchema = Type.Object(
     bootstrapMembers: Type.Optional(
       Type.Array(Type.String({ maxLength: 63, description: 'A member name.' }), { maxItems: 9, description: 'Members of the initial static bootstrap, recorded before their pods are created.' }),
     ),
+    step: Type.Optional(StepSchema),
   },
   { description: 'Observed state of the etcd cluster, written by the operator.' },
 );

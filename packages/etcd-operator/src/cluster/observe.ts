@@ -2,17 +2,34 @@
 // Each member is asked at its pod IP, so the operator works in the cluster and from a developer's machine.
 import type { KubeObject } from '@quorum/runtime';
 import { EtcdClient } from '../etcd/client.ts';
-import { memberFromPeerURL, LABELS } from './names.ts';
-import type { Membership, ObservedMember, ObservedPod } from './plan.ts';
+import { activePeers } from '../etcd/metrics.ts';
+import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
+import { quorum, type Membership, type ObservedMember, type ObservedPod } from './plan.ts';
 
 export interface PodObject extends KubeObject {
-  spec?: { nodeName?: string };
+  spec?: { nodeName?: string; containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
   status?: {
     phase?: string;
     podIP?: string;
     conditions?: { type: string; status: string; lastTransitionTime?: string }[];
-    containerStatuses?: { name: string; ready: boolean; restartCount: number; state?: { waiting?: { reason?: string }; running?: { startedAt?: string } }; lastState?: { terminated?: { finishedAt?: string; exitCode?: number } } }[];
+    containerStatuses?: ContainerStatus[];
+    initContainerStatuses?: ContainerStatus[];
   };
+}
+
+interface Terminated {
+  finishedAt?: string;
+  exitCode?: number;
+  reason?: string;
+  message?: string;
+}
+
+export interface ContainerStatus {
+  name: string;
+  ready: boolean;
+  restartCount: number;
+  state?: { waiting?: { reason?: string; message?: string }; running?: { startedAt?: string }; terminated?: Terminated };
+  lastState?: { terminated?: Terminated };
 }
 
 export interface MemberHealth {
@@ -27,17 +44,42 @@ export interface MemberHealth {
   error?: string;
 }
 
-export function observePod(pod: PodObject, now: number, previousCrashSince?: number): ObservedPod {
+export function observePod(pod: PodObject, now: number, previousCrashSince?: number, peerWaitImage?: string): ObservedPod {
   const status = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
   // Restarted more than once and still not ready: the kubelet's own restarts are not fixing it.
   const crashLooping = !status?.ready && (status?.restartCount ?? 0) >= 2 && (status?.state?.waiting?.reason === 'CrashLoopBackOff' || status?.state?.waiting !== undefined);
+  // The kubelet keeps etcd's last lines as the termination message (FallbackToLogsOnError); an init
+  // container that fails (peer names that never resolve) explains itself the same way.
+  const init = pod.status?.initContainerStatuses?.find((c) => !c.ready && (c.lastState?.terminated ?? c.state?.terminated)?.exitCode);
+  const terminated = (init ? (init.state?.terminated ?? init.lastState?.terminated) : undefined) ?? status?.state?.terminated ?? status?.lastState?.terminated;
+  const stuck = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find((c) => CANNOT_START.has(c.state?.waiting?.reason ?? ''));
+  const waitImage = pod.spec?.initContainers?.find((c) => c.name === 'peer-wait')?.image;
+  const etcdNeverRan = !status?.state?.running && !status?.state?.terminated && !status?.lastState?.terminated && (status?.restartCount ?? 0) === 0;
+  const initOutdated = !!peerWaitImage && !!waitImage && waitImage !== peerWaitImage && etcdNeverRan;
+  const deletion = pod.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : undefined;
   return {
     member: pod.metadata.labels?.[LABELS.member] ?? pod.metadata.name ?? '',
     phase: pod.status?.phase ?? 'Pending',
     ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     deleting: pod.metadata.deletionTimestamp !== undefined,
-    ...(crashLooping ? { crashLoopingSince: previousCrashSince ?? now } : {}),
+    ...(deletion !== undefined && Number.isFinite(deletion) ? { deletingSince: deletion } : {}),
+    ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
+    ...(initOutdated ? { initOutdated } : {}),
+    ...(stuck ? { cannotStart: clip(`${stuck.name}: ${stuck.state!.waiting!.reason!}${stuck.state?.waiting?.message ? `: ${stuck.state.waiting.message}` : ''}`, 300) } : {}),
+    ...(crashLooping || init ? { crashLoopingSince: previousCrashSince ?? now } : {}),
+    ...(terminated && terminated.exitCode ? { lastTermination: { exitCode: terminated.exitCode, message: `${init ? `init container ${init.name}: ` : ''}${lastLines(terminated.message ?? terminated.reason ?? '')}` } } : {}),
   };
+}
+
+/** Waiting reasons that do not end by themselves: the pod needs a person (or a spec change) to start. */
+const CANNOT_START = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageName', 'CreateContainerConfigError', 'CreateContainerError', 'ErrImageNeverPull']);
+
+const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
+
+/** The last few lines of a termination message: enough to name the cause, small enough for status. */
+function lastLines(message: string, lines = 3, maxChars = 600): string {
+  const kept = message.trim().split('\n').slice(-lines).join('\n');
+  return kept.length > maxChars ? `…${kept.slice(-maxChars)}` : kept;
 }
 
 /** One client per endpoint, reused across reconciles (keep-alive connections). */
@@ -52,6 +94,8 @@ export class EtcdClients {
 
 export interface EtcdView {
   membership: Membership | undefined;
+  /** Members whose pods could not answer a member list, with why (set when no quorum answered). */
+  unreachable: { member: string; error: string }[];
   health: MemberHealth[];
   clusterId?: string;
   /** Endpoint of a member that answered: where membership calls go. */
@@ -70,16 +114,23 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
     .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', endpoint: `http://${p.status!.podIP}:2379` }));
   let list: { id: string; name: string; peerURLs: string[]; isLearner: boolean }[] | undefined;
   let answered: string | undefined;
-  for (const { endpoint } of endpoints) {
+  const unreachable: { member: string; error: string }[] = pods
+    .filter((p) => !(p.status?.podIP && p.status.phase === 'Running') && !p.metadata.deletionTimestamp)
+    .map((p) => {
+      const why = observePod(p, 0).cannotStart;
+      return { member: p.metadata.labels?.[LABELS.member] ?? '', error: why ?? `pod ${p.status?.phase ?? 'Pending'}, not running yet` };
+    });
+  for (const { member, endpoint } of endpoints) {
     try {
       list = await clients.get(endpoint).memberList({ linearizable: true, signal });
       answered = endpoint;
       break;
-    } catch {
-      /* try the next member: one that cannot reach a quorum cannot answer */
+    } catch (err) {
+      // Try the next member: one that cannot reach a quorum cannot answer.
+      unreachable.push({ member, error: shortError(err) });
     }
   }
-  if (!list) return { membership: undefined, health: [] };
+  if (!list) return { membership: undefined, health: [], unreachable };
 
   const byMember = new Map(endpoints.map((e) => [e.member, e.endpoint]));
   const health = await Promise.all(
@@ -95,7 +146,11 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
       }
     }),
   );
-  const leaderId = mostCommon(health.map((h) => h.leaderId).filter((l): l is string => !!l && l !== '0'));
+  // The leader shown is one a quorum of voters names right now: a member cut off from the others may still
+  // believe it leads, and its word alone must not decide where membership changes go.
+  const voters = list.filter((m) => !m.isLearner).length;
+  const named = mostCommon(health.filter((h) => h.healthy && !h.learner).map((h) => h.leaderId).filter((l): l is string => !!l && l !== '0'));
+  const leaderId = named && health.filter((h) => h.healthy && !h.learner && h.leaderId === named).length >= quorum(voters) ? named : undefined;
   const members: ObservedMember[] = list.map((m, i) => ({ id: m.id, member: health[i]!.member, started: m.name !== '', learner: m.isLearner, healthy: health[i]!.healthy }));
   const leaderMember = health.find((h) => h.id === leaderId)?.member;
   let clusterId: string | undefined;
@@ -108,9 +163,40 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
     membership: { members, leaderId },
     health,
     clusterId,
+    unreachable: [],
     endpoint: answered,
     leaderEndpoint: leaderMember ? byMember.get(leaderMember) : undefined,
   };
+}
+
+/**
+ * Each member's view of which peers are active, from its metrics port; members whose metrics cannot be
+ * read are left out (no view is no evidence). Keys and values are member names.
+ */
+export async function observePeerActivity(pods: PodObject[], membership: Membership, signal: AbortSignal): Promise<Record<string, string[]>> {
+  const byId = new Map(membership.members.map((m) => [m.id, m.member]));
+  const views: Record<string, string[]> = {};
+  await Promise.all(
+    pods
+      .filter((p) => p.status?.podIP && !p.metadata.deletionTimestamp)
+      .map(async (p) => {
+        const member = p.metadata.labels?.[LABELS.member] ?? '';
+        if (!membership.members.some((m) => m.member === member)) return;
+        try {
+          const ids = await activePeers(`http://${p.status!.podIP}:${METRICS_PORT}`, { signal });
+          views[member] = ids.map((id) => byId.get(id)).filter((m): m is string => m !== undefined);
+        } catch {
+          /* no view from this member */
+        }
+      }),
+  );
+  return views;
+}
+
+function shortError(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  // The client prefixes the endpoint and path; the member is named by the caller.
+  return message.replace(/^https?:\/\/\S+ \S+: /, '');
 }
 
 function isReady(p: PodObject): boolean {

@@ -10,8 +10,22 @@ export interface ObservedPod {
   phase: string;
   ready: boolean;
   deleting: boolean;
+  /** Since when the pod has been terminating (its deletionTimestamp, ms since epoch). */
+  deletingSince?: number;
+  /** The node the pod runs on, to name it when the pod is stuck there. */
+  nodeName?: string;
   /** Since when the etcd container has been waiting in CrashLoopBackOff (ms since epoch). */
   crashLoopingSince?: number;
+  /** Why a container of the pod cannot start, as the kubelet says it (e.g. "peer-wait: ImagePullBackOff: …"). */
+  cannotStart?: string;
+  /**
+   * The pod never got past its init container, which runs another peer-wait image than the operator's
+   * configured one (the operator was reconfigured or upgraded): etcd never ran in it, so it is safe to
+   * recreate it with the current template.
+   */
+  initOutdated?: boolean;
+  /** How the etcd container last ended: exit code and the last lines etcd printed (the termination message). */
+  lastTermination?: { exitCode: number; message: string };
 }
 
 export interface ObservedMember {
@@ -30,6 +44,17 @@ export interface Membership {
   leaderId: string | undefined;
 }
 
+/**
+ * A membership change that etcd keeps refusing through every voting member (the strict reconfiguration
+ * check: "unhealthy cluster"), with each member's view of which peers are active, read from its metrics.
+ */
+export interface RefusedChange {
+  /** When the refusals began (ms since epoch). */
+  since: number;
+  /** Per member name: the member names it reports active in `etcd_network_active_peers`. */
+  activePeers: Record<string, string[]>;
+}
+
 export interface Observed {
   cluster: string;
   replicas: number;
@@ -41,6 +66,8 @@ export interface Observed {
   pvcs: string[];
   /** etcd's member list from a linearizable read (a quorum answered), or undefined if none could be had. */
   membership: Membership | undefined;
+  /** Members whose pods did not answer, with why, when no quorum answered (named in the wait). */
+  unreachable?: { member: string; error: string }[];
   /** Members the status last recorded (to recreate pods when no quorum answers). */
   lastKnownMembers: string[];
   /** Whether the cluster ever bootstrapped (status.clusterID set). */
@@ -52,6 +79,12 @@ export interface Observed {
   now: number;
   /** How long a member may crash-loop, with a healthy quorum, before it is replaced. */
   crashLoopGraceMs: number;
+  /** How long a member's pod may stay Terminating (e.g. on a dead node), with a healthy quorum, before it is replaced. */
+  stuckTerminatingReplaceMs: number;
+  /** Set while a membership change is refused through every member; see RefusedChange. */
+  refused?: RefusedChange;
+  /** How long a change may be refused everywhere before the member with a stale view of a peer is restarted. */
+  refusedRestartMs: number;
 }
 
 export type Action =
@@ -62,7 +95,8 @@ export type Action =
   | { type: 'addMember'; member: string }
   | { type: 'promoteMember'; member: string; id: string }
   | { type: 'removeMember'; member: string; id: string; reason: string }
-  | { type: 'moveLeader'; fromId: string; toId: string; toMember: string }
+  /** Evict (PDB-respecting) a healthy member's pod so that its peers reconnect to it: etcd-io/etcd#14523. */
+  | { type: 'restartMember'; member: string; reason: 'StalePeerView'; detail: string }
   | { type: 'wait'; reason: string; detail: string; requeueAfterMs: number }
   | { type: 'steady' };
 
@@ -77,7 +111,13 @@ export function nextIndex(o: Observed): number {
   return Math.max(o.nextMemberIndex, ...used.map((i) => i + 1), 0);
 }
 
-const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
+/** The number of voting members that must agree: the one quorum formula, used by the planner and the status. */
+export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
+
+const seconds = (ms: number): number => Math.round(ms / 1000);
+
+/** Past this, a terminating pod is reported as stuck (with its node and what a person can do). */
+export const STUCK_TERMINATING_NOTICE_MS = 45_000;
 
 export function plan(o: Observed): Action {
   const pod = (member: string): ObservedPod | undefined => o.pods.find((p) => p.member === member);
@@ -86,6 +126,8 @@ export function plan(o: Observed): Action {
   // Pods Kubernetes gave up on (evicted, failed) are replaced in place: same member, same PVC.
   const failed = o.pods.find((p) => p.phase === 'Failed' && !p.deleting);
   if (failed) return { type: 'deletePod', member: failed.member, reason: 'PodFailed' };
+  const staleInit = o.pods.find((p) => p.initOutdated && !p.deleting);
+  if (staleInit) return { type: 'deletePod', member: staleInit.member, reason: 'InitContainerOutdated' };
 
   if (!o.membership) {
     // Nothing exists yet: bootstrap the initial size statically, all members at once. The member list is
@@ -97,7 +139,7 @@ export function plan(o: Observed): Action {
     if (!o.bootstrapped && o.bootstrapMembers.length > 0) {
       const missing = o.bootstrapMembers.find((m) => !pod(m));
       if (missing) return { type: 'createPod', member: missing, state: 'new', initialMembers: o.bootstrapMembers, reason: 'Bootstrap' };
-      return { type: 'wait', reason: 'Bootstrapping', detail: `waiting for the initial members (${o.bootstrapMembers.join(', ')}) to form a quorum`, requeueAfterMs: 1000 };
+      return { type: 'wait', reason: 'Bootstrapping', detail: `waiting for the initial members (${o.bootstrapMembers.join(', ')}) to form a quorum${unreachableDetail(o)}`, requeueAfterMs: 1000 };
     }
     // No quorum answered. Bringing back a deleted pod of a known member is always safe (same member, same
     // data) and may be what restores the quorum; anything touching membership must wait.
@@ -108,8 +150,8 @@ export function plan(o: Observed): Action {
         return { type: 'createPod', member, state: first ? 'new' : 'existing', initialMembers: first ? [member] : known, reason: 'PodMissing' };
       }
     }
-    if (!o.bootstrapped) return { type: 'wait', reason: 'Bootstrapping', detail: 'waiting for the first member to serve', requeueAfterMs: 2000 };
-    return { type: 'wait', reason: 'QuorumUnavailable', detail: 'no quorum answered a member list; membership is left alone', requeueAfterMs: 5000 };
+    if (!o.bootstrapped) return { type: 'wait', reason: 'Bootstrapping', detail: `waiting for the first member to serve${unreachableDetail(o)}`, requeueAfterMs: 2000 };
+    return { type: 'wait', reason: 'QuorumUnavailable', detail: `no quorum answered a member list; membership is left alone${unreachableDetail(o)}`, requeueAfterMs: 5000 };
   }
 
   const members = o.membership.members;
@@ -130,10 +172,6 @@ export function plan(o: Observed): Action {
     return { type: 'removeMember', member: m.member, id: m.id, reason: 'DataLost' };
   }
 
-  // A pod that is being deleted will be recreated once it is gone; take no other step meanwhile.
-  const terminating = o.pods.find((p) => p.deleting);
-  if (terminating) return { type: 'wait', reason: 'PodTerminating', detail: `pod ${terminating.member} is terminating`, requeueAfterMs: 1000 };
-
   // Claims of members that are gone and whose data is not to be kept.
   if (o.reclaimPolicy === 'Delete') {
     const stale = o.pvcs.find((m) => !inMembership.has(m) && !pod(m));
@@ -141,43 +179,126 @@ export function plan(o: Observed): Action {
   }
 
   const voters = members.filter((m) => !m.learner);
-  const healthyVoters = voters.filter((m) => m.healthy && m.started);
-  const quorumHealthy = healthyVoters.length >= quorum(voters.length);
-  if (!quorumHealthy) return { type: 'wait', reason: 'QuorumUnhealthy', detail: `${healthyVoters.length}/${voters.length} voting members healthy`, requeueAfterMs: 5000 };
+  const serving = (m: ObservedMember): boolean => m.started && m.healthy && !pod(m.member)?.deleting;
+  const healthyVoters = voters.filter(serving);
+  if (healthyVoters.length < quorum(voters.length)) {
+    const down = voters.filter((m) => !serving(m)).map((m) => m.member);
+    return { type: 'wait', reason: 'QuorumUnhealthy', detail: `${healthyVoters.length}/${voters.length} voting members healthy; not serving: ${down.join(', ')}`, requeueAfterMs: 5000 };
+  }
+  // Whether the voters other than `m` still make a quorum of the membership without it.
+  const survivesWithout = (m: ObservedMember): boolean => healthyVoters.filter((v) => v.id !== m.id).length >= quorum(voters.length - (m.learner ? 0 : 1));
+
+  // A pod stuck Terminating (its node is down: the kubelet cannot confirm the deletion) holds only its own
+  // member back. Past the bound, with a quorum without it, the member is replaced under a new name: its
+  // data is on that node, and Kubernetes will not let the pod go until the node returns or a person acts.
+  const stuck = o.pods.find((p) => p.deleting && p.deletingSince !== undefined && o.now - p.deletingSince >= o.stuckTerminatingReplaceMs && inMembership.has(p.member));
+  const stuckMember = stuck && members.find((m) => m.member === stuck.member);
+  if (stuck && stuckMember && !stuckMember.healthy && survivesWithout(stuckMember)) {
+    return { type: 'removeMember', member: stuckMember.member, id: stuckMember.id, reason: 'PodStuckTerminating' };
+  }
 
   // A member crash-looping for longer than the grace period, while the rest keep a quorum: replace it.
   const crashing = members.find((m) => {
     const since = pod(m.member)?.crashLoopingSince;
     return since !== undefined && o.now - since >= o.crashLoopGraceMs;
   });
-  if (crashing && healthyVoters.filter((m) => m.id !== crashing.id).length >= quorum(voters.length - (crashing?.learner ? 0 : 1))) {
-    return { type: 'removeMember', member: crashing.member, id: crashing.id, reason: 'CrashLooping' };
+  if (crashing && survivesWithout(crashing)) return { type: 'removeMember', member: crashing.member, id: crashing.id, reason: 'CrashLooping' };
+
+  // A change etcd has refused through every member for too long, while all members are healthy: some
+  // member holds a stale "inactive" view of a peer (etcd-io/etcd#14523). Restart the peer it reports
+  // inactive (a follower, if quorum survives it) so that the streams reconnect and the view is fresh.
+  if (o.refused && o.now - o.refused.since >= o.refusedRestartMs && members.every((m) => m.started && m.healthy && pod(m.member)?.ready)) {
+    const restart = stalePeer(o, members);
+    if (restart) return restart;
   }
 
-  // A learner is promoted once etcd says it has caught up (etcd refuses earlier: the promote call is the check).
   const learner = members.find((m) => m.learner);
+  // A learner that is not wanted any more (replicas lowered while it was being added) is cancelled first,
+  // started or not: a learner whose pod never starts must not hold a lower replicas back.
+  if (learner && members.length > o.replicas) return { type: 'removeMember', member: learner.member, id: learner.id, reason: 'ScaleDown' };
+  // A learner is promoted once etcd says it has caught up (etcd refuses earlier: the promote call is the check).
   if (learner) {
     if (learner.started && learner.healthy) return { type: 'promoteMember', member: learner.member, id: learner.id };
-    return { type: 'wait', reason: 'LearnerStarting', detail: `learner ${learner.member} is starting`, requeueAfterMs: 2000 };
+    return { type: 'wait', reason: 'LearnerStarting', detail: `learner ${learner.member} is starting${podDetail(pod(learner.member))}`, requeueAfterMs: 2000 };
   }
 
-  // Membership changes, one at a time, only when every member is healthy.
-  const allHealthy = members.every((m) => m.started && m.healthy && pod(m.member)?.ready);
+  // Membership changes, one at a time. A member that is down (stuck on a dead node, crash-looping) does
+  // not hold back a change that keeps a quorum without it: scale-up goes on while a quorum of the larger
+  // membership is healthy, and scale-down removes a member that is down before any healthy one.
+  const down = members.filter((m) => !(serving(m) && pod(m.member)?.ready));
   if (members.length < o.replicas) {
-    if (!allHealthy) return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: 'every member must be healthy before one is added', requeueAfterMs: 2000 };
+    if (healthyVoters.length < quorum(voters.length + 1) || down.some((m) => !pod(m.member)?.deleting && pod(m.member)?.crashLoopingSince === undefined)) {
+      return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: `a member is added only while the others serve; not serving: ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')}`, requeueAfterMs: 2000 };
+    }
     return { type: 'addMember', member: memberName(o.cluster, nextIndex(o)) };
   }
   if (members.length > o.replicas) {
-    if (!allHealthy) return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: 'every member must be healthy before one is removed', requeueAfterMs: 2000 };
-    // Remove the newest non-leader; if only the leader is left to remove, hand leadership over first.
+    const firstDown = down.find((m) => survivesWithout(m));
+    if (firstDown) return { type: 'removeMember', member: firstDown.member, id: firstDown.id, reason: 'ScaleDown' };
+    if (down.length > 0) return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: `a member is removed only while a quorum survives it; not serving: ${down.map((m) => m.member).join(', ')}`, requeueAfterMs: 2000 };
+    // Remove the newest non-leader (with two or more members one always exists): never the leader first.
     const byAge = [...members].sort((a, b) => (memberIndex(o.cluster, b.member) ?? 0) - (memberIndex(o.cluster, a.member) ?? 0));
     const victim = byAge.find((m) => m.id !== o.membership!.leaderId) ?? byAge[0]!;
-    if (victim.id === o.membership.leaderId) {
-      const successor = members.find((m) => m.id !== victim.id)!;
-      return { type: 'moveLeader', fromId: victim.id, toId: successor.id, toMember: successor.member };
-    }
     return { type: 'removeMember', member: victim.member, id: victim.id, reason: 'ScaleDown' };
   }
-  if (!allHealthy) return { type: 'wait', reason: 'MembersNotReady', detail: 'waiting for every member to be ready', requeueAfterMs: 2000 };
+  const terminating = o.pods.find((p) => p.deleting && inMembership.has(p.member));
+  if (terminating) {
+    const for_ = o.now - (terminating.deletingSince ?? o.now);
+    // A normal deletion ends within the grace period; longer means the kubelet cannot confirm it.
+    if (for_ < STUCK_TERMINATING_NOTICE_MS) return { type: 'wait', reason: 'PodTerminating', detail: `pod ${terminating.member} is terminating; it is recreated once gone`, requeueAfterMs: 1000 };
+    const left = Math.max(0, o.stuckTerminatingReplaceMs - for_);
+    return {
+      type: 'wait',
+      reason: 'PodStuckTerminating',
+      detail: `pod ${terminating.member} has been terminating on node ${terminating.nodeName ?? '(unknown)'} for ${seconds(for_)} s; ` +
+        'if the node is gone for good, taint it node.kubernetes.io/out-of-service=nodeshutdown:NoExecute or force-delete the pod; ' +
+        (left > 0 ? `otherwise the member is replaced in ${seconds(left)} s, once a quorum survives without it` : 'the member is replaced once a quorum survives without it'),
+      requeueAfterMs: 5000,
+    };
+  }
+  if (down.length > 0) return { type: 'wait', reason: 'MembersNotReady', detail: `waiting for ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')} to serve`, requeueAfterMs: 2000 };
   return { type: 'steady' };
+}
+
+function unreachableDetail(o: Observed): string {
+  if (!o.unreachable?.length) return '';
+  const byError = new Map<string, string[]>();
+  for (const u of o.unreachable) byError.set(u.error, [...(byError.get(u.error) ?? []), u.member]);
+  return `; unreachable: ${[...byError].map(([error, members]) => `${members.sort().join(', ')} (${error})`).join(', ')}`;
+}
+
+function podDetail(p: ObservedPod | undefined): string {
+  if (!p) return ' (no pod yet)';
+  if (p.deleting) return ` (pod terminating on node ${p.nodeName ?? '(unknown)'})`;
+  if (p.crashLoopingSince !== undefined) return ` (crash-looping${p.lastTermination ? `, exit code ${p.lastTermination.exitCode}` : ''})`;
+  if (p.cannotStart) return ` (${p.cannotStart})`;
+  if (p.phase === 'Pending') return ' (pod Pending)';
+  return '';
+}
+
+/**
+ * The member to restart when a change is refused everywhere: one that another member reports inactive.
+ * A follower is preferred (the leader's restart costs an election); the restart must leave a quorum.
+ */
+function stalePeer(o: Observed, members: ObservedMember[]): Action | undefined {
+  const voters = members.filter((m) => !m.learner);
+  // Restarting either side resets the view: the reported member's streams reconnect, or the reporter's
+  // peer state is rebuilt. The follower of the two goes (a leader's restart costs an election).
+  const candidates: { member: ObservedMember; why: string }[] = [];
+  for (const [reporter, active] of Object.entries(o.refused!.activePeers)) {
+    const reporterMember = voters.find((v) => v.member === reporter);
+    for (const m of voters) {
+      if (m.member === reporter || active.includes(m.member) || !reporterMember) continue;
+      const target = m.id === o.membership!.leaderId ? reporterMember : m;
+      candidates.push({ member: target, why: `${reporter} reports ${m.member} inactive while it serves` });
+    }
+  }
+  const pick = candidates.find((c) => c.member.id !== o.membership!.leaderId && voters.filter((v) => v.id !== c.member.id).length >= quorum(voters.length));
+  if (!pick) return undefined;
+  return {
+    type: 'restartMember',
+    member: pick.member.member,
+    reason: 'StalePeerView',
+    detail: `${pick.why} (etcd-io/etcd#14523), and every member has refused the change for ${seconds(o.now - o.refused!.since)} s`,
+  };
 }

@@ -1,41 +1,54 @@
-// The EtcdCluster reconciler: observe (caches + etcd), decide the one next step (plan.ts), take it, and
-// record status. Every step is idempotent and each is recorded where the next reconcile reads it (in
-// etcd's membership or in Kubernetes), so the operator may die between any two calls.
+// The EtcdCluster reconciler: observe (caches + etcd), decide the one next step (plan.ts), report it
+// (status first, so a crash right after the step still left a record), take it (act.ts). A step that is
+// refused is retried with a voice (progress.ts): status, events, a metric and a warn log say what and why.
 import {
-  AlreadyExistsError,
   applyIfChanged,
   NotFoundError,
-  PersistentVolumeClaims,
   PodDisruptionBudgets,
-  Pods,
   Services,
   type Client,
   type EventRecorder,
   type Informer,
   type KubeObject,
+  type Logger,
   type OpenObject,
   type Reconciler,
   type Result,
 } from '@quorum/runtime';
 import { EtcdClusters } from '../resources.ts';
-import { LearnerNotReadyError, UnhealthyClusterError } from '../etcd/errors.ts';
+import { act, describeFailure } from './act.ts';
 import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
-import { clientService, memberPVC, memberPod, peerService, podDisruptionBudget } from './resources.ts';
-import { FIELD_MANAGER, LABELS, memberIndex, pdbName, peerURL, pvcName, clientServiceName, peerServiceName } from './names.ts';
-import { observeEtcd, observePod, type EtcdClients, type PodObject } from './observe.ts';
+import { clientService, outdatedFields, peerService, podDisruptionBudget } from './resources.ts';
+import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName } from './names.ts';
+import { observeEtcd, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
 import { nextIndex, plan, type Action, type Observed } from './plan.ts';
+import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
+
+/** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */
+export interface StepMetrics {
+  stepRetried(step: string, reason: string): void;
+}
 
 export interface ReconcilerDeps {
   client: Client;
-  clusters: Informer<EtcdCluster>;
-  pods: Informer<OpenObject>;
-  pvcs: Informer<OpenObject>;
-  services: Informer<OpenObject>;
-  pdbs: Informer<OpenObject>;
+  clusters: Pick<Informer<EtcdCluster>, 'store'>;
+  pods: Pick<Informer<OpenObject>, 'store'>;
+  pvcs: Pick<Informer<OpenObject>, 'store'>;
+  services: Pick<Informer<OpenObject>, 'store'>;
+  pdbs: Pick<Informer<OpenObject>, 'store'>;
   etcd: EtcdClients;
-  events: EventRecorder;
+  events: Pick<EventRecorder, 'record'>;
   crashLoopGraceMs: number;
+  /** The image of the init container that waits for peer names to resolve; none when empty. */
+  peerWaitImage?: string;
+  /** A step's bound: past it, Progressing=False (ProgressDeadlineExceeded) and Degraded=True. */
+  stepDeadlineMs?: number;
+  /** How long a membership change may be refused by every member before a stale peer is restarted. */
+  refusedRestartMs?: number;
+  metrics?: StepMetrics;
+  /** The clock (tests move it forward to cross a step's bounds). */
+  now?: () => Date;
   /** Test hook: called after every etcd or Kubernetes write the reconciler makes (failpoints). */
   afterWrite?: (what: string) => Promise<void> | void;
 }
@@ -44,56 +57,48 @@ const STEADY_RESYNC_MS = 30_000;
 
 export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
   const crashSince = new Map<string, number>();
-  const wrote = async (what: string): Promise<void> => {
-    await deps.afterWrite?.(what);
-  };
+  const crashReported = new Set<string>();
+  // The refusal of each cluster's last attempt, reported by its next reconcile (then forgotten).
+  const failures = new Map<string, StepFailure>();
+  const lastWarnLog = new Map<string, number>();
+  const stepDeadlineMs = deps.stepDeadlineMs ?? DEFAULT_STEP_DEADLINE_MS;
 
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
-    const cluster = deps.clusters.store.get(`${namespace}/${name}`);
+    const key = `${namespace}/${name}`;
+    const cluster = deps.clusters.store.get(key);
     if (!cluster || cluster.metadata.deletionTimestamp) return {};
     const previous = cluster.status as StatusShape | undefined;
-    const now = new Date();
-    const selector = (o: KubeObject): boolean => o.metadata.labels?.[LABELS.instance] === name && o.metadata.labels?.[LABELS.managedBy] === 'quorum';
-    const pods = deps.pods.store.byIndex('namespace', namespace).filter(selector) as PodObject[];
-    const pvcs = deps.pvcs.store.byIndex('namespace', namespace).filter(selector);
-
+    const now = deps.now?.() ?? new Date();
+    const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(cluster, { type, reason, action: reason, note });
     const writeStatus = async (status: StatusShape): Promise<void> => {
       if (sameStatus(previous, status)) return;
-      await deps.client.mergePatch(EtcdClusters, { namespace, name }, { status }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+      await deps.client.mergePatch(EtcdClusters, { namespace, name }, { status: { ...status, step: status.step ?? null } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
     };
 
     // Invalid specs (possible when the webhooks are off) are reported and change nothing.
     const errors = validateSpec(cluster.spec ?? {}, undefined).filter((e) => !e.warning);
     if (errors.length > 0) {
       const invalid = errors.map((e) => e.message).join('; ');
-      await writeStatus(buildStatus({ ...base(), pods: [], etcd: { membership: undefined, health: [] }, action: { type: 'steady' }, invalid }));
+      await writeStatus(buildStatus({ ...base(cluster, previous, now), pods: [], etcd: { membership: undefined, health: [], unreachable: [] }, action: { type: 'steady' }, invalid }));
       log.warn({ invalid }, 'invalid spec: nothing changed');
       return {};
     }
     const spec = applyDefaults(cluster.spec ?? {});
+    if (!spec.paused) await applyClusterObjects(deps, cluster, spec.replicas, signal);
 
-    // The Services and the PDB are applied whenever they differ from what the cache holds.
-    const apply = async (type: typeof Services, desired: KubeObject, cached: KubeObject | undefined): Promise<void> => {
-      const { applied } = await applyIfChanged(deps.client, type, desired, cached, { fieldManager: FIELD_MANAGER, force: true, signal });
-      if (applied) await wrote(`apply ${desired.kind} ${desired.metadata.name}`);
-    };
-    // Paused means no change at all, to these objects too.
-    if (!spec.paused) {
-      await apply(Services, peerService(cluster), deps.services.store.get(`${namespace}/${peerServiceName(name)}`));
-      await apply(Services, clientService(cluster), deps.services.store.get(`${namespace}/${clientServiceName(name)}`));
-      const pdb = deps.pdbs.store.get(`${namespace}/${pdbName(name)}`);
-      if (spec.replicas >= 3) await apply(PodDisruptionBudgets, podDisruptionBudget(cluster), pdb);
-      else if (pdb) await deps.client.delete(PodDisruptionBudgets, { namespace, name: pdbName(name) }).catch(ignoreNotFound);
-    }
-
+    // ---- observe ----
+    const selector = (o: KubeObject): boolean => o.metadata.labels?.[LABELS.instance] === name && o.metadata.labels?.[LABELS.managedBy] === 'quorum';
+    const pods = deps.pods.store.byIndex('namespace', namespace).filter(selector) as PodObject[];
+    const pvcs = deps.pvcs.store.byIndex('namespace', namespace).filter(selector);
     const observedPods = pods.map((p) => {
-      const o = observePod(p, now.getTime(), crashSince.get(p.metadata.uid ?? ''));
-      if (o.crashLoopingSince !== undefined) crashSince.set(p.metadata.uid ?? '', o.crashLoopingSince);
-      else crashSince.delete(p.metadata.uid ?? '');
+      const uid = p.metadata.uid ?? '';
+      const o = observePod(p, now.getTime(), crashSince.get(uid), deps.peerWaitImage);
+      if (o.crashLoopingSince !== undefined) crashSince.set(uid, o.crashLoopingSince);
+      else crashSince.delete(uid);
       return o;
     });
-    const etcdView = await observeEtcd(name, namespace, pods, deps.etcd, signal);
-
+    const view = await observeEtcd(name, namespace, pods, deps.etcd, signal);
+    const refusedSince = previous?.step?.refusedEverywhereSince;
     const observed: Observed = {
       cluster: name,
       replicas: spec.replicas,
@@ -101,133 +106,138 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       reclaimPolicy: spec.storage.reclaimPolicy,
       pods: observedPods,
       pvcs: pvcs.filter((c) => !c.metadata.deletionTimestamp).map((c) => c.metadata.labels?.[LABELS.member] ?? ''),
-      membership: etcdView.membership,
+      membership: view.membership,
+      unreachable: view.unreachable,
       lastKnownMembers: previous?.members?.map((m) => m.name) ?? [],
       bootstrapped: !!previous?.clusterID,
       bootstrapMembers: previous?.bootstrapMembers ?? [],
       nextMemberIndex: previous?.nextMemberIndex ?? 0,
       now: now.getTime(),
       crashLoopGraceMs: deps.crashLoopGraceMs,
+      stuckTerminatingReplaceMs: spec.replaceStuckMemberAfterSeconds * 1000,
+      refusedRestartMs: deps.refusedRestartMs ?? 120_000,
+      // Peer views are read only while a change is being refused everywhere: they are what explains it.
+      ...(refusedSince && view.membership
+        ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal) } }
+        : {}),
     };
+
+    // ---- plan ----
     const action: Action = spec.paused ? { type: 'wait', reason: 'Paused', detail: 'spec.paused is true', requeueAfterMs: STEADY_RESYNC_MS } : plan(observed);
-    // Indexes already used, as observed; a member added below shows up in etcd's list from then on.
+    const step = nextStep(previous?.step, action, failures.get(key), now);
+    const failure = failures.get(key);
+    failures.delete(key);
+
+    // ---- report ----
     const next = nextIndex(observed);
-    // Status first: it says what is about to happen, so a crash right after the step still left a record.
-    const status = buildStatus({ ...base(), pods: observedPods, etcd: etcdView, action, nextMemberIndex: next, paused: spec.paused });
+    const status = buildStatus({
+      ...base(cluster, previous, now),
+      pods: observedPods,
+      etcd: view,
+      action,
+      nextMemberIndex: next,
+      paused: spec.paused,
+      ...(step ? { step } : {}),
+      stepDeadlineMs,
+      outdated: pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec) })).filter((o) => o.fields.length > 0),
+    });
     if (action.type === 'bootstrap') {
       status.bootstrapMembers = action.members;
       status.nextMemberIndex = Math.max(next, ...action.members.map((m) => (memberIndex(name, m) ?? 0) + 1));
     }
+    reportStep(key, log, event, previous?.step, step, action, failure, now);
+    reportCrashes(log, event, pods, observedPods);
     await writeStatus(status);
     if (spec.paused) return { requeueAfter: STEADY_RESYNC_MS };
-    if (action.type !== 'steady' && action.type !== 'wait') log.info({ step: action.type, member: 'member' in action ? action.member : undefined }, actionMessage(action));
-    return execute(action);
 
-    function base() {
-      return {
-        cluster: name,
-        namespace,
-        generation: cluster!.metadata.generation ?? 0,
-        replicas: cluster!.spec?.replicas ?? 3,
-        targetVersion: applyDefaultsSafe(cluster!).version,
-        previous,
-        nextMemberIndex: previous?.nextMemberIndex ?? 0,
-        paused: false,
-        now,
-      };
+    // ---- act ----
+    try {
+      const result = await act(action, {
+        client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, view, peerWaitImage: deps.peerWaitImage, signal, event,
+        wrote: async (what) => { await deps.afterWrite?.(what); },
+      });
+      return action.type === 'steady' ? { requeueAfter: STEADY_RESYNC_MS } : { requeueAfter: retryDelayMs(step, now, result.requeueAfter ?? 1000) };
+    } catch (err) {
+      if (signal.aborted) throw err;
+      const f = describeFailure(step?.name ?? action.type, err);
+      failures.set(key, f);
+      deps.metrics?.stepRetried(action.type, f.reason);
+      // Kubernetes refusals (admission, quota) are news at once; etcd's are reported when they persist.
+      if (f.message.startsWith('Kubernetes refused') && failure?.message !== f.message) event('Warning', 'StepFailed', `${actionMessage(action)}: ${f.message}`);
+      return { requeueAfter: retryDelayMs({ ...(step ?? { name: action.type, startedAt: now.toISOString() }), lastError: f.message }, now, 1000) };
     }
 
-    async function ensurePVC(member: string): Promise<void> {
-      if (spec.storage.emptyDir || pvcs.some((c) => c.metadata.name === pvcName(member))) return;
-      try {
-        await deps.client.create(PersistentVolumeClaims, memberPVC(cluster!, spec, member), { fieldManager: FIELD_MANAGER, signal });
-        await wrote(`create pvc ${member}`);
-      } catch (err) {
-        if (!(err instanceof AlreadyExistsError)) throw err;
+    // A step's voice: info when it starts, then (while it repeats) a Warning event after STEP_WARN_MS and
+    // past the bound, a warn log at most every STEP_WARN_MS, and a retry metric for every repeat.
+    function reportStep(k: string, l: Logger, ev: typeof event, before: StepRecord | undefined, record: StepRecord | undefined, a: Action, f: StepFailure | undefined, at: Date): void {
+      if (!record) {
+        lastWarnLog.delete(k);
+        return;
+      }
+      const description = actionMessage(a);
+      const fields = { step: record.name, ...(record.lastErrorReason ? { reason: record.lastErrorReason } : {}) };
+      if (before?.name !== record.name) {
+        if (a.type !== 'wait') l.info(fields, description);
+        return;
+      }
+      if (!f && a.type === 'wait') deps.metrics?.stepRetried(a.type, a.reason);
+      const age = stepAgeMs(record, at);
+      const message = progressMessage(description, record, at);
+      if (age >= STEP_WARN_MS && !record.warned) {
+        record.warned = true;
+        ev('Warning', 'StepRetrying', message);
+      }
+      if (age >= stepDeadlineMs && !record.stalled) {
+        record.stalled = true;
+        ev('Warning', 'StepStalled', `no progress for ${formatAge(age)}: ${message}`);
+      }
+      if (age >= STEP_WARN_MS && at.getTime() - (lastWarnLog.get(k) ?? 0) >= STEP_WARN_MS) {
+        lastWarnLog.set(k, at.getTime());
+        l.warn({ ...fields, forSeconds: Math.round(age / 1000) }, message);
       }
     }
 
-    async function createPod(member: string, state: 'new' | 'existing', initialMembers: string[]): Promise<void> {
-      await ensurePVC(member);
-      const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m)}`);
-      try {
-        await deps.client.create(Pods, memberPod(cluster!, spec, { member, initialClusterState: state, initialCluster }), { fieldManager: FIELD_MANAGER, signal });
-        await wrote(`create pod ${member}`);
-      } catch (err) {
-        if (!(err instanceof AlreadyExistsError)) throw err;
-      }
-    }
-
-    function event(type: 'Normal' | 'Warning', reason: string, note: string): void {
-      deps.events.record(cluster!, { type, reason, action: reason, note });
-    }
-
-    async function execute(a: Action): Promise<Result> {
-      try {
-        return await step(a);
-      } catch (err) {
-        // etcd refuses membership changes until every voter has been connected for a few seconds.
-        if (err instanceof UnhealthyClusterError) return { requeueAfter: 1000 };
-        throw err;
-      }
-    }
-
-    async function step(a: Action): Promise<Result> {
-      const leader = etcdView.leaderEndpoint ?? etcdView.endpoint;
-      switch (a.type) {
-        case 'bootstrap':
-          for (const m of a.members) await createPod(m, 'new', a.members);
-          event('Normal', 'ClusterBootstrapped', `started the initial members ${a.members.join(', ')}`);
-          return { requeueAfter: 2000 };
-        case 'createPod':
-          await createPod(a.member, a.state, a.initialMembers);
-          event('Normal', a.reason === 'MemberAdded' ? 'MemberPodCreated' : 'MemberPodRecreated', `created pod ${a.member} (${a.reason})`);
-          return { requeueAfter: 2000 };
-        case 'deletePod': {
-          const pod = pods.find((p) => p.metadata.labels?.[LABELS.member] === a.member);
-          await deps.client.delete(Pods, { namespace, name: a.member }, { preconditions: { uid: pod?.metadata.uid }, signal }).catch(ignoreNotFound);
-          await wrote(`delete pod ${a.member}`);
-          event(a.reason === 'PodFailed' ? 'Warning' : 'Normal', 'MemberPodDeleted', `deleted pod ${a.member} (${a.reason})`);
-          return { requeueAfter: 1000 };
-        }
-        case 'deletePVC':
-          await deps.client.delete(PersistentVolumeClaims, { namespace, name: pvcName(a.member) }, { signal }).catch(ignoreNotFound);
-          await wrote(`delete pvc ${a.member}`);
-          event('Normal', 'MemberClaimDeleted', `deleted the claim of former member ${a.member} (reclaimPolicy Delete)`);
-          return { requeueAfter: 1000 };
-        case 'addMember': {
-          await deps.etcd.get(leader!).memberAdd([peerURL(name, namespace, a.member)], { learner: true, signal });
-          await wrote(`etcd member add ${a.member}`);
-          event('Normal', 'MemberAdded', `added ${a.member} as a learner`);
-          return { requeueAfter: 500 };
-        }
-        case 'promoteMember':
-          try {
-            await deps.etcd.get(leader!).memberPromote(a.id, { signal });
-          } catch (err) {
-            if (err instanceof LearnerNotReadyError) return { requeueAfter: 1000 };
-            throw err;
-          }
-          await wrote(`etcd member promote ${a.member}`);
-          event('Normal', 'MemberPromoted', `promoted ${a.member} to a voting member`);
-          return { requeueAfter: 500 };
-        case 'removeMember':
-          await deps.etcd.get(leader!).memberRemove(a.id, { signal });
-          await wrote(`etcd member remove ${a.member}`);
-          event(a.reason === 'ScaleDown' ? 'Normal' : 'Warning', 'MemberRemoved', `removed ${a.member} from the cluster (${a.reason})`);
-          return { requeueAfter: 500 };
-        case 'moveLeader':
-          await deps.etcd.get(leader!).moveLeader(a.toId, { signal });
-          await wrote(`etcd move leader ${a.toMember}`);
-          event('Normal', 'LeaderMoved', `moved leadership to ${a.toMember}`);
-          return { requeueAfter: 500 };
-        case 'wait':
-          return { requeueAfter: a.requeueAfterMs };
-        case 'steady':
-          return { requeueAfter: STEADY_RESYNC_MS };
+    function reportCrashes(l: Logger, ev: typeof event, raw: PodObject[], observedList: typeof observedPods): void {
+      for (const [i, o] of observedList.entries()) {
+        const uid = `${raw[i]!.metadata.uid ?? ''}/${o.lastTermination?.message ?? ''}`;
+        if (o.crashLoopingSince === undefined) continue;
+        if (crashReported.has(uid)) continue;
+        crashReported.add(uid);
+        const note = `${o.member} keeps exiting${o.lastTermination ? ` (exit code ${o.lastTermination.exitCode}): ${o.lastTermination.message}` : ''}`;
+        ev('Warning', 'MembersCrashLooping', note);
+        l.warn({ member: o.member, exitCode: o.lastTermination?.exitCode }, note);
       }
     }
   };
+}
+
+function base(cluster: EtcdCluster, previous: StatusShape | undefined, now: Date) {
+  return {
+    cluster: cluster.metadata.name!,
+    namespace: cluster.metadata.namespace!,
+    generation: cluster.metadata.generation ?? 0,
+    replicas: cluster.spec?.replicas ?? 3,
+    targetVersion: applyDefaultsSafe(cluster).version,
+    previous,
+    nextMemberIndex: previous?.nextMemberIndex ?? 0,
+    paused: false,
+    now,
+  };
+}
+
+/** The Services and the PDB, applied whenever they differ from what the cache holds. Paused skips them too. */
+async function applyClusterObjects(deps: ReconcilerDeps, cluster: EtcdCluster, replicas: number, signal: AbortSignal): Promise<void> {
+  const namespace = cluster.metadata.namespace!;
+  const name = cluster.metadata.name!;
+  const apply = async (type: typeof Services, desired: KubeObject, cached: KubeObject | undefined): Promise<void> => {
+    const { applied } = await applyIfChanged(deps.client, type, desired, cached, { fieldManager: FIELD_MANAGER, force: true, signal });
+    if (applied) await deps.afterWrite?.(`apply ${desired.kind} ${desired.metadata.name}`);
+  };
+  await apply(Services, peerService(cluster), deps.services.store.get(`${namespace}/${peerServiceName(name)}`));
+  await apply(Services, clientService(cluster), deps.services.store.get(`${namespace}/${clientServiceName(name)}`));
+  const pdb = deps.pdbs.store.get(`${namespace}/${pdbName(name)}`);
+  if (replicas >= 3) await apply(PodDisruptionBudgets, podDisruptionBudget(cluster), pdb);
+  else if (pdb) await deps.client.delete(PodDisruptionBudgets, { namespace, name: pdbName(name) }).catch(ignoreNotFound);
 }
 
 function applyDefaultsSafe(cluster: EtcdCluster): { version: string } {
@@ -253,4 +263,3 @@ function normalize(s: StatusShape | undefined): unknown {
     Array.isArray(o) ? o.map(sorted) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Record<string, unknown>).sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => [k, sorted(v)])) : o;
   return sorted({ ...s, conditions: [...(s.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type)) });
 }
-

@@ -1,5 +1,6 @@
 // The Kubernetes objects a cluster consists of, as the operator wants them: the peer (headless) and client
 // Services, the PodDisruptionBudget, and one PVC and one Pod per member.
+import { createHash } from 'node:crypto';
 import type { KubeObject, OwnerReference } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
@@ -96,6 +97,39 @@ export interface MemberPodOptions {
   initialClusterState: 'new' | 'existing';
   /** name=peerURL of every member the new one must know about (itself included). */
   initialCluster: string[];
+  /**
+   * Host names etcd will dial at start, which must resolve before it starts (a pipeline message to a name
+   * that does not resolve yet can leave the peer "inactive" for good: etcd-io/etcd#14523).
+   */
+  waitForNames?: string[];
+  /** The image of our peer-wait init container; without it, no init container. */
+  peerWaitImage?: string;
+}
+
+/** Where a member pod records which spec it was made from, field by field (see templateFingerprint). */
+export const TEMPLATE_ANNOTATION = 'etcd.quorum.dev/template';
+
+/**
+ * What each user-facing part of the spec that shapes a member pod was when the pod was made: the image
+ * (version or image), etcd options, podTemplate and antiAffinity, each as a short hash. Comparing with
+ * the current spec names the fields a running member has not picked up.
+ */
+export function templateFingerprint(spec: DefaultedSpec): Record<string, string> {
+  const h = (v: unknown): string => createHash('sha256').update(JSON.stringify(v ?? null)).digest('hex').slice(0, 12);
+  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity };
+}
+
+/** The fields of `spec` a pod was not made from; pods made before the annotation existed compare by image. */
+export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec): string[] {
+  const want = templateFingerprint(spec);
+  const recorded = pod.metadata.annotations?.[TEMPLATE_ANNOTATION];
+  let had: Record<string, string>;
+  try {
+    had = recorded ? (JSON.parse(recorded) as Record<string, string>) : { image: pod.spec?.containers?.find((c) => c.name === 'etcd')?.image ?? '' };
+  } catch {
+    had = {};
+  }
+  return Object.keys(want).filter((k) => k in had && had[k] !== want[k]).map((k) => (k === 'image' ? `image ${had[k]} → ${want[k]}` : k));
 }
 
 export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: MemberPodOptions): Obj {
@@ -140,7 +174,11 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
     kind: 'Pod',
     metadata: {
       ...meta(cluster, member, labels),
-      annotations: { ...(spec.podTemplate?.metadata?.annotations ?? {}), 'etcd.quorum.dev/initial-cluster-state': options.initialClusterState },
+      annotations: {
+        ...(spec.podTemplate?.metadata?.annotations ?? {}),
+        'etcd.quorum.dev/initial-cluster-state': options.initialClusterState,
+        [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec)),
+      },
     },
     spec: {
       hostname: member,
@@ -151,6 +189,22 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       enableServiceLinks: false,
       ...pick(podSpec, ['nodeSelector', 'tolerations', 'topologySpreadConstraints', 'priorityClassName', 'securityContext']),
       ...(Object.keys(affinity).length ? { affinity } : {}),
+      ...(options.peerWaitImage && options.waitForNames?.length
+        ? {
+            initContainers: [
+              {
+                name: 'peer-wait',
+                image: options.peerWaitImage,
+                imagePullPolicy: 'IfNotPresent',
+                args: ['--timeout=120s', ...options.waitForNames],
+                // Its last lines explain a wait that timed out (`kubectl describe pod`, status.members[].lastError).
+                terminationMessagePolicy: 'FallbackToLogsOnError',
+                resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+                securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              },
+            ],
+          }
+        : {}),
       containers: [
         {
           name: 'etcd',
@@ -164,6 +218,8 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
             { name: 'metrics', containerPort: METRICS_PORT },
           ],
           volumeMounts: [{ name: 'data', mountPath: DATA_DIR }],
+          // etcd prints why it exits (a bad flag, a corrupt WAL) to its log: the kubelet keeps the last lines.
+          terminationMessagePolicy: 'FallbackToLogsOnError',
           ...(podSpec['resources'] ? { resources: podSpec['resources'] } : {}),
           // Ready = this member serves: it has a leader and no alarm.
           readinessProbe: { httpGet: { path: '/health', port: METRICS_PORT }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 3 },

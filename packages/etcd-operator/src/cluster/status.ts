@@ -1,9 +1,13 @@
 // Status: what `kubectl get etcd` and the conditions say. Built from the observation and the step just
-// decided, so it explains what the operator is doing and why.
+// decided, so it explains what the operator is doing, for how long, and why. Every reason it sets is in
+// reasons.ts (and so in docs/operations.md).
 import { setCondition, type Condition } from '@quorum/runtime';
+import { memberIdToHex } from '../etcd/ids.ts';
 import type { EtcdView } from './observe.ts';
-import type { Action, ObservedPod } from './plan.ts';
+import { quorum, type Action, type ObservedPod } from './plan.ts';
 import { clientServiceName, clientURL, peerURL } from './names.ts';
+import { formatAge, progressMessage, stepAgeMs, type StepRecord } from './progress.ts';
+import { STEP_REASONS } from './reasons.ts';
 
 export interface StatusInput {
   cluster: string;
@@ -18,7 +22,25 @@ export interface StatusInput {
   nextMemberIndex: number;
   paused: boolean;
   invalid?: string;
+  /** The step under way (undefined when steady or paused). */
+  step?: StepRecord;
+  stepDeadlineMs?: number;
+  /** Members whose pods differ from what the spec asks for, with the fields that differ. */
+  outdated?: { member: string; fields: string[] }[];
   now: Date;
+}
+
+export interface MemberStatusShape {
+  name: string;
+  id: string;
+  peerURL: string;
+  clientURL: string;
+  ready: boolean;
+  learner: boolean;
+  leader: boolean;
+  version?: string;
+  dbSize?: number;
+  lastError?: string;
 }
 
 export interface StatusShape {
@@ -27,7 +49,7 @@ export interface StatusShape {
   conditions?: Condition[];
   replicas?: number;
   readyReplicas?: number;
-  members?: { name: string; id: string; peerURL: string; clientURL: string; ready: boolean; learner: boolean; leader: boolean; version?: string; dbSize?: number }[];
+  members?: MemberStatusShape[];
   clusterID?: string;
   leader?: string;
   currentVersion?: string;
@@ -35,20 +57,8 @@ export interface StatusShape {
   clientEndpoint?: string;
   nextMemberIndex?: number;
   bootstrapMembers?: string[];
+  step?: StepRecord;
 }
-
-const PROGRESS_REASON: Record<Action['type'], string> = {
-  bootstrap: 'Bootstrapping',
-  createPod: 'CreatingMemberPod',
-  deletePod: 'DeletingPod',
-  deletePVC: 'DeletingClaim',
-  addMember: 'AddingMember',
-  promoteMember: 'PromotingLearner',
-  removeMember: 'RemovingMember',
-  moveLeader: 'MovingLeader',
-  wait: 'Waiting',
-  steady: 'Stable',
-};
 
 export function actionMessage(a: Action): string {
   switch (a.type) {
@@ -59,77 +69,106 @@ export function actionMessage(a: Action): string {
     case 'addMember': return `adding member ${a.member} as a learner`;
     case 'promoteMember': return `promoting learner ${a.member} to voting member`;
     case 'removeMember': return `removing member ${a.member} (${a.reason})`;
-    case 'moveLeader': return `moving leadership to ${a.toMember}`;
+    case 'restartMember': return `restarting member ${a.member}: ${a.detail}`;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';
   }
 }
 
+/** IDs are hex in status, as `etcdctl member list` prints them; the gateway's decimal stays internal. */
+const hex = (id: string): string => {
+  try {
+    return memberIdToHex(id);
+  } catch {
+    return id;
+  }
+};
+
 export function buildStatus(i: StatusInput): StatusShape {
   const { etcd, action } = i;
   const leaderId = etcd.membership?.leaderId;
+  const pod = (member: string): ObservedPod | undefined => i.pods.find((p) => p.member === member);
   const ready = new Set(i.pods.filter((p) => p.ready).map((p) => p.member));
+  const lastError = (member: string): { lastError?: string } => {
+    const t = pod(member)?.lastTermination;
+    return t && pod(member)?.crashLoopingSince !== undefined ? { lastError: `exit code ${t.exitCode}: ${t.message}` } : {};
+  };
   // Without a quorum's answer the last known members stay on record (marked not ready): they are what
   // the operator recreates pods for, and what an engineer needs to see.
-  const members = !etcd.membership
-    ? (i.previous?.members ?? []).map((m) => ({ ...m, ready: false, leader: false }))
+  const members: MemberStatusShape[] = !etcd.membership
+    ? (i.previous?.members ?? (i.previous?.bootstrapMembers ?? []).map((name): MemberStatusShape => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name), clientURL: clientURL(i.cluster, i.namespace, name), learner: false, ready: false, leader: false })))
+      .map(({ lastError: _, ...m }) => ({ ...m, ready: false, leader: false, ...lastError(m.name) }))
     : etcd.membership.members.map((m) => {
-    const h = etcd.health.find((x) => x.id === m.id);
-    return {
-      name: m.member,
-      id: m.id,
-      peerURL: peerURL(i.cluster, i.namespace, m.member),
-      clientURL: clientURL(i.cluster, i.namespace, m.member),
-      ready: ready.has(m.member) && m.healthy,
-      learner: m.learner,
-      leader: m.id === leaderId,
-      ...(h?.version ? { version: h.version } : {}),
-      ...(h?.dbSize !== undefined ? { dbSize: h.dbSize } : {}),
-    };
-  });
+      const h = etcd.health.find((x) => x.id === m.id);
+      return {
+        name: m.member,
+        id: hex(m.id),
+        peerURL: peerURL(i.cluster, i.namespace, m.member),
+        clientURL: clientURL(i.cluster, i.namespace, m.member),
+        ready: ready.has(m.member) && m.healthy,
+        learner: m.learner,
+        leader: m.id === leaderId,
+        ...(h?.version ? { version: h.version } : {}),
+        ...(h?.dbSize !== undefined ? { dbSize: h.dbSize } : {}),
+        ...lastError(m.member),
+      };
+    });
   const readyReplicas = members.filter((m) => m.ready && !m.learner).length;
   const voters = members.filter((m) => !m.learner).length;
-  const quorumHealthy = etcd.membership !== undefined && readyReplicas >= Math.floor(voters / 2) + 1;
+  const quorumServes = etcd.membership !== undefined && voters > 0 && readyReplicas >= quorum(voters);
   const allServe = members.length > 0 && members.every((m) => m.ready && !m.learner);
   const versions = [...new Set(members.map((m) => m.version).filter(Boolean))];
-  const previous = i.previous?.conditions;
   const cond = (list: Condition[] | undefined, type: string, status: boolean, reason: string, message: string): Condition[] =>
     setCondition(list, { type, status: status ? 'True' : 'False', reason, message, observedGeneration: i.generation }, i.now);
 
-  let conditions = previous ?? [];
+  const crashing = i.pods.filter((p) => p.crashLoopingSince !== undefined && !p.deleting);
+  const cannotStart = i.pods.filter((p) => p.cannotStart && !p.deleting);
+  const age = stepAgeMs(i.step, i.now);
+  const stalled = i.step !== undefined && !i.paused && age >= (i.stepDeadlineMs ?? Infinity);
+
+  let conditions = i.previous?.conditions ?? [];
   if (i.invalid) {
     conditions = cond(conditions, 'Degraded', true, 'InvalidSpec', i.invalid);
     conditions = cond(conditions, 'Progressing', false, 'InvalidSpec', 'the spec is invalid; nothing is changed until it is fixed');
   } else {
-    const progressing = action.type !== 'steady' && !i.paused;
     const unhealthy = members.filter((m) => !m.ready).map((m) => m.name);
     conditions = cond(
       conditions,
       'Available',
-      quorumHealthy && allServe,
-      quorumHealthy ? (allServe ? 'QuorumHealthy' : 'MembersNotServing') : etcd.membership ? 'QuorumLost' : 'Unreachable',
-      quorumHealthy ? `${readyReplicas}/${voters} voting members serve` : 'no quorum answered',
+      quorumServes,
+      quorumServes ? 'QuorumServes' : etcd.membership ? 'QuorumLost' : 'Unreachable',
+      quorumServes ? `${readyReplicas}/${voters} voting members serve` : etcd.membership ? `${readyReplicas}/${voters} voting members serve; ${quorum(voters)} are needed` : 'no quorum answered',
     );
-    conditions = cond(
-      conditions,
-      'Progressing',
-      progressing,
-      i.paused ? 'Paused' : action.type === 'wait' ? action.reason : PROGRESS_REASON[action.type],
-      i.paused ? 'spec.paused is true: the operator makes no changes' : actionMessage(action),
-    );
-    conditions = cond(
-      conditions,
-      'Degraded',
-      etcd.membership !== undefined ? unhealthy.length > 0 : members.length > 0 || (i.previous?.members?.length ?? 0) > 0,
-      unhealthy.length ? 'MembersUnhealthy' : etcd.membership ? 'AllMembersHealthy' : 'QuorumUnavailable',
-      unhealthy.length ? `not serving: ${unhealthy.join(', ')}` : etcd.membership ? 'every member serves' : 'no quorum answered a member list',
-    );
+    const description = actionMessage(action);
+    conditions = i.paused
+      ? cond(conditions, 'Progressing', false, 'Paused', 'spec.paused is true: the operator makes no changes')
+      : action.type === 'steady'
+        ? cond(conditions, 'Progressing', false, 'Stable', description)
+        : stalled
+          ? cond(conditions, 'Progressing', false, 'ProgressDeadlineExceeded', progressMessage(description, i.step, i.now))
+          : cond(conditions, 'Progressing', true, action.type === 'wait' ? action.reason : STEP_REASONS[action.type], progressMessage(description, i.step, i.now));
+    const [degraded, reason, message]: [boolean, string, string] = crashing.length > 0
+      ? [true, 'MembersCrashLooping', groupByText(crashing.map((p) => [p.member, p.lastTermination ? `exited with code ${p.lastTermination.exitCode}: ${p.lastTermination.message}` : 'crash-looping']))]
+      : cannotStart.length > 0
+        ? [true, 'MembersCannotStart', groupByText(cannotStart.map((p) => [p.member, p.cannotStart!]))]
+      : stalled
+        ? [true, 'StepStalled', `no progress for ${formatAge(age)}: ${progressMessage(description, i.step, i.now)}`]
+        : etcd.membership
+          ? unhealthy.length ? [true, 'MembersUnhealthy', `not serving: ${unhealthy.join(', ')}`] : [false, 'AllMembersHealthy', 'every member serves']
+          : [members.length > 0 || (i.previous?.members?.length ?? 0) > 0, 'QuorumUnavailable', 'no quorum answered a member list'];
+    conditions = cond(conditions, 'Degraded', degraded, reason, message);
     conditions = i.replicas % 2 === 0
       ? cond(conditions, 'EvenReplicas', true, 'EvenReplicas', `${i.replicas} members tolerate no more failures than ${i.replicas - 1}`)
       : conditions.filter((c) => c.type !== 'EvenReplicas');
+    if (i.outdated) {
+      conditions = i.outdated.length === 0
+        ? cond(conditions, 'MembersUpToDate', true, 'UpToDate', 'every member pod matches the spec')
+        : cond(conditions, 'MembersUpToDate', false, 'RolloutNotSupported',
+          `running members do not pick up this change (rolling updates are not built yet; new members get it): ${i.outdated.map((o) => `${o.member} (${o.fields.join(', ')})`).join('; ')}`);
+    }
   }
 
-  const phase = phaseOf(i, quorumHealthy && allServe && members.length === i.replicas);
+  const phase = phaseOf(i, allServe && members.length === i.replicas, stalled || crashing.length > 0 || cannotStart.length > 0);
 
   return {
     observedGeneration: i.generation,
@@ -138,27 +177,36 @@ export function buildStatus(i: StatusInput): StatusShape {
     replicas: voters,
     readyReplicas,
     members,
-    ...(etcd.clusterId ?? i.previous?.clusterID ? { clusterID: etcd.clusterId ?? i.previous?.clusterID } : {}),
+    ...(etcd.clusterId ? { clusterID: hex(etcd.clusterId) } : i.previous?.clusterID ? { clusterID: i.previous.clusterID } : {}),
     ...(members.find((m) => m.leader) ? { leader: members.find((m) => m.leader)!.name } : {}),
     ...(versions.length === 1 ? { currentVersion: versions[0] } : i.previous?.currentVersion ? { currentVersion: i.previous.currentVersion } : {}),
     targetVersion: i.targetVersion,
     clientEndpoint: `http://${clientServiceName(i.cluster)}.${i.namespace}.svc:2379`,
     nextMemberIndex: i.nextMemberIndex,
     ...(i.previous?.bootstrapMembers ? { bootstrapMembers: i.previous.bootstrapMembers } : {}),
+    ...(i.step ? { step: i.step } : {}),
   };
 }
 
+/** "a, b: text; c: other": members that say the same thing are named together. */
+function groupByText(entries: [string, string][]): string {
+  const groups = new Map<string, string[]>();
+  for (const [member, text] of entries) groups.set(text, [...(groups.get(text) ?? []), member]);
+  return [...groups].map(([text, members]) => `${members.sort().join(', ')}: ${text}`).join('; ');
+}
+
 /** The one-word summary in `kubectl get etcd`. */
-function phaseOf(i: StatusInput, healthy: boolean): string {
+function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean): string {
   const a = i.action;
   if (i.invalid) return 'Failed';
   if (i.paused) return 'Paused';
-  if (a.type === 'steady' && healthy) return 'Running';
+  if (a.type === 'steady' && allServe) return 'Running';
   // A new cluster is Creating until it first runs with every member.
   if (!i.previous?.phase || i.previous.phase === 'Creating' || i.previous.phase === 'Pending') return 'Creating';
-  const scaling = a.type === 'addMember' || a.type === 'promoteMember' || a.type === 'moveLeader' || (a.type === 'removeMember' && a.reason === 'ScaleDown') ||
+  if (troubled) return 'Degraded';
+  const scaling = a.type === 'addMember' || a.type === 'promoteMember' || (a.type === 'removeMember' && a.reason === 'ScaleDown') ||
     (a.type === 'createPod' && a.reason === 'MemberAdded') || (a.type === 'wait' && (a.reason === 'LearnerStarting' || a.reason === 'WaitingForHealthyMembers'));
   if (scaling) return 'Scaling';
-  if (a.type === 'createPod' || a.type === 'deletePod' || a.type === 'removeMember' || a.type === 'deletePVC') return 'Healing';
+  if (a.type === 'createPod' || a.type === 'deletePod' || a.type === 'removeMember' || a.type === 'deletePVC' || a.type === 'restartMember') return 'Healing';
   return 'Degraded';
 }

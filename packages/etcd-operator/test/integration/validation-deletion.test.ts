@@ -8,7 +8,12 @@ import { etcdClusterCRD } from '../../src/api/crd.ts';
 import type { TestEnv } from '@quorum/runtime/testing';
 import { install, uninstall } from '../../src/deploy/install.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, eventually, operatorImage, setUpOperator, waitAvailable } from './support.ts';
+import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
+import { applyCluster, clientServiceEndpoint, etcdctl, eventually, operatorImage, setUpOperator, waitAvailable } from './support.ts';
+
+// Where install() puts the operator, and its pods' labels (deploy/manifests.ts).
+const OPERATOR_NAMESPACE = 'quorum-system';
+const OPERATOR_PODS = 'app.kubernetes.io/name=quorum,app.kubernetes.io/component=operator';
 
 let env: TestEnv;
 let ns: string;
@@ -68,17 +73,37 @@ test('deleting an EtcdCluster removes pods and Services; PVCs stay with Retain a
   assert.equal(await owned(env.client, PersistentVolumeClaims, 'keep'), 1, 'Retain: the PVC and its data stay');
 });
 
+/**
+ * The positive signal that the operator has seen and acted on `generation` while paused: a paused
+ * reconcile writes this status (observedGeneration, phase and a Progressing condition of that generation
+ * with reason Paused) and returns without taking any step. So once it shows, nothing that generation asks
+ * for has been done, and every later reconcile reads the same paused spec from its cache.
+ */
+async function pausedAt(name: string, generation: number): Promise<NonNullable<EtcdCluster['status']>> {
+  return eventually(`${name} reports Paused for generation ${generation}`, async () => {
+    const { status } = await env.client.get(EtcdClusters, { namespace: ns, name });
+    const progressing = status?.conditions?.find((c) => c.type === 'Progressing');
+    const seen = status?.observedGeneration === generation && progressing?.observedGeneration === generation;
+    return seen && status?.phase === 'Paused' && progressing?.reason === 'Paused' ? status : undefined;
+  }, { timeoutMs: 60_000 });
+}
+
 test('paused: true stops every change and says so; unpausing resumes', async () => {
   await applyCluster(env.client, ns, 'sleepy', { replicas: 1 });
-  await waitAvailable(env.client, ns, 'sleepy', 1);
-  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'sleepy' }, { spec: { paused: true, replicas: 3 } });
-  const paused = await eventually('Paused reported', async () => {
-    const c = await env.client.get(EtcdClusters, { namespace: ns, name: 'sleepy' });
-    return c.status?.phase === 'Paused' && c.status.observedGeneration === c.metadata.generation ? c : undefined;
-  }, { timeoutMs: 60_000 });
-  assert.equal(paused.status?.conditions?.find((c) => c.type === 'Progressing')?.reason, 'Paused');
-  await new Promise((r) => setTimeout(r, 5000));
-  assert.equal(await owned(env.client, Pods, 'sleepy'), 1, 'no member added while paused');
+  const running = await waitAvailable(env.client, ns, 'sleepy', 1);
+  const claims = await owned(env.client, PersistentVolumeClaims, 'sleepy');
+  const endpoint = await clientServiceEndpoint(env.client, ns, 'sleepy');
+  // paused and the new size in one patch, so no reconcile ever saw the new size unpaused. A second paused
+  // generation shows that later reconciles (not only the first one after pausing) change nothing either.
+  for (const replicas of [5, 3]) {
+    const patched = await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'sleepy' }, { spec: { paused: true, replicas } });
+    const status = await pausedAt('sleepy', patched.metadata.generation ?? 0);
+    assert.deepEqual(status.members?.map((m) => m.name), running.members.map((m) => m.name), `no member added while paused (replicas ${replicas})`);
+    assert.equal(await owned(env.client, Pods, 'sleepy'), 1, 'no pod created while paused');
+    assert.equal(await owned(env.client, PersistentVolumeClaims, 'sleepy'), claims, 'no claim created while paused');
+    const listed = JSON.parse(await etcdctl(endpoint, 'member', 'list', '-w', 'json')) as { members: unknown[] };
+    assert.equal(listed.members.length, 1, 'etcd has no new (learner) member');
+  }
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'sleepy' }, { spec: { paused: false } });
   await waitAvailable(env.client, ns, 'sleepy', 3);
   await env.client.delete(EtcdClusters, { namespace: ns, name: 'sleepy' });
@@ -89,9 +114,12 @@ test('uninstalling the operator leaves clusters running; reinstalling picks them
   await waitAvailable(env.client, ns, 'survivor', 1);
   const before = (await env.client.list(Pods, { namespace: ns, labelSelector: 'app.kubernetes.io/instance=survivor' })).items.map((p) => p.metadata.uid);
   await uninstall(env.client);
-  await new Promise((r) => setTimeout(r, 5000));
+  // The positive signal: every operator pod is gone, so the operator has exited and can act no more, and
+  // the garbage collector has processed the uninstall (Deployment, then ReplicaSet, then its pods).
+  await eventually('the operator pods gone', async () => (await env.client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: OPERATOR_PODS })).items.length === 0, { timeoutMs: 120_000 });
   const still = await env.client.list(Pods, { namespace: ns, labelSelector: 'app.kubernetes.io/instance=survivor' });
   assert.deepEqual(still.items.map((p) => p.metadata.uid), before, 'the same member pod keeps running');
+  assert.ok(still.items.every((p) => !p.metadata.deletionTimestamp), 'and it is not being deleted');
   assert.ok(await env.client.find(EtcdClusters, { namespace: ns, name: 'survivor' }), 'the EtcdCluster stays');
   await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15 });
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'survivor' }, { spec: { replicas: 3 } });
@@ -112,14 +140,16 @@ test('given an invalid object anyway (webhooks off, validation lost), the operat
       await applyCluster(env.client, ns, 'invalid', { replicas: 0, version: 'latest' });
       return true;
     }, { timeoutMs: 30_000 });
-    const status = await eventually('InvalidSpec reported', async () => {
+    // The positive signal: the operator has reconciled this generation. An invalid spec is reported and
+    // the reconcile returns before any step, so from here on nothing can have been created.
+    const status = await eventually('InvalidSpec reported for the current generation', async () => {
       const c = await env.client.get(EtcdClusters, { namespace: ns, name: 'invalid' });
       const degraded = c.status?.conditions?.find((x) => x.type === 'Degraded');
-      return degraded?.status === 'True' && degraded.reason === 'InvalidSpec' ? c.status : undefined;
+      const seen = c.status?.observedGeneration === c.metadata.generation && degraded?.observedGeneration === c.metadata.generation;
+      return seen && degraded?.status === 'True' && degraded.reason === 'InvalidSpec' ? c.status : undefined;
     }, { timeoutMs: 60_000 });
     assert.equal(status?.phase, 'Failed');
     assert.match(status?.conditions?.find((x) => x.type === 'Degraded')?.message ?? '', /spec\.replicas/);
-    await new Promise((r) => setTimeout(r, 3000));
     assert.equal(await owned(env.client, Pods, 'invalid'), 0, 'no pod was created');
     assert.equal(await owned(env.client, PersistentVolumeClaims, 'invalid'), 0, 'no claim was created');
     await env.client.delete(EtcdClusters, { namespace: ns, name: 'invalid' });

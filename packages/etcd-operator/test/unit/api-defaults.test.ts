@@ -37,6 +37,7 @@ test('applyDefaults fills in an empty spec like the CRD would', () => {
     storage: { volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } }, reclaimPolicy: 'Retain' },
     antiAffinity: 'Preferred',
     paused: false,
+    replaceStuckMemberAfterSeconds: 300,
   });
   assert.deepEqual(applyDefaults(undefined), applyDefaults({}));
 });

@@ -22,6 +22,8 @@ function observed(over: Partial<Observed> = {}): Observed {
     nextMemberIndex: 3,
     now: 1_000_000,
     crashLoopGraceMs: 60_000,
+    stuckTerminatingReplaceMs: 300_000,
+    refusedRestartMs: 120_000,
     ...over,
   };
 }
@@ -54,7 +56,7 @@ test('no membership change while a member is unhealthy', () => {
   assert.equal(plan(o).type, 'wait');
 });
 
-test('scale down removes the newest non-leader first, and moves leadership off a leader that must go', () => {
+test('scale down removes the newest non-leader first, never the leader', () => {
   const five = observed({ replicas: 3, pods: [0, 1, 2, 3, 4].map((i) => pod(i)), membership: { members: [0, 1, 2, 3, 4].map((i) => member(i)), leaderId: '104' } });
   assert.deepEqual(plan(five), { type: 'removeMember', member: 'c-3', id: '103', reason: 'ScaleDown' });
   const two = observed({ replicas: 1, pods: [pod(0), pod(1)], membership: { members: [member(0), member(1)], leaderId: '100' } });
@@ -103,4 +105,53 @@ test('a member crash-looping past the grace period is replaced, only while the o
 test('failed (evicted) pods are deleted to be recreated; names are never reused', () => {
   assert.deepEqual(plan(observed({ pods: [pod(0), pod(1, { phase: 'Failed' }), pod(2)] })), { type: 'deletePod', member: 'c-1', reason: 'PodFailed' });
   assert.equal(nextIndex(observed({ pvcs: ['c-0', 'c-1', 'c-2', 'c-9'], nextMemberIndex: 4 })), 10);
+});
+
+test('a pod stuck Terminating on a dead node holds back only its own member; past the bound it is replaced', () => {
+  const members = [0, 1, 2, 3].map((i) => member(i, i === 1 ? { healthy: false } : {}));
+  const pods = [pod(0), pod(1, { ready: false, deleting: true, deletingSince: 1_000_000 - 60_000, nodeName: 'node-2' }), pod(2), pod(3)];
+  const stuck = observed({ replicas: 5, pods, pvcs: ['c-0', 'c-1', 'c-2', 'c-3'], membership: { members, leaderId: '100' }, nextMemberIndex: 4 });
+  // 3 of 4 voters serve, a quorum of 5 once the new member is promoted: the scale-up goes on.
+  assert.deepEqual(plan(stuck), { type: 'addMember', member: 'c-4' });
+  const atSize = observed({ ...stuck, replicas: 4 });
+  const waiting = plan(atSize);
+  assert.equal(waiting.type, 'wait');
+  assert.ok(waiting.type === 'wait' && waiting.reason === 'PodStuckTerminating' && waiting.detail.includes('node-2') && waiting.detail.includes('out-of-service'), JSON.stringify(waiting));
+  const past = observed({ ...atSize, now: 1_000_000 + 300_000 });
+  assert.deepEqual(plan(past), { type: 'removeMember', member: 'c-1', id: '101', reason: 'PodStuckTerminating' });
+  // Not while the rest would lose their quorum without it.
+  const fragile = observed({ ...past, replicas: 3, pods: [pod(0), pods[1]!, pod(2, { ready: false })], pvcs: ['c-0', 'c-1', 'c-2'], membership: { members: [member(0), member(1, { healthy: false }), member(2, { healthy: false })], leaderId: '100' } });
+  assert.equal(plan(fragile).type, 'wait');
+});
+
+test('a learner whose pod never starts does not hold back a lower replicas', () => {
+  const o = observed({ replicas: 3, pods: [pod(0), pod(1), pod(2), pod(3, { phase: 'Pending', ready: false })], pvcs: ['c-0', 'c-1', 'c-2', 'c-3'], membership: { members: [member(0), member(1), member(2), member(3, { learner: true, started: false, healthy: false })], leaderId: '100' } });
+  assert.deepEqual(plan(o), { type: 'removeMember', member: 'c-3', id: '103', reason: 'ScaleDown' });
+  const stillWanted = observed({ ...o, replicas: 5 });
+  const w = plan(stillWanted);
+  assert.ok(w.type === 'wait' && w.reason === 'LearnerStarting' && w.detail.includes('Pending'), JSON.stringify(w));
+});
+
+test('scale-down removes a member that is down before a healthy one', () => {
+  const o = observed({ replicas: 3, pods: [0, 1, 2, 3, 4].map((i) => pod(i, i === 1 ? { ready: false, crashLoopingSince: 999_000 } : {})), membership: { members: [0, 1, 2, 3, 4].map((i) => member(i, i === 1 ? { healthy: false } : {})), leaderId: '100' } });
+  assert.deepEqual(plan(o), { type: 'removeMember', member: 'c-1', id: '101', reason: 'ScaleDown' });
+});
+
+test('a change refused everywhere for longer than the bound restarts the peer another member reports inactive', () => {
+  const refused = { since: 1_000_000 - 130_000, activePeers: { 'c-0': ['c-2'], 'c-1': ['c-0', 'c-2'], 'c-2': ['c-0', 'c-1'] } };
+  const o = observed({ replicas: 5, refused });
+  const a = plan(o);
+  assert.equal(a.type, 'restartMember');
+  assert.ok(a.type === 'restartMember' && a.member === 'c-1' && a.detail.includes('c-0 reports c-1 inactive'), JSON.stringify(a));
+  // Before the bound, or without a stale view, the change is simply tried again.
+  assert.deepEqual(plan(observed({ replicas: 5, refused: { ...refused, since: 1_000_000 - 10_000 } })), { type: 'addMember', member: 'c-3' });
+  assert.deepEqual(plan(observed({ replicas: 5, refused: { since: 0, activePeers: { 'c-0': ['c-1', 'c-2'], 'c-1': ['c-0', 'c-2'], 'c-2': ['c-0', 'c-1'] } } })), { type: 'addMember', member: 'c-3' });
+  // The leader's stale view of a follower: the follower restarts, not the leader.
+  const leaderStale = plan(observed({ replicas: 5, refused: { since: 0, activePeers: { 'c-1': ['c-2'], 'c-0': ['c-1', 'c-2'], 'c-2': ['c-0', 'c-1'] } } }));
+  assert.ok(leaderStale.type === 'restartMember' && leaderStale.member !== 'c-0', JSON.stringify(leaderStale));
+});
+
+test('without a quorum the wait names the members that did not answer, and why', () => {
+  const a = plan(observed({ membership: undefined, unreachable: [{ member: 'c-1', error: 'etcd unavailable (timeout)' }, { member: 'c-2', error: 'pod Pending, not running yet' }] }));
+  assert.ok(a.type === 'wait' && a.reason === 'QuorumUnavailable' && a.detail.includes('c-1 (etcd unavailable (timeout))') && a.detail.includes('c-2 (pod Pending'), JSON.stringify(a));
 });

@@ -1,0 +1,168 @@
+// Taking the one step the planner chose. Each is idempotent and recorded where the next reconcile reads it
+// (etcd's membership or Kubernetes), so the operator may die between any two calls. A step that is refused
+// throws; the reconciler reports the refusal (progress.ts) and retries.
+import {
+  AlreadyExistsError,
+  ApiError,
+  NotFoundError,
+  PersistentVolumeClaims,
+  Pods,
+  type Client,
+  type KubeObject,
+  type Result,
+} from '@quorum/runtime';
+import { EtcdError, EtcdUnavailableError, LearnerNotReadyError } from '../etcd/errors.ts';
+import { changeMembership, MembershipRefusedError, type MemberEndpoint } from './membership.ts';
+import { FIELD_MANAGER, LABELS, memberHost, peerURL, pvcName } from './names.ts';
+import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
+import type { Action } from './plan.ts';
+import { memberPod, memberPVC } from './resources.ts';
+import type { DefaultedSpec, EtcdCluster } from './spec.ts';
+import type { StepFailure } from './progress.ts';
+
+export interface ActContext {
+  client: Client;
+  etcd: EtcdClients;
+  cluster: EtcdCluster;
+  spec: DefaultedSpec;
+  pods: PodObject[];
+  pvcs: KubeObject[];
+  view: EtcdView;
+  peerWaitImage?: string;
+  signal: AbortSignal;
+  event: (type: 'Normal' | 'Warning', reason: string, note: string) => void;
+  wrote: (what: string) => Promise<void>;
+}
+
+export async function act(a: Action, c: ActContext): Promise<Result> {
+  const name = c.cluster.metadata.name!;
+  const namespace = c.cluster.metadata.namespace!;
+  const { signal } = c;
+
+  const ensurePVC = async (member: string): Promise<void> => {
+    if (c.spec.storage.emptyDir || c.pvcs.some((p) => p.metadata.name === pvcName(member))) return;
+    try {
+      await c.client.create(PersistentVolumeClaims, memberPVC(c.cluster, c.spec, member), { fieldManager: FIELD_MANAGER, signal });
+      await c.wrote(`create pvc ${member}`);
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+    }
+  };
+
+  /** Creates a member's pod; false when it already existed (the cache had not caught up): no event then. */
+  const createPod = async (member: string, state: 'new' | 'existing', initialMembers: string[]): Promise<boolean> => {
+    await ensurePVC(member);
+    const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m)}`);
+    // Names etcd dials at start: every initial member whose pod exists (or is being created with it).
+    // A member without a pod has no DNS record, and waiting for it could hold back a quorum's return.
+    const withPods = new Set([member, ...c.pods.map((p) => p.metadata.labels?.[LABELS.member] ?? ''), ...(state === 'new' ? initialMembers : [])]);
+    const waitForNames = initialMembers.filter((m) => withPods.has(m)).map((m) => memberHost(name, namespace, m));
+    const pod = memberPod(c.cluster, c.spec, { member, initialClusterState: state, initialCluster, waitForNames, peerWaitImage: c.peerWaitImage });
+    try {
+      await c.client.create(Pods, pod, { fieldManager: FIELD_MANAGER, signal });
+      await c.wrote(`create pod ${member}`);
+      return true;
+    } catch (err) {
+      if (!(err instanceof AlreadyExistsError)) throw err;
+      const existing = await c.client.find(Pods, { namespace, name: member });
+      if (existing && existing.metadata.labels?.[LABELS.instance] === name && existing.metadata.labels?.[LABELS.member] === member) return false;
+      throw new StepError('PodNameTaken', `a pod named ${member} exists that this cluster does not manage; delete or rename it`);
+    }
+  };
+
+  // Voting members that have a pod IP, the leader first: membership changes go through each in turn.
+  const votingEndpoints = (): MemberEndpoint[] => {
+    const leader = c.view.membership?.leaderId;
+    const voters = (c.view.membership?.members ?? []).filter((m) => !m.learner && m.started);
+    const byMember = new Map(c.pods.filter((p) => p.status?.podIP && !p.metadata.deletionTimestamp).map((p) => [p.metadata.labels?.[LABELS.member] ?? '', `http://${p.status!.podIP}:2379`]));
+    return voters
+      .sort((x, y) => Number(y.id === leader) - Number(x.id === leader))
+      .flatMap((m) => (byMember.has(m.member) ? [{ member: m.member, endpoint: byMember.get(m.member)! }] : []));
+  };
+  const through = (r: { through: string; refusals: { member: string; error: string }[] }): string =>
+    r.refusals.length ? ` through ${r.through}, after ${r.refusals.map((x) => `${x.member}: ${x.error}`).join('; ')}` : '';
+
+  switch (a.type) {
+    case 'bootstrap': {
+      for (const m of a.members) await createPod(m, 'new', a.members);
+      c.event('Normal', 'ClusterBootstrapped', `started the initial members ${a.members.join(', ')}`);
+      return { requeueAfter: 2000 };
+    }
+    case 'createPod': {
+      if (await createPod(a.member, a.state, a.initialMembers)) {
+        c.event('Normal', a.reason === 'MemberAdded' ? 'MemberPodCreated' : 'MemberPodRecreated', `created pod ${a.member} (${a.reason})`);
+      }
+      return { requeueAfter: 2000 };
+    }
+    case 'deletePod': {
+      const pod = c.pods.find((p) => p.metadata.labels?.[LABELS.member] === a.member);
+      await c.client.delete(Pods, { namespace, name: a.member }, { preconditions: { uid: pod?.metadata.uid }, signal }).catch(ignoreNotFound);
+      await c.wrote(`delete pod ${a.member}`);
+      c.event(a.reason === 'PodFailed' ? 'Warning' : 'Normal', 'MemberPodDeleted', `deleted pod ${a.member} (${a.reason})`);
+      return { requeueAfter: 1000 };
+    }
+    case 'deletePVC':
+      await c.client.delete(PersistentVolumeClaims, { namespace, name: pvcName(a.member) }, { signal }).catch(ignoreNotFound);
+      await c.wrote(`delete pvc ${a.member}`);
+      c.event('Normal', 'MemberClaimDeleted', `deleted the claim of former member ${a.member} (reclaimPolicy Delete)`);
+      return { requeueAfter: 1000 };
+    case 'addMember': {
+      const r = await changeMembership({ kind: 'add', peerURL: peerURL(name, namespace, a.member) }, votingEndpoints(), c.etcd, signal);
+      await c.wrote(`etcd member add ${a.member}`);
+      c.event('Normal', 'MemberAdded', `added ${a.member} as a learner${through(r)}`);
+      return { requeueAfter: 500 };
+    }
+    case 'promoteMember': {
+      const r = await changeMembership({ kind: 'promote', id: a.id }, votingEndpoints(), c.etcd, signal);
+      await c.wrote(`etcd member promote ${a.member}`);
+      c.event('Normal', 'MemberPromoted', `promoted ${a.member} to a voting member${through(r)}`);
+      return { requeueAfter: 500 };
+    }
+    case 'removeMember': {
+      const r = await changeMembership({ kind: 'remove', id: a.id }, votingEndpoints(), c.etcd, signal);
+      await c.wrote(`etcd member remove ${a.member}`);
+      c.event(a.reason === 'ScaleDown' ? 'Normal' : 'Warning', 'MemberRemoved', `removed ${a.member} from the cluster (${a.reason})${through(r)}`);
+      return { requeueAfter: 500 };
+    }
+    case 'restartMember': {
+      // The eviction API, not a delete: it refuses when the PodDisruptionBudget does not allow it.
+      await c.client.request('POST', `/api/v1/namespaces/${namespace}/pods/${a.member}/eviction`, {
+        apiVersion: 'policy/v1',
+        kind: 'Eviction',
+        metadata: { name: a.member, namespace },
+      }, { signal });
+      await c.wrote(`evict pod ${a.member}`);
+      c.event('Warning', 'MemberRestarted', `evicted pod ${a.member} so that its peers reconnect to it: ${a.detail}`);
+      return { requeueAfter: 2000 };
+    }
+    case 'wait':
+      return { requeueAfter: a.requeueAfterMs };
+    case 'steady':
+      return {};
+  }
+}
+
+/** A refusal the operator itself finds (not etcd's nor the API server's), with its reason. */
+export class StepError extends Error {
+  readonly reason: string;
+  constructor(reason: string, message: string) {
+    super(message);
+    this.name = 'StepError';
+    this.reason = reason;
+  }
+}
+
+/** A refused step as the report shows it: a reason for the metric, and the refusal in its own words. */
+export function describeFailure(step: string, err: unknown): StepFailure {
+  if (err instanceof MembershipRefusedError) return { step, reason: err.reason, message: err.detail, refusedEverywhere: err.everywhere };
+  if (err instanceof LearnerNotReadyError) return { step, reason: 'LearnerNotCaughtUp', message: `etcd refused: ${err.etcdMessage}`, refusedEverywhere: false };
+  if (err instanceof EtcdError) return { step, reason: 'EtcdRefused', message: `etcd refused: ${err.etcdMessage}`, refusedEverywhere: false };
+  if (err instanceof EtcdUnavailableError) return { step, reason: 'EtcdUnavailable', message: err.message, refusedEverywhere: false };
+  if (err instanceof ApiError) return { step, reason: err.reason || `HTTP${err.code}`, message: `Kubernetes refused: ${err.status.message ?? err.message}`, refusedEverywhere: false };
+  if (err instanceof StepError) return { step, reason: err.reason, message: err.message, refusedEverywhere: false };
+  return { step, reason: 'Error', message: err instanceof Error ? err.message : String(err), refusedEverywhere: false };
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!(err instanceof NotFoundError)) throw err;
+}

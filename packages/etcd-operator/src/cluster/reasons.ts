@@ -1,0 +1,131 @@
+// Every condition reason, phase and event reason the operator sets, with what it means. status.ts and
+// reconcile.ts use these names; docs/operations.md's tables are generated from this file
+// (`node packages/etcd-operator/scripts/generate.ts`), so the docs list exactly what the code can set.
+
+export interface ReasonDoc {
+  reason: string;
+  status: 'True' | 'False';
+  meaning: string;
+}
+
+/** Progressing's reason is the step under way; a wait's reason is the plan's own (see WAIT_REASONS). */
+export const STEP_REASONS = {
+  bootstrap: 'Bootstrapping',
+  createPod: 'CreatingMemberPod',
+  deletePod: 'DeletingPod',
+  deletePVC: 'DeletingClaim',
+  addMember: 'AddingMember',
+  promoteMember: 'PromotingLearner',
+  removeMember: 'RemovingMember',
+  restartMember: 'RestartingMember',
+} as const;
+
+/** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
+export const WAIT_REASONS = {
+  Bootstrapping: 'the initial members are starting and have not formed a quorum yet',
+  QuorumUnavailable: 'no quorum answered a member list; membership is left alone (the message names the members that did not answer, and why)',
+  QuorumUnhealthy: 'fewer than a quorum of voting members are healthy; the message names those that are not',
+  LearnerStarting: 'a learner was added and its etcd has not started serving yet',
+  WaitingForHealthyMembers: 'a membership change waits until the members it depends on serve',
+  MembersNotReady: 'every member is in the membership, some are not ready yet',
+  PodTerminating: 'a member pod is being deleted; it is recreated once it is gone',
+  PodStuckTerminating: 'a member pod has been terminating for a long time (its node is probably down); the message names the node and what a person can do, and the member is replaced after spec.replaceStuckMemberAfterSeconds',
+} as const;
+
+export type WaitReason = keyof typeof WAIT_REASONS;
+
+export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[] }> = {
+  Available: {
+    trueMeans: 'a quorum of the voting members serves: the cluster takes reads and writes',
+    reasons: [
+      { reason: 'QuorumServes', status: 'True', meaning: 'at least a quorum of voting members is ready; the message counts them' },
+      { reason: 'QuorumLost', status: 'False', meaning: 'a member list was read, but fewer than a quorum of voters serve' },
+      { reason: 'Unreachable', status: 'False', meaning: 'no quorum answered' },
+      { reason: 'InvalidSpec', status: 'False', meaning: 'the spec is invalid and nothing was observed' },
+    ],
+  },
+  Progressing: {
+    trueMeans: 'a step is under way or being retried; the reason names it, the message says for how long and the last refusal in etcd\'s or Kubernetes\' words',
+    reasons: [
+      ...Object.values(STEP_REASONS).map((reason): ReasonDoc => ({ reason, status: 'True', meaning: `the step ${reason.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()} is under way` })),
+      ...Object.entries(WAIT_REASONS).map(([reason, meaning]): ReasonDoc => ({ reason, status: 'True', meaning })),
+      { reason: 'ProgressDeadlineExceeded', status: 'False', meaning: 'the current step has made no progress for longer than its bound; Degraded says which step and why' },
+      { reason: 'Stable', status: 'False', meaning: 'membership, pods and spec agree; nothing to do' },
+      { reason: 'Paused', status: 'False', meaning: 'spec.paused is true: the operator makes no changes' },
+      { reason: 'InvalidSpec', status: 'False', meaning: 'the spec is invalid; nothing is changed until it is fixed' },
+    ],
+  },
+  Degraded: {
+    trueMeans: 'something needs attention: a member does not serve, a step is stuck, or the spec is invalid',
+    reasons: [
+      { reason: 'InvalidSpec', status: 'True', meaning: 'the spec failed validation (possible when the webhooks are off); the message is the validation error' },
+      { reason: 'MembersCrashLooping', status: 'True', meaning: 'member containers keep exiting; the message names each with its exit code and the last lines etcd printed' },
+      { reason: 'MembersCannotStart', status: 'True', meaning: 'a member container cannot start (image pull failure, bad configuration); the message has the kubelet\'s reason and message' },
+      { reason: 'StepStalled', status: 'True', meaning: 'a step has made no progress for longer than its bound; the message names the step, the time and the last refusal' },
+      { reason: 'MembersUnhealthy', status: 'True', meaning: 'some members do not serve; the message names them' },
+      { reason: 'QuorumUnavailable', status: 'True', meaning: 'no quorum answered a member list' },
+      { reason: 'AllMembersHealthy', status: 'False', meaning: 'every member serves' },
+    ],
+  },
+  MembersUpToDate: {
+    trueMeans: 'every member pod runs what the spec asks for (version, image, podTemplate, antiAffinity, etcd options)',
+    reasons: [
+      { reason: 'UpToDate', status: 'True', meaning: 'every member pod matches the spec' },
+      { reason: 'RolloutNotSupported', status: 'False', meaning: 'the spec changed in a way running members do not pick up (rolling updates are not built yet); the message names the members and fields that differ. New members get the new spec.' },
+    ],
+  },
+  EvenReplicas: {
+    trueMeans: 'replicas is even, which tolerates no more failures than one member fewer',
+    reasons: [{ reason: 'EvenReplicas', status: 'True', meaning: 'the message says how many failures are tolerated' }],
+  },
+};
+
+export const PHASE_DOCS: Record<string, string> = {
+  Creating: 'a new cluster, until it first runs with every member',
+  Running: 'membership matches the spec and every member serves',
+  Scaling: 'members are being added or removed because replicas changed',
+  Healing: 'a member pod is being recreated or a lost member replaced',
+  Degraded: 'waiting on members that do not serve, or a step is stuck',
+  Paused: 'spec.paused is true',
+  Failed: 'the spec is invalid',
+};
+
+export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning: string }> = {
+  ClusterBootstrapped: { type: 'Normal', meaning: 'the initial members were created' },
+  MemberAdded: { type: 'Normal', meaning: 'a learner was added to the membership' },
+  MemberPodCreated: { type: 'Normal', meaning: 'the pod of a newly added member was created' },
+  MemberPodRecreated: { type: 'Normal', meaning: 'the pod of an existing member was recreated (same member, same data)' },
+  MemberPromoted: { type: 'Normal', meaning: 'a learner became a voting member' },
+  MemberRemoved: { type: 'Normal', meaning: 'a member was removed (Warning when it was replaced: DataLost, CrashLooping, PodStuckTerminating)' },
+  MemberPodDeleted: { type: 'Normal', meaning: 'a pod that is no longer a member (or failed) was deleted' },
+  MemberClaimDeleted: { type: 'Normal', meaning: 'the claim of a former member was deleted (reclaimPolicy Delete)' },
+  MemberRestarted: { type: 'Warning', meaning: 'a member was evicted so that its peers reconnect to it (a stale peer view, etcd-io/etcd#14523)' },
+  StepRetrying: { type: 'Warning', meaning: `a step has been retried for ${30} s; the note carries the last refusal` },
+  StepStalled: { type: 'Warning', meaning: 'a step made no progress within its bound' },
+  StepFailed: { type: 'Warning', meaning: 'Kubernetes refused a write (admission, quota, validation); the note carries its message' },
+  MembersCrashLooping: { type: 'Warning', meaning: 'member containers keep exiting; the note has the exit code and the last lines etcd printed' },
+};
+
+/** The Markdown for docs/operations.md between the generated markers. */
+export function reasonsMarkdown(): string {
+  const lines = ['| condition | True means | status | reason | meaning |', '|---|---|---|---|---|'];
+  for (const [type, c] of Object.entries(CONDITIONS)) {
+    c.reasons.forEach((r, i) => lines.push(`| ${i === 0 ? `\`${type}\`` : ''} | ${i === 0 ? c.trueMeans : ''} | ${r.status} | \`${r.reason}\` | ${r.meaning} |`));
+  }
+  lines.push('', '| phase | meaning |', '|---|---|', ...Object.entries(PHASE_DOCS).map(([p, m]) => `| \`${p}\` | ${m} |`));
+  lines.push('', '| event | type | meaning |', '|---|---|---|', ...Object.entries(EVENT_REASONS).map(([r, e]) => `| \`${r}\` | ${e.type} | ${e.meaning} |`));
+  return lines.join('\n') + '\n';
+}
+
+/** The runbook whose condition, phase and event tables are generated, relative to the repository root. */
+export const OPERATIONS_FILE = 'docs/operations.md';
+const BEGIN = '<!-- generated: reasons (packages/etcd-operator/src/cluster/reasons.ts); do not edit -->';
+const END = '<!-- end of generated reasons -->';
+
+/** `doc` with the text between the markers replaced by reasonsMarkdown(); the markers must be there. */
+export function withGeneratedReasons(doc: string): string {
+  const start = doc.indexOf(BEGIN);
+  const end = doc.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${OPERATIONS_FILE}: the generated-reasons markers are missing`);
+  return `${doc.slice(0, start + BEGIN.length)}\n\n${reasonsMarkdown()}\n${doc.slice(end)}`;
+}
