@@ -1,50 +1,125 @@
-// The operator's figures on localkube, each against its floor measured in the same run:
-// apply → Available for 1, 3 and 5 members vs the same etcd pods created directly with a static initial
-// cluster; member pod deleted → Available again vs a bare pod's own replacement; scale 3→5→3; and the
-// operator at rest with 50 one-member clusters (RSS, CPU, API requests and writes per minute).
-import { Namespaces, Pods, Services, resource, type Client, type KubeObject } from '@quorum/runtime';
+// The operator's figures on localkube, each against its floor measured in the same run. The operator runs
+// with STEP_DEADLINE_SECONDS=60, so a step that makes no progress for a minute is a StepStalled event.
+//
+// Benchmarks (one JSON line each on stdout; progress on stderr). Phases, chosen with
+// QUORUM_BENCH_PHASES=available,soak,idle (default: all three):
+//
+// available
+//   etcd.available_s.3, etcd.floor_s.3   medians over QUORUM_BENCH_RUNS (default 5, at least 5 is what the
+//                                        issue asks) interleaved pairs, each run in a fresh namespace that
+//                                        is deleted (and gone) before the next run starts. The order within a
+//                                        pair alternates (operator first, then floor first) so that a drift
+//                                        in the machine's load does not favour either side.
+//   etcd.available_ratio.3               median of the per-pair ratios operator / floor; .min and .max give
+//                                        the spread.
+//   etcd.available_s.N, etcd.floor_s.N,  N = 1 and 5: one pair each.
+//   etcd.available_ratio.N
+//     operator: apply an EtcdCluster → Available with N voting members, all ready, generation observed.
+//     floor:    the same member pods, built by the operator's own memberPod()/memberPVC()/peerService()
+//               (same image, args, peer-wait init container, probes, anti-affinity, and one PVC each of
+//               the same class and size mounted at /var/lib/etcd), all created at once with a static
+//               initial cluster, → every pod Ready. The floor's objects carry another managed-by label and
+//               no owner, so the operator leaves them alone. Both sides are polled every 200 ms.
+//   etcd.recovery_s, etcd.recovery_floor_s, etcd.recovery_ratio
+//                                        a follower pod deleted → Available again, vs a ReplicaSet's
+//                                        replacement of a bare etcd pod (one run).
+//   etcd.scale_3_5_s, etcd.scale_5_3_s   one cluster, patch → Available with the new count (one run).
+// soak (test/support/soak.ts; QUORUM_SOAK_CLUSTERS clusters, default 12, QUORUM_SOAK_ROUNDS rounds, default 2)
+//   etcd.scale_3_5_p50_s, etcd.scale_3_5_p99_s
+//                                        over every cluster and round: patch to 5 → Available with 5.
+//   etcd.scale_5_3_p50_s, etcd.soak_bootstrap_p50_s
+//   etcd.stalled_steps                   StepStalled occurrences (no progress for 60 s). Goal: 0.
+//   etcd.retrying_steps                  StepRetrying occurrences (retried for 30 s).
+//   etcd.peer_inactive_events            `peer became inactive` lines in all member pods' etcd logs (pods
+//                                        removed by a scale-down are read just before it).
+// idle
+//   etcd.idle50.*                        the operator at rest with 50 one-member clusters: RSS, CPU, API
+//                                        requests and writes per minute, lease renewals per minute.
+import { randomUUID } from 'node:crypto';
+import { Namespaces, PersistentVolumeClaims, Pods, Services, resource, type Client, type KubeObject } from '@quorum/runtime';
 import { eventually, type TestEnv } from '@quorum/runtime/testing';
+import { applyDefaults, etcdImage } from '../src/api/defaults.ts';
+import type { EtcdCluster } from '../src/api/etcdcluster.ts';
+import { LABELS, memberHost, memberName, peerURL } from '../src/cluster/names.ts';
+import { memberPVC, memberPod, peerService } from '../src/cluster/resources.ts';
 import { EtcdClusters } from '../src/resources.ts';
-import { applyCluster, setUpOperator, waitAvailable } from '../test/integration/support.ts';
-import { etcdImage } from '../src/api/defaults.ts';
+import { applyCluster, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
+import { converged, percentile, runSoak } from '../test/support/soak.ts';
 
 const report = (bench: string, value: number, unit: string): void => void process.stdout.write(JSON.stringify({ bench, value: Math.round(value * 1000) / 1000, unit }) + '\n');
 const progress = (msg: string): void => void process.stderr.write(`[etcd bench] ${msg}\n`);
 const seconds = (t0: number): number => (performance.now() - t0) / 1000;
-const IMAGE = etcdImage({ version: '3.6.16' });
+const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+// The image the operator's members run by default (a spec without version or image).
+const IMAGE = etcdImage(applyDefaults({ replicas: 1 }));
 const ReplicaSets = resource('apps/v1', 'ReplicaSet', 'replicasets', true);
+
+const PHASES = ['available', 'soak', 'idle'] as const;
+type Phase = (typeof PHASES)[number];
+const phases = new Set((process.env['QUORUM_BENCH_PHASES'] ?? PHASES.join(',')).split(',').map((p) => p.trim()).filter(Boolean));
+for (const p of phases) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`QUORUM_BENCH_PHASES: unknown phase ${p} (known: ${PHASES.join(', ')})`);
+const runs = Number(process.env['QUORUM_BENCH_RUNS'] ?? 5);
+const soakClusters = Number(process.env['QUORUM_SOAK_CLUSTERS'] ?? 12);
+const soakRounds = Number(process.env['QUORUM_SOAK_ROUNDS'] ?? 2);
+// Both sides are polled at the same rate, so neither gains from a finer clock.
+const POLL_MS = 200;
 
 type PodObj = KubeObject & { status?: { conditions?: { type: string; status: string }[] } };
 const ready = (p: PodObj): boolean => p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
 
-/** N etcd pods with a static initial cluster (what the operator's growth one member at a time is compared with). */
-async function staticCluster(client: Client, ns: string, name: string, n: number): Promise<number> {
-  await client.create(Services, { apiVersion: 'v1', kind: 'Service', metadata: { name, namespace: ns }, spec: { clusterIP: 'None', publishNotReadyAddresses: true, selector: { static: name }, ports: [{ name: 'peer', port: 2380 }] } });
-  const members = Array.from({ length: n }, (_, i) => `${name}-${i}`);
-  const initial = members.map((m) => `${m}=http://${m}.${name}.${ns}.svc:2380`).join(',');
+/** Another managed-by value for the floor's objects: the operator only looks at objects it manages. */
+const FLOOR_MANAGER = 'quorum-bench-floor';
+
+/** A copy of one of the operator's objects that the operator does not own or manage (labels and selectors alike). */
+function unmanaged(obj: KubeObject): KubeObject {
+  const copy = JSON.parse(JSON.stringify(obj, (k, v: unknown) => (k === LABELS.managedBy && v === 'quorum' ? FLOOR_MANAGER : v))) as KubeObject;
+  delete copy.metadata.ownerReferences;
+  return copy;
+}
+
+/**
+ * The floor: the operator's own member pods and PVCs for an n-member cluster with a static initial cluster,
+ * all created at once (the least the same pods need), timed until every pod is Ready.
+ */
+async function floorCluster(client: Client, ns: string, n: number): Promise<number> {
+  const name = 'f';
+  // Only what the object builders read; the uid makes the initial-cluster token as unique as a real one.
+  const cluster: EtcdCluster = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace: ns, uid: randomUUID() }, spec: { replicas: n } };
+  const spec = applyDefaults(cluster.spec);
+  const members = Array.from({ length: n }, (_, i) => memberName(name, i));
+  const initialCluster = members.map((m) => `${m}=${peerURL(name, ns, m)}`);
+  // As the operator bootstraps a new cluster: every initial member's name must resolve before etcd starts.
+  const waitForNames = members.map((m) => memberHost(name, ns, m));
+  const selector = Object.entries((unmanaged(peerService(cluster)) as KubeObject & { spec: { selector: Record<string, string> } }).spec.selector).map(([k, v]) => `${k}=${v}`).join(',');
   const t0 = performance.now();
-  for (const m of members) {
-    await client.create(Pods, {
-      apiVersion: 'v1',
-      kind: 'Pod',
-      metadata: { name: m, namespace: ns, labels: { static: name } },
-      spec: {
-        hostname: m,
-        subdomain: name,
-        containers: [{
-          name: 'etcd', image: IMAGE, command: ['/usr/local/bin/etcd'],
-          args: [`--name=${m}`, '--data-dir=/var/lib/etcd/data', '--listen-peer-urls=http://0.0.0.0:2380', '--listen-client-urls=http://0.0.0.0:2379', '--listen-metrics-urls=http://0.0.0.0:2381',
-            `--advertise-client-urls=http://${m}.${name}.${ns}.svc:2379`, `--initial-advertise-peer-urls=http://${m}.${name}.${ns}.svc:2380`, `--initial-cluster=${initial}`, '--initial-cluster-state=new'],
-          readinessProbe: { httpGet: { path: '/health', port: 2381 }, periodSeconds: 2 },
-        }],
-      },
-    });
-  }
-  await eventually(`${n} static pods ready`, async () => {
-    const pods = (await client.list(Pods, { namespace: ns, labelSelector: `static=${name}` })).items as PodObj[];
+  await client.create(Services, unmanaged(peerService(cluster)));
+  await Promise.all(members.map(async (m) => {
+    await client.create(PersistentVolumeClaims, unmanaged(memberPVC(cluster, spec, m)));
+    await client.create(Pods, unmanaged(memberPod(cluster, spec, { member: m, initialClusterState: 'new', initialCluster, waitForNames, peerWaitImage })));
+  }));
+  await eventually(`${n} floor pods ready`, async () => {
+    const pods = (await client.list(Pods, { namespace: ns, labelSelector: selector })).items as PodObj[];
     return pods.length === n && pods.every(ready);
-  }, { timeoutMs: 300_000, intervalMs: 200 });
+  }, { timeoutMs: 300_000, intervalMs: POLL_MS });
   return seconds(t0);
+}
+
+/** apply → Available with n members, polled like the floor. */
+async function operatorCluster(client: Client, ns: string, n: number): Promise<number> {
+  const t0 = performance.now();
+  await applyCluster(client, ns, 'b', { replicas: n });
+  await eventually(`${ns}/b Available with ${n}`, async () => converged(await client.get(EtcdClusters, { namespace: ns, name: 'b' }), n), { timeoutMs: 300_000, intervalMs: POLL_MS });
+  return seconds(t0);
+}
+
+/** Deletes a namespace and waits until it is gone, so that one run's teardown does not slow the next run. */
+async function dropNamespace(client: Client, ns: string): Promise<void> {
+  await client.delete(Namespaces, ns).catch(() => undefined);
+  await eventually(`namespace ${ns} gone`, async () => (await client.find(Namespaces, ns)) === undefined, { timeoutMs: 300_000, intervalMs: 1000 }).catch((err: Error) => progress(`warning: ${err.message}; going on`));
 }
 
 async function metrics(client: Client): Promise<Map<string, number>> {
@@ -64,62 +139,93 @@ async function metrics(client: Client): Promise<Map<string, number>> {
   return out;
 }
 
-let env: TestEnv | undefined;
-try {
-  progress('operator: build, load, install');
-  env = await setUpOperator();
+async function availablePhase(env: TestEnv): Promise<void> {
   const client = env.client;
-
+  // 1, then 3, then 5: the one-member runs also warm the image and volume paths before the measured pairs.
   for (const n of [1, 3, 5]) {
-    const ns = await env.namespace(`bench-${n}`);
-    progress(`apply → Available with ${n} member(s)`);
-    let t0 = performance.now();
-    await applyCluster(client, ns, 'b', { replicas: n });
-    await waitAvailable(client, ns, 'b', n, 300_000);
-    const available = seconds(t0);
-    progress(`floor: ${n} static etcd pod(s)`);
-    const floor = await staticCluster(client, ns, 's', n);
-    report(`etcd.available_s.${n}`, available, 's');
-    report(`etcd.floor_s.${n}`, floor, 's');
-    report(`etcd.available_ratio.${n}`, available / floor, 'ratio');
-
-    if (n === 3) {
-      progress('recovery: delete a follower pod');
-      const status = (await client.get(EtcdClusters, { namespace: ns, name: 'b' })).status!;
-      const follower = status.members!.find((m) => !m.leader)!.name;
-      const oldUid = (await client.get(Pods, { namespace: ns, name: follower })).metadata.uid;
-      t0 = performance.now();
-      await client.delete(Pods, { namespace: ns, name: follower });
-      await eventually('Available again', async () => {
-        const c = await client.get(EtcdClusters, { namespace: ns, name: 'b' });
-        const pod = (await client.find(Pods, { namespace: ns, name: follower })) as PodObj | undefined;
-        return pod && pod.metadata.uid !== oldUid && ready(pod) && c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True') && c.status.members?.every((m) => m.ready);
-      }, { timeoutMs: 180_000, intervalMs: 200 });
-      const recovery = seconds(t0);
-      progress('recovery floor: a ReplicaSet replaces its deleted etcd pod');
-      const labels = { floor: 'rs' };
-      await client.create(ReplicaSets, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'floor', namespace: ns }, spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'etcd', image: IMAGE, command: ['/usr/local/bin/etcd', '--data-dir=/tmp/d', '--listen-metrics-urls=http://0.0.0.0:2381'], readinessProbe: { httpGet: { path: '/health', port: 2381 }, periodSeconds: 2 } }] } } } } as KubeObject);
-      const list = async (): Promise<PodObj[]> => (await client.list(Pods, { namespace: ns, labelSelector: 'floor=rs' })).items;
-      const first = await eventually('floor pod ready', async () => (await list()).find((p) => ready(p) && !p.metadata.deletionTimestamp), { timeoutMs: 60_000 });
-      t0 = performance.now();
-      await client.delete(Pods, { namespace: ns, name: first.metadata.name! });
-      await eventually('replacement ready', async () => (await list()).some((p) => p.metadata.uid !== first.metadata.uid && ready(p)), { timeoutMs: 60_000, intervalMs: 200 });
-      const recoveryFloor = seconds(t0);
-      report('etcd.recovery_s', recovery, 's');
-      report('etcd.recovery_floor_s', recoveryFloor, 's');
-      report('etcd.recovery_ratio', recovery / recoveryFloor, 'ratio');
-
-      for (const [from, to] of [[3, 5], [5, 3]] as const) {
-        progress(`scale ${from} → ${to}`);
-        t0 = performance.now();
-        await client.mergePatch(EtcdClusters, { namespace: ns, name: 'b' }, { spec: { replicas: to } });
-        await waitAvailable(client, ns, 'b', to, 300_000);
-        report(`etcd.scale_${from}_${to}_s`, seconds(t0), 's');
+    const pairs = n === 3 ? Math.max(1, runs) : 1;
+    const ops: number[] = [];
+    const floors: number[] = [];
+    let kept: string | undefined;
+    for (let i = 0; i < pairs; i++) {
+      const order = i % 2 === 0 ? (['operator', 'floor'] as const) : (['floor', 'operator'] as const);
+      for (const side of order) {
+        const ns = await env.namespace(`bench-${side === 'operator' ? 'op' : 'floor'}-${n}`);
+        progress(`${n} member(s), pair ${i + 1}/${pairs}: ${side}`);
+        const s = side === 'operator' ? await operatorCluster(client, ns, n) : await floorCluster(client, ns, n);
+        progress(`  ${side}: ${s.toFixed(1)} s`);
+        (side === 'operator' ? ops : floors).push(s);
+        // The last operator cluster of 3 stays for the recovery and scale measurements.
+        if (n === 3 && side === 'operator' && i === pairs - 1) kept = ns;
+        else await dropNamespace(client, ns);
       }
     }
-    await client.delete(Namespaces, ns).catch(() => undefined);
+    const ratios = ops.map((o, i) => o / floors[i]!);
+    report(`etcd.available_s.${n}`, median(ops), 's');
+    report(`etcd.floor_s.${n}`, median(floors), 's');
+    report(`etcd.available_ratio.${n}`, median(ratios), 'ratio');
+    if (pairs > 1) {
+      report(`etcd.available_ratio.${n}.min`, Math.min(...ratios), 'ratio');
+      report(`etcd.available_ratio.${n}.max`, Math.max(...ratios), 'ratio');
+    }
+    if (kept) await recoveryAndScale(client, kept);
   }
+}
 
+async function recoveryAndScale(client: Client, ns: string): Promise<void> {
+  progress('recovery: delete a follower pod');
+  const status = (await client.get(EtcdClusters, { namespace: ns, name: 'b' })).status!;
+  const follower = status.members!.find((m) => !m.leader)!.name;
+  const oldUid = (await client.get(Pods, { namespace: ns, name: follower })).metadata.uid;
+  let t0 = performance.now();
+  await client.delete(Pods, { namespace: ns, name: follower });
+  await eventually('Available again', async () => {
+    const c = await client.get(EtcdClusters, { namespace: ns, name: 'b' });
+    const pod = (await client.find(Pods, { namespace: ns, name: follower })) as PodObj | undefined;
+    return pod && pod.metadata.uid !== oldUid && ready(pod) && c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True') && c.status.members?.every((m) => m.ready);
+  }, { timeoutMs: 180_000, intervalMs: POLL_MS });
+  const recovery = seconds(t0);
+  progress('recovery floor: a ReplicaSet replaces its deleted etcd pod');
+  const labels = { floor: 'rs' };
+  await client.create(ReplicaSets, { apiVersion: 'apps/v1', kind: 'ReplicaSet', metadata: { name: 'floor', namespace: ns }, spec: { replicas: 1, selector: { matchLabels: labels }, template: { metadata: { labels }, spec: { containers: [{ name: 'etcd', image: IMAGE, command: ['/usr/local/bin/etcd', '--data-dir=/tmp/d', '--listen-metrics-urls=http://0.0.0.0:2381'], readinessProbe: { httpGet: { path: '/health', port: 2381 }, periodSeconds: 2 } }] } } } } as KubeObject);
+  const list = async (): Promise<PodObj[]> => (await client.list(Pods, { namespace: ns, labelSelector: 'floor=rs' })).items;
+  const first = await eventually('floor pod ready', async () => (await list()).find((p) => ready(p) && !p.metadata.deletionTimestamp), { timeoutMs: 60_000 });
+  t0 = performance.now();
+  await client.delete(Pods, { namespace: ns, name: first.metadata.name! });
+  await eventually('replacement ready', async () => (await list()).some((p) => p.metadata.uid !== first.metadata.uid && ready(p)), { timeoutMs: 60_000, intervalMs: POLL_MS });
+  const recoveryFloor = seconds(t0);
+  report('etcd.recovery_s', recovery, 's');
+  report('etcd.recovery_floor_s', recoveryFloor, 's');
+  report('etcd.recovery_ratio', recovery / recoveryFloor, 'ratio');
+
+  for (const [from, to] of [[3, 5], [5, 3]] as const) {
+    progress(`scale ${from} → ${to}`);
+    t0 = performance.now();
+    await client.mergePatch(EtcdClusters, { namespace: ns, name: 'b' }, { spec: { replicas: to } });
+    await waitAvailable(client, ns, 'b', to, 300_000);
+    report(`etcd.scale_${from}_${to}_s`, seconds(t0), 's');
+  }
+  await dropNamespace(client, ns);
+}
+
+async function soakPhase(env: TestEnv): Promise<void> {
+  progress(`soak: ${soakClusters} clusters, ${soakRounds} rounds of 3 → 5 → 3`);
+  const r = await runSoak(env, { clusters: soakClusters, rounds: soakRounds, log: (m) => progress(`soak: ${m}`) });
+  report('etcd.scale_3_5_p50_s', percentile(r.scale35Seconds, 0.5), 's');
+  report('etcd.scale_3_5_p99_s', percentile(r.scale35Seconds, 0.99), 's');
+  report('etcd.scale_5_3_p50_s', percentile(r.scale53Seconds, 0.5), 's');
+  report('etcd.soak_bootstrap_p50_s', percentile(r.bootstrapSeconds, 0.5), 's');
+  report('etcd.stalled_steps', r.stalledSteps, 'steps');
+  report('etcd.retrying_steps', r.retryingSteps, 'steps');
+  report('etcd.peer_inactive_events', r.peerInactiveEvents, 'lines');
+  if (!r.eventsComplete) progress('soak: warning: not every MemberRemoved event was listed; the step counts may be short');
+  for (const w of r.warnings) progress(`soak: ${w.cluster} ${w.reason} ×${w.count}: ${w.note}`);
+  progress(`soak: peer became inactive by cluster ${JSON.stringify(r.peerInactiveByCluster)} over ${r.podsLogged} pods`);
+  await dropNamespace(env.client, r.namespace);
+}
+
+async function idlePhase(env: TestEnv): Promise<void> {
+  const client = env.client;
   progress('50 one-member clusters');
   const ns = await env.namespace('bench-idle');
   for (let i = 0; i < 50; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => applyCluster(client, ns, `idle-${i + j}`, { replicas: 1 })));
@@ -138,6 +244,23 @@ try {
   report('etcd.idle50.api_requests_per_min', delta('requests') + delta('requests_write'), 'requests/min');
   report('etcd.idle50.writes_per_min', delta('requests_write'), 'writes/min');
   report('etcd.idle50.lease_renewals_per_min', delta('requests_lease_write'), 'writes/min');
+}
+
+const run: Record<Phase, (env: TestEnv) => Promise<void>> = { available: availablePhase, soak: soakPhase, idle: idlePhase };
+let env: TestEnv | undefined;
+try {
+  progress(`operator: build, load, install (phases: ${[...phases].join(', ')})`);
+  env = await setUpOperator({ stepDeadlineSeconds: 60 });
+  for (const phase of PHASES) {
+    if (!phases.has(phase)) continue;
+    // One phase failing (e.g. a soak cluster that never converges) still lets the others report.
+    try {
+      await run[phase](env);
+    } catch (err) {
+      progress(`phase ${phase} failed: ${(err as Error).message}`);
+      process.exitCode = 1;
+    }
+  }
 } finally {
   await env?.stop();
 }

@@ -162,6 +162,10 @@ export class LocalKube {
   killContainer(namespace: string, pod: string, container?: string): Promise<void> {
     return control(this.stateDir, 'kill-container', { namespace, pod, container });
   }
+  /** Runs an iptables command in a pod's network namespace (to drop its DNS, or refuse one peer): a fault. */
+  inPodNetwork(namespace: string, pod: string, argv: string[]): Promise<string> {
+    return control<string>(this.stateDir, 'in-pod-network', { namespace, pod, argv: JSON.stringify(argv) });
+  }
   stopNode(node: string): Promise<void> {
     return control(this.stateDir, 'stop-node', { node });
   }

@@ -62,6 +62,7 @@ const handlers: Record<string, Handler> = {
   },
   'load-image': (a) => need(cluster).loadImage(a['archive']!),
   'kill-container': (a) => need(cluster).killContainer(a['namespace']!, a['pod']!, a['container']),
+  'in-pod-network': (a) => need(cluster).inPodNetwork(a['namespace']!, a['pod']!, JSON.parse(a['argv'] ?? '[]') as string[]),
   'stop-node': (a) => need(cluster).stopNode(a['node']!),
   'start-node': (a) => need(cluster).startNode(a['node']!),
   'cut-network': (a) => need(cluster).cutNetwork(a['node']!),

@@ -321,7 +321,7 @@ export const EtcdClusterSpecSchema = Type.Object(
     replaceStuckMemberAfterSeconds: Type.Optional(
       Type.Integer({
         description:
-          'How long a member pod may stay Terminating (its node is down, so the kubelet cannot confirm the deletion) before the member is replaced by a new one elsewhere, provided a quorum serves without it. Silence alone never counts: only a pod Kubernetes is deleting.',
+          'How long past its graceful-deletion deadline a member pod may stay Terminating (its node is down, so the kubelet cannot confirm the deletion) before the member is replaced by a new one elsewhere, provided a quorum serves without it. Silence alone never counts: only a pod Kubernetes is deleting.',
         format: 'int32',
         minimum: 30,
         maximum: 86400,

@@ -56,6 +56,8 @@ export function observePod(pod: PodObject, now: number, previousCrashSince?: num
   const waitImage = pod.spec?.initContainers?.find((c) => c.name === 'peer-wait')?.image;
   const etcdNeverRan = !status?.state?.running && !status?.state?.terminated && !status?.lastState?.terminated && (status?.restartCount ?? 0) === 0;
   const initOutdated = !!peerWaitImage && !!waitImage && waitImage !== peerWaitImage && etcdNeverRan;
+  // deletionTimestamp is when the graceful deletion should be over (request time + grace period): a pod
+  // still there after it is one the kubelet has not confirmed gone; that is the moment "stuck" counts from.
   const deletion = pod.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : undefined;
   return {
     member: pod.metadata.labels?.[LABELS.member] ?? pod.metadata.name ?? '',
@@ -76,13 +78,18 @@ const CANNOT_START = new Set(['ErrImagePull', 'ImagePullBackOff', 'InvalidImageN
 
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max)}…` : text);
 
-/** The last few lines of a termination message: enough to name the cause, small enough for status. */
-function lastLines(message: string, lines = 3, maxChars = 600): string {
-  const kept = message.trim().split('\n').slice(-lines).join('\n');
-  return kept.length > maxChars ? `…${kept.slice(-maxChars)}` : kept;
+/**
+ * What explains an exit, from a termination message: the line that names the cause (a Go panic or fatal
+ * error, or etcd's own fatal/panic/error log line) and the last line; else the last few lines. A panic's
+ * cause is its first line, followed by a stack trace that says nothing to a user.
+ */
+export function lastLines(message: string, lines = 3, maxChars = 600): string {
+  const all = message.trim().split('\n').map((l) => l.trimEnd()).filter(Boolean);
+  const cause = all.find((l) => /^(panic: |fatal error: )|"level":"(fatal|panic)"/.test(l)) ?? all.find((l) => /"level":"error"/.test(l));
+  const kept = cause ? [cause, ...(all.at(-1) !== cause && !/^\s|^goroutine |\.go:\d+/.test(all.at(-1) ?? '') ? [all.at(-1)!] : [])].join('\n') : all.slice(-lines).join('\n');
+  return kept.length > maxChars ? `${kept.slice(0, maxChars)}…` : kept;
 }
 
-/** One client per endpoint, reused across reconciles (keep-alive connections). */
 export class EtcdClients {
   readonly #clients = new Map<string, EtcdClient>();
   get(endpoint: string): EtcdClient {

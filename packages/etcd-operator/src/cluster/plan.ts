@@ -10,7 +10,7 @@ export interface ObservedPod {
   phase: string;
   ready: boolean;
   deleting: boolean;
-  /** Since when the pod has been terminating (its deletionTimestamp, ms since epoch). */
+  /** When the pod's graceful deletion should have ended (its deletionTimestamp, ms since epoch). */
   deletingSince?: number;
   /** The node the pod runs on, to name it when the pod is stuck there. */
   nodeName?: string;
@@ -116,8 +116,8 @@ export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
 
 const seconds = (ms: number): number => Math.round(ms / 1000);
 
-/** Past this, a terminating pod is reported as stuck (with its node and what a person can do). */
-export const STUCK_TERMINATING_NOTICE_MS = 45_000;
+/** This long past its graceful-deletion deadline, a terminating pod is reported as stuck (with its node and what a person can do). */
+export const STUCK_TERMINATING_NOTICE_MS = 15_000;
 
 export function plan(o: Observed): Action {
   const pod = (member: string): ObservedPod | undefined => o.pods.find((p) => p.member === member);
@@ -227,7 +227,8 @@ export function plan(o: Observed): Action {
   // membership is healthy, and scale-down removes a member that is down before any healthy one.
   const down = members.filter((m) => !(serving(m) && pod(m.member)?.ready));
   if (members.length < o.replicas) {
-    if (healthyVoters.length < quorum(voters.length + 1) || down.some((m) => !pod(m.member)?.deleting && pod(m.member)?.crashLoopingSince === undefined)) {
+    // Once promoted, the new member serves too: a quorum of the larger membership must then be healthy.
+    if (healthyVoters.length + 1 < quorum(voters.length + 1) || down.some((m) => !pod(m.member)?.deleting && pod(m.member)?.crashLoopingSince === undefined)) {
       return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: `a member is added only while the others serve; not serving: ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')}`, requeueAfterMs: 2000 };
     }
     return { type: 'addMember', member: memberName(o.cluster, nextIndex(o)) };
@@ -250,7 +251,7 @@ export function plan(o: Observed): Action {
     return {
       type: 'wait',
       reason: 'PodStuckTerminating',
-      detail: `pod ${terminating.member} has been terminating on node ${terminating.nodeName ?? '(unknown)'} for ${seconds(for_)} s; ` +
+      detail: `pod ${terminating.member} on node ${terminating.nodeName ?? '(unknown)'} is still terminating ${seconds(for_)} s past its grace period (the node does not confirm it); ` +
         'if the node is gone for good, taint it node.kubernetes.io/out-of-service=nodeshutdown:NoExecute or force-delete the pod; ' +
         (left > 0 ? `otherwise the member is replaced in ${seconds(left)} s, once a quorum survives without it` : 'the member is replaced once a quorum survives without it'),
       requeueAfterMs: 5000,

@@ -155,7 +155,8 @@ export function buildStatus(i: StatusInput): StatusShape {
         ? [true, 'StepStalled', `no progress for ${formatAge(age)}: ${progressMessage(description, i.step, i.now)}`]
         : etcd.membership
           ? unhealthy.length ? [true, 'MembersUnhealthy', `not serving: ${unhealthy.join(', ')}`] : [false, 'AllMembersHealthy', 'every member serves']
-          : [members.length > 0 || (i.previous?.members?.length ?? 0) > 0, 'QuorumUnavailable', 'no quorum answered a member list'];
+          // A cluster that had a quorum and lost it is degraded; one still bootstrapping is not (yet).
+          : [!!i.previous?.clusterID, 'QuorumUnavailable', 'no quorum answered a member list'];
     conditions = cond(conditions, 'Degraded', degraded, reason, message);
     conditions = i.replicas % 2 === 0
       ? cond(conditions, 'EvenReplicas', true, 'EvenReplicas', `${i.replicas} members tolerate no more failures than ${i.replicas - 1}`)

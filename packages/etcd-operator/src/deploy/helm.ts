@@ -11,6 +11,7 @@ const SENTINELS = {
   peerWaitImage: 'quorum-sentinel-peerwait',
   replicas: 987_654_321,
   grace: 876_543_219,
+  stepDeadline: 765_432_198,
   logLevel: 'quorum-sentinel-loglevel',
 } as const;
 
@@ -20,6 +21,7 @@ const TEMPLATE: [string, string][] = [
   [SENTINELS.peerWaitImage, '{{ .Values.peerWaitImage.repository }}:{{ .Values.peerWaitImage.tag }}'],
   [String(SENTINELS.replicas), '{{ .Values.replicas }}'],
   [`"${SENTINELS.grace}"`, '{{ .Values.crashLoopGraceSeconds | quote }}'],
+  [`"${SENTINELS.stepDeadline}"`, '{{ .Values.stepDeadlineSeconds | quote }}'],
   [SENTINELS.logLevel, '{{ .Values.logLevel }}'],
 ];
 
@@ -31,6 +33,8 @@ export const VALUES = {
   peerWaitImage: { repository: repositoryOf(PEER_WAIT_IMAGE), tag: OPERATOR_VERSION },
   replicas: 2,
   crashLoopGraceSeconds: 60,
+  // A step that makes no progress for this long turns the cluster Degraded (StepStalled).
+  stepDeadlineSeconds: 120,
   logLevel: 'info',
 };
 
@@ -41,6 +45,7 @@ export function helmChart(): Record<string, string> {
     peerWaitImage: SENTINELS.peerWaitImage,
     replicas: SENTINELS.replicas,
     crashLoopGraceSeconds: SENTINELS.grace,
+    stepDeadlineSeconds: SENTINELS.stepDeadline,
     logLevel: SENTINELS.logLevel,
   }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
   const render = (o: object): string => {

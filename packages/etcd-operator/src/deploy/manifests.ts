@@ -30,6 +30,8 @@ export interface ManifestOptions {
   webhooks?: boolean;
   /** Seconds a member may crash-loop before it is replaced (default 60). */
   crashLoopGraceSeconds?: number;
+  /** Seconds a step may make no progress before the cluster is Degraded (StepStalled); default 120. */
+  stepDeadlineSeconds?: number;
   logLevel?: string;
 }
 
@@ -128,6 +130,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
                 env('CERT_DIR', '/tmp/webhook-certs'),
                 env('PEER_WAIT_IMAGE', options.peerWaitImage ?? PEER_WAIT_IMAGE),
                 env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
+                env('STEP_DEADLINE_SECONDS', String(options.stepDeadlineSeconds ?? 120)),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [

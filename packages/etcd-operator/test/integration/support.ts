@@ -20,11 +20,17 @@ export let operatorImage = '';
 export let peerWaitImage = '';
 
 /** What install() needs to reinstall the suite's operator as setUpOperator did (e.g. after an uninstall). */
-export function installOptions(options: { crashLoopGraceSeconds?: number } = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number } {
-  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15 };
+export interface OperatorTestOptions {
+  crashLoopGraceSeconds?: number;
+  /** A step's bound (STEP_DEADLINE_SECONDS); the soak sets 60 so a step stalled for a minute counts. */
+  stepDeadlineSeconds?: number;
 }
 
-export async function setUpOperator(options: { crashLoopGraceSeconds?: number } = {}): Promise<TestEnv> {
+export function installOptions(options: OperatorTestOptions = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number; stepDeadlineSeconds?: number } {
+  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}) };
+}
+
+export async function setUpOperator(options: OperatorTestOptions = {}): Promise<TestEnv> {
   const env = await TestEnv.start();
   const image = await buildOperatorImage();
   await env.kube.loadImage(image.archive);

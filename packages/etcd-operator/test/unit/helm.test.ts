@@ -10,7 +10,7 @@ import { operatorManifests, PEER_WAIT_IMAGE } from '../../src/deploy/manifests.t
 const chartDir = join(import.meta.dirname, '..', '..', '..', '..', 'deploy', 'helm', 'quorum');
 
 /** Just enough of Helm's template language for our chart: values, the release namespace, quote, one if. */
-function render(template: string, values: { namespace: string; image: string; tag: string; peerWaitImage: string; peerWaitTag: string; replicas: number; grace: number; logLevel: string; webhooks: boolean }): string {
+function render(template: string, values: { namespace: string; image: string; tag: string; peerWaitImage: string; peerWaitTag: string; replicas: number; grace: number; stepDeadline: number; logLevel: string; webhooks: boolean }): string {
   let out = template.replace(/\{\{- if \.Values\.webhooks\.enabled \}\}\n([\s\S]*?)\{\{- end \}\}\n/g, (_, body: string) => (values.webhooks ? body : ''));
   out = out
     .replaceAll('{{ .Release.Namespace }}', values.namespace)
@@ -20,6 +20,7 @@ function render(template: string, values: { namespace: string; image: string; ta
     .replaceAll('{{ .Values.peerWaitImage.tag }}', values.peerWaitTag)
     .replaceAll('{{ .Values.replicas }}', String(values.replicas))
     .replaceAll('{{ .Values.crashLoopGraceSeconds | quote }}', JSON.stringify(String(values.grace)))
+    .replaceAll('{{ .Values.stepDeadlineSeconds | quote }}', JSON.stringify(String(values.stepDeadline)))
     .replaceAll('{{ .Values.logLevel }}', values.logLevel)
     .replaceAll('{{ .Values.webhooks.enabled | quote }}', JSON.stringify(String(values.webhooks)));
   assert.doesNotMatch(out, /\{\{/, 'every template expression rendered');
@@ -29,11 +30,11 @@ function render(template: string, values: { namespace: string; image: string; ta
 test('the chart renders exactly the objects of quorum manifests (CRD and namespace aside)', () => {
   const chart = helmChart();
   for (const webhooks of [true, false]) {
-    const values = { namespace: 'ops', image: 'registry.example/quorum', tag: '9.9.9', peerWaitImage: 'registry.example/peer-wait', peerWaitTag: '9.9.8', replicas: 3, grace: 45, logLevel: 'debug', webhooks };
+    const values = { namespace: 'ops', image: 'registry.example/quorum', tag: '9.9.9', peerWaitImage: 'registry.example/peer-wait', peerWaitTag: '9.9.8', replicas: 3, grace: 45, stepDeadline: 90, logLevel: 'debug', webhooks };
     const rendered = ['templates/operator.yaml', 'templates/webhooks.yaml']
       .flatMap((f) => parseAllDocuments(render(chart[f]!, values)).map((d) => d.toJS() as unknown))
       .filter((o) => o !== null);
-    const expected = operatorManifests({ namespace: 'ops', image: 'registry.example/quorum:9.9.9', peerWaitImage: 'registry.example/peer-wait:9.9.8', replicas: 3, crashLoopGraceSeconds: 45, logLevel: 'debug', webhooks })
+    const expected = operatorManifests({ namespace: 'ops', image: 'registry.example/quorum:9.9.9', peerWaitImage: 'registry.example/peer-wait:9.9.8', replicas: 3, crashLoopGraceSeconds: 45, stepDeadlineSeconds: 90, logLevel: 'debug', webhooks })
       .filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
     assert.deepEqual(rendered, expected);
   }

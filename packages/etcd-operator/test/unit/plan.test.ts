@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
+import { lastLines } from '../../src/cluster/observe.ts';
 
 const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({ id: String(100 + i), member: `c-${i}`, started: true, learner: false, healthy: true, ...extra });
 const pod = (i: number, extra: Partial<ObservedPod> = {}): ObservedPod => ({ member: `c-${i}`, phase: 'Running', ready: true, deleting: false, ...extra });
@@ -154,4 +155,26 @@ test('a change refused everywhere for longer than the bound restarts the peer an
 test('without a quorum the wait names the members that did not answer, and why', () => {
   const a = plan(observed({ membership: undefined, unreachable: [{ member: 'c-1', error: 'etcd unavailable (timeout)' }, { member: 'c-2', error: 'pod Pending, not running yet' }] }));
   assert.ok(a.type === 'wait' && a.reason === 'QuorumUnavailable' && a.detail.includes('c-1 (etcd unavailable (timeout))') && a.detail.includes('c-2 (pod Pending'), JSON.stringify(a));
+});
+
+test("a crash's termination message is reduced to its cause, not the stack trace after it", () => {
+  const panic = ['panic: unrecognized level: "shouting"', '', 'goroutine 1 [running]:', 'go.etcd.io/etcd/server/v3/etcdmain.startEtcdOrProxyV2(...)', '\t/go/src/etcdmain/etcd.go:58 +0x1f5', 'main.main()', '\t/go/src/main.go:40 +0x13'].join('\n');
+  assert.equal(lastLines(panic), 'panic: unrecognized level: "shouting"');
+  const fatal = '{"level":"info","msg":"starting"}\n{"level":"fatal","msg":"discovery failed","error":"member x has already been bootstrapped"}\n{"level":"info","msg":"bye"}';
+  assert.equal(lastLines(fatal), '{"level":"fatal","msg":"discovery failed","error":"member x has already been bootstrapped"}\n{"level":"info","msg":"bye"}');
+  assert.equal(lastLines('a\nb\nc\nd'), 'b\nc\nd');
+});
+
+test('a one-member cluster grows: the learner it adds counts once promoted', () => {
+  const one = observed({ replicas: 3, pods: [pod(0)], pvcs: ['c-0'], membership: { members: [member(0)], leaderId: '100' }, lastKnownMembers: ['c-0'], nextMemberIndex: 1 });
+  assert.deepEqual(plan(one), { type: 'addMember', member: 'c-1' });
+  // Three voters with one down: two serve, and three would once the new member is promoted (a quorum of 4).
+  const threeOneDown = observed({ replicas: 4, pods: [pod(0), pod(1), pod(2, { ready: false, crashLoopingSince: 999_000 })], membership: { members: [member(0), member(1), member(2, { healthy: false })], leaderId: '100' } });
+  assert.deepEqual(plan(threeOneDown), { type: 'addMember', member: 'c-3' });
+  // Two of five voters down: three serve, four of six would be needed after the add; four would serve.
+  const fiveTwoDown = observed({ replicas: 6, pods: [0, 1, 2, 3, 4].map((i) => pod(i, i >= 3 ? { ready: false, crashLoopingSince: 999_000 } : {})), membership: { members: [0, 1, 2, 3, 4].map((i) => member(i, i >= 3 ? { healthy: false } : {})), leaderId: '100' }, nextMemberIndex: 5 });
+  assert.deepEqual(plan(fiveTwoDown), { type: 'addMember', member: 'c-5' });
+  // Three of five down: no quorum left to change anything.
+  const fiveThreeDown = observed({ ...fiveTwoDown, membership: { members: [0, 1, 2, 3, 4].map((i) => member(i, i >= 2 ? { healthy: false } : {})), leaderId: '100' } });
+  assert.equal(plan(fiveThreeDown).type, 'wait');
 });

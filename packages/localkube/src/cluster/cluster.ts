@@ -34,6 +34,11 @@ import { startRegistryRefusal } from './registry.ts';
 import { CGROUP_PARENT, CLUSTER_DOMAIN, DNS_SERVICE_IP, KUBERNETES_SERVICE_IP, PORTS, type NodeTopology, type Topology } from './topology.ts';
 
 const CTR = hostCommand('ctr', 'containerd', 'image import into each node, container kills (faults)');
+const NSENTER = hostCommand('nsenter', 'util-linux', "commands in a pod's network namespace (faults)");
+/** Commands a fault may run in a pod's network namespace: its own packet filter, its sockets. */
+const POD_NETWORK_COMMANDS: Record<string, string> = {
+  iptables: hostCommand('iptables', 'iptables', "rules that cut part of one pod's traffic (faults)"),
+};
 
 export type Log = (message: string) => void;
 
@@ -187,6 +192,25 @@ export class Cluster {
     const id = status?.containerID?.replace(/^containerd:\/\//, '');
     if (!id || !obj.spec.nodeName) throw new Error(`pod ${namespace}/${pod} has no running container${container ? ` ${container}` : ''}`);
     await run(CTR, ['--address', this.node(obj.spec.nodeName).containerdSocket, '-n', 'k8s.io', 'tasks', 'kill', '--signal', 'SIGKILL', id]);
+  }
+
+  /**
+   * Fault: runs `argv` (an iptables command) in the network namespace of a pod, found through its first
+   * running container's process on its node, so a test can drop one pod's DNS or refuse one peer's
+   * connections while everything else on the node goes on. Returns what the command printed.
+   */
+  async inPodNetwork(namespace: string, pod: string, argv: string[]): Promise<string> {
+    const command = POD_NETWORK_COMMANDS[argv[0] ?? ''];
+    if (!command) throw new Error(`in-pod-network: only ${Object.keys(POD_NETWORK_COMMANDS).join(', ')} may run, not ${argv[0] ?? '(nothing)'}`);
+    const obj = await this.client.get<KubeObject & { spec: { nodeName?: string }; status?: { containerStatuses?: { name: string; containerID?: string }[] } }>(
+      `/api/v1/namespaces/${namespace}/pods/${pod}`,
+    );
+    const id = obj.status?.containerStatuses?.find((s) => s.containerID)?.containerID?.replace(/^containerd:\/\//, '');
+    if (!id || !obj.spec.nodeName) throw new Error(`pod ${namespace}/${pod} has no running container`);
+    const tasks = (await run(CTR, ['--address', this.node(obj.spec.nodeName).containerdSocket, '-n', 'k8s.io', 'tasks', 'ls'])).stdout;
+    const pid = tasks.split('\n').map((l) => l.trim().split(/\s+/)).find((f) => f[0] === id)?.[1];
+    if (!pid || !/^\d+$/.test(pid)) throw new Error(`pod ${namespace}/${pod}: no task for container ${id}`);
+    return (await run(NSENTER, ['-t', pid, '-n', command, ...argv.slice(1)])).stdout;
   }
 
   /** Fault: power a node off. Its kubelet, containerd, shims and containers all die at once; its pods drop off the network. */

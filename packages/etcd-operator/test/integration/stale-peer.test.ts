@@ -1,0 +1,86 @@
+// etcd-io/etcd#14523, reproduced on purpose: the leader keeps a healthy follower "inactive" while the
+// streams to it are up, and then refuses every learner add ("unhealthy cluster"), which once stalled a
+// scale-up for more than 6 minutes. The recipe, in the leader's own network namespace: drop its DNS answers
+// (so a pipeline send to the follower hangs in a lookup), reset the follower's stream connections for a moment
+// (so the leader falls back to the pipeline), let the follower redial (the streams come back, the peer is
+// active again), and then the pending pipeline sends fail on DNS and mark the peer inactive for good.
+// With that state confirmed from the leader's metrics, a 3 → 5 scale-up must still finish within 60 s.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Pods } from '@quorum/runtime';
+import type { TestEnv } from '@quorum/runtime/testing';
+import { EtcdClient } from '../../src/etcd/client.ts';
+import { UnhealthyClusterError } from '../../src/etcd/errors.ts';
+import { activePeers } from '../../src/etcd/metrics.ts';
+import { memberIdFromHex } from '../../src/etcd/ids.ts';
+import { EtcdClusters } from '../../src/resources.ts';
+import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+
+let env: TestEnv;
+let ns: string;
+const NAME = 'stale';
+
+before(async () => {
+  env = await setUpOperator();
+  ns = await env.namespace('stale-peer');
+});
+after(async () => {
+  await env.stop();
+});
+
+const podIP = async (name: string): Promise<string> => ((await env.client.get(Pods, { namespace: ns, name })) as unknown as { status: { podIP: string } }).status.podIP;
+
+test('a leader with a stale inactive view of a follower does not stall a scale-up: 3 → 5 within 60 s', async (t) => {
+  await applyCluster(env.client, ns, NAME, { replicas: 3 });
+  const { members } = await waitAvailable(env.client, ns, NAME, 3);
+  const leader = members.find((m) => m.leader)!;
+  const follower = members.find((m) => !m.leader)!;
+  const followerId = memberIdFromHex(follower.id!);
+  const [leaderIP, followerIP] = [await podIP(leader.name), await podIP(follower.name)];
+  const leaderMetrics = `http://${leaderIP}:2381`;
+  const net = (...argv: string[]): Promise<string> => env.kube.inPodNetwork(ns, leader.name, ['iptables', '-w', ...argv]);
+  // Answers are dropped, not queries: a dropped query fails at once (EPERM), a lost answer makes the
+  // lookup hang until the dial times out, which is what keeps a pipeline send pending across the redial.
+  const dnsRules = [['INPUT', '-p', 'udp', '--sport', '53', '-j', 'DROP'], ['INPUT', '-p', 'tcp', '--sport', '53', '-j', 'DROP']];
+  // The leader's end of the follower's stream connections (the follower dialed the leader's peer port):
+  // reset locally, so the leader's stream writes fail at once and it falls back to the pipeline.
+  const resetRule = ['OUTPUT', '-d', followerIP, '-p', 'tcp', '--sport', '2380', '-j', 'REJECT', '--reject-with', 'tcp-reset'];
+  const active = async (): Promise<boolean> => (await activePeers(leaderMetrics)).includes(followerId);
+
+  for (const r of dnsRules) await net('-I', ...r);
+  let sawActiveAgain = false;
+  try {
+    await net('-I', ...resetRule);
+    await eventually('the leader marks the follower inactive', async () => !(await active()), { timeoutMs: 20_000, intervalMs: 100 });
+    await net('-D', ...resetRule);
+    // The follower's stream readers time out and redial: the streams come back and the peer is active
+    // again, while the pipeline sends queued until then are still stuck in a DNS lookup. When those fail,
+    // the leader marks the follower inactive once more, with its streams up: the stale view.
+    sawActiveAgain = await eventually('the follower redials the leader', active, { timeoutMs: 30_000, intervalMs: 50 }).catch(() => false);
+    await eventually('a pending pipeline send fails and marks the follower inactive again', async () => !(await active()), { timeoutMs: 60_000, intervalMs: 200 });
+  } finally {
+    await net('-D', ...resetRule).catch(() => undefined);
+    for (const r of dnsRules) await net('-D', ...r);
+  }
+  assert.ok(sawActiveAgain, 'the follower was active again (streams re-attached) before the stale flip');
+  // The stale state: DNS works again, the follower serves and its streams are up, and yet the leader
+  // still counts it inactive (and would refuse a member add for as long as that lasts).
+  await eventually('every member serves again', async () => {
+    const { members: now } = await getCluster(env.client, ns, NAME);
+    return now.length === 3 && now.every((m) => m.ready);
+  }, { timeoutMs: 60_000, intervalMs: 500 });
+  assert.ok(!(await activePeers(leaderMetrics)).includes(followerId), 'the leader still counts the follower inactive');
+  // The refusal the issue saw, from the leader itself (a probe URL nothing will ever answer on).
+  const probe = 'http://stale-probe.invalid:2380';
+  await assert.rejects(new EtcdClient({ endpoint: `http://${leaderIP}:2379` }).memberAdd([probe], { learner: true }), UnhealthyClusterError, 'the leader refuses a learner add');
+
+  const t0 = performance.now();
+  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { spec: { replicas: 5 } });
+  await waitAvailable(env.client, ns, NAME, 5, 60_000);
+  const seconds = (performance.now() - t0) / 1000;
+  const events = await env.kube.kubectl(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${NAME}`, '-o', 'jsonpath={range .items[*]}{.reason}: {.note}{.message}{"\\n"}{end}']);
+  assert.match(events, /MemberAdded: added stale-3 as a learner through/, `the add went through another member:\n${events}`);
+  assert.ok(seconds < 60, `3 → 5 took ${seconds} s`);
+  t.diagnostic(`3 → 5 with a stale leader view: ${seconds.toFixed(1)} s`);
+  for (const line of events.split('\n').filter((l) => /MemberAdded|MemberPromoted/.test(l))) t.diagnostic(line);
+});
