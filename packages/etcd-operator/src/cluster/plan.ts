@@ -3,6 +3,7 @@
 // step. No step is taken on silence: a member that does not answer is not presumed gone; only Kubernetes
 // (a Pod or PVC that is gone or failed) or a quorum's member list counts as evidence.
 // docs/design.md walks through why each step is safe, including when the operator dies right after it.
+import { quorum } from '../etcd/quorum.ts';
 import { memberIndex, memberName } from './names.ts';
 
 export interface ObservedPod {
@@ -111,8 +112,7 @@ export function nextIndex(o: Observed): number {
   return Math.max(o.nextMemberIndex, ...used.map((i) => i + 1), 0);
 }
 
-/** The number of voting members that must agree: the one quorum formula, used by the planner and the status. */
-export const quorum = (voters: number): number => Math.floor(voters / 2) + 1;
+export { quorum };
 
 const seconds = (ms: number): number => Math.round(ms / 1000);
 

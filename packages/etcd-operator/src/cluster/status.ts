@@ -96,7 +96,7 @@ export function buildStatus(i: StatusInput): StatusShape {
   // Without a quorum's answer the last known members stay on record (marked not ready): they are what
   // the operator recreates pods for, and what an engineer needs to see.
   const members: MemberStatusShape[] = !etcd.membership
-    ? (i.previous?.members ?? (i.previous?.bootstrapMembers ?? []).map((name): MemberStatusShape => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name), clientURL: clientURL(i.cluster, i.namespace, name), learner: false, ready: false, leader: false })))
+    ? (i.previous?.members?.length ? i.previous.members : (i.previous?.bootstrapMembers ?? []).map((name): MemberStatusShape => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name), clientURL: clientURL(i.cluster, i.namespace, name), learner: false, ready: false, leader: false })))
       .map(({ lastError: _, ...m }) => ({ ...m, ready: false, leader: false, ...lastError(m.name) }))
     : etcd.membership.members.map((m) => {
       const h = etcd.health.find((x) => x.id === m.id);

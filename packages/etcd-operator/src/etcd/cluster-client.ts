@@ -1,5 +1,6 @@
 // Several members at once: one EtcdClient per endpoint, and a leader view that only counts answers,
 // so unreachable members never make up a majority.
+import { quorum } from './quorum.ts';
 import { EtcdClient, type CallOptions, type EtcdStatus, type EtcdTls } from './client.ts';
 
 export interface EtcdClusterClientOptions {
@@ -82,7 +83,7 @@ export class EtcdClusterClient {
     }
     let leaderId: string | undefined;
     for (const [id, n] of votes) {
-      if (n * 2 > entries.length) leaderId = id;
+      if (n >= quorum(entries.length)) leaderId = id;
     }
     const leaderEndpoint = leaderId === undefined ? undefined : statuses.find((s) => s.status.memberId === leaderId)?.endpoint;
     return { statuses, failures, leaderId, leaderEndpoint };

@@ -1,7 +1,6 @@
 // The operator process: a manager with the EtcdCluster controller and the admission webhooks.
 import { join } from 'node:path';
 import {
-  EventRecorder,
   Manager,
   PersistentVolumeClaims,
   PodDisruptionBudgets,
@@ -58,7 +57,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     services: manager.informer(Services, scope),
     pdbs: manager.informer(PodDisruptionBudgets, scope),
     etcd: new EtcdClients(),
-    events: new EventRecorder(manager.client, { controller: 'etcd.quorum.dev/operator', instance: config.podName, onError: (err) => manager.log.warn({ err }, 'event not recorded') }),
+    events: manager.eventRecorder({ controller: 'etcd.quorum.dev/operator', instance: config.podName }),
     crashLoopGraceMs: config.crashLoopGraceMs,
     stepDeadlineMs: config.stepDeadlineMs,
     metrics: stepMetrics(manager),
@@ -94,7 +93,13 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
       needLeaderElection: false,
       start: async (signal) => {
         const ca = await ensureWebhookCertificates(manager.client, config.namespace, config.webhookServiceName, config.certDir);
-        const server = new WebhookServer({ port: config.webhookPort, certFile, keyFile, logger: (msg, fields) => manager.log.info(fields ?? {}, msg) });
+        const server = new WebhookServer({
+          port: config.webhookPort,
+          certFile,
+          keyFile,
+          metrics: manager.metrics.retries,
+          logger: (msg, fields, level) => manager.log[level ?? 'info'](fields ?? {}, msg),
+        });
         server.registerMutating('/default-etcdcluster', defaultEtcdCluster);
         server.registerValidating('/validate-etcdcluster', validateEtcdCluster);
         await server.start(signal);

@@ -187,7 +187,7 @@ test('a member pod stuck Terminating on a stopped node: Available on a quorum, t
     assert.ok(seen.stuck, `Progressing PodStuckTerminating was reported before the replacement (Progressing reasons seen: ${progressingSeen})`);
     assert.ok(seen.stuck.includes(victim) && seen.stuck.includes(node), `the message names the pod and the node: ${seen.stuck}`);
     assert.match(seen.stuck, /out-of-service/, `the message says what a person can do: ${seen.stuck}`);
-    assert.match(seen.stuck, /for \d+ s/, `the message says for how long: ${seen.stuck}`);
+    assert.match(seen.stuck, /\d+ s past its grace period/, `the message says for how long: ${seen.stuck}`);
 
     const replaced = await waitAvailable(env.client, ns, NAME, 3, 240_000);
     assert.ok(replaced.members.every((m) => m.name !== victim), `a new member replaced ${victim}\n${describe(replaced)}`);

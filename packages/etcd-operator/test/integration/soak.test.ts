@@ -2,14 +2,15 @@
 // `peer became inactive` and one in 17 scale-ups stalled), each scaled 3 → 5 → 3 twice. Every cluster must
 // converge within its phase's bound, and no step may go 60 s without progress (the operator runs with
 // STEP_DEADLINE_SECONDS=60, so such a step is a StepStalled event). QUORUM_SOAK_CLUSTERS sets the count:
-// 12 by default as the issue asks, 6 in CI, where the machine has two cores.
+// 6 in `npm test` (CI has two cores and 90 minutes for everything); `npm run bench -- etcd` soaks the 12
+// clusters the issue asks for and reports the figures.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestEnv } from '@quorum/runtime/testing';
 import { percentile, runSoak } from '../support/soak.ts';
 import { setUpOperator } from './support.ts';
 
-const CLUSTERS = Number(process.env['QUORUM_SOAK_CLUSTERS'] ?? (process.env['CI'] ? 6 : 12));
+const CLUSTERS = Number(process.env['QUORUM_SOAK_CLUSTERS'] ?? 6);
 const ROUNDS = 2;
 // Each phase (bootstrap, and each 3 → 5 and 5 → 3) is bounded by runSoak at 10 min; the test's own bound
 // only backs those up (five phases, the log reads and the operator's install).

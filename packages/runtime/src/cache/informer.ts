@@ -1,9 +1,12 @@
 // A shared informer: one watcher feeding one store, with handlers told about every change. Handlers are
 // meant only to enqueue keys; reads go to the store. An optional resync replays the cached objects to the
-// handlers as updates (from memory: it is not a relist).
+// handlers as updates (from memory: it is not a relist). Its watcher's failures and recoveries are voiced by a
+// RetryReporter, whose `failing()` the manager's /readyz reads: a cache that cannot list or watch for longer
+// than a bound makes the process unready, naming the resource and the server's error.
 import type { Client } from '../client/client.ts';
 import type { ResourceType } from '../client/resources.ts';
 import { objectKeyString, type KubeObject } from '../object.ts';
+import { RetryReporter, type RetryFailure, type RetryLog, type RetryMetrics } from '../watch/retry-reporter.ts';
 import { watcher, type WatcherOptions } from '../watch/watcher.ts';
 import { defaultIndexers, Store, type Indexer } from './store.ts';
 
@@ -25,6 +28,23 @@ export interface InformerOptions<T extends KubeObject> {
   /** Applied to every object before it is cached; the default drops managedFields, which no controller reads. */
   transform?: (obj: T) => T;
   onError?: WatcherOptions['onError'];
+  /** Where the watch's failures and recoveries are logged (warn at most every 30 s while failing). */
+  log?: RetryLog;
+  /** Where its retries are counted (`runtime_retries_total{component="informer/<plural>…"}`). */
+  metrics?: RetryMetrics;
+  backoff?: WatcherOptions['backoff'];
+  /** Injectable clock for the reporter (tests). */
+  now?: () => number;
+}
+
+/** `informer/pods`, or with its scope: `informer/pods(namespace=db,labels=app=etcd)`. */
+export function informerComponent(type: ResourceType, scope: { namespace?: string; labelSelector?: string; fieldSelector?: string }): string {
+  const parts = [
+    scope.namespace ? `namespace=${scope.namespace}` : '',
+    scope.labelSelector ? `labels=${scope.labelSelector}` : '',
+    scope.fieldSelector ? `fields=${scope.fieldSelector}` : '',
+  ].filter(Boolean);
+  return `informer/${type.plural}${parts.length ? `(${parts.join(',')})` : ''}`;
 }
 
 export function stripManagedFields<T extends KubeObject>(obj: T): T {
@@ -38,6 +58,7 @@ export class Informer<T extends KubeObject> {
   readonly store: Store<T>;
   readonly #client: Client;
   readonly #options: InformerOptions<T>;
+  readonly #reporter: RetryReporter;
   readonly #handlers: EventHandler<T>[] = [];
   #synced = false;
   readonly #syncWaiters: (() => void)[] = [];
@@ -50,6 +71,17 @@ export class Informer<T extends KubeObject> {
     this.type = type;
     this.#options = options;
     this.store = new Store<T>({ ...defaultIndexers<T>(), ...options.indexers });
+    this.#reporter = new RetryReporter({ component: informerComponent(type, options), log: options.log, metrics: options.metrics, now: options.now });
+  }
+
+  /** This informer's name in logs and metrics, e.g. `informer/pods(labels=app=etcd)`. */
+  get component(): string {
+    return this.#reporter.component;
+  }
+
+  /** The list/watch failures under way (the server's last error, since when), or undefined while it watches. */
+  failing(): RetryFailure | undefined {
+    return this.#reporter.failing();
   }
 
   /** Handlers added after start are told about every cached object as an add, as client-go does. */
@@ -86,6 +118,8 @@ export class Informer<T extends KubeObject> {
         fieldSelector: this.#options.fieldSelector,
         watchdogMs: this.#options.watchdogMs,
         pageSize: this.#options.pageSize,
+        backoff: this.#options.backoff,
+        reporter: this.#reporter,
         signal,
         onError: (err, action) => {
           if (action === 'relist') this.counts.relists++;

@@ -208,13 +208,14 @@ export class Client {
 
   /**
    * A watch stream of raw events from `resourceVersion` on, ending when the server closes it or `signal`
-   * aborts. `onActivity` fires on every chunk (for a watchdog that detects silent dead connections).
+   * aborts. `onActivity` fires on every chunk (for a watchdog that detects silent dead connections);
+   * `onOpen` once the server has accepted the watch (a 2xx status), before any event arrives.
    */
   async *watch(
     type: ResourceType,
-    options: ListOptions & { resourceVersion: string; allowWatchBookmarks?: boolean; timeoutSeconds?: number; signal: AbortSignal; onActivity?: () => void },
+    options: ListOptions & { resourceVersion: string; allowWatchBookmarks?: boolean; timeoutSeconds?: number; signal: AbortSignal; onActivity?: () => void; onOpen?: () => void },
   ): AsyncGenerator<RawWatchEvent> {
-    const { namespace, signal, onActivity, ...query } = options;
+    const { namespace, signal, onActivity, onOpen, ...query } = options;
     const path = collectionPath(type, namespace);
     const res = await this.#open('GET', path, undefined, { query: { ...query, watch: true }, signal });
     const code = res.statusCode ?? 0;
@@ -230,6 +231,7 @@ export class Client {
       }
       throw apiError('WATCH', path, code, body);
     }
+    onOpen?.();
     let buffered = '';
     try {
       for await (const chunk of res.setEncoding('utf8') as AsyncIterable<string>) {

@@ -1,13 +1,19 @@
 // A controller: a work queue of keys fed by informer handlers, and workers that reconcile one key at a
 // time each. The queue guarantees a key is never reconciled by two workers at once; errors back off per
-// key; a reconcile that outlives its timeout is aborted through its signal.
+// key; a reconcile that outlives its timeout is aborted through its signal. A key that keeps failing is
+// voiced like every other retry loop: a warn line with the error at most every 30 s per key, debug in between,
+// one info line when it succeeds again, and `runtime_retries_total{component="controller/<name>"}`.
 import type { Logger } from 'pino';
 import { keyString, parseKey } from '../object.ts';
 import type { RuntimeMetrics } from '../manager/metrics.ts';
 import type { RateLimiter } from '../queue/rate-limiter.ts';
 import { defaultControllerRateLimiter } from '../queue/rate-limiter.ts';
 import { WorkQueue } from '../queue/workqueue.ts';
+import { RetryReporter } from '../watch/retry-reporter.ts';
 import { TerminalError, type Reconciler, type Request, type Result } from './reconciler.ts';
+
+/** Reporters of recovered keys kept (for warn spacing) before they are swept. */
+const MAX_IDLE_REPORTERS = 1000;
 
 export interface ControllerOptions {
   maxConcurrentReconciles?: number;
@@ -24,6 +30,11 @@ export class Controller {
   readonly #log: Logger;
   readonly #metrics: RuntimeMetrics;
   #started = false;
+  /**
+   * A reporter per key that has failed. Kept after it recovers, so a key that flaps between failing and
+   * succeeding still warns at most every 30 s; healthy ones are dropped once there are many.
+   */
+  readonly #reporters = new Map<string, RetryReporter>();
 
   constructor(name: string, reconcile: Reconciler, log: Logger, metrics: RuntimeMetrics, options: ControllerOptions = {}) {
     this.name = name;
@@ -87,20 +98,23 @@ export class Controller {
       if (err instanceof TerminalError) {
         this.#metrics.reconcileTotal.inc({ controller, result: 'terminal' });
         this.queue.forget(key);
+        this.#reporters.delete(key);
         log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else if (shutdown.aborted) {
         this.#metrics.reconcileTotal.inc({ controller, result: 'error' });
         log.info('reconcile interrupted by shutdown');
       } else {
         this.#metrics.reconcileTotal.inc({ controller, result: 'error' });
-        this.queue.addRateLimited(key);
-        log.error({ err: timeout.aborted ? new Error(`reconcile timed out after ${this.#options.reconcileTimeoutMs} ms`, { cause: err }) : err, retries: this.queue.numRequeues(key) }, 'reconcile failed; retrying with backoff');
+        const retryInMs = this.queue.addRateLimited(key);
+        const failure = timeout.aborted ? new Error(`reconcile timed out after ${this.#options.reconcileTimeoutMs} ms`, { cause: err }) : err;
+        this.#reporterFor(key, request).failed(failure, { retryInMs });
       }
       return;
     } finally {
       this.#metrics.activeWorkers.dec({ controller });
     }
     this.#metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
+    this.#reporters.get(key)?.succeeded();
     if (result?.requeueAfter !== undefined) {
       this.#metrics.reconcileTotal.inc({ controller, result: 'requeue_after' });
       this.queue.forget(key);
@@ -112,5 +126,22 @@ export class Controller {
       this.#metrics.reconcileTotal.inc({ controller, result: 'success' });
       this.queue.forget(key);
     }
+  }
+
+  #reporterFor(key: string, request: Request): RetryReporter {
+    let reporter = this.#reporters.get(key);
+    if (!reporter) {
+      if (this.#reporters.size >= MAX_IDLE_REPORTERS) for (const [k, r] of this.#reporters) if (!r.failing()) this.#reporters.delete(k);
+      const counter = this.#metrics.retries;
+      reporter = new RetryReporter({
+        component: `controller/${this.name}`,
+        log: this.#log.child({ namespace: request.namespace || undefined, name: request.name }),
+        // Counted per controller; no failing-since gauge, which would be one series per key.
+        metrics: { retried: (component, reason) => counter.retried(component, reason), failingSince: () => undefined },
+        withStack: true,
+      });
+      this.#reporters.set(key, reporter);
+    }
+    return reporter;
   }
 }

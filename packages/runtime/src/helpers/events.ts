@@ -1,12 +1,17 @@
 // An events.k8s.io/v1 recorder with the aggregation of client-go's events library: a repeated event becomes
 // one Event whose `series` counts the repeats, and series updates are spaced out per event, so a controller
 // stuck in a hot loop costs the API server one write per event every few seconds, not one per occurrence.
-// Events are best effort: nothing here throws at the caller; failures go to `onError`.
+// Events are best effort: nothing here throws at the caller; failures go to `onError` and, given `log` or
+// `metrics`, to a RetryReporter (component `events`): a warn line with the API server's words at most every
+// 30 s while writes fail, an info line when they succeed again, and `runtime_retries_total`. A failed series
+// update is retried with the next occurrence (at most every 5 s per Event, for as long as the series window);
+// a failed create is not retried: the next occurrence creates the Event afresh.
 import { randomBytes } from 'node:crypto';
 import type { Client } from '../client/client.ts';
 import { isNotFound } from '../client/errors.ts';
 import { Events, resource } from '../client/resources.ts';
 import type { KubeObject } from '../object.ts';
+import { RetryReporter, type RetryLog, type RetryMetrics } from '../watch/retry-reporter.ts';
 
 /** The client methods the recorder uses, so tests can pass a fake. */
 export type EventClient = Pick<Client, 'create' | 'mergePatch'>;
@@ -56,8 +61,12 @@ export interface EventRecorderOptions {
   controller: string;
   /** reportingInstance, e.g. the pod name; at most 128 characters. */
   instance: string;
-  /** Called with every failed write. Without it the first failure is reported as a process warning. */
+  /** Called with every failed write. Without it (and without `log`) the first failure is reported as a process warning. */
   onError?: (error: unknown) => void;
+  /** Voices failed writes: warn at most every 30 s while they fail, info when they work again. */
+  log?: RetryLog;
+  /** Counts failed writes as `runtime_retries_total{component="events"}`. */
+  metrics?: RetryMetrics;
   /** Injectable clock for tests. */
   now?: () => Date;
 }
@@ -93,6 +102,7 @@ export class EventRecorder {
   readonly #controller: string;
   readonly #instance: string;
   readonly #onError: (error: unknown) => void;
+  readonly #reporter: RetryReporter | undefined;
   readonly #now: () => Date;
   /** By event key, least recently observed first. */
   readonly #tracked = new Map<string, Tracked>();
@@ -107,7 +117,8 @@ export class EventRecorder {
     this.#controller = options.controller;
     this.#instance = options.instance;
     this.#now = options.now ?? (() => new Date());
-    this.#onError = options.onError ?? warnOnce();
+    this.#onError = options.onError ?? (options.log ? () => undefined : warnOnce());
+    this.#reporter = options.log || options.metrics ? new RetryReporter({ component: 'events', log: options.log, metrics: options.metrics, now: () => this.#now().getTime() }) : undefined;
   }
 
   /** Records an occurrence; returns at once, writing in the background. Never throws. */
@@ -199,7 +210,16 @@ export class EventRecorder {
 
   #track(tracked: Tracked, write: () => Promise<unknown>, onSuccess: () => void, onFailure: (error: unknown) => void): void {
     const done: Promise<void> = attempt(write)
-      .then(onSuccess, onFailure)
+      .then(
+        () => {
+          this.#reporter?.succeeded();
+          onSuccess();
+        },
+        (error: unknown) => {
+          this.#reporter?.failed(error);
+          onFailure(error);
+        },
+      )
       .catch((error: unknown) => this.#report(error))
       .finally(() => {
         tracked.writing = undefined;

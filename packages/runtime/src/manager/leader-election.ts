@@ -4,12 +4,16 @@
 // - the leader renews every retry period, and steps down by itself once it has failed to renew for the
 //   renew deadline, which is shorter than the lease duration. So a partitioned leader stops before anyone
 //   else can start: no split brain.
+// Both loops have a voice: a failing Lease read or write is a warn line (at most every 30 s) with the API
+// server's words and how long it has failed, `runtime_retries_total{component="leader-election"}` and
+// `runtime_failing_since_seconds`; losing the lease says what the last renewal was told.
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.ts';
-import { AlreadyExistsError, ConflictError } from '../client/errors.ts';
+import { AlreadyExistsError, ConflictError, NotFoundError } from '../client/errors.ts';
 import { Leases, type LeaseSpec } from '../client/resources.ts';
 import { sleep } from '../watch/backoff.ts';
+import { errorText, formatSeconds, RetryReporter, type RetryMetrics } from '../watch/retry-reporter.ts';
 
 export interface LeaderElectionOptions {
   /** The Lease's name and namespace. */
@@ -33,6 +37,12 @@ export interface LeadershipCallbacks {
 
 type Lease = { metadata: { name: string; namespace: string; resourceVersion?: string }; spec?: LeaseSpec };
 
+/**
+ * One try at the Lease: taken or renewed; held by another (not a failure for a candidate); a write that lost
+ * a race with another writer; or an error from the API server.
+ */
+type Attempt = { ok: true } | { ok: false; heldBy: string } | { ok: false; raced: ConflictError | AlreadyExistsError } | { ok: false; error: unknown };
+
 /** RFC 3339 with microseconds, the MicroTime format Lease times use. */
 const microTime = (ms: number): string => new Date(ms).toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
 
@@ -47,12 +57,15 @@ export class LeaderElector {
   readonly #retryMs: number;
   readonly #release: boolean;
   #observed: { record: string; at: number } = { record: '', at: 0 };
+  readonly #reporter: RetryReporter;
   #leading = false;
   #lastLeader = '';
+  #lostBecause: Error | undefined;
 
-  constructor(client: Client, options: LeaderElectionOptions, log: Logger) {
+  constructor(client: Client, options: LeaderElectionOptions, log: Logger, metrics?: RetryMetrics) {
     this.#client = client;
     this.#log = log.child({ lease: `${options.namespace}/${options.name}` });
+    this.#reporter = new RetryReporter({ component: 'leader-election', log: this.#log, metrics });
     this.#name = options.name;
     this.#namespace = options.namespace;
     this.identity = options.identity ?? `${hostname()}_${crypto.randomUUID()}`;
@@ -69,49 +82,89 @@ export class LeaderElector {
     return this.#leading;
   }
 
+  /** Why leadership was lost, once it has been: the renew deadline and what the last renewal was told. */
+  get lostBecause(): Error | undefined {
+    return this.#lostBecause;
+  }
+
   /** Campaigns until elected, leads until leadership is lost or `signal` aborts. Returns why it ended. */
   async run(signal: AbortSignal, callbacks: LeadershipCallbacks): Promise<'stopped' | 'lost'> {
+    // Campaign: unbounded by design (a standby waits as long as another leads), but an API server that does
+    // not answer is a failure with a voice, not a silent wait.
     while (!signal.aborted) {
-      if (await this.#tryAcquireOrRenew(callbacks)) break;
-      await sleep(this.#retryMs * (1 + 0.2 * Math.random()), signal);
+      const delay = this.#retryMs * (1 + 0.2 * Math.random());
+      const attempt = await this.#tryAcquireOrRenew(callbacks);
+      if (attempt.ok) {
+        this.#reporter.succeeded();
+        break;
+      }
+      if ('error' in attempt) {
+        this.#reporter.failed(attempt.error, { retryInMs: delay });
+      } else {
+        // The Lease was read (another holds it, or another candidate wrote first): the API server answers.
+        this.#reporter.succeeded();
+        if ('raced' in attempt) this.#log.debug({ err: attempt.raced }, 'another candidate wrote the lease first');
+      }
+      await sleep(delay, signal);
     }
     if (signal.aborted) return 'stopped';
 
     const leading = new AbortController();
     this.#leading = true;
+    this.#lostBecause = undefined;
     let lastRenew = performance.now();
+    let lastFailure: Error | undefined;
     this.#log.info({ identity: this.identity }, 'became leader');
-    // Step down exactly at the renew deadline, whatever the renew loop is waiting on.
-    let deadline = setTimeout(() => leading.abort(new Error('renew deadline passed')), this.#renewDeadlineMs);
+    // Step down exactly at the renew deadline, whatever the renew loop is waiting on, saying why.
+    const stepDown = (): void => {
+      const why = lastFailure ? errorText(lastFailure) : 'no renewal attempt finished in time';
+      leading.abort(new Error(`could not renew the Lease ${this.#namespace}/${this.#name} within the renew deadline (${formatSeconds(this.#renewDeadlineMs)}): ${why}`, { cause: lastFailure }));
+    };
+    let deadline = setTimeout(stepDown, this.#renewDeadlineMs);
     callbacks.onStartedLeading(leading.signal);
     try {
+      // Renew: bounded by the renew deadline, past which leadership is lost (and the manager exits).
       while (!signal.aborted && !leading.signal.aborted) {
         await sleep(this.#retryMs, AbortSignal.any([signal, leading.signal]));
         if (signal.aborted || leading.signal.aborted) break;
         const remaining = this.#renewDeadlineMs - (performance.now() - lastRenew);
-        if (await this.#tryAcquireOrRenew(callbacks, Math.max(1, remaining))) {
+        const attempt = await this.#tryAcquireOrRenew(callbacks, Math.max(1, remaining));
+        if (attempt.ok) {
           lastRenew = performance.now();
+          lastFailure = undefined;
+          this.#reporter.succeeded();
           clearTimeout(deadline);
-          deadline = setTimeout(() => leading.abort(new Error('renew deadline passed')), this.#renewDeadlineMs);
+          deadline = setTimeout(stepDown, this.#renewDeadlineMs);
+        } else if (!leading.signal.aborted) {
+          // While leading, every refusal counts: a conflict means someone else wrote our Lease.
+          const [failure, reason] =
+            'error' in attempt ? [attempt.error, undefined] : 'raced' in attempt ? [attempt.raced, undefined] : [new Error(`the Lease is now held by ${attempt.heldBy}`), 'LeaseTaken'];
+          lastFailure = failure instanceof Error ? failure : new Error(String(failure));
+          this.#reporter.failed(failure, { reason, retryInMs: this.#retryMs });
         }
       }
     } finally {
       clearTimeout(deadline);
       const lost = leading.signal.aborted && !signal.aborted;
+      if (lost) this.#lostBecause = leading.signal.reason instanceof Error ? leading.signal.reason : new Error(String(leading.signal.reason));
       leading.abort(new Error('leader election stopped'));
       this.#leading = false;
       callbacks.onStoppedLeading?.();
-      if (lost) this.#log.error('lost leadership: failed to renew the lease within the renew deadline');
+      if (lost) this.#log.error({ err: this.#lostBecause }, `lost leadership: ${this.#lostBecause?.message ?? ''}`);
       else if (this.#release) await this.#releaseLease();
     }
     return signal.aborted ? 'stopped' : 'lost';
   }
 
-  async #tryAcquireOrRenew(callbacks: LeadershipCallbacks, timeoutMs = this.#renewDeadlineMs): Promise<boolean> {
+  async #tryAcquireOrRenew(callbacks: LeadershipCallbacks, timeoutMs = this.#renewDeadlineMs): Promise<Attempt> {
     const now = Date.now();
     try {
       const signal = AbortSignal.timeout(Math.ceil(timeoutMs));
-      const lease = (await this.#client.find(Leases, { namespace: this.#namespace, name: this.#name })) as Lease | undefined;
+      // The read shares the attempt's timeout, so a hung API server cannot hold a renewal past the deadline.
+      const lease = (await this.#client.get(Leases, { namespace: this.#namespace, name: this.#name }, { signal }).catch((err: unknown) => {
+        if (err instanceof NotFoundError) return undefined;
+        throw err;
+      })) as Lease | undefined;
       if (!lease) {
         await this.#client.create(Leases, {
           apiVersion: 'coordination.k8s.io/v1',
@@ -121,7 +174,7 @@ export class LeaderElector {
         }, { signal });
         this.#observe({ holderIdentity: this.identity });
         this.#noteLeader(this.identity, callbacks);
-        return true;
+        return { ok: true };
       }
       const spec = lease.spec ?? {};
       const record = JSON.stringify(spec);
@@ -129,7 +182,7 @@ export class LeaderElector {
       const holder = spec.holderIdentity ?? '';
       if (holder) this.#noteLeader(holder, callbacks);
       const expired = performance.now() - this.#observed.at > this.#leaseMs;
-      if (holder && holder !== this.identity && !expired) return false;
+      if (holder && holder !== this.identity && !expired) return { ok: false, heldBy: holder };
       const next: LeaseSpec = {
         holderIdentity: this.identity,
         leaseDurationSeconds: Math.ceil(this.#leaseMs / 1000),
@@ -140,10 +193,10 @@ export class LeaderElector {
       await this.#client.replace(Leases, { ...lease, spec: next }, { signal });
       this.#observe(next);
       this.#noteLeader(this.identity, callbacks);
-      return true;
+      return { ok: true };
     } catch (err) {
-      if (!(err instanceof ConflictError || err instanceof AlreadyExistsError)) this.#log.warn({ err }, 'lease update failed');
-      return false;
+      if (err instanceof ConflictError || err instanceof AlreadyExistsError) return { ok: false, raced: err };
+      return { ok: false, error: err };
     }
   }
 

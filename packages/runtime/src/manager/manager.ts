@@ -4,6 +4,10 @@
 // Start order: probe/metrics server → informers (every replica keeps a warm cache) → wait for sync →
 // leader election → controllers and leader-only runnables. Losing the lease stops them and makes start()
 // reject, so the process exits and its Pod restarts, as controller-runtime does.
+//
+// No loop here retries in silence: informers that cannot list or watch for longer than
+// `informerFailureBoundMs` make /readyz fail with the resource and the server's error; a sync that times
+// out says which caches and why; leadership lost says what the last renewal attempt was told.
 import type { Logger } from 'pino';
 import { Informer } from '../cache/informer.ts';
 import { Client } from '../client/client.ts';
@@ -11,7 +15,9 @@ import type { ConnectionOptions } from '../client/config.ts';
 import type { ResourceType } from '../client/resources.ts';
 import { ControllerBuilder, type ControllerHost, type InformerScope } from '../controller/builder.ts';
 import type { Controller } from '../controller/controller.ts';
+import { EventRecorder, type EventRecorderOptions } from '../helpers/events.ts';
 import type { KubeObject } from '../object.ts';
+import { formatSeconds } from '../watch/retry-reporter.ts';
 import { ProbeServer, type Check } from './health.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.ts';
 import { createLogger } from './log.ts';
@@ -39,11 +45,15 @@ export interface ManagerOptions {
   syncTimeoutMs?: number;
   /** Replay cached objects to controllers this often (default: never). */
   resyncMs?: number;
+  /** /readyz fails once an informer has failed to list or watch for this long. Default 60 s. */
+  informerFailureBoundMs?: number;
 }
 
+export const DEFAULT_INFORMER_FAILURE_BOUND_MS = 60_000;
+
 export class LeadershipLostError extends Error {
-  constructor() {
-    super('leadership lost: controllers stopped');
+  constructor(cause?: unknown) {
+    super(`leadership lost: controllers stopped${cause instanceof Error ? `: ${cause.message}` : ''}`, { cause });
     this.name = 'LeadershipLostError';
   }
 }
@@ -68,11 +78,21 @@ export class Manager implements ControllerHost {
     this.metrics = new RuntimeMetrics();
     this.probes = new ProbeServer(this.metrics.registry);
     client.observe((method, path, code) => this.metrics.apiRequests.inc({ method, code: String(code), resource: resourceOf(path) }));
-    this.elector = options.leaderElection ? new LeaderElector(client, options.leaderElection, this.log) : undefined;
+    this.elector = options.leaderElection ? new LeaderElector(client, options.leaderElection, this.log, this.metrics.retries) : undefined;
     this.probes.addHealthCheck('ping', () => undefined);
     this.probes.addReadyCheck('informers-synced', () => {
       const pending = [...this.#informers.values()].filter((i) => !i.hasSynced()).map((i) => i.type.kind);
       if (pending.length) throw new Error(`caches not synced: ${pending.join(', ')}`);
+    });
+    // A cache that cannot follow the API server goes stale while controllers act on it: past the bound the
+    // process is not ready, and says which resource and what the server answered.
+    const bound = options.informerFailureBoundMs ?? DEFAULT_INFORMER_FAILURE_BOUND_MS;
+    this.probes.addReadyCheck('informers-watching', () => {
+      const stuck = [...this.#informers.values()].flatMap((i) => {
+        const failure = i.failing();
+        return failure && failure.forMs >= bound ? [`${i.component}: cannot list or watch for ${formatSeconds(failure.forMs)} (bound ${formatSeconds(bound)}): ${failure.message}`] : [];
+      });
+      if (stuck.length) throw new Error(stuck.join('; '));
     });
   }
 
@@ -91,13 +111,23 @@ export class Manager implements ControllerHost {
         labelSelector: scope.labelSelector,
         fieldSelector: scope.fieldSelector,
         resyncMs: this.#options.resyncMs,
-        onError: (err, action) => this.log.warn({ kind: type.kind, err, action }, 'watch interrupted; recovering'),
+        // The informer's reporter logs (warn at most every 30 s per informer) and counts every interruption.
+        log: this.log,
+        metrics: this.metrics.retries,
       });
       informer = created as unknown as Informer<KubeObject>;
       this.#informers.set(key, informer);
       if (this.#started) void informer.run(this.#stopInformers.signal);
     }
     return informer as unknown as Informer<T>;
+  }
+
+  /**
+   * An event recorder whose failed writes speak through this manager: a warn line at most every 30 s while
+   * writes fail (with the API server's words), an info line when they work again, `runtime_retries_total{component="events"}`.
+   */
+  eventRecorder(options: Omit<EventRecorderOptions, 'log' | 'metrics'>): EventRecorder {
+    return new EventRecorder(this.client, { ...options, log: this.log, metrics: this.metrics.retries });
   }
 
   controller(name: string): ControllerBuilder {
@@ -132,12 +162,18 @@ export class Manager implements ControllerHost {
     if (this.#options.probePort !== undefined) await this.probes.listen(this.#options.probePort, this.#options.probeHost);
     const informersDone = [...this.#informers.values()].map((i) => i.run(this.#stopInformers.signal));
     try {
-      const syncTimeout = AbortSignal.timeout(this.#options.syncTimeoutMs ?? 120_000);
-      await Promise.all([...this.#informers.values()].map((i) => i.waitForSync(AbortSignal.any([signal, syncTimeout]))));
+      const syncTimeoutMs = this.#options.syncTimeoutMs ?? 120_000;
+      const syncTimeout = AbortSignal.timeout(syncTimeoutMs);
+      try {
+        await Promise.all([...this.#informers.values()].map((i) => i.waitForSync(AbortSignal.any([signal, syncTimeout]))));
+      } catch (err) {
+        if (!syncTimeout.aborted || signal.aborted) throw err;
+        throw new Error(`caches not synced after ${formatSeconds(syncTimeoutMs)}: ${this.#unsynced().join('; ')}`, { cause: err });
+      }
       this.log.info({ informers: this.#informers.size }, 'caches synced');
       const everywhere = this.#runnables.filter((r) => r.needLeaderElection === false).map((r) => this.#run(r, signal));
 
-      let lost = false;
+      let lost: Error | undefined;
       if (this.elector) {
         this.metrics.leader.set({ name: 'manager' }, 0);
         let leaderWork: Promise<unknown> = Promise.resolve();
@@ -150,18 +186,28 @@ export class Manager implements ControllerHost {
           onNewLeader: (identity) => this.log.info({ leader: identity }, 'leader observed'),
         });
         await leaderWork;
-        lost = outcome === 'lost';
+        if (outcome === 'lost') lost = this.elector.lostBecause ?? new Error('the lease was not renewed within the renew deadline');
       } else {
         await this.#runLeaderWork(signal);
       }
       await Promise.all(everywhere);
-      if (lost) throw new LeadershipLostError();
+      if (lost) throw new LeadershipLostError(lost);
     } finally {
       this.#stopInformers.abort();
       await Promise.allSettled(informersDone);
       await this.probes.close();
       this.log.info('manager stopped');
     }
+  }
+
+  /** Each informer not yet synced, with what its list or watch was last told. */
+  #unsynced(): string[] {
+    return [...this.#informers.values()]
+      .filter((i) => !i.hasSynced())
+      .map((i) => {
+        const failure = i.failing();
+        return failure ? `${i.component} (failing for ${formatSeconds(failure.forMs)}: ${failure.message})` : `${i.component} (no error yet; still listing)`;
+      });
   }
 
   async #runLeaderWork(signal: AbortSignal): Promise<void> {

@@ -2,6 +2,7 @@
 // Names follow controller-runtime's, so existing dashboards work.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkQueueMetrics } from '../queue/workqueue.ts';
+import type { RetryMetrics } from '../watch/retry-reporter.ts';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -14,6 +15,13 @@ export class RuntimeMetrics {
   readonly leader: Gauge<'name'>;
   readonly apiRequests: Counter<'method' | 'code' | 'resource'>;
   readonly queue: WorkQueueMetrics;
+  /**
+   * The runtime's own retry loops (watches, leader election, reconciles, event writes, certificate reloads):
+   * `runtime_retries_total{component,reason}` counts every retry, and `runtime_failing_since_seconds{component}`
+   * is the Unix time a loop's current run of failures began, 0 while it is healthy, so
+   * `time() - runtime_failing_since_seconds > 60 and runtime_failing_since_seconds > 0` finds a loop stuck for a minute.
+   */
+  readonly retries: RetryMetrics;
 
   /**
    * A counter of the operator's own in this manager's registry (served on /metrics with the rest), so
@@ -41,6 +49,12 @@ export class RuntimeMetrics {
     const work = new Histogram({ name: 'workqueue_work_duration_seconds', help: 'Time a worker holds an item', labelNames: ['name'], buckets: DURATION_BUCKETS, registers: [registry] });
     const retries = new Counter({ name: 'workqueue_retries_total', help: 'Rate-limited re-adds', labelNames: ['name'], registers: [registry] });
     const unfinished = new Gauge({ name: 'workqueue_unfinished_work_seconds', help: 'Seconds of work in progress', labelNames: ['name'], registers: [registry] });
+    const retried = new Counter({ name: 'runtime_retries_total', help: 'Retries of the runtime\'s loops (watch, leader election, reconcile, events, certificates), by component and reason', labelNames: ['component', 'reason'], registers: [registry] });
+    const failingSince = new Gauge({ name: 'runtime_failing_since_seconds', help: 'Unix time a runtime loop began failing without a success since; 0 while it is healthy', labelNames: ['component'], registers: [registry] });
+    this.retries = {
+      retried: (component, reason) => retried.inc({ component, reason }),
+      failingSince: (component, sinceMs) => failingSince.set({ component }, sinceMs === undefined ? 0 : sinceMs / 1000),
+    };
     this.queue = {
       add: (name) => adds.inc({ name }),
       depth: (name, value) => depth.set({ name }, value),

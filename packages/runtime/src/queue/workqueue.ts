@@ -244,11 +244,16 @@ export class WorkQueue<K = string> {
     this.#armDelayTimer();
   }
 
-  /** Re-queues the item after the rate limiter's delay for it, counting a retry. */
-  addRateLimited(item: K): void {
-    if (this.#shuttingDown) return;
+  /**
+   * Re-queues the item after the rate limiter's delay for it, counting a retry. Returns that delay (so the
+   * caller can say when the retry comes), or undefined when shutting down.
+   */
+  addRateLimited(item: K): number | undefined {
+    if (this.#shuttingDown) return undefined;
     this.#metrics.retry(this.#name);
-    this.addAfter(item, this.#rateLimiter.when(item));
+    const delayMs = this.#rateLimiter.when(item);
+    this.addAfter(item, delayMs);
+    return delayMs;
   }
 
   /** Clears the item's failure history in the rate limiter; call it when the item was processed successfully. */

@@ -1,12 +1,15 @@
 // A watcher: an async iterator over one kind's objects that never dies silently. It lists (in pages), then
 // watches from the list's resourceVersion with bookmarks; on 410 Gone it relists and reports the objects that
 // vanished meanwhile as deleted; on any other failure it reconnects with jittered backoff and resumes from
-// the last resourceVersion it saw; a watchdog drops connections that go silent.
+// the last resourceVersion it saw; a watchdog drops connections that go silent. Every retry has a voice: the
+// optional RetryReporter hears each failure (with the server's own words) and each recovery, so a watch that
+// cannot be re-established shows up in the log, in metrics and, through the informer, in /readyz.
 import type { Client, ListOptions, RawWatchEvent } from '../client/client.ts';
 import { ApiError, GoneError } from '../client/errors.ts';
 import type { ResourceType } from '../client/resources.ts';
 import { objectKeyString, type KubeObject } from '../object.ts';
 import { Backoff, sleep, type BackoffOptions } from './backoff.ts';
+import type { RetryReporter } from './retry-reporter.ts';
 
 export type WatcherEvent<T extends KubeObject> =
   | { type: 'added' | 'modified'; object: T }
@@ -27,6 +30,21 @@ export interface WatcherOptions {
   signal: AbortSignal;
   /** Told about every failure the watcher recovers from (for logs and metrics). */
   onError?: (err: unknown, action: 'relist' | 'reconnect') => void;
+  /** Hears every failure, relist and recovery, and speaks for them (rate-limited logs, metrics, `failing()`). */
+  reporter?: RetryReporter;
+  /**
+   * A watch connection counts as healthy, ending a run of failures, once it delivers an event or has stayed
+   * open this long. Not at once on open: the API server accepts a watch and then reports 410 Gone in it.
+   */
+  healthyAfterMs?: number;
+}
+
+/** A watch the server ends this soon, having sent nothing, is a failure: reconnecting at once could spin. */
+export const SHORT_WATCH_MS = 1_000;
+
+/** The server ended a watch at once without sending anything (a proxy closing it, say): client-go's "very short watch". */
+export class ShortWatchError extends Error {
+  override name = 'ShortWatch';
 }
 
 interface Known {
@@ -39,6 +57,12 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
   const { signal } = options;
   const selectors = { namespace: options.namespace, labelSelector: options.labelSelector, fieldSelector: options.fieldSelector };
   const backoff = new Backoff(options.backoff);
+  const reporter = options.reporter;
+  const healthyAfterMs = options.healthyAfterMs ?? SHORT_WATCH_MS;
+  // When the last list completed. A 410 Gone long after it is routine (compaction passed our resourceVersion)
+  // and relists at once; one within SHORT_WATCH_MS of it would relist in a hot loop (a server that keeps
+  // refusing the version it just listed at), so it backs off like any other failure.
+  let listedAt = -Infinity;
   // What the consumer has been told exists, by key: enough to emit deletes after a relist.
   let known = new Map<string, Known>();
   let resourceVersion: string | undefined;
@@ -46,7 +70,9 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
   while (!signal.aborted) {
     try {
       if (resourceVersion === undefined) {
-        const listed = await listAll(client, type, { ...selectors, signal }, options.pageSize ?? 500);
+        const listed = await listAll(client, type, { ...selectors, signal }, options.pageSize ?? 500, (err) =>
+          reporter?.retried('ExpiredContinue', err, `${type.plural}: the list's continue token expired; listing again in one request`),
+        );
         const next = new Map<string, Known>();
         for (const obj of listed.items) {
           const key = objectKeyString(obj);
@@ -61,6 +87,7 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
         }
         known = next;
         resourceVersion = listed.resourceVersion;
+        listedAt = performance.now();
         yield { type: 'synced', resourceVersion };
       }
 
@@ -70,7 +97,10 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
       const connectionSignal = AbortSignal.any([signal, connection.signal]);
       const watchdogMs = options.watchdogMs ?? 5 * 60_000;
       let silent: NodeJS.Timeout | undefined;
+      let healthy: NodeJS.Timeout | undefined;
       let timedOut = false;
+      let delivered = false;
+      const openedAt = performance.now();
       const pet = (): void => {
         clearTimeout(silent);
         silent = setTimeout(() => {
@@ -80,10 +110,15 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
       };
       pet();
       try {
-        const events = client.watch(type, { ...selectors, resourceVersion, allowWatchBookmarks: true, timeoutSeconds, signal: connectionSignal, onActivity: pet });
+        const onOpen = (): void => {
+          healthy = setTimeout(() => reporter?.succeeded(), healthyAfterMs);
+        };
+        const events = client.watch(type, { ...selectors, resourceVersion, allowWatchBookmarks: true, timeoutSeconds, signal: connectionSignal, onActivity: pet, onOpen });
         for await (const raw of events) {
           const event = raw as RawWatchEvent & { object: T };
           if (event.type === 'ERROR') throw statusError(event.object);
+          delivered = true;
+          reporter?.succeeded();
           const rv = event.object.metadata?.resourceVersion;
           if (event.type === 'BOOKMARK') {
             if (rv) resourceVersion = rv;
@@ -101,12 +136,22 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
           if (rv) resourceVersion = rv;
           backoff.reset();
         }
+        if (timedOut) throw new Error('watchdog'); // reported below as a silent connection
+        const lasted = performance.now() - openedAt;
+        if (!delivered && lasted < SHORT_WATCH_MS && !signal.aborted) {
+          throw new ShortWatchError(`watch of ${type.plural} ended by the server after ${Math.round(lasted)} ms with no events`);
+        }
+        // The server ended the watch at its timeout, as asked: a healthy connection.
+        reporter?.succeeded();
       } catch (err) {
         if (signal.aborted) return;
         if (!timedOut) throw err;
-        options.onError?.(new Error(`watch of ${type.kind} silent for ${watchdogMs} ms`), 'reconnect');
+        const silentError = new Error(`watch of ${type.plural} delivered nothing (not even a bookmark) for ${watchdogMs} ms; reconnecting`);
+        options.onError?.(silentError, 'reconnect');
+        reporter?.failed(silentError, { reason: 'Silent', retryInMs: 0 });
       } finally {
         clearTimeout(silent);
+        clearTimeout(healthy);
         connection.abort();
       }
     } catch (err) {
@@ -114,33 +159,56 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
       if (err instanceof GoneError) {
         // Our resourceVersion was compacted away: only a fresh list can tell what changed.
         options.onError?.(err, 'relist');
+        const fromWatch = resourceVersion !== undefined;
         resourceVersion = undefined;
-        continue;
+        if (fromWatch && performance.now() - listedAt >= SHORT_WATCH_MS) {
+          reporter?.retried('Gone', err, `${type.plural}: resourceVersion too old; relisting`);
+          continue;
+        }
+      } else {
+        options.onError?.(err, 'reconnect');
       }
-      options.onError?.(err, 'reconnect');
-      await sleep(backoff.next(), signal);
+      const delay = backoff.next();
+      reporter?.failed(err, { retryInMs: delay });
+      await sleep(delay, signal);
     }
   }
 }
 
-async function listAll<T extends KubeObject>(client: Client, type: ResourceType<T>, options: ListOptions, pageSize: number): Promise<{ items: T[]; resourceVersion: string }> {
-  for (;;) {
-    const items: T[] = [];
-    let cont: string | undefined;
-    let resourceVersion = '';
-    try {
-      do {
-        const page = await client.list(type, { ...options, limit: pageSize, continue: cont });
-        for (const item of page.items) items.push({ ...item, apiVersion: item.apiVersion ?? type.apiVersion, kind: item.kind ?? type.kind });
-        cont = page.metadata.continue || undefined;
-        resourceVersion = page.metadata.resourceVersion ?? '';
-      } while (cont);
-      return { items, resourceVersion };
-    } catch (err) {
-      // A continue token that expired mid-list: start the list over.
-      if (!(err instanceof GoneError) || cont === undefined) throw err;
-    }
+/**
+ * Lists in pages. When a continue token expires mid-list (the list took longer than compaction allows),
+ * lists once more in a single request, as client-go's pager does: starting the paged list over could expire
+ * the same way every time, forever.
+ */
+async function listAll<T extends KubeObject>(
+  client: Client,
+  type: ResourceType<T>,
+  options: ListOptions,
+  pageSize: number,
+  onExpired: (err: GoneError) => void,
+): Promise<{ items: T[]; resourceVersion: string }> {
+  const items: T[] = [];
+  const collect = (page: { items: T[] }): void => {
+    for (const item of page.items) items.push({ ...item, apiVersion: item.apiVersion ?? type.apiVersion, kind: item.kind ?? type.kind });
+  };
+  let cont: string | undefined;
+  let resourceVersion = '';
+  try {
+    do {
+      const page = await client.list(type, { ...options, limit: pageSize, continue: cont });
+      collect(page);
+      cont = page.metadata.continue || undefined;
+      resourceVersion = page.metadata.resourceVersion ?? '';
+    } while (cont);
+    return { items, resourceVersion };
+  } catch (err) {
+    if (!(err instanceof GoneError) || cont === undefined) throw err;
+    onExpired(err);
   }
+  items.length = 0;
+  const whole = await client.list(type, options);
+  collect(whole);
+  return { items, resourceVersion: whole.metadata.resourceVersion ?? '' };
 }
 
 function statusError(status: unknown): ApiError {

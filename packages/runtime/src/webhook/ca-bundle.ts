@@ -1,11 +1,13 @@
 // Tells the API server which CA to trust for our webhooks: sets `caBundle` in every webhook of the named
 // configurations. A merge patch would replace the whole `webhooks` list (it has no merge key), dropping
 // any webhook another writer just added; so this reads, then JSON-patches each entry, guarded by a
-// `test` of the resourceVersion it read.
+// `test` of the resourceVersion it read. A write that loses a race is retried at once, at most `attempts`
+// times in all, each retry counted when given metrics; the last refusal is thrown with the server's words.
 import type { Client, JsonPatchOp } from '../client/client.ts';
 import { ConflictError, InvalidError } from '../client/errors.ts';
 import { MutatingWebhookConfigurations, ValidatingWebhookConfigurations, type ResourceType } from '../client/resources.ts';
 import type { KubeObject } from '../object.ts';
+import { retryReason, type RetryMetrics } from '../watch/retry-reporter.ts';
 
 export interface WebhookConfigurationNames {
   validating?: string[];
@@ -16,6 +18,8 @@ export interface PatchCaBundleOptions {
   /** Tries per configuration when it changes between read and write. Default 5. */
   attempts?: number;
   signal?: AbortSignal;
+  /** Counts each retry as `runtime_retries_total{component="webhook/ca-bundle",reason}`. */
+  metrics?: RetryMetrics;
 }
 
 type WebhookConfiguration = KubeObject & { webhooks?: unknown };
@@ -45,6 +49,7 @@ async function patchOne(client: Client, type: ResourceType<WebhookConfiguration>
       // A failed `test` comes back as 422; a write racing ours as 409.
       const stale = err instanceof ConflictError || err instanceof InvalidError;
       if (!stale || attempt >= attempts) throw err;
+      options.metrics?.retried('webhook/ca-bundle', retryReason(err));
       rejectedAt = err instanceof InvalidError ? { resourceVersion, error: err } : undefined;
     }
   }

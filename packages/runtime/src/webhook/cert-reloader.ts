@@ -1,18 +1,33 @@
 // Follows a certificate and key on disk so a server can swap them in without restarting. Watches the
 // directories rather than the files: Secret volumes rotate by swapping a `..data` symlink and writers
 // rename new files into place, and a watch on the old file's inode sees neither. The periodic poll covers
-// filesystems where fs.watch reports nothing (network mounts, some container overlays).
+// filesystems where fs.watch reports nothing (network mounts, some container overlays). The poll is a retry
+// loop: while the files cannot be read or do not form a usable pair, the current pair keeps serving and the
+// reloader says so (warn at most every 30 s, with the error and for how long; info when a check succeeds
+// again; `runtime_retries_total{component="webhook/certificates"}` when given metrics).
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
 import { dirname } from 'node:path';
+import { RetryReporter, retryReason, type RetryLog, type RetryMetrics } from '../watch/retry-reporter.ts';
 
 export interface KeyPair {
   cert: string;
   key: string;
 }
 
-export type WebhookLogger = (msg: string, fields?: Record<string, unknown>) => void;
+export type WebhookLogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** A log line; `level` is told for lines that are not plain information (loggers written before it may ignore it). */
+export type WebhookLogger = (msg: string, fields?: Record<string, unknown>, level?: WebhookLogLevel) => void;
+
+/**
+ * A RetryLog over a WebhookLogger. Debug lines are dropped: a logger that ignores levels would print each
+ * of them at info, every poll, which is the noise the reporter's spacing exists to avoid.
+ */
+export function webhookRetryLog(logger: WebhookLogger): RetryLog {
+  return { debug: () => undefined, info: (fields, msg) => logger(msg, fields, 'info'), warn: (fields, msg) => logger(msg, fields, 'warn') };
+}
 
 export interface CertificateReloaderOptions {
   certFile: string;
@@ -21,6 +36,9 @@ export interface CertificateReloaderOptions {
   onChange: (pair: KeyPair) => void;
   logger: WebhookLogger;
   pollIntervalMs: number;
+  metrics?: RetryMetrics;
+  /** Injectable clock for the reporter (tests). */
+  now?: () => number;
 }
 
 /** Coalesces the burst of events one rotation produces (several files, temp files, renames). */
@@ -29,8 +47,7 @@ const SETTLE_MS = 100;
 export class CertificateReloader {
   readonly #options: CertificateReloaderOptions;
   #current: KeyPair | undefined;
-  /** The last pair refused, so a broken pair is logged once rather than on every poll. */
-  #refused = '';
+  readonly #reporter: RetryReporter;
   #watchers: FSWatcher[] = [];
   #poll: NodeJS.Timeout | undefined;
   #settle: NodeJS.Timeout | undefined;
@@ -40,6 +57,18 @@ export class CertificateReloader {
 
   constructor(options: CertificateReloaderOptions) {
     this.#options = options;
+    this.#reporter = new RetryReporter({
+      component: 'webhook/certificates',
+      log: webhookRetryLog(options.logger),
+      metrics: options.metrics,
+      fields: { certFile: options.certFile, keyFile: options.keyFile },
+      now: options.now,
+    });
+  }
+
+  /** Failed checks under way (the files unreadable or unusable), or undefined while the files are fine. */
+  failing(): ReturnType<RetryReporter['failing']> {
+    return this.#reporter.failing();
   }
 
   /** Reads the pair for the first time; throws if it is missing or unusable. */
@@ -55,12 +84,12 @@ export class CertificateReloader {
       try {
         const watcher = watch(dir, { persistent: false }, () => this.#scheduleCheck());
         watcher.on('error', (err) => {
-          this.#options.logger('webhook: stopped watching certificate directory; polling only', { dir, error: err.message });
+          this.#options.logger('webhook: stopped watching certificate directory; polling only', { dir, error: err.message }, 'warn');
           watcher.close();
         });
         this.#watchers.push(watcher);
       } catch (err) {
-        this.#options.logger('webhook: cannot watch certificate directory; polling only', { dir, error: (err as Error).message });
+        this.#options.logger('webhook: cannot watch certificate directory; polling only', { dir, error: (err as Error).message }, 'warn');
       }
     }
     this.#poll = setInterval(() => void this.check(), this.#options.pollIntervalMs).unref();
@@ -103,26 +132,24 @@ export class CertificateReloader {
       pair = await this.#read();
     } catch (err) {
       // Mid-rotation a file can be briefly missing; the next event or poll will see the finished state.
-      this.#refuse(`read: ${(err as Error).message}`, 'webhook: cannot read certificate files; keeping the current ones', err);
+      this.#refuse('cannot read certificate files; keeping the current ones', err);
       return;
     }
-    if (this.#current && pair.cert === this.#current.cert && pair.key === this.#current.key) return;
+    if (this.#current && pair.cert === this.#current.cert && pair.key === this.#current.key) return this.#reporter.succeeded();
     try {
       // Also catches a new certificate whose key has not been written yet: their keys do not match.
       createSecureContext(pair);
     } catch (err) {
-      this.#refuse(pair.cert + pair.key, 'webhook: new certificate files are not usable yet; keeping the current ones', err);
+      this.#refuse('new certificate files are not usable yet; keeping the current ones', err);
       return;
     }
     this.#current = pair;
-    this.#refused = '';
+    this.#reporter.succeeded();
     this.#options.onChange(pair);
   }
 
-  #refuse(signature: string, msg: string, err: unknown): void {
-    if (signature === this.#refused) return;
-    this.#refused = signature;
-    this.#options.logger(msg, { certFile: this.#options.certFile, keyFile: this.#options.keyFile, error: err instanceof Error ? err.message : String(err) });
+  #refuse(what: string, err: unknown): void {
+    this.#reporter.failed(new Error(`${what}: ${err instanceof Error ? err.message : String(err)}`), { reason: retryReason(err), retryInMs: this.#options.pollIntervalMs });
   }
 
   #read(): Promise<KeyPair> {

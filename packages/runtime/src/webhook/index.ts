@@ -13,7 +13,7 @@ export {
   type ValidationResult,
 } from './admission.ts';
 export { patchCaBundle, type PatchCaBundleOptions, type WebhookConfigurationNames } from './ca-bundle.ts';
-export type { WebhookLogger } from './cert-reloader.ts';
+export { webhookRetryLog, type WebhookLogger, type WebhookLogLevel } from './cert-reloader.ts';
 export { generateCertificates, writeCertificates, type CertificateOptions, type GeneratedCertificates } from './certs.ts';
 export { escapePointerToken, jsonPatchDiff } from './json-patch.ts';
 export { WebhookServer, type WebhookServerOptions } from './server.ts';

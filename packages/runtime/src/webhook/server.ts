@@ -16,6 +16,7 @@ import {
   type ValidatingHandler,
 } from './admission.ts';
 import { CertificateReloader, type WebhookLogger } from './cert-reloader.ts';
+import type { RetryMetrics } from '../watch/retry-reporter.ts';
 
 export type {
   AdmissionRequest,
@@ -25,7 +26,7 @@ export type {
   ValidatingHandler,
   ValidationResult,
 } from './admission.ts';
-export type { WebhookLogger } from './cert-reloader.ts';
+export type { WebhookLogger, WebhookLogLevel } from './cert-reloader.ts';
 
 export interface WebhookServerOptions {
   /** 0 picks a free port; `port` tells which after start. */
@@ -38,6 +39,8 @@ export interface WebhookServerOptions {
   logger?: WebhookLogger;
   /** How often to re-read the certificate files besides watching them. Default 10 s. */
   certPollIntervalMs?: number;
+  /** Counts failed certificate reloads (`runtime_retries_total{component="webhook/certificates"}`): pass a manager's `metrics.retries`. */
+  metrics?: RetryMetrics;
 }
 
 /** Well above any object the API server accepts (about 3 MiB), so only garbage is refused. */
@@ -47,7 +50,7 @@ const REQUEST_TIMEOUT_MS = 35_000;
 /** How long stop() lets in-flight reviews finish before cutting their connections. */
 const DRAIN_MS = 5_000;
 
-const stderrLogger: WebhookLogger = (msg, fields) => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), msg, ...fields })}\n`);
+const stderrLogger: WebhookLogger = (msg, fields, level = 'info') => process.stderr.write(`${JSON.stringify({ time: new Date().toISOString(), level, msg, ...fields })}\n`);
 
 export class WebhookServer {
   readonly #options: WebhookServerOptions;
@@ -93,6 +96,7 @@ export class WebhookServer {
       keyFile: this.#options.keyFile,
       logger: this.#log,
       pollIntervalMs: this.#options.certPollIntervalMs ?? 10_000,
+      metrics: this.#options.metrics,
       // Changes are only reported after reloader.start(), by which time the server is listening.
       onChange: (pair) => {
         this.#server?.setSecureContext(pair);
