@@ -1,3 +1,4 @@
+import { access } from 'node:fs/promises';
 // Running host commands: captured output, and errors that name the command and show what it said.
 import { spawn } from 'node:child_process';
 import { hostCommand } from './host.ts';
@@ -80,4 +81,14 @@ const SH = hostCommand('sh', 'dash', 'looking commands up on PATH');
 export async function commandExists(command: string): Promise<boolean> {
   const result = await run(SH, ['-c', `command -v ${command}`], { allowFailure: true });
   return result.exitCode === 0;
+}
+
+/** Whether a path exists (a cached build's output, say). */
+export async function pathExists(path: string): Promise<boolean> {
+  try {
+    await access(path);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -6,4 +6,4 @@ export { buildImageArchive, entriesFromDirectory, type ImageConfig, type ImageSp
 export { cacheRoot, imageCache, cachedImage, contentDigest, imageFromDirectory, imageFromEntries, type ImageArchive } from './cache.ts';
 export { baseImageEntries, fileEntry, textEntry, sharedLibraries } from './base.ts';
 export { hostCommand, hostFile, hostPrerequisites, isDeclaredHostFile, type HostPrerequisite } from './host.ts';
-export { CommandError, commandExists, output, run, type RunOptions, type RunResult } from './exec.ts';
+export { CommandError, commandExists, output, pathExists, run, type RunOptions, type RunResult } from './exec.ts';

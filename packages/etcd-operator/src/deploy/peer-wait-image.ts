@@ -3,10 +3,10 @@
 // image for users with a registry.
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { access, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { baseImageEntries, cacheRoot, contentDigest, imageFromEntries, type ImageArchive, type TarEntry } from '@quorum/images';
+import { baseImageEntries, cacheRoot, contentDigest, imageFromEntries, pathExists, type ImageArchive, type TarEntry } from '@quorum/images';
 import { PEER_WAIT_IMAGE } from './manifests.ts';
 
 const run = promisify(execFile);
@@ -27,15 +27,6 @@ async function sourceHash(): Promise<string> {
   return hash.digest('hex').slice(0, 12);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * Builds tools/peer-wait unless the binary for the current sources is cached (in `<QUORUM_CACHE>/bin`, next
  * to localkube's binaries); returns its path. Static (CGO_ENABLED=0), so the image needs no libc and the
@@ -44,7 +35,7 @@ async function exists(path: string): Promise<boolean> {
 export async function buildPeerWaitBinary(): Promise<string> {
   const dir = join(cacheRoot, 'bin', `peer-wait-${await sourceHash()}`);
   const binary = join(dir, 'peer-wait');
-  if (await exists(binary)) return binary;
+  if (await pathExists(binary)) return binary;
   // Built into a partial directory and renamed, so an interrupted build never leaves a binary to reuse.
   const partial = `${dir}.partial`;
   await rm(partial, { recursive: true, force: true });

@@ -1,9 +1,9 @@
 // Upstream binaries built from the Go wrapper modules in tools/, cached by exact version outside the clone
 // (binCache/<project>-<version>/). A second run finds them and builds nothing.
 import { createHash } from 'node:crypto';
-import { access, mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
-import { hostCommand } from '@quorum/images';
+import { hostCommand, pathExists } from '@quorum/images';
 import { run } from '../exec.ts';
 import { binCache, toolsDir } from '../paths.ts';
 import { progress } from '../progress.ts';
@@ -77,19 +77,10 @@ export function projectDir(project: GoProject): string {
   return join(binCache, project.key);
 }
 
-async function exists(path: string): Promise<boolean> {
-  try {
-    await access(path);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /** Builds `project` unless its cached binaries exist; returns the directory holding them. */
 export async function buildGoProject(project: GoProject): Promise<string> {
   const dir = projectDir(project);
-  if ((await Promise.all(project.binaries.map((b) => exists(join(dir, b))))).every(Boolean)) return dir;
+  if ((await Promise.all(project.binaries.map((b) => pathExists(join(dir, b))))).every(Boolean)) return dir;
 
   const partial = `${dir}.partial`;
   await rm(partial, { recursive: true, force: true });
