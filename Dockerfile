@@ -7,6 +7,7 @@ COPY packages/images/package.json packages/images/
 COPY packages/localkube/package.json packages/localkube/
 COPY packages/runtime/package.json packages/runtime/
 COPY packages/etcd-operator/package.json packages/etcd-operator/
+COPY packages/recorder/package.json packages/recorder/
 RUN npm ci --omit=dev --ignore-scripts --workspace @quorum/etcd-operator --include-workspace-root=false
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot

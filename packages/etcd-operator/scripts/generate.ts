@@ -1,8 +1,9 @@
 // Writes the files generated from code: the CRD YAML and docs/api.md (from the EtcdCluster schema), the
 // reasons tables of docs/operations.md (from cluster/reasons.ts) and the Helm chart (from the manifests). Deterministic, so
 // running it twice changes nothing; test/unit/api-crd.test.ts fails when a committed copy is stale.
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { dirname, join, relative } from 'node:path';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeGenerated } from '@quorum/runtime/crd';
 import { CRD_FILE, etcdClusterCRDYAML } from '../src/api/crd.ts';
 import { apiReferenceMarkdown, DOCS_FILE } from '../src/api/docs.ts';
 import { helmChart } from '../src/deploy/helm.ts';
@@ -18,13 +19,4 @@ const outputs: [string, string][] = [
   ...Object.entries(helmChart()).map(([file, content]): [string, string] => [join(repoRoot, 'deploy', 'helm', 'quorum', file), content]),
 ];
 
-for (const [file, content] of outputs) {
-  const before = await readFile(file, 'utf8').catch(() => undefined);
-  if (before === content) {
-    process.stdout.write(`unchanged ${relative(repoRoot, file)}\n`);
-    continue;
-  }
-  await mkdir(dirname(file), { recursive: true });
-  await writeFile(file, content);
-  process.stdout.write(`wrote ${relative(repoRoot, file)}\n`);
-}
+await writeGenerated(outputs, repoRoot);

@@ -28,9 +28,9 @@ import {
   type Issue,
   type Path,
   type SchemaNode,
-} from './schema.ts';
+} from '@quorum/runtime/crd';
 
-export type { FieldError } from './schema.ts';
+export type { FieldError } from '@quorum/runtime/crd';
 
 /**
  * Storage after defaulting. A defaulted volumeClaimTemplate always has resources.requests.storage, but its

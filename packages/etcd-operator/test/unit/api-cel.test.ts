@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { etcdClusterCRD } from '../../src/api/crd.ts';
 import { errorsOf, validateSpec } from '../../src/api/defaults.ts';
 import { RULES } from '../../src/api/etcdcluster.ts';
-import { applySchemaDefaults, deepEqual, isPlainObject, type SchemaNode } from '../../src/api/schema.ts';
+import { applySchemaDefaults, deepEqual, isPlainObject, type SchemaNode } from '@quorum/runtime/crd';
 
 // ---- a CEL subset: literals, self/oldSelf and macro variables, field selection, has(), ! - * + == != < <= >
 // >= && || ?:, startsWith/endsWith/contains/matches/size, and the all/exists macros ----

@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CRD_FILE, etcdClusterCRD, etcdClusterCRDYAML, GENERATE_COMMAND, toOpenAPI } from '../../src/api/crd.ts';
+import { CRD_FILE, etcdClusterCRD, etcdClusterCRDYAML, GENERATE_COMMAND } from '../../src/api/crd.ts';
 import { apiReferenceMarkdown, DOCS_FILE } from '../../src/api/docs.ts';
 import { RULES } from '../../src/api/etcdcluster.ts';
-import { validateAgainstSchema, type SchemaNode } from '../../src/api/schema.ts';
+import { toOpenAPI, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
 
 const packageDir = join(import.meta.dirname, '..', '..');
 const repoRoot = join(packageDir, '..', '..');

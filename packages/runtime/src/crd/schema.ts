@@ -1,8 +1,14 @@
-// Generic walks over the OpenAPI subset the EtcdCluster schemas use: defaulting and validation with the
-// semantics of the API server's structural schemas, so the operator and webhooks behave like the CRD even
-// when the CRD's own checks did not run.
+// Generic walks over the structural OpenAPI v3 subset a CRD schema uses: defaulting and validation with the
+// semantics of the API server, so an operator and its webhooks behave like the CRD even when the CRD's own
+// checks did not run (webhooks off, an object stored before a default or a rule existed).
 
-/** One node of a structural OpenAPI v3 schema, as far as this package reads it. */
+/** A CEL rule: one `x-kubernetes-validations` item. */
+export interface CelRule {
+  rule: string;
+  message: string;
+}
+
+/** One node of a structural OpenAPI v3 schema, as far as the tooling here reads it. */
 export interface SchemaNode {
   type?: string;
   format?: string;
@@ -24,7 +30,7 @@ export interface SchemaNode {
   'x-kubernetes-preserve-unknown-fields'?: boolean;
   'x-kubernetes-list-type'?: 'atomic' | 'set' | 'map';
   'x-kubernetes-list-map-keys'?: string[];
-  'x-kubernetes-validations'?: { rule: string; message: string }[];
+  'x-kubernetes-validations'?: CelRule[];
 }
 
 /** A validation error or warning, addressed like the API server does (`spec.storage`, `spec.etcd.extraArgs[2]`). */
@@ -36,6 +42,7 @@ export interface FieldError {
 /** A path into an object: property names and array indexes. */
 export type Path = readonly (string | number)[];
 
+/** A path as the API server writes it in field errors: dotted names, `[i]` for indexes and odd keys. */
 export function formatPath(path: Path): string {
   let out = '';
   for (const part of path) {
@@ -46,6 +53,7 @@ export function formatPath(path: Path): string {
   return out;
 }
 
+/** The value at `path`, or undefined where the path leaves the value. */
 export function valueAt(value: unknown, path: Path): unknown {
   let current = value;
   for (const part of path) {
@@ -70,18 +78,15 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   return false;
 }
 
-function clone<T>(value: T): T {
-  return structuredClone(value);
-}
-
 /**
  * `value` with the schema's defaults filled in, as the API server does: an absent (or null, non-nullable)
- * property takes a copy of its default, then defaulting continues inside it, so nested defaults apply to a
- * defaulted parent too. Returns a new value; the input is not modified.
+ * value takes a copy of its default, then defaulting continues inside it, so nested defaults apply to a
+ * defaulted parent too. A null, non-nullable value without a default is pruned to undefined, as the API
+ * server prunes it. Returns a new value; the input is not modified.
  */
 export function applySchemaDefaults(node: SchemaNode, value: unknown): unknown {
-  const start = value === undefined || (value === null && !node.nullable) ? (node.default === undefined ? value : clone(node.default)) : value;
-  return defaultInside(node, start === value ? clone(value) : start);
+  const start = value === undefined || (value === null && !node.nullable) ? node.default : value;
+  return defaultInside(node, structuredClone(start));
 }
 
 function defaultInside(node: SchemaNode, value: unknown): unknown {
@@ -91,9 +96,8 @@ function defaultInside(node: SchemaNode, value: unknown): unknown {
   }
   if (!isPlainObject(value)) return value;
   for (const [key, prop] of Object.entries(node.properties ?? {})) {
-    const current = value[key];
-    if (current === null && !prop.nullable) delete value[key]; // the API server prunes such nulls
-    if (value[key] === undefined && prop.default !== undefined) value[key] = clone(prop.default);
+    if (value[key] === null && !prop.nullable) delete value[key]; // the API server prunes such nulls
+    if (value[key] === undefined && prop.default !== undefined) value[key] = structuredClone(prop.default);
   }
   for (const [key, child] of Object.entries(value)) {
     const prop = node.properties ? node.properties[key] : node.additionalProperties;
@@ -113,7 +117,10 @@ function show(value: unknown): string {
   return typeof value === 'string' ? JSON.stringify(value) : String(value);
 }
 
-/** A problem found at a path; defaults.ts turns these into FieldErrors after ratcheting. */
+/**
+ * A problem found at a path. Kept apart from FieldError so that a caller can ratchet on the path (drop
+ * problems with values that did not change on update) before formatting it.
+ */
 export interface Issue {
   path: Path;
   message: string;
@@ -127,7 +134,7 @@ export function issue(path: Path, message: string): Issue {
 /**
  * The OpenAPI (non-CEL) errors of `value` against `node`, as the API server's schema validation reports them,
  * plus unknown fields, which strict field validation rejects instead of pruning. CEL rules are not evaluated
- * here: defaults.ts mirrors each one.
+ * here: each operator mirrors its own in code.
  */
 export function validateAgainstSchema(node: SchemaNode, value: unknown, path: Path): Issue[] {
   const issues: Issue[] = [];

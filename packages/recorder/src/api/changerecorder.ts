@@ -1,0 +1,302 @@
+// The ChangeRecorder API (history.quorum.dev/v1alpha1), declared once: the TypeScript types, the CRD's
+// structural schema (crd.ts), the defaults the recorder applies in code (defaults.ts) and the API section of
+// docs/recorder.md (docs.ts) all come from the schemas in this file.
+//
+// Object-store storage (issue 8's drivers) is deliberately absent until it is built: the API server rejects
+// `spec.storage.objectStore` instead of accepting a setting that would silently do nothing.
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import type { Condition, ObjectMeta } from '@quorum/runtime';
+import { conditionSchema, type CelRule } from '@quorum/runtime/crd';
+
+export const GROUP = 'history.quorum.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'ChangeRecorder';
+export const LIST_KIND = 'ChangeRecorderList';
+export const PLURAL = 'changerecorders';
+export const SINGULAR = 'changerecorder';
+export const SHORT_NAMES: readonly string[] = ['recorder'];
+
+/** A group/kind the recorder can watch; `group` is empty for the core group (ConfigMap, Secret, Service). */
+export interface GroupKind {
+  group: string;
+  kind: string;
+}
+
+/**
+ * What is recorded when `spec.resources` is not set: the common workload and configuration kinds, and the
+ * etcd operator's own kind. A kind the API server does not serve (EtcdCluster where the etcd operator is not
+ * installed) is named in the KindsResolved condition and picked up once it appears.
+ */
+export const DEFAULT_RESOURCES: readonly GroupKind[] = [
+  { group: 'apps', kind: 'Deployment' },
+  { group: 'apps', kind: 'StatefulSet' },
+  { group: 'apps', kind: 'DaemonSet' },
+  { group: '', kind: 'Service' },
+  { group: '', kind: 'ConfigMap' },
+  { group: '', kind: 'Secret' },
+  { group: 'networking.k8s.io', kind: 'Ingress' },
+  { group: 'batch', kind: 'CronJob' },
+  { group: 'etcd.quorum.dev', kind: 'EtcdCluster' },
+];
+
+export const DEFAULT_MAX_VERSIONS_PER_OBJECT = 10;
+export const MAX_MAX_VERSIONS_PER_OBJECT = 10_000;
+
+export const SECRET_MODES = ['redact', 'full'] as const;
+export const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+
+/** A namespace name (DNS-1123 label). */
+export const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
+/** An API group: a DNS subdomain, or empty for the core group. */
+export const GROUP_PATTERN = '^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*)?$';
+/** A kind as Kubernetes spells it (UpperCamelCase). */
+export const KIND_PATTERN = '^[A-Z][A-Za-z0-9]*$';
+/** An object name, where `*` stands for any run of characters. */
+export const NAME_GLOB_PATTERN = '^[a-z0-9*]([-a-z0-9.:*]*[a-z0-9*])?$';
+/** How long a record is kept: a whole number of minutes, hours or days, at least one. */
+export const MAX_AGE_PATTERN = '^[1-9][0-9]*(m|h|d)$';
+/**
+ * A relative path below the recorder's storage root: segments that cannot be `.` or `..` (a segment starts
+ * with neither a dot nor a slash), so a ChangeRecorder cannot point the recorder outside its volume.
+ */
+export const STORAGE_PATH_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$';
+
+/** The CRD's CEL rules; defaults.ts mirrors each one under the same message. */
+export const RULES = {
+  namespacesExactlyOne: {
+    rule: '(has(self.names) ? 1 : 0) + (has(self.selector) ? 1 : 0) + (has(self.all) ? 1 : 0) == 1',
+    message: 'spec.namespaces must set exactly one of names, selector or all',
+  },
+  allIsTrue: {
+    rule: '!has(self.all) || self.all',
+    message: 'spec.namespaces.all must be true when set (use names or selector to watch fewer namespaces)',
+  },
+  expressionValues: {
+    rule: "self.operator in ['In', 'NotIn'] ? has(self.values) && size(self.values) > 0 : !has(self.values) || size(self.values) == 0",
+    message: 'a matchExpressions entry needs values with In and NotIn, and none with Exists and DoesNotExist',
+  },
+  excludeNotEmpty: {
+    rule: 'has(self.group) || has(self.kind) || has(self.namespace) || has(self.name)',
+    message: 'an exclude entry must set at least one of group, kind, namespace or name',
+  },
+  storageImmutable: {
+    rule: 'self == oldSelf',
+    message: 'spec.storage is immutable: records already written stay where they are',
+  },
+} as const satisfies Record<string, CelRule>;
+
+function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
+  // An `enum` rather than TypeBox's anyOf-of-consts: structural schemas cannot type a node inside anyOf.
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, string>> {
+  // `additionalProperties` rather than TypeBox's patternProperties, which Kubernetes does not accept.
+  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string', maxLength: 63 } });
+}
+
+// ---- spec ----
+
+export const LabelSelectorSchema = Type.Object(
+  {
+    matchLabels: Type.Optional(stringMap({ description: 'Labels a namespace must have, all of them.', maxProperties: 64 })),
+    matchExpressions: Type.Optional(
+      Type.Array(
+        Type.Object(
+          {
+            key: Type.String({ description: 'The label key.', minLength: 1, maxLength: 317 }),
+            operator: stringEnum(SELECTOR_OPERATORS, { description: 'How the label relates to values.' }),
+            values: Type.Optional(
+              Type.Array(Type.String({ maxLength: 63 }), { description: 'The values for In and NotIn; none for Exists and DoesNotExist.', maxItems: 64, 'x-kubernetes-list-type': 'atomic' }),
+            ),
+          },
+          { description: 'One label requirement (metav1.LabelSelectorRequirement).', 'x-kubernetes-validations': [RULES.expressionValues] },
+        ),
+        { description: 'Label requirements a namespace must meet, all of them.', maxItems: 32, 'x-kubernetes-list-type': 'atomic' },
+      ),
+    ),
+  },
+  { description: 'Namespaces whose labels match (metav1.LabelSelector); the API server evaluates it, and namespaces that start or stop matching are picked up or dropped as they change.' },
+);
+
+export const NamespacesSchema = Type.Object(
+  {
+    names: Type.Optional(
+      Type.Array(Type.String({ pattern: NAMESPACE_PATTERN, maxLength: 63 }), {
+        description: 'These namespaces, by name.',
+        minItems: 1,
+        maxItems: 256,
+        'x-kubernetes-list-type': 'set',
+      }),
+    ),
+    selector: Type.Optional(LabelSelectorSchema),
+    all: Type.Optional(Type.Boolean({ description: 'Every namespace.' })),
+  },
+  {
+    description: 'Which namespaces to record, exactly one of names, selector or all. Cluster-scoped kinds in spec.resources are recorded whatever this says.',
+    'x-kubernetes-validations': [RULES.namespacesExactlyOne, RULES.allIsTrue],
+  },
+);
+
+export const GroupKindSchema = Type.Object(
+  {
+    group: Type.Optional(Type.String({ description: 'API group; empty for the core group.', pattern: GROUP_PATTERN, maxLength: 253, default: '' })),
+    kind: Type.String({ description: 'Kind, e.g. Deployment.', pattern: KIND_PATTERN, minLength: 1, maxLength: 63 }),
+  },
+  { description: 'A kind to record, by group and kind; the served version is found through discovery.' },
+);
+
+export const ExcludeSchema = Type.Object(
+  {
+    group: Type.Optional(Type.String({ description: 'API group (empty for the core group); any group when unset.', pattern: GROUP_PATTERN, maxLength: 253 })),
+    kind: Type.Optional(Type.String({ description: 'Kind; any kind when unset.', pattern: KIND_PATTERN, maxLength: 63 })),
+    namespace: Type.Optional(Type.String({ description: 'Namespace; any namespace when unset.', pattern: NAMESPACE_PATTERN, maxLength: 63 })),
+    name: Type.Optional(Type.String({ description: 'Object name, where * stands for any run of characters (e.g. sh.helm.release.v1.*); any name when unset.', pattern: NAME_GLOB_PATTERN, maxLength: 253 })),
+  },
+  {
+    description: 'Objects not to record: those matching every field this entry sets.',
+    'x-kubernetes-validations': [RULES.excludeNotEmpty],
+  },
+);
+
+export const RetentionSchema = Type.Object(
+  {
+    maxVersionsPerObject: Type.Optional(
+      Type.Integer({
+        description: 'Records kept per object; the oldest go first once there are more.',
+        format: 'int32',
+        minimum: 1,
+        maximum: MAX_MAX_VERSIONS_PER_OBJECT,
+        default: DEFAULT_MAX_VERSIONS_PER_OBJECT,
+      }),
+    ),
+    maxAge: Type.Optional(
+      Type.String({ description: 'Records older than this are removed, e.g. 30d, 12h or 90m; kept whatever their age when unset.', pattern: MAX_AGE_PATTERN, maxLength: 16 }),
+    ),
+  },
+  { description: 'How many records are kept, and for how long.', default: {} },
+);
+
+export const StorageSchema = Type.Object(
+  {
+    path: Type.Optional(
+      Type.String({
+        description: "Directory below the recorder's storage root (its volume, typically a PVC) that holds this recorder's records; the ChangeRecorder's name when unset.",
+        pattern: STORAGE_PATH_PATTERN,
+        maxLength: 512,
+      }),
+    ),
+  },
+  {
+    description: "Where records are written: a directory on the recorder's volume. Fixed at creation.",
+    default: {},
+    'x-kubernetes-validations': [RULES.storageImmutable],
+  },
+);
+
+export const ChangeRecorderSpecSchema = Type.Object(
+  {
+    namespaces: NamespacesSchema,
+    resources: Type.Optional(
+      Type.Array(GroupKindSchema, {
+        description: 'Kinds to record; the common workload and configuration kinds when unset. A kind the API server does not serve is named in the KindsResolved condition.',
+        minItems: 1,
+        maxItems: 64,
+        default: DEFAULT_RESOURCES.map((r) => ({ ...r })),
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['group', 'kind'],
+      }),
+    ),
+    exclude: Type.Optional(Type.Array(ExcludeSchema, { description: 'Objects not to record.', maxItems: 256, 'x-kubernetes-list-type': 'atomic' })),
+    ignoreStatusOnly: Type.Optional(
+      Type.Boolean({
+        description:
+          'When true, a change of status alone is not recorded, and records leave status out. When false, status changes are recorded too and records keep status. Metadata churn (resourceVersion, managedFields, generation) is never a change.',
+        default: true,
+      }),
+    ),
+    secrets: Type.Optional(
+      stringEnum(SECRET_MODES, {
+        description:
+          "How Secrets are recorded: redact keeps the keys and replaces each value (and the last-applied-configuration annotation) by a keyed hash, so records show which values changed without holding them; full keeps the values.",
+        default: 'redact',
+      }),
+    ),
+    retention: Type.Optional(RetentionSchema),
+    storage: Type.Optional(StorageSchema),
+  },
+  { description: 'What to record and where to keep it.' },
+);
+
+// ---- status ----
+
+// The runtime's metav1.Condition schema is plain JSON; Unsafe types it as the runtime's Condition, which setCondition() returns.
+export const ConditionSchema = Type.Unsafe<Condition>(conditionSchema({ description: 'Condition type: Ready or KindsResolved.', maxLength: 316 }));
+
+export const WatchedKindSchema = Type.Object(
+  {
+    group: Type.String({ description: 'API group; empty for the core group.' }),
+    kind: Type.String({ description: 'Kind.' }),
+    version: Type.String({ description: "The version watched (the group's preferred version that serves the kind)." }),
+    resource: Type.String({ description: 'The resource (plural) watched.' }),
+    namespaced: Type.Boolean({ description: 'Whether objects of this kind live in namespaces.' }),
+    objects: Type.Integer({ description: 'Objects of this kind being watched now.', format: 'int64', minimum: 0 }),
+  },
+  { description: 'A kind the recorder watches.' },
+);
+
+export const ChangeRecorderStatusSchema = Type.Object(
+  {
+    observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
+    conditions: Type.Optional(
+      Type.Array(ConditionSchema, {
+        description: 'Ready (every kind found is being recorded) and KindsResolved (discovery found every kind asked for).',
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['type'],
+      }),
+    ),
+    kinds: Type.Optional(
+      Type.Array(WatchedKindSchema, { description: 'The kinds being watched, with their object counts.', 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['group', 'kind'] }),
+    ),
+    objects: Type.Optional(Type.Integer({ description: 'Objects being watched now, all kinds together.', format: 'int64', minimum: 0 })),
+    watchingSince: Type.Optional(Type.String({ description: 'When the recorder process now running started recording: changes before it were found at start, by comparison, and recorded as seen late.', format: 'date-time' })),
+    recordsWritten: Type.Optional(Type.Integer({ description: 'Records written since watchingSince.', format: 'int64', minimum: 0 })),
+    records: Type.Optional(Type.Integer({ description: 'Records kept in storage now, after retention.', format: 'int64', minimum: 0 })),
+    lastRecordTime: Type.Optional(Type.String({ description: 'When the newest record was written.', format: 'date-time' })),
+    storageBytes: Type.Optional(Type.Integer({ description: 'Bytes the records and the last-seen copies take in storage.', format: 'int64', minimum: 0 })),
+  },
+  { description: 'What the recorder watches and has recorded, written by the recorder.' },
+);
+
+// ---- the object ----
+
+export const ChangeRecorderSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String({ description: `APIVersion of this object: ${API_VERSION}.` })),
+    kind: Type.Optional(Type.String({ description: `Kind of this object: ${KIND}.` })),
+    // Only metadata.name may be restricted in a CRD; the rest of ObjectMeta is the API server's.
+    metadata: Type.Optional(Type.Unsafe<ObjectMeta>({ type: 'object' })),
+    spec: ChangeRecorderSpecSchema,
+    status: Type.Optional(ChangeRecorderStatusSchema),
+  },
+  { description: 'Records the previous version of every changed or deleted object of the chosen kinds and namespaces, so a mistake can be undone from the record.' },
+);
+
+export type ChangeRecorderSpec = Static<typeof ChangeRecorderSpecSchema>;
+export type ChangeRecorderStatus = Static<typeof ChangeRecorderStatusSchema>;
+export type NamespacesSpec = Static<typeof NamespacesSchema>;
+export type LabelSelector = Static<typeof LabelSelectorSchema>;
+export type ExcludeRule = Static<typeof ExcludeSchema>;
+export type RetentionSpec = Static<typeof RetentionSchema>;
+export type WatchedKind = Static<typeof WatchedKindSchema>;
+export type SecretMode = (typeof SECRET_MODES)[number];
+
+/** A ChangeRecorder as read from the API server. */
+export interface ChangeRecorder {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: ChangeRecorderSpec;
+  status?: ChangeRecorderStatus;
+}

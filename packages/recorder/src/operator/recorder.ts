@@ -1,0 +1,98 @@
+// The recorder process: a runtime Manager with the ChangeRecorder controller, and the sessions (one per
+// ChangeRecorder) that watch the configured kinds and write the records.
+import { Manager, generationChanged, type Logger, type ManagerOptions } from '@quorum/runtime';
+import type { ChangeRecorder } from '../api/changerecorder.ts';
+import { changeRecorderReconciler, type Sessions } from '../recorder/reconcile.ts';
+import { RecorderSession } from '../recorder/session.ts';
+import { ChangeRecorders } from '../resources.ts';
+
+/** Under a stream of changes, status is refreshed at most this often. */
+export const STATUS_REFRESH_MS = 2_000;
+
+export interface RecorderOptions {
+  /** The directory every ChangeRecorder's storage path is relative to: the recorder's volume. */
+  storageRoot: string;
+  manager?: Partial<ManagerOptions>;
+  logger?: Logger;
+  /** Store writes in flight at once, per ChangeRecorder. */
+  writeConcurrency?: number;
+}
+
+/** The running sessions, by ChangeRecorder name; closed for good when the process stops. */
+export class SessionRegistry implements Sessions {
+  readonly #open: (name: string, directory: string) => Promise<RecorderSession>;
+  readonly #sessions = new Map<string, RecorderSession>();
+  #closed = false;
+
+  constructor(open: (name: string, directory: string) => Promise<RecorderSession>) {
+    this.#open = open;
+  }
+
+  get(name: string): RecorderSession | undefined {
+    return this.#sessions.get(name);
+  }
+
+  async open(name: string, directory: string): Promise<RecorderSession> {
+    if (this.#closed) throw new Error('the recorder is stopping');
+    const existing = this.#sessions.get(name);
+    if (existing?.directory === directory) return existing;
+    if (existing) await this.close(name);
+    const session = await this.#open(name, directory);
+    this.#sessions.set(name, session);
+    return session;
+  }
+
+  async close(name: string): Promise<void> {
+    const session = this.#sessions.get(name);
+    this.#sessions.delete(name);
+    await session?.close();
+  }
+
+  async closeAll(): Promise<void> {
+    this.#closed = true;
+    await Promise.all([...this.#sessions.keys()].map((name) => this.close(name)));
+  }
+}
+
+export interface Recorder {
+  manager: Manager;
+  sessions: SessionRegistry;
+}
+
+export async function createRecorder(options: RecorderOptions): Promise<Recorder> {
+  const manager = await Manager.create({ ...(options.logger ? { logger: options.logger } : {}), ...options.manager });
+  const recorders = manager.informer(ChangeRecorders);
+  const key = (name: string): { namespace: string; name: string } => ({ namespace: '', name });
+  let refresh: (name: string) => void = () => undefined;
+  let wake: (name: string) => void = () => undefined;
+  const sessions = new SessionRegistry((name, directory) =>
+    RecorderSession.open({
+      name,
+      directory,
+      client: manager.client,
+      log: manager.log.child({ changeRecorder: name }),
+      metrics: manager.metrics.retries,
+      onActivity: () => refresh(name),
+      onNamespacesChanged: () => wake(name),
+      writeConcurrency: options.writeConcurrency,
+    }),
+  );
+  const controller = manager
+    .controller('changerecorder')
+    // Our own status writes do not change the generation, so they do not wake us.
+    .for(ChangeRecorders, { predicates: [generationChanged] })
+    // A deleted recorder may free a storage path another one waits for.
+    .watches(ChangeRecorders, (_deleted: ChangeRecorder) => recorders.store.keys().map(key), { predicates: [(e) => e.type === 'delete'] })
+    .complete(changeRecorderReconciler({ client: manager.client, recorders, sessions, storageRoot: options.storageRoot }));
+  refresh = (name) => controller.queue.addAfter(name, STATUS_REFRESH_MS);
+  wake = (name) => controller.enqueue(key(name));
+  manager.add({
+    name: 'recorder-sessions',
+    // Runs where the controller runs (the leader); stopping it stops every watch and waits for writes in flight.
+    start: async (signal) => {
+      await new Promise<void>((resolve) => (signal.aborted ? resolve() : signal.addEventListener('abort', () => resolve(), { once: true })));
+      await sessions.closeAll();
+    },
+  });
+  return { manager, sessions };
+}

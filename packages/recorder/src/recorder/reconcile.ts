@@ -1,0 +1,126 @@
+// The ChangeRecorder reconciler: observe (the spec, other recorders' storage paths, discovery, the namespaces
+// a selector picks), plan (the scopes to watch, plan.ts), act (open the store, start and stop watches, apply
+// retention), report (status). Events from the watched kinds never reach it: they go to the recorder's
+// session, which writes records; the reconcile only decides what is watched and reports how it goes.
+import { join } from 'node:path';
+import type { Client, Informer, Reconciler, Result } from '@quorum/runtime';
+import type { ChangeRecorder, ChangeRecorderStatus, GroupKind } from '../api/changerecorder.ts';
+import { applyDefaults, maxAgeMs, selectorString, storagePath, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
+import { ChangeRecorders } from '../resources.ts';
+import { resolveKinds, type Resolution } from './discovery.ts';
+import { planTargets, storageRival } from './plan.ts';
+import type { RecorderSession, SessionSettings } from './session.ts';
+import { buildStatus, sameStatus, type StatusInput } from './status.ts';
+
+export const FIELD_MANAGER = 'quorum-recorder';
+
+/** The running sessions, one per ChangeRecorder. */
+export interface Sessions {
+  /** The recorder's session on `directory`, opening it (and closing one on another directory) as needed. */
+  open(name: string, directory: string): Promise<RecorderSession>;
+  close(name: string): Promise<void>;
+}
+
+export interface ReconcilerDeps {
+  client: Pick<Client, 'mergePatch' | 'request'>;
+  recorders: Pick<Informer<ChangeRecorder>, 'store'>;
+  sessions: Sessions;
+  /** The directory every recorder's storage path is relative to (the recorder's volume). */
+  storageRoot: string;
+  resolve?: (kinds: readonly GroupKind[], signal: AbortSignal) => Promise<Resolution>;
+  now?: () => Date;
+}
+
+/** Kinds discovery did not find are looked up again this often (a CRD installed later is picked up). */
+export const MISSING_KINDS_RETRY_MS = 60_000;
+/** While watches start or fail, status is refreshed this often. */
+export const UNSETTLED_REFRESH_MS = 5_000;
+/** The longest a retention sweep waits (timers cannot wait for weeks). */
+const MAX_SWEEP_WAIT_MS = 3_600_000;
+
+export function settingsOf(spec: DefaultedSpec): SessionSettings {
+  return {
+    cleaning: { status: !spec.ignoreStatusOnly, secrets: spec.secrets },
+    retention: { maxVersionsPerObject: spec.retention.maxVersionsPerObject, maxAgeMs: maxAgeMs(spec.retention.maxAge) },
+    exclude: spec.exclude ?? [],
+  };
+}
+
+export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
+  const resolve = deps.resolve ?? ((kinds, signal) => resolveKinds(deps.client, kinds, signal));
+  // Discovery is asked again only when the spec changed, or after a while when kinds were missing: status
+  // refreshes under load must not cost discovery requests.
+  const resolutions = new Map<string, { generation: number; atMs: number; resolution: Resolution }>();
+
+  return async ({ name }, { signal }): Promise<Result> => {
+    const recorder = deps.recorders.store.get(name);
+    if (!recorder || recorder.metadata.deletionTimestamp) {
+      resolutions.delete(name);
+      await deps.sessions.close(name);
+      return {};
+    }
+    const now = deps.now?.() ?? new Date();
+    const generation = recorder.metadata.generation ?? 0;
+    const previous = recorder.status;
+    const report = async (input: Omit<StatusInput, 'generation' | 'previous' | 'now'>): Promise<void> => {
+      await writeStatus(deps, name, previous, buildStatus({ ...input, generation, previous, now }), signal);
+    };
+    const stop = async (blocked: NonNullable<StatusInput['blocked']>): Promise<Result> => {
+      resolutions.delete(name);
+      await deps.sessions.close(name);
+      await report({ blocked });
+      return {};
+    };
+
+    // ---- observe ----
+    const spec = applyDefaults(recorder.spec);
+    const invalid = validateSpec(spec);
+    if (invalid.length > 0) return stop({ reason: 'InvalidSpec', message: invalid.join('; ') });
+    const path = storagePath(name, spec);
+    const others = deps.recorders.store.list().map((r) => ({ recorder: r, path: storagePath(r.metadata.name ?? '', applyDefaults(r.spec)) }));
+    const rival = storageRival(recorder, path, others);
+    if (rival) return stop({ reason: 'StoragePathInUse', message: `ChangeRecorder ${rival.metadata.name} (older) records into ${storagePath(rival.metadata.name ?? '', applyDefaults(rival.spec))}, which overlaps ${path}` });
+    let session: RecorderSession;
+    try {
+      session = await deps.sessions.open(name, join(deps.storageRoot, path));
+    } catch (err) {
+      await report({ blocked: { reason: 'StorageUnavailable', message: `${join(deps.storageRoot, path)}: ${(err as Error).message}` } });
+      return { requeueAfter: UNSETTLED_REFRESH_MS };
+    }
+    let cached = resolutions.get(name);
+    if (!cached || cached.generation !== generation || (cached.resolution.missing.length > 0 && now.getTime() - cached.atMs >= MISSING_KINDS_RETRY_MS)) {
+      cached = { generation, atMs: now.getTime(), resolution: await resolve(spec.resources, signal) };
+      resolutions.set(name, cached);
+    }
+    const { resolution } = cached;
+    const selector = spec.namespaces.selector ? selectorString(spec.namespaces.selector) : undefined;
+    const selected = await session.selectNamespaces(selector);
+
+    // ---- plan ----
+    const targets = planTargets(resolution.found, spec.namespaces, selected);
+
+    // ---- act ----
+    await session.configure(settingsOf(spec));
+    await session.watch(targets);
+    const expiry = session.nextExpiry();
+    if (expiry !== undefined && expiry <= now.getTime()) session.sweep();
+
+    // ---- report ----
+    const state = session.report();
+    const namespaceFailure = session.namespaceFailure()?.message;
+    const namespacesPending = selector !== undefined && selected === undefined;
+    await report({ resolution, report: state, watchingSince: session.startedAt, ...(namespaceFailure ? { namespaceFailure } : {}), namespacesPending });
+
+    const waits: number[] = [];
+    if (state.storageFailure || namespaceFailure || namespacesPending || state.watches.some((w) => !w.ready || w.failure)) waits.push(UNSETTLED_REFRESH_MS);
+    if (resolution.missing.length > 0) waits.push(MISSING_KINDS_RETRY_MS);
+    const next = session.nextExpiry();
+    if (next !== undefined) waits.push(Math.min(MAX_SWEEP_WAIT_MS, Math.max(1000, next - now.getTime())));
+    return waits.length > 0 ? { requeueAfter: Math.min(...waits) } : {};
+  };
+}
+
+async function writeStatus(deps: ReconcilerDeps, name: string, previous: ChangeRecorderStatus | undefined, status: ChangeRecorderStatus, signal: AbortSignal): Promise<void> {
+  if (sameStatus(previous, status)) return;
+  await deps.client.mergePatch(ChangeRecorders, { namespace: '', name }, { status }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+}

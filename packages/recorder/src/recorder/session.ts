@@ -1,0 +1,307 @@
+// One ChangeRecorder at work: its record store, the watches of the scopes its spec asks for, and the
+// per-object queue of writes. The reconciler decides what to watch (plan.ts) and hands it over here; this
+// turns what the watches see into records, in order per object, and counts what it wrote.
+import { RetryReporter, type Client, type OpenObject, type RetryFailure, type RetryLog, type RetryMetrics } from '@quorum/runtime';
+import { excluder, type ObjectIdentity } from '../api/defaults.ts';
+import type { ExcludeRule } from '../api/changerecorder.ts';
+import {
+  lastSeenOf,
+  lastSeenOutdated,
+  recordOfDeletion,
+  recordOfMissedChange,
+  recordOfMissedDeletion,
+  recordOfUpdate,
+  type CleaningContext,
+  type NewRecord,
+} from '../record/changes.ts';
+import { sameVersion, type CleanSettings } from '../record/clean.ts';
+import type { RetentionPolicy } from '../record/retention.ts';
+import { kindFolder, RecordStore, type ObjectRef, type StoreStats } from '../store/record-store.ts';
+import type { ResolvedKind } from './discovery.ts';
+import { KindWatch, targetKey, type ChangeSink, type WatchTarget } from './kind-watch.ts';
+import { NamespaceWatch } from './namespace-watch.ts';
+import { OrderedWork } from './ordered-work.ts';
+
+export interface SessionSettings {
+  cleaning: CleanSettings;
+  retention: RetentionPolicy;
+  exclude: ExcludeRule[];
+}
+
+export interface SessionOptions {
+  /** The ChangeRecorder's name. */
+  name: string;
+  /** The store's directory (storage root + the spec's path). */
+  directory: string;
+  client: Client;
+  log?: RetryLog;
+  metrics?: RetryMetrics;
+  /** Told when there is something new to report in status (a record written, a watch ready). */
+  onActivity: () => void;
+  /** Told when the namespaces a selector picks change. */
+  onNamespacesChanged: () => void;
+  /** Store writes in flight at once, across objects. */
+  writeConcurrency?: number;
+  now?: () => Date;
+}
+
+export interface WatchReport {
+  target: WatchTarget;
+  objects: number;
+  /** The first list has been compared with the records, and changes are being followed. */
+  ready: boolean;
+  failure?: RetryFailure;
+}
+
+export interface SessionReport {
+  watches: WatchReport[];
+  /** Records written since the session started. */
+  written: number;
+  store: StoreStats;
+  /** The storage failure under way, if writes are failing. */
+  storageFailure?: RetryFailure;
+  /** Writes queued or in flight. */
+  pending: number;
+}
+
+const DEFAULT_WRITE_CONCURRENCY = 8;
+
+export class RecorderSession implements ChangeSink {
+  readonly name: string;
+  readonly directory: string;
+  readonly startedAt: Date;
+  readonly #store: RecordStore;
+  readonly #options: SessionOptions;
+  readonly #work: OrderedWork;
+  readonly #storage: RetryReporter;
+  readonly #watches = new Map<string, KindWatch>();
+  #namespaces: NamespaceWatch | undefined;
+  #settings: SessionSettings | undefined;
+  #isExcluded: (id: ObjectIdentity) => boolean = () => false;
+  #written = 0;
+
+  private constructor(store: RecordStore, options: SessionOptions) {
+    this.name = options.name;
+    this.directory = options.directory;
+    this.startedAt = (options.now ?? (() => new Date()))();
+    this.#store = store;
+    this.#options = options;
+    this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: options.metrics, fields: { directory: options.directory } });
+    this.#work = new OrderedWork({
+      concurrency: options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY,
+      onFailure: (key, err, retryInMs) => {
+        this.#storage.failed(new Error(`writing the record of ${key}`, { cause: err }), { retryInMs });
+        options.onActivity();
+      },
+      onRecovery: () => {
+        this.#storage.succeeded();
+        options.onActivity();
+      },
+    });
+  }
+
+  static async open(options: SessionOptions): Promise<RecorderSession> {
+    return new RecorderSession(await RecordStore.open(options.directory, options.log), options);
+  }
+
+  /**
+   * Applies the spec's settings. A change of cleaning or exclusions restarts every watch, so that the
+   * comparison at start brings each object's last-seen copy in line with the new settings (and writes one
+   * for objects no longer excluded).
+   */
+  async configure(settings: SessionSettings): Promise<void> {
+    const previous = this.#settings;
+    this.#settings = settings;
+    this.#isExcluded = excluder(settings.exclude);
+    const changed = previous && !(sameVersion(previous.cleaning, settings.cleaning) && sameVersion(previous.exclude, settings.exclude));
+    if (changed) {
+      const targets = [...this.#watches.values()].map((w) => w.target);
+      await this.watch([]);
+      await this.watch(targets);
+    }
+    if (previous && !sameVersion(previous.retention, settings.retention)) this.sweep();
+  }
+
+  /** Makes the running watches exactly `targets`: new ones start (and compare at start), dropped ones stop. */
+  async watch(targets: readonly WatchTarget[]): Promise<void> {
+    const wanted = new Map(targets.map((t) => [targetKey(t), t]));
+    for (const [key, watch] of this.#watches) {
+      if (wanted.has(key)) continue;
+      this.#watches.delete(key);
+      await watch.stop();
+    }
+    for (const [key, target] of wanted) {
+      if (this.#watches.has(key)) continue;
+      const watch = new KindWatch(this.#options.client, target, this, { log: this.#options.log, metrics: this.#options.metrics, onReady: this.#options.onActivity });
+      this.#watches.set(key, watch);
+      watch.start();
+    }
+  }
+
+  /**
+   * The namespaces `selector` picks (undefined until known), following label changes; undefined as the
+   * selector stops the namespace watch.
+   */
+  async selectNamespaces(selector: string | undefined): Promise<string[] | undefined> {
+    if (this.#namespaces && this.#namespaces.selector !== selector) {
+      await this.#namespaces.stop();
+      this.#namespaces = undefined;
+    }
+    if (selector === undefined) return undefined;
+    if (!this.#namespaces) {
+      this.#namespaces = new NamespaceWatch(this.#options.client, selector, this.#options.onNamespacesChanged, { log: this.#options.log, metrics: this.#options.metrics });
+      this.#namespaces.start();
+    }
+    return this.#namespaces.names();
+  }
+
+  namespaceFailure(): RetryFailure | undefined {
+    return this.#namespaces?.failing();
+  }
+
+  /** Applies retention to every object with records past it (count or age), through each object's queue. */
+  sweep(): void {
+    const policy = this.#settings?.retention;
+    if (!policy) return;
+    const now = this.#now().getTime();
+    for (const ref of this.#store.expired(policy, now)) {
+      this.#work.add(refKey(ref), async () => {
+        await this.#store.retain(ref, policy, this.#now().getTime());
+      });
+    }
+  }
+
+  /** When the next record passes maxAge, if one will. */
+  nextExpiry(): number | undefined {
+    return this.#settings ? this.#store.nextExpiry(this.#settings.retention) : undefined;
+  }
+
+  report(): SessionReport {
+    const failure = this.#storage.failing();
+    return {
+      watches: [...this.#watches.values()].map((w) => {
+        const watchFailure = w.failing();
+        return { target: w.target, objects: w.objects, ready: w.ready, ...(watchFailure ? { failure: watchFailure } : {}) };
+      }),
+      written: this.#written,
+      store: this.#store.stats(),
+      ...(failure ? { storageFailure: failure } : {}),
+      pending: this.#work.pending,
+    };
+  }
+
+  /** Resolves once every queued write is done (tests, and a clean stop). */
+  idle(): Promise<void> {
+    return this.#work.idle();
+  }
+
+  /** Stops every watch and waits for the writes in flight; queued ones are dropped (the next start finds them). */
+  async close(): Promise<void> {
+    await Promise.all([...this.#watches.values()].map((w) => w.stop()));
+    this.#watches.clear();
+    await this.#namespaces?.stop();
+    this.#namespaces = undefined;
+    await this.#work.stop();
+  }
+
+  // ---- ChangeSink: what the watches see ----
+
+  resumed(target: WatchTarget, listed: readonly OpenObject[]): Promise<void> {
+    const { kind } = target;
+    const present = new Set<string>();
+    const compared: Promise<void>[] = [];
+    // Resolves when the job has succeeded (it is retried until then); a job dropped by close() never does.
+    const add = (ref: ObjectRef, job: () => Promise<void>): void => {
+      compared.push(new Promise((resolve) => this.#work.add(refKey(ref), () => job().then(resolve))));
+    };
+    for (const live of listed) {
+      const ref = refOf(kind, live);
+      if (this.#excluded(ref)) continue;
+      present.add(refKey(ref));
+      const seenAt = this.#now();
+      add(ref, async () => {
+        const context = this.#context();
+        const lastSeen = await this.#store.readLastSeen(ref);
+        if (!lastSeen) {
+          await this.#store.writeLastSeen(ref, lastSeenOf(live, context, seenAt));
+          return;
+        }
+        const missed = recordOfMissedChange(lastSeen, live, context, seenAt);
+        if (missed) await this.#record(ref, missed);
+        if (missed || lastSeenOutdated(lastSeen, context)) await this.#store.writeLastSeen(ref, lastSeenOf(live, context, seenAt));
+      });
+    }
+    for (const ref of this.#store.lastSeenRefs(kind.group, kind.kind, target.namespace)) {
+      if (present.has(refKey(ref)) || this.#excluded(ref)) continue;
+      const seenAt = this.#now();
+      add(ref, async () => {
+        const lastSeen = await this.#store.readLastSeen(ref);
+        if (!lastSeen) return;
+        await this.#record(ref, recordOfMissedDeletion(lastSeen, seenAt));
+        await this.#store.removeLastSeen(ref);
+      });
+    }
+    return Promise.all(compared).then(() => undefined);
+  }
+
+  created(kind: ResolvedKind, obj: OpenObject): void {
+    const ref = refOf(kind, obj);
+    if (this.#excluded(ref)) return;
+    const seenAt = this.#now();
+    this.#work.add(refKey(ref), () => this.#store.writeLastSeen(ref, lastSeenOf(obj, this.#context(), seenAt)));
+  }
+
+  updated(kind: ResolvedKind, before: OpenObject, after: OpenObject): void {
+    // An object being deleted changes on its way out (finalizers removed); its deletion record keeps the last state.
+    if (after.metadata.resourceVersion === before.metadata.resourceVersion || after.metadata.deletionTimestamp) return;
+    const ref = refOf(kind, after);
+    if (this.#excluded(ref)) return;
+    const seenAt = this.#now();
+    this.#work.add(refKey(ref), async () => {
+      const context = this.#context();
+      const record = recordOfUpdate(before, after, context, seenAt);
+      if (!record) return;
+      await this.#record(ref, record);
+      await this.#store.writeLastSeen(ref, lastSeenOf(after, context, seenAt));
+    });
+  }
+
+  deleted(kind: ResolvedKind, last: OpenObject): void {
+    const ref = refOf(kind, last);
+    if (this.#excluded(ref)) return;
+    const seenAt = this.#now();
+    this.#work.add(refKey(ref), async () => {
+      await this.#record(ref, recordOfDeletion(last, this.#context(), seenAt));
+      await this.#store.removeLastSeen(ref);
+    });
+  }
+
+  /** Writes a record, then applies retention to the object. The record comes first: a crash after it at worst records a change twice, never loses it. */
+  async #record(ref: ObjectRef, record: NewRecord): Promise<void> {
+    await this.#store.writeRecord(ref, record);
+    this.#written++;
+    if (this.#settings) await this.#store.retain(ref, this.#settings.retention, this.#now().getTime());
+    this.#options.onActivity();
+  }
+
+  #context(): CleaningContext {
+    if (!this.#settings) throw new Error(`recorder ${this.name}: configure() must come before watching`);
+    return { settings: this.#settings.cleaning, redactionKey: this.#store.redactionKey };
+  }
+
+  #excluded(ref: ObjectRef): boolean {
+    return this.#isExcluded(ref);
+  }
+
+  #now(): Date {
+    return (this.#options.now ?? (() => new Date()))();
+  }
+}
+
+function refOf(kind: ResolvedKind, obj: OpenObject): ObjectRef {
+  return { group: kind.group, kind: kind.kind, namespace: obj.metadata.namespace ?? '', name: obj.metadata.name ?? '' };
+}
+
+function refKey(ref: ObjectRef): string {
+  return `${ref.namespace || '_cluster'}/${kindFolder(ref.group, ref.kind)}/${ref.name}`;
+}

@@ -1,0 +1,121 @@
+// Status: what `kubectl get changerecorders` and the conditions say, built from what the reconcile observed.
+// Every reason it can set is in REASONS, which docs/recorder.md's table is generated from.
+import { setCondition, type Condition } from '@quorum/runtime';
+import type { ChangeRecorderStatus, WatchedKind } from '../api/changerecorder.ts';
+import { groupKindName, type Resolution } from './discovery.ts';
+import type { SessionReport, WatchReport } from './session.ts';
+
+export const REASONS = {
+  Ready: {
+    Recording: 'every kind discovery found is watched, its first list compared with the records, and changes are being recorded',
+    Starting: 'some watches are still listing, or comparing the list with the records; the message names them',
+    WatchFailing: "a list or watch fails (the message has the API server's words, e.g. Forbidden when RBAC does not allow the kind)",
+    StorageFailing: 'writing records fails; they are retried in order, and nothing later of the same object is written before them',
+    StorageUnavailable: 'the storage directory cannot be opened',
+    StoragePathInUse: 'an older ChangeRecorder uses this storage path (or one inside or around it); this one records nothing',
+    InvalidSpec: 'the spec breaks a validation rule (possible when the CRD is older than the recorder); nothing is recorded',
+    NoKindsFound: 'discovery found none of the kinds asked for',
+  },
+  KindsResolved: {
+    AllKindsFound: 'discovery found every kind in spec.resources',
+    KindsNotFound: 'the API server serves none of the kinds the message names; they are looked up again every minute',
+  },
+} as const;
+
+type ReadyReason = keyof typeof REASONS.Ready;
+
+export interface StatusInput {
+  generation: number;
+  previous: ChangeRecorderStatus | undefined;
+  now: Date;
+  /** Why nothing is being recorded, when that is the case. */
+  blocked?: { reason: 'InvalidSpec' | 'StoragePathInUse' | 'StorageUnavailable'; message: string };
+  resolution?: Resolution;
+  report?: SessionReport;
+  watchingSince?: Date;
+  /** The namespace selector's watch failure, if any. */
+  namespaceFailure?: string;
+  /** Whether the selector's namespaces are still being listed. */
+  namespacesPending?: boolean;
+}
+
+function describe(w: WatchReport): string {
+  return `${groupKindName(w.target.kind)}${w.target.namespace ? ` in ${w.target.namespace}` : ''}`;
+}
+
+function ready(input: StatusInput): { reason: ReadyReason; message: string } {
+  if (input.blocked) return input.blocked;
+  const report = input.report;
+  if (!report) return { reason: 'Starting', message: 'opening the storage' };
+  if (report.storageFailure) return { reason: 'StorageFailing', message: `${report.storageFailure.message} (failing for ${Math.round(report.storageFailure.forMs / 1000)} s; ${report.pending} writes waiting)` };
+  const failing = report.watches.filter((w) => w.failure);
+  if (failing.length > 0 || input.namespaceFailure) {
+    const messages = failing.map((w) => `${describe(w)}: ${w.failure?.message ?? ''}`);
+    if (input.namespaceFailure) messages.unshift(`namespaces: ${input.namespaceFailure}`);
+    return { reason: 'WatchFailing', message: messages.join('; ') };
+  }
+  const starting = report.watches.filter((w) => !w.ready);
+  if (starting.length > 0 || input.namespacesPending) {
+    const names = starting.map(describe);
+    if (input.namespacesPending) names.unshift('the namespaces the selector picks');
+    return { reason: 'Starting', message: `listing and comparing ${names.join(', ')}` };
+  }
+  if (input.resolution && input.resolution.found.length === 0) return { reason: 'NoKindsFound', message: 'none of the kinds in spec.resources is served by the API server' };
+  if (report.watches.length === 0) return { reason: 'Recording', message: 'no namespace is selected now: nothing to watch until one is' };
+  const kinds = new Set(report.watches.map((w) => groupKindName(w.target.kind))).size;
+  const objects = report.watches.reduce((n, w) => n + w.objects, 0);
+  return { reason: 'Recording', message: `recording changes to ${kinds} kind${kinds === 1 ? '' : 's'} (${objects} object${objects === 1 ? '' : 's'})` };
+}
+
+export function buildStatus(input: StatusInput): ChangeRecorderStatus {
+  const { generation, previous, now, report, resolution } = input;
+  const r = ready(input);
+  let conditions: Condition[] = setCondition(previous?.conditions, {
+    type: 'Ready',
+    status: r.reason === 'Recording' ? 'True' : 'False',
+    reason: r.reason,
+    message: r.message,
+    observedGeneration: generation,
+  }, now);
+  if (resolution) {
+    const missing = resolution.missing.map(groupKindName);
+    conditions = setCondition(conditions, missing.length > 0
+      ? { type: 'KindsResolved', status: 'False', reason: 'KindsNotFound', message: `discovery found no served version of ${missing.join(', ')}`, observedGeneration: generation }
+      : { type: 'KindsResolved', status: 'True', reason: 'AllKindsFound', message: `found ${resolution.found.length} kind${resolution.found.length === 1 ? '' : 's'}`, observedGeneration: generation }, now);
+  }
+  const status: ChangeRecorderStatus = { ...previous, observedGeneration: generation, conditions };
+  if (input.blocked) {
+    // Nothing is watched any more; what is in storage stays, and so do its figures.
+    status.kinds = [];
+    status.objects = 0;
+  }
+  if (report) {
+    const kinds = new Map<string, WatchedKind>();
+    for (const w of report.watches) {
+      const k = w.target.kind;
+      const key = `${k.group}/${k.kind}`;
+      const entry = kinds.get(key) ?? { group: k.group, kind: k.kind, version: k.version, resource: k.resource, namespaced: k.namespaced, objects: 0 };
+      entry.objects += w.objects;
+      kinds.set(key, entry);
+    }
+    status.kinds = [...kinds.values()].sort((a, b) => `${a.group}/${a.kind}`.localeCompare(`${b.group}/${b.kind}`));
+    status.objects = status.kinds.reduce((n, k) => n + k.objects, 0);
+    status.recordsWritten = report.written;
+    status.records = report.store.records;
+    status.storageBytes = report.store.bytes;
+    if (report.store.lastRecordMs !== undefined) status.lastRecordTime = new Date(report.store.lastRecordMs).toISOString();
+  }
+  if (input.watchingSince) status.watchingSince = input.watchingSince.toISOString();
+  return status;
+}
+
+/** Status equality, ignoring key order: an unchanged status is not written. */
+export function sameStatus(a: ChangeRecorderStatus | undefined, b: ChangeRecorderStatus): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(value: unknown): string {
+  const sorted = (o: unknown): unknown =>
+    Array.isArray(o) ? o.map(sorted) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Record<string, unknown>).sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => [k, sorted(v)])) : o;
+  return JSON.stringify(sorted(value));
+}
