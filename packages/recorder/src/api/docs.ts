@@ -10,7 +10,7 @@ import { REASONS } from '../recorder/status.ts';
  * The file the generator fills in, relative to the repository root. It lives in the package because this
  * package's sessions may only write below packages/recorder; moving it to the top-level docs/ is this line.
  */
-export const DOCS_FILE = 'packages/recorder/docs/recorder.md';
+export const DOCS_FILE = 'docs/recorder.md';
 export const BEGIN = '<!-- BEGIN GENERATED API REFERENCE -->';
 export const END = '<!-- END GENERATED API REFERENCE -->';
 
