@@ -41,6 +41,7 @@ export interface MemberHealth {
   version?: string;
   dbSize?: number;
   revision?: string;
+  clusterId?: string;
   error?: string;
 }
 
@@ -105,9 +106,6 @@ export interface EtcdView {
   unreachable: { member: string; error: string }[];
   health: MemberHealth[];
   clusterId?: string;
-  /** Endpoint of a member that answered: where membership calls go. */
-  endpoint?: string;
-  leaderEndpoint?: string;
 }
 
 /**
@@ -120,7 +118,6 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
     .sort((a, b) => Number(isReady(b)) - Number(isReady(a)))
     .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', endpoint: `http://${p.status!.podIP}:2379` }));
   let list: { id: string; name: string; peerURLs: string[]; isLearner: boolean }[] | undefined;
-  let answered: string | undefined;
   const unreachable: { member: string; error: string }[] = pods
     .filter((p) => !(p.status?.podIP && p.status.phase === 'Running') && !p.metadata.deletionTimestamp)
     .map((p) => {
@@ -130,7 +127,6 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
   for (const { member, endpoint } of endpoints) {
     try {
       list = await clients.get(endpoint).memberList({ linearizable: true, signal });
-      answered = endpoint;
       break;
     } catch (err) {
       // Try the next member: one that cannot reach a quorum cannot answer.
@@ -147,7 +143,7 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
       if (!endpoint || !m.name) return { member, id: m.id, healthy: false, learner: m.isLearner };
       try {
         const s = await clients.get(endpoint).status({ signal });
-        return { member, id: m.id, healthy: s.errors.length === 0 && s.leaderId !== '0' && s.leaderId !== '', learner: s.isLearner, leaderId: s.leaderId, version: s.version, dbSize: s.dbSize, revision: s.revision };
+        return { member, id: m.id, healthy: s.errors.length === 0 && s.leaderId !== '0' && s.leaderId !== '', learner: s.isLearner, leaderId: s.leaderId, version: s.version, dbSize: s.dbSize, revision: s.revision, clusterId: s.clusterId };
       } catch (err) {
         return { member, id: m.id, healthy: false, learner: m.isLearner, error: (err as Error).message };
       }
@@ -159,21 +155,9 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
   const named = mostCommon(health.filter((h) => h.healthy && !h.learner).map((h) => h.leaderId).filter((l): l is string => !!l && l !== '0'));
   const leaderId = named && health.filter((h) => h.healthy && !h.learner && h.leaderId === named).length >= quorum(voters) ? named : undefined;
   const members: ObservedMember[] = list.map((m, i) => ({ id: m.id, member: health[i]!.member, started: m.name !== '', learner: m.isLearner, healthy: health[i]!.healthy }));
-  const leaderMember = health.find((h) => h.id === leaderId)?.member;
-  let clusterId: string | undefined;
-  try {
-    clusterId = (await clients.get(answered!).status({ signal })).clusterId;
-  } catch {
-    /* reported next time */
-  }
-  return {
-    membership: { members, leaderId },
-    health,
-    clusterId,
-    unreachable: [],
-    endpoint: answered,
-    leaderEndpoint: leaderMember ? byMember.get(leaderMember) : undefined,
-  };
+  // Every member that answered its status named the cluster ID: no extra call for it.
+  const clusterId = health.find((h) => h.clusterId)?.clusterId;
+  return { membership: { members, leaderId }, health, clusterId, unreachable: [] };
 }
 
 /**

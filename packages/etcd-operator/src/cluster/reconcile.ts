@@ -57,7 +57,8 @@ const STEADY_RESYNC_MS = 30_000;
 
 export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
   const crashSince = new Map<string, number>();
-  const crashReported = new Set<string>();
+  // Per pod UID, the crash already reported (its message): one Warning per distinct crash, forgotten with the crash.
+  const crashReported = new Map<string, string>();
   // The refusal of each cluster's last attempt, reported by its next reconcile (then forgotten).
   const failures = new Map<string, StepFailure>();
   const lastWarnLog = new Map<string, number>();
@@ -199,11 +200,15 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
 
     function reportCrashes(l: Logger, ev: typeof event, raw: PodObject[], observedList: typeof observedPods): void {
       for (const [i, o] of observedList.entries()) {
-        const uid = `${raw[i]!.metadata.uid ?? ''}/${o.lastTermination?.message ?? ''}`;
-        if (o.crashLoopingSince === undefined) continue;
-        if (crashReported.has(uid)) continue;
-        crashReported.add(uid);
-        const note = `${o.member} keeps exiting${o.lastTermination ? ` (exit code ${o.lastTermination.exitCode}): ${o.lastTermination.message}` : ''}`;
+        const uid = raw[i]!.metadata.uid ?? '';
+        if (o.crashLoopingSince === undefined) {
+          crashReported.delete(uid);
+          continue;
+        }
+        const message = o.lastTermination?.message ?? '';
+        if (crashReported.get(uid) === message) continue;
+        crashReported.set(uid, message);
+        const note = `${o.member} keeps exiting${o.lastTermination ? ` (exit code ${o.lastTermination.exitCode}): ${message}` : ''}`;
         ev('Warning', 'MembersCrashLooping', note);
         l.warn({ member: o.member, exitCode: o.lastTermination?.exitCode }, note);
       }

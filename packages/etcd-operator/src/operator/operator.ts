@@ -92,7 +92,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
       name: 'webhooks',
       needLeaderElection: false,
       start: async (signal) => {
-        const ca = await ensureWebhookCertificates(manager.client, config.namespace, config.webhookServiceName, config.certDir);
+        const ca = await ensureWebhookCertificates(manager.client, config.namespace, config.webhookServiceName, config.certDir, { metrics: manager.metrics.retries });
         const server = new WebhookServer({
           port: config.webhookPort,
           certFile,
@@ -108,7 +108,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
         // Re-installed or edited configurations lose the CA: keep it published (no write when it is there).
         while (!signal.aborted) {
           await sleep(30_000, signal);
-          if (!signal.aborted) await publishCaBundle(manager.client, ca).catch((err: unknown) => manager.log.warn({ err }, 'could not publish the webhook CA'));
+          if (!signal.aborted) await publishCaBundle(manager.client, ca, { metrics: manager.metrics.retries }).catch((err: unknown) => manager.log.warn({ err }, 'could not publish the webhook CA'));
         }
         // Keep answering while the endpoint removal reaches every kube-proxy, then stop.
         await sleep(config.webhookDrainMs);

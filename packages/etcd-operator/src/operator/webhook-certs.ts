@@ -1,7 +1,7 @@
 // The webhook's serving certificate: one CA and certificate for every replica, kept in a Secret (the
 // first replica to start creates it), written to local files for the server, and the CA patched into the
 // webhook configurations so the API server trusts it.
-import { AlreadyExistsError, Secrets, generateCertificates, patchCaBundle, writeCertificates, type Client, type GeneratedCertificates } from '@quorum/runtime';
+import { AlreadyExistsError, Secrets, generateCertificates, patchCaBundle, writeCertificates, type Client, type GeneratedCertificates, type PatchCaBundleOptions } from '@quorum/runtime';
 
 export const CERT_SECRET = 'quorum-webhook-certs';
 export const VALIDATING_WEBHOOK = 'quorum-etcd-validating';
@@ -10,7 +10,7 @@ export const MUTATING_WEBHOOK = 'quorum-etcd-defaulting';
 type SecretObject = { metadata: { name: string; namespace: string }; type?: string; data?: Record<string, string> };
 
 /** Returns the CA, which `keepCaBundle` keeps published. */
-export async function ensureWebhookCertificates(client: Client, namespace: string, service: string, certDir: string): Promise<string> {
+export async function ensureWebhookCertificates(client: Client, namespace: string, service: string, certDir: string, options: PatchCaBundleOptions = {}): Promise<string> {
   let certs = await readSecret(client, namespace);
   if (!certs) {
     const generated = await generateCertificates({ dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`], commonName: `${service}.${namespace}.svc`, validityDays: 3650 });
@@ -31,13 +31,13 @@ export async function ensureWebhookCertificates(client: Client, namespace: strin
   }
   if (!certs) throw new Error(`webhook certificates: Secret ${namespace}/${CERT_SECRET} unreadable`);
   await writeCertificates(certDir, certs);
-  await publishCaBundle(client, certs.caCert);
+  await publishCaBundle(client, certs.caCert, options);
   return certs.caCert;
 }
 
 /** Sets the CA on both webhook configurations; reads only when it is already there. */
-export function publishCaBundle(client: Client, caCert: string): Promise<void> {
-  return patchCaBundle(client, { validating: [VALIDATING_WEBHOOK], mutating: [MUTATING_WEBHOOK] }, caCert);
+export function publishCaBundle(client: Client, caCert: string, options: PatchCaBundleOptions = {}): Promise<void> {
+  return patchCaBundle(client, { validating: [VALIDATING_WEBHOOK], mutating: [MUTATING_WEBHOOK] }, caCert, options);
 }
 
 async function readSecret(client: Client, namespace: string): Promise<GeneratedCertificates | undefined> {
