@@ -2,6 +2,8 @@
 // reconcile.ts use these names; docs/operations.md's tables are generated from this file
 // (`node packages/etcd-operator/scripts/generate.ts`), so the docs list exactly what the code can set.
 
+import { STEP_WARN_MS } from './progress.ts';
+
 export interface ReasonDoc {
   reason: string;
   status: 'True' | 'False';
@@ -100,7 +102,7 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   MemberPodDeleted: { type: 'Normal', meaning: 'a pod that is no longer a member (or failed) was deleted' },
   MemberClaimDeleted: { type: 'Normal', meaning: 'the claim of a former member was deleted (reclaimPolicy Delete)' },
   MemberRestarted: { type: 'Warning', meaning: 'a member was evicted so that its peers reconnect to it (a stale peer view, etcd-io/etcd#14523)' },
-  StepRetrying: { type: 'Warning', meaning: `a step has been retried for ${30} s; the note carries the last refusal` },
+  StepRetrying: { type: 'Warning', meaning: `a step has been retried for ${STEP_WARN_MS / 1000} s; the note carries the last refusal` },
   StepStalled: { type: 'Warning', meaning: 'a step made no progress within its bound' },
   StepFailed: { type: 'Warning', meaning: 'Kubernetes refused a write (admission, quota, validation); the note carries its message' },
   MembersCrashLooping: { type: 'Warning', meaning: 'member containers keep exiting; the note has the exit code and the last lines etcd printed' },

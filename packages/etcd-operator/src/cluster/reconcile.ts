@@ -2,6 +2,7 @@
 // (status first, so a crash right after the step still left a record), take it (act.ts). A step that is
 // refused is retried with a voice (progress.ts): status, events, a metric and a warn log say what and why.
 import {
+  ApiError,
   applyIfChanged,
   NotFoundError,
   PodDisruptionBudgets,
@@ -54,6 +55,8 @@ export interface ReconcilerDeps {
 }
 
 const STEADY_RESYNC_MS = 30_000;
+/** How long a membership change may be refused by every member before a stale peer is restarted. */
+const DEFAULT_REFUSED_RESTART_MS = 120_000;
 
 export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
   const crashSince = new Map<string, number>();
@@ -67,7 +70,12 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
     const key = `${namespace}/${name}`;
     const cluster = deps.clusters.store.get(key);
-    if (!cluster || cluster.metadata.deletionTimestamp) return {};
+    if (!cluster || cluster.metadata.deletionTimestamp) {
+      // A cluster that is gone leaves nothing behind in the reconciler's memory.
+      failures.delete(key);
+      lastWarnLog.delete(key);
+      return {};
+    }
     const previous = cluster.status as StatusShape | undefined;
     const now = deps.now?.() ?? new Date();
     const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(cluster, { type, reason, action: reason, note });
@@ -116,7 +124,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       now: now.getTime(),
       crashLoopGraceMs: deps.crashLoopGraceMs,
       stuckTerminatingReplaceMs: spec.replaceStuckMemberAfterSeconds * 1000,
-      refusedRestartMs: deps.refusedRestartMs ?? 120_000,
+      refusedRestartMs: deps.refusedRestartMs ?? DEFAULT_REFUSED_RESTART_MS,
       // Peer views are read only while a change is being refused everywhere: they are what explains it.
       ...(refusedSince && view.membership
         ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal) } }
@@ -131,6 +139,8 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
 
     // ---- report ----
     const next = nextIndex(observed);
+    // Before the status is built: the step's voice marks it (warned, stalled) in what status records.
+    reportStep(key, log, event, previous?.step, step, action, failure, now);
     const status = buildStatus({
       ...base(cluster, previous, now),
       pods: observedPods,
@@ -146,7 +156,6 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       status.bootstrapMembers = action.members;
       status.nextMemberIndex = Math.max(next, ...action.members.map((m) => (memberIndex(name, m) ?? 0) + 1));
     }
-    reportStep(key, log, event, previous?.step, step, action, failure, now);
     reportCrashes(log, event, pods, observedPods);
     await writeStatus(status);
     if (spec.paused) return { requeueAfter: STEADY_RESYNC_MS };
@@ -164,7 +173,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       failures.set(key, f);
       deps.metrics?.stepRetried(action.type, f.reason);
       // Kubernetes refusals (admission, quota) are news at once; etcd's are reported when they persist.
-      if (f.message.startsWith('Kubernetes refused') && failure?.message !== f.message) event('Warning', 'StepFailed', `${actionMessage(action)}: ${f.message}`);
+      if (err instanceof ApiError && failure?.message !== f.message) event('Warning', 'StepFailed', `${actionMessage(action)}: ${f.message}`);
       return { requeueAfter: retryDelayMs({ ...(step ?? { name: action.type, startedAt: now.toISOString() }), lastError: f.message }, now, 1000) };
     }
 
