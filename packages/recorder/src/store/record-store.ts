@@ -212,6 +212,9 @@ export class RecordStore {
   }
 
   #makeDir(ref: ObjectRef): Promise<string> {
+    // An object the index knows has its folder already (entries and folders come and go together): no
+    // mkdir calls on the hot path of every write.
+    if (this.#entry(ref)) return Promise.resolve(this.#dir(ref));
     return makeDirs(this.root, this.#parts(ref));
   }
 
