@@ -374,6 +374,7 @@ export const StepSchema = Type.Object(
     lastErrorReason: Type.Optional(Type.String({ description: 'Machine-readable kind of the last refusal, e.g. UnhealthyCluster.', maxLength: 64 })),
     refusedEverywhereSince: Type.Optional(Type.String({ description: 'Since when every voting member has refused this membership change.', format: 'date-time' })),
     failures: Type.Optional(Type.Integer({ description: 'Failed attempts of this step.', format: 'int32', minimum: 0 })),
+    restarts: Type.Optional(Type.Integer({ description: 'Members restarted for a stale peer view while this membership change was refused (at most 2).', format: 'int32', minimum: 0 })),
     warned: Type.Optional(Type.Boolean({ description: 'Whether the StepRetrying Warning event was emitted.' })),
     stalled: Type.Optional(Type.Boolean({ description: 'Whether the step passed its bound (StepStalled).' })),
   },

@@ -54,7 +54,12 @@ export interface RefusedChange {
   since: number;
   /** Per member name: the member names it reports active in `etcd_network_active_peers`. */
   activePeers: Record<string, string[]>;
+  /** Members already restarted for this change. */
+  restarts?: number;
 }
+
+/** Restarts for a stale peer view per refused change; past them the change stays refused, Degraded, for a person. */
+export const MAX_STALE_PEER_RESTARTS = 2;
 
 export interface Observed {
   cluster: string;
@@ -207,7 +212,7 @@ export function plan(o: Observed): Action {
   // A change etcd has refused through every member for too long, while all members are healthy: some
   // member holds a stale "inactive" view of a peer (etcd-io/etcd#14523). Restart the peer it reports
   // inactive (a follower, if quorum survives it) so that the streams reconnect and the view is fresh.
-  if (o.refused && o.now - o.refused.since >= o.refusedRestartMs && members.every((m) => m.started && m.healthy && pod(m.member)?.ready)) {
+  if (o.refused && (o.refused.restarts ?? 0) < MAX_STALE_PEER_RESTARTS && o.now - o.refused.since >= o.refusedRestartMs && members.every((m) => m.started && m.healthy && pod(m.member)?.ready)) {
     const restart = stalePeer(o, members);
     if (restart) return restart;
   }

@@ -18,6 +18,8 @@ export interface StepRecord {
   refusedEverywhereSince?: string;
   /** Failed attempts of this step so far. */
   failures?: number;
+  /** Members restarted for a stale peer view while this change was refused (bounded: see plan.ts). */
+  restarts?: number;
   /** Whether the Warning event for this step has been emitted (after STEP_WARN_MS), and the stall event (past the bound). */
   warned?: boolean;
   stalled?: boolean;
@@ -48,6 +50,10 @@ export function stepName(a: Action): string | undefined {
 
 /** The step record after this reconcile's decision (and the failure of the previous attempt, if any). */
 export function nextStep(previous: StepRecord | undefined, action: Action, failure: StepFailure | undefined, now: Date): StepRecord | undefined {
+  // A restart for a stale peer view is part of the refused change it serves, not a step of its own: the
+  // change keeps its age (so it still turns Degraded past its bound) and counts the restart, and the
+  // refusals are timed afresh so the restart has its time to work.
+  if (action.type === 'restartMember' && previous) return { ...previous, restarts: (previous.restarts ?? 0) + 1, refusedEverywhereSince: now.toISOString() };
   const name = stepName(action);
   if (!name) return undefined;
   const same = previous?.name === name;

@@ -127,7 +127,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       refusedRestartMs: deps.refusedRestartMs ?? DEFAULT_REFUSED_RESTART_MS,
       // Peer views are read only while a change is being refused everywhere: they are what explains it.
       ...(refusedSince && view.membership
-        ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal) } }
+        ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal), restarts: previous?.step?.restarts ?? 0 } }
         : {}),
     };
 

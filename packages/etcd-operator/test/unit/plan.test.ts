@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
 import { lastLines } from '../../src/cluster/observe.ts';
+import { nextStep } from '../../src/cluster/progress.ts';
 
 const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({ id: String(100 + i), member: `c-${i}`, started: true, learner: false, healthy: true, ...extra });
 const pod = (i: number, extra: Partial<ObservedPod> = {}): ObservedPod => ({ member: `c-${i}`, phase: 'Running', ready: true, deleting: false, ...extra });
@@ -147,6 +148,8 @@ test('a change refused everywhere for longer than the bound restarts the peer an
   // Before the bound, or without a stale view, the change is simply tried again.
   assert.deepEqual(plan(observed({ replicas: 5, refused: { ...refused, since: 1_000_000 - 10_000 } })), { type: 'addMember', member: 'c-3' });
   assert.deepEqual(plan(observed({ replicas: 5, refused: { since: 0, activePeers: { 'c-0': ['c-1', 'c-2'], 'c-1': ['c-0', 'c-2'], 'c-2': ['c-0', 'c-1'] } } })), { type: 'addMember', member: 'c-3' });
+  // Restarts are bounded per change: past them the change stays refused (and Degraded) for a person.
+  assert.deepEqual(plan(observed({ replicas: 5, refused: { ...refused, restarts: 2 } })), { type: 'addMember', member: 'c-3' });
   // The leader's stale view of a follower: the follower restarts, not the leader.
   const leaderStale = plan(observed({ replicas: 5, refused: { since: 0, activePeers: { 'c-1': ['c-2'], 'c-0': ['c-1', 'c-2'], 'c-2': ['c-0', 'c-1'] } } }));
   assert.ok(leaderStale.type === 'restartMember' && leaderStale.member !== 'c-0', JSON.stringify(leaderStale));
@@ -177,4 +180,17 @@ test('a one-member cluster grows: the learner it adds counts once promoted', () 
   // Three of five down: no quorum left to change anything.
   const fiveThreeDown = observed({ ...fiveTwoDown, membership: { members: [0, 1, 2, 3, 4].map((i) => member(i, i >= 2 ? { healthy: false } : {})), leaderId: '100' } });
   assert.equal(plan(fiveThreeDown).type, 'wait');
+});
+
+test('a stale-peer restart belongs to the refused change: its age goes on, the restart is counted', () => {
+  const now = new Date('2026-11-23T08:10:00Z');
+  const refused = { name: 'addMember c-3', startedAt: '2026-11-23T08:00:00Z', refusedEverywhereSince: '2026-11-23T08:01:00Z', lastErrorReason: 'UnhealthyCluster' };
+  const restarted = nextStep(refused, { type: 'restartMember', member: 'c-1', reason: 'StalePeerView', detail: 'x' }, undefined, now);
+  assert.equal(restarted?.name, 'addMember c-3');
+  assert.equal(restarted?.startedAt, refused.startedAt);
+  assert.equal(restarted?.restarts, 1);
+  assert.equal(restarted?.refusedEverywhereSince, now.toISOString());
+  const again = nextStep(restarted, { type: 'addMember', member: 'c-3' }, undefined, now);
+  assert.equal(again?.restarts, 1);
+  assert.equal(again?.startedAt, refused.startedAt);
 });
