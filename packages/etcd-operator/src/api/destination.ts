@@ -1,0 +1,114 @@
+// Where a backup is stored: one object store bucket (S3, GCS, Azure Blob) or a PVC. Shared by EtcdBackup,
+// EtcdBackupSchedule and EtcdCluster.spec.bootstrap.fromBackup, so the one schema is validated, defaulted
+// and documented the same way everywhere.
+import { Type, type Static } from '@sinclair/typebox';
+
+/** A Secret name in the backup's namespace (a DNS-1123 subdomain). */
+const SECRET_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
+/** An object key prefix: no leading slash, no `..` segment, no empty segment. */
+export const PREFIX_PATTERN = '^([A-Za-z0-9!_.*\'()-]+(/[A-Za-z0-9!_.*\'()-]+)*/?)?$';
+/** An http(s) URL of an object store server. */
+const ENDPOINT_PATTERN = '^https?://[^\\s/]+(/[^\\s]*)?$';
+
+/** The keys each kind of credentials Secret must hold (docs and the agent read these names). */
+export const CREDENTIAL_KEYS = {
+  s3: ['accessKeyId', 'secretAccessKey'],
+  gcs: ['serviceAccount.json'],
+  azure: ['connectionString'],
+} as const;
+
+const secretName = (what: string): ReturnType<typeof Type.String> =>
+  Type.String({ description: what, pattern: SECRET_NAME_PATTERN, minLength: 1, maxLength: 253 });
+const prefix = Type.String({
+  description: "Key prefix for the stored objects (e.g. `prod/etcd`); '' stores them at the top of the bucket.",
+  pattern: PREFIX_PATTERN,
+  maxLength: 512,
+  default: '',
+});
+const endpoint = (what: string): ReturnType<typeof Type.String> => Type.String({ description: what, pattern: ENDPOINT_PATTERN, maxLength: 1024 });
+
+export const S3DestinationSchema = Type.Object(
+  {
+    bucket: Type.String({ description: 'Bucket name.', minLength: 3, maxLength: 63 }),
+    prefix: Type.Optional(prefix),
+    endpoint: Type.Optional(endpoint('URL of an S3-compatible server (MinIO, Ceph…); AWS S3 when unset.')),
+    region: Type.Optional(Type.String({ description: 'Region of the bucket; us-east-1 when unset.', minLength: 1, maxLength: 64 })),
+    forcePathStyle: Type.Optional(Type.Boolean({ description: 'Address the bucket as a path (`endpoint/bucket/key`) rather than a host name, as most S3 servers other than AWS need.' })),
+    credentialsSecret: secretName('Secret in the same namespace with keys accessKeyId and secretAccessKey.'),
+  },
+  { description: 'An S3 or S3-compatible bucket.' },
+);
+
+export const GcsDestinationSchema = Type.Object(
+  {
+    bucket: Type.String({ description: 'Bucket name.', minLength: 3, maxLength: 222 }),
+    prefix: Type.Optional(prefix),
+    endpoint: Type.Optional(endpoint('URL of a GCS-compatible server (an emulator); Google Cloud Storage when unset.')),
+    credentialsSecret: secretName('Secret in the same namespace with key serviceAccount.json (a service account key); the key may be absent for an emulator.'),
+  },
+  { description: 'A Google Cloud Storage bucket.' },
+);
+
+export const AzureDestinationSchema = Type.Object(
+  {
+    container: Type.String({ description: 'Blob container name.', minLength: 3, maxLength: 63 }),
+    prefix: Type.Optional(prefix),
+    endpoint: Type.Optional(endpoint("URL of the Blob service, overriding the connection string's BlobEndpoint.")),
+    credentialsSecret: secretName('Secret in the same namespace with key connectionString.'),
+  },
+  { description: 'An Azure Blob Storage container.' },
+);
+
+export const PvcDestinationSchema = Type.Object(
+  {
+    claimName: Type.String({ description: 'PersistentVolumeClaim in the same namespace; ReadWriteMany lets backups run on any node.', pattern: SECRET_NAME_PATTERN, minLength: 1, maxLength: 253 }),
+    path: Type.Optional(Type.String({ description: "Folder inside the volume; its top when unset.", pattern: PREFIX_PATTERN, maxLength: 512 })),
+  },
+  { description: 'A folder on a PersistentVolumeClaim.' },
+);
+
+export const DESTINATION_EXACTLY_ONE = {
+  rule: '[has(self.s3), has(self.gcs), has(self.azure), has(self.pvc)].filter(x, x).size() == 1',
+  message: 'a destination must set exactly one of s3, gcs, azure or pvc',
+};
+
+export const DestinationSchema = Type.Object(
+  {
+    s3: Type.Optional(S3DestinationSchema),
+    gcs: Type.Optional(GcsDestinationSchema),
+    azure: Type.Optional(AzureDestinationSchema),
+    pvc: Type.Optional(PvcDestinationSchema),
+  },
+  { description: 'Where backups are stored: exactly one of s3, gcs, azure or pvc.', 'x-kubernetes-validations': [DESTINATION_EXACTLY_ONE] },
+);
+
+export type S3Destination = Static<typeof S3DestinationSchema>;
+export type GcsDestination = Static<typeof GcsDestinationSchema>;
+export type AzureDestination = Static<typeof AzureDestinationSchema>;
+export type PvcDestination = Static<typeof PvcDestinationSchema>;
+export type Destination = Static<typeof DestinationSchema>;
+export type DestinationKind = 's3' | 'gcs' | 'azure' | 'pvc';
+
+/** Which backend a destination names (the schema guarantees exactly one). */
+export function destinationKind(d: Destination): DestinationKind {
+  if (d.s3) return 's3';
+  if (d.gcs) return 'gcs';
+  if (d.azure) return 'azure';
+  if (d.pvc) return 'pvc';
+  throw new Error('a destination must set exactly one of s3, gcs, azure or pvc');
+}
+
+/** The URI a stored object is reported by (status.location): s3://bucket/key, gs://…, azure://container/key, pvc://claim/path. */
+export function locationURI(d: Destination, key: string): string {
+  if (d.s3) return `s3://${d.s3.bucket}/${key}`;
+  if (d.gcs) return `gs://${d.gcs.bucket}/${key}`;
+  if (d.azure) return `azure://${d.azure.container}/${key}`;
+  if (d.pvc) return `pvc://${d.pvc.claimName}/${key}`;
+  throw new Error('a destination must set exactly one of s3, gcs, azure or pvc');
+}
+
+/** The folder (object key prefix) a destination stores under, with a trailing slash unless empty. */
+export function destinationPrefix(d: Destination): string {
+  const p = d.s3?.prefix ?? d.gcs?.prefix ?? d.azure?.prefix ?? d.pvc?.path ?? '';
+  return p === '' || p.endsWith('/') ? p : `${p}/`;
+}
