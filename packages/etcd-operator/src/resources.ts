@@ -1,6 +1,10 @@
 // Where the operator's own kinds live in the API, for the runtime's typed client and informers.
-import { resource } from '@quorum/runtime';
+import { resource, type OpenObject } from '@quorum/runtime';
 import { API_VERSION, GROUP, KIND, PLURAL, type EtcdCluster } from './api/etcdcluster.ts';
+import { BACKUP_KIND, BACKUP_PLURAL, type EtcdBackup } from './api/etcdbackup.ts';
 
 export { GROUP };
 export const EtcdClusters = resource<EtcdCluster>(API_VERSION, KIND, PLURAL, true);
+export const EtcdBackups = resource<EtcdBackup>(API_VERSION, BACKUP_KIND, BACKUP_PLURAL, true);
+/** batch/v1 Jobs: backups run in them. */
+export const Jobs = resource<OpenObject>('batch/v1', 'Job', 'jobs', true);

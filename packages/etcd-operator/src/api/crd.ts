@@ -1,10 +1,12 @@
 // The EtcdCluster CustomResourceDefinition, built from the TypeBox schemas in etcdcluster.ts by the runtime's
 // CRD tooling; what is the operator's own is here: names, scope, subresources and printer columns.
 import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
+import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKUP_SINGULAR, EtcdBackupSchema } from './etcdbackup.ts';
 import { EtcdClusterSchema, GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './etcdcluster.ts';
 
-/** The file the generator writes, relative to packages/etcd-operator. */
+/** The files the generator writes, relative to packages/etcd-operator. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
+export const BACKUP_CRD_FILE = `deploy/crds/${GROUP}_${BACKUP_PLURAL}.yaml`;
 export const GENERATE_COMMAND = 'node packages/etcd-operator/scripts/generate.ts';
 
 export const PRINTER_COLUMNS: PrinterColumn[] = [
@@ -38,4 +40,27 @@ export function etcdClusterCRD(): CustomResourceDefinition {
 /** The CRD as the YAML file in deploy/crds: a generated-file header, then the object. */
 export function etcdClusterCRDYAML(): string {
   return crdYAML(etcdClusterCRD(), { source: 'packages/etcd-operator/src/api/etcdcluster.ts', command: GENERATE_COMMAND });
+}
+
+export const BACKUP_PRINTER_COLUMNS: PrinterColumn[] = [
+  { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'The EtcdCluster backed up.' },
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Succeeded or Failed.' },
+  { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes', description: 'Size of the stored snapshot in bytes.' },
+  { name: 'Revision', type: 'integer', jsonPath: '.status.revision', description: 'Every write up to this revision is in the snapshot.' },
+  { name: 'Location', type: 'string', jsonPath: '.status.location', description: 'Where the snapshot is stored.', priority: 1 },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the backup was created.' },
+];
+
+export function etcdBackupCRD(): CustomResourceDefinition {
+  return customResourceDefinition({
+    group: GROUP,
+    names: { kind: BACKUP_KIND, listKind: BACKUP_LIST_KIND, plural: BACKUP_PLURAL, singular: BACKUP_SINGULAR, shortNames: BACKUP_SHORT_NAMES, categories: ['quorum'] },
+    scope: 'Namespaced',
+    labels: { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/part-of': 'quorum' },
+    versions: [{ name: VERSION, schema: EtcdBackupSchema, subresources: { status: {} }, printerColumns: BACKUP_PRINTER_COLUMNS }],
+  });
+}
+
+export function etcdBackupCRDYAML(): string {
+  return crdYAML(etcdBackupCRD(), { source: 'packages/etcd-operator/src/api/etcdbackup.ts', command: GENERATE_COMMAND });
 }

@@ -17,6 +17,7 @@ import {
   type ReclaimPolicy,
   type StorageSpec,
 } from './etcdcluster.ts';
+import { destinationIssues } from './destination.ts';
 import {
   applySchemaDefaults,
   deepEqual,
@@ -113,6 +114,19 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
     if (isPlainObject(oldStorage)) {
       const same = deepEqual(storage.volumeClaimTemplate, oldStorage.volumeClaimTemplate) && deepEqual(storage.emptyDir, oldStorage.emptyDir);
       rule([...SPEC, 'storage'], same, RULES.storageImmutable.message);
+    }
+  }
+
+  if (old) rule(SPEC, (spec.bootstrap === undefined) === (old.bootstrap === undefined) && deepEqual(spec.bootstrap, old.bootstrap), RULES.bootstrapImmutable.message);
+  const bootstrap = spec.bootstrap;
+  if (isPlainObject(bootstrap)) {
+    rule(SPEC, typeof spec.version !== 'string' || !spec.version.startsWith('3.4.'), RULES.restoreVersion.message);
+    const from = bootstrap.fromBackup;
+    if (isPlainObject(from)) {
+      const has = (k: string): boolean => from[k] !== undefined;
+      const path = [...SPEC, 'bootstrap', 'fromBackup'];
+      rule(path, has('backupName') ? !has('destination') && !has('key') && !has('sha256') : has('destination') && has('key'), RULES.backupSource.message);
+      if (isPlainObject(from.destination)) issues.push(...destinationIssues(from.destination, [...path, 'destination']));
     }
   }
 

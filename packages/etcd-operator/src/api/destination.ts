@@ -2,6 +2,7 @@
 // EtcdBackupSchedule and EtcdCluster.spec.bootstrap.fromBackup, so the one schema is validated, defaulted
 // and documented the same way everywhere.
 import { Type, type Static } from '@sinclair/typebox';
+import type { Issue, Path } from '@quorum/runtime/crd';
 
 /** A Secret name in the backup's namespace (a DNS-1123 subdomain). */
 const SECRET_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
@@ -68,7 +69,7 @@ export const PvcDestinationSchema = Type.Object(
 );
 
 export const DESTINATION_EXACTLY_ONE = {
-  rule: '[has(self.s3), has(self.gcs), has(self.azure), has(self.pvc)].filter(x, x).size() == 1',
+  rule: '(has(self.s3) ? 1 : 0) + (has(self.gcs) ? 1 : 0) + (has(self.azure) ? 1 : 0) + (has(self.pvc) ? 1 : 0) == 1',
   message: 'a destination must set exactly one of s3, gcs, azure or pvc',
 };
 
@@ -111,4 +112,10 @@ export function locationURI(d: Destination, key: string): string {
 export function destinationPrefix(d: Destination): string {
   const p = d.s3?.prefix ?? d.gcs?.prefix ?? d.azure?.prefix ?? d.pvc?.path ?? '';
   return p === '' || p.endsWith('/') ? p : `${p}/`;
+}
+
+/** DESTINATION_EXACTLY_ONE in code, for the operator's and the webhooks' own validation. */
+export function destinationIssues(d: Record<string, unknown>, path: Path): Issue[] {
+  const set = (['s3', 'gcs', 'azure', 'pvc'] as const).filter((k) => d[k] !== undefined).length;
+  return set === 1 ? [] : [{ path, message: DESTINATION_EXACTLY_ONE.message }];
 }

@@ -1,7 +1,8 @@
 // docs/api.md, generated from the CRD's schema (so the reference cannot disagree with what the API server
 // enforces): every field with its type, default, constraints and description, then the CEL rules.
 import { celRulesTable, code, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion, type ReferenceOptions, type RuleRow } from '@quorum/runtime/crd';
-import { etcdClusterCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from './crd.ts';
+import { BACKUP_PRINTER_COLUMNS, etcdBackupCRD, etcdClusterCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from './crd.ts';
+import { BACKUP_KIND, BACKUP_PLURAL } from './etcdbackup.ts';
 import { API_VERSION, DEFAULT_REPOSITORY, KIND, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
 
 /** The file the generator writes, relative to the repository root. */
@@ -86,6 +87,36 @@ export function apiReferenceMarkdown(): string {
     `- \`status\`: the operator writes status only through it; users cannot change it with the main resource.`,
     `- \`scale\`: \`${scale.specReplicasPath}\` ↔ \`${scale.statusReplicasPath}\`, so \`kubectl scale ${SHORT_NAMES[0] ?? PLURAL}/NAME --replicas=5\` works.`,
     '',
+    ...backupReference(),
   ];
   return lines.join('\n');
+}
+
+/** The EtcdBackup section: its fields, rules and columns, from its CRD (docs/backup.md explains how to use it). */
+function backupReference(): string[] {
+  const root = storageVersion(etcdBackupCRD()).schema.openAPIV3Schema;
+  const spec = schemaReference(root.properties?.spec, 'spec', REFERENCE);
+  const status = schemaReference(root.properties?.status, 'status', REFERENCE);
+  return [
+    `# ${BACKUP_KIND} API reference (\`${API_VERSION}\`)`,
+    '',
+    `${root.description ?? ''} Namespaced; plural \`${BACKUP_PLURAL}\`. How backups are taken, and every backend with an example: [backup.md](backup.md).`,
+    '',
+    '## spec',
+    '',
+    ...fieldTable(spec.rows),
+    '',
+    '## status',
+    '',
+    ...fieldTable(status.rows),
+    '',
+    '## Validation rules (CEL)',
+    '',
+    ...celRulesTable([...spec.rules, ...status.rules]),
+    '',
+    '## Printer columns',
+    '',
+    ...printerColumnsTable(BACKUP_PRINTER_COLUMNS),
+    '',
+  ];
 }

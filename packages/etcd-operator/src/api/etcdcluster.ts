@@ -7,6 +7,7 @@
 // accepting settings that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { ObjectMeta } from '@quorum/runtime';
+import { DESTINATION_EXACTLY_ONE, DestinationSchema } from './destination.ts';
 
 export const GROUP = 'etcd.quorum.dev';
 export const VERSION = 'v1alpha1';
@@ -150,6 +151,20 @@ export const RULES = {
   structuredFlags: {
     rule: `self.all(arg, !arg.matches(r'${STRUCTURED_FLAG_PATTERN}'))`,
     message: `spec.etcd.extraArgs must not set flags that have a field in spec.etcd: ${STRUCTURED_FLAGS.map((f) => `--${f}`).join(', ')}`,
+  },
+  /** Shared by every destination (EtcdBackup's too), so its message names the field by its last part. */
+  destinationExactlyOne: DESTINATION_EXACTLY_ONE,
+  backupSource: {
+    rule: 'has(self.backupName) ? !has(self.destination) && !has(self.key) && !has(self.sha256) : has(self.destination) && has(self.key)',
+    message: 'spec.bootstrap.fromBackup must set either backupName, or destination and key (with an optional sha256)',
+  },
+  bootstrapImmutable: {
+    rule: 'has(self.bootstrap) == has(oldSelf.bootstrap) && (!has(self.bootstrap) || self.bootstrap == oldSelf.bootstrap)',
+    message: 'spec.bootstrap is immutable: it says how the cluster was first created, and cannot be added, changed or removed later',
+  },
+  restoreVersion: {
+    rule: "!has(self.bootstrap) || !self.version.startsWith('3.4.')",
+    message: 'spec.bootstrap.fromBackup needs etcd 3.5 or newer (members are restored with etcdutl, which 3.4 lacks)',
   },
 } as const satisfies Record<string, CelRule>;
 
@@ -299,6 +314,24 @@ export const EtcdOptionsSchema = Type.Object(
   },
 );
 
+export const FromBackupSchema = Type.Object(
+  {
+    backupName: Type.Optional(Type.String({ description: 'A Succeeded EtcdBackup in the same namespace; its stored snapshot and its SHA-256 are used.', minLength: 1, maxLength: 253 })),
+    destination: Type.Optional(DestinationSchema),
+    key: Type.Optional(Type.String({ description: 'Object key (or file path under the PVC destination) of the snapshot, with destination.', minLength: 1, maxLength: 1024 })),
+    sha256: Type.Optional(Type.String({ description: "Expected SHA-256 of the snapshot file, in hex, with destination and key; etcd's own hash check runs either way.", pattern: '^[0-9a-f]{64}$' })),
+  },
+  {
+    description: "A snapshot to start from: either backupName, or destination and key. Before any member starts, each member's init containers download it, check its SHA-256 and etcd's own hash, and restore it with etcdutl under the new cluster's member names and peer URLs (a new cluster ID). A corrupted or truncated snapshot is refused: no member starts, and the Degraded condition says why.",
+    'x-kubernetes-validations': [RULES.backupSource],
+  },
+);
+
+export const BootstrapSchema = Type.Object(
+  { fromBackup: FromBackupSchema },
+  { description: 'How a new cluster is first created. Unset: empty. Fixed at creation.' },
+);
+
 export const EtcdClusterSpecSchema = Type.Object(
   {
     replicas: Type.Optional(
@@ -317,6 +350,7 @@ export const EtcdClusterSpecSchema = Type.Object(
       stringEnum(ANTI_AFFINITIES, { description: 'Spread members across nodes: Required (one per node), Preferred (best effort) or None.', default: 'Preferred' }),
     ),
     etcd: Type.Optional(EtcdOptionsSchema),
+    bootstrap: Type.Optional(BootstrapSchema),
     paused: Type.Optional(Type.Boolean({ description: 'Stop reconciling the cluster (members keep running) until set back to false.', default: false })),
     replaceStuckMemberAfterSeconds: Type.Optional(
       Type.Integer({
@@ -332,7 +366,7 @@ export const EtcdClusterSpecSchema = Type.Object(
   {
     description: 'Desired state of the etcd cluster.',
     default: {},
-    'x-kubernetes-validations': [RULES.imageOrRepository],
+    'x-kubernetes-validations': [RULES.imageOrRepository, RULES.bootstrapImmutable, RULES.restoreVersion],
   },
 );
 
@@ -456,6 +490,7 @@ export type VolumeClaimTemplate = Static<typeof VolumeClaimTemplateSchema>;
 export type EmptyDirSpec = Static<typeof EmptyDirSchema>;
 export type PodTemplate = Static<typeof PodTemplateSchema>;
 export type EtcdOptions = Static<typeof EtcdOptionsSchema>;
+export type FromBackup = Static<typeof FromBackupSchema>;
 export type AntiAffinity = (typeof ANTI_AFFINITIES)[number];
 export type ReclaimPolicy = (typeof RECLAIM_POLICIES)[number];
 export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number];

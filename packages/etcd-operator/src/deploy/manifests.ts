@@ -3,7 +3,7 @@
 // election, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
 // `quorum install` use the same objects.
 import type { KubeObject } from '@quorum/runtime';
-import { etcdClusterCRD } from '../api/crd.ts';
+import { etcdBackupCRD, etcdClusterCRD } from '../api/crd.ts';
 import { GROUP } from '../resources.ts';
 import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/webhook-certs.ts';
 
@@ -44,6 +44,10 @@ export function clusterRules(): Record<string, unknown>[] {
   return [
     { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: [GROUP], resources: ['etcdclusters/status'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [GROUP], resources: ['etcdbackups'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [GROUP], resources: ['etcdbackups/status'], verbs: ['get', 'patch', 'update'] },
+    // Backups run as Jobs that mount the credentials Secret themselves: the operator never reads a Secret.
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     // A member with a stale peer view is restarted through the eviction API, which honours the PDB.
     { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
@@ -71,6 +75,7 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
   const objects: Obj[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
     etcdClusterCRD(),
+    etcdBackupCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules() },
     {
@@ -129,6 +134,8 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
                 env('WEBHOOK_SERVICE', WEBHOOK_SERVICE),
                 env('CERT_DIR', '/tmp/webhook-certs'),
                 env('PEER_WAIT_IMAGE', options.peerWaitImage ?? PEER_WAIT_IMAGE),
+                // Backup Jobs and restore init containers run the agent from the operator's own image.
+                env('AGENT_IMAGE', options.image ?? OPERATOR_IMAGE),
                 env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
                 env('STEP_DEADLINE_SECONDS', String(options.stepDeadlineSeconds ?? 120)),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),

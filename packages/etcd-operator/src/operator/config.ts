@@ -1,6 +1,6 @@
 // The operator's settings, from its environment (the Deployment sets them) with defaults for running it
 // locally against any kubeconfig.
-import { PEER_WAIT_IMAGE } from '../deploy/manifests.ts';
+import { OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/manifests.ts';
 
 export interface OperatorConfig {
   /** Watch one namespace, or all when empty. */
@@ -23,6 +23,8 @@ export interface OperatorConfig {
    * resolve. Part of the configuration because on a real cluster it comes from the user's registry.
    */
   peerWaitImage: string;
+  /** The image backup Jobs and restore init containers run the backup agent from: the operator's own. */
+  agentImage: string;
   maxConcurrentReconciles: number;
   /** How long the webhook server keeps serving after shutdown starts. */
   webhookDrainMs: number;
@@ -49,6 +51,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     crashLoopGraceMs: num('CRASHLOOP_GRACE_SECONDS', 60) * 1000,
     stepDeadlineMs: num('STEP_DEADLINE_SECONDS', 120) * 1000,
     peerWaitImage: env['PEER_WAIT_IMAGE'] || PEER_WAIT_IMAGE,
+    agentImage: env['AGENT_IMAGE'] || OPERATOR_IMAGE,
     maxConcurrentReconciles: num('MAX_CONCURRENT_RECONCILES', 4),
     webhookDrainMs: num('WEBHOOK_DRAIN_SECONDS', 5) * 1000,
   };

@@ -19,7 +19,9 @@ import {
 import { etcdClusterReconciler, type ReconcilerDeps, type StepMetrics } from '../cluster/reconcile.ts';
 import { EtcdClients } from '../cluster/observe.ts';
 import { LABELS } from '../cluster/names.ts';
-import { EtcdClusters } from '../resources.ts';
+import { EtcdBackups, EtcdClusters, Jobs } from '../resources.ts';
+import { etcdBackupReconciler, type BackupMetrics } from '../backup/reconcile.ts';
+import { BACKUP_LABEL } from '../backup/job.ts';
 import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster.ts';
 import type { OperatorConfig } from './config.ts';
 import { ensureWebhookCertificates, publishCaBundle } from './webhook-certs.ts';
@@ -37,6 +39,22 @@ export interface OperatorOptions {
 function stepMetrics(manager: Manager): StepMetrics {
   const retries = manager.metrics.counter('quorum_etcdcluster_step_retries_total', 'Retries of a reconcile step (a wait that repeats or a refused action), by step and reason', ['step', 'reason']);
   return { stepRetried: (step, reason) => retries.inc({ step, reason }) };
+}
+
+/** Backup metrics, per cluster: the last success (time, size, duration) and failures by reason. */
+function backupMetrics(manager: Manager): BackupMetrics {
+  const lastSuccess = manager.metrics.gauge('quorum_backup_last_success_timestamp_seconds', 'Unix time of the last successful backup of a cluster', ['namespace', 'cluster']);
+  const size = manager.metrics.gauge('quorum_backup_last_size_bytes', 'Size of the last successful backup of a cluster', ['namespace', 'cluster']);
+  const duration = manager.metrics.gauge('quorum_backup_last_duration_seconds', 'From the backup Job created to the snapshot stored, for the last successful backup of a cluster', ['namespace', 'cluster']);
+  const failures = manager.metrics.counter('quorum_backup_failures_total', 'Backups that failed, by reason', ['namespace', 'cluster', 'reason']);
+  return {
+    succeeded: (labels, r) => {
+      lastSuccess.set(labels, r.completedAt);
+      size.set(labels, r.sizeBytes);
+      duration.set(labels, r.durationSeconds);
+    },
+    failed: (labels) => failures.inc(labels),
+  };
 }
 
 export async function createOperator(options: OperatorOptions): Promise<Manager> {
@@ -79,6 +97,31 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     .watches(PersistentVolumeClaims, byInstance, scope)
     .withOptions({ maxConcurrentReconciles: config.maxConcurrentReconciles })
     .complete(etcdClusterReconciler(deps));
+
+  const byBackup = (obj: KubeObject): { namespace: string; name: string }[] => {
+    const backup = obj.metadata.labels?.[BACKUP_LABEL];
+    return backup ? [{ namespace: obj.metadata.namespace ?? '', name: backup }] : [];
+  };
+  manager
+    .controller('etcdbackup')
+    .for(EtcdBackups, { predicates: [generationChanged] })
+    .owns(Jobs, scope)
+    // The Job's pod carries the agent's result (its termination message) before the Job says Complete.
+    .watches(Pods, byBackup, scope)
+    .complete(
+      etcdBackupReconciler({
+        client: manager.client,
+        backups: manager.informer(EtcdBackups),
+        clusters: deps.clusters,
+        pods: deps.pods,
+        jobs: manager.informer(Jobs, scope),
+        etcd: deps.etcd,
+        events: deps.events,
+        agentImage: config.agentImage,
+        metrics: backupMetrics(manager),
+        ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
+      }),
+    );
 
   if (config.webhooks) {
     const certFile = join(config.certDir, 'tls.crt');

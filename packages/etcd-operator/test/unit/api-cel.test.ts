@@ -314,6 +314,7 @@ test('every CEL rule parses (no invalid escapes, balanced)', () => {
 });
 
 const PVC = { volumeClaimTemplate: { resources: { requests: { storage: '4Gi' } } } };
+const S3 = { bucket: 'quorum', credentialsSecret: 's3-credentials' };
 const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof RULES)[] }[] = [
   { name: 'empty spec', spec: {}, fails: [] },
   { name: 'image only', spec: { image: 'x/etcd:v3.6.16' }, fails: [] },
@@ -345,6 +346,16 @@ const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof 
   { name: 'both kinds of flag', spec: { etcd: { extraArgs: ['--name=a', '--election-timeout=5000'] } }, fails: ['managedFlags', 'structuredFlags'] },
   { name: 'harmless flags', spec: { etcd: { extraArgs: ['--log-level=warn', '--experimental-compact-hash-check-enabled', '--names=x'] } }, fails: [] },
   { name: 'managed flag kept unchanged (ratcheted)', spec: { replicas: 5, etcd: { extraArgs: ['--name=a'] } }, old: { etcd: { extraArgs: ['--name=a'] } }, fails: [] },
+  { name: 'restore from a backup by name', spec: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: [] },
+  { name: 'restore from a key', spec: { bootstrap: { fromBackup: { destination: { s3: S3 }, key: 'a/b.db' } } }, fails: [] },
+  { name: 'restore from a name and a key', spec: { bootstrap: { fromBackup: { backupName: 'nightly', destination: { s3: S3 }, key: 'a/b.db' } } }, fails: ['backupSource'] },
+  { name: 'restore from a destination without a key', spec: { bootstrap: { fromBackup: { destination: { s3: S3 } } } }, fails: ['backupSource'] },
+  { name: 'restore from two destinations', spec: { bootstrap: { fromBackup: { destination: { s3: S3, pvc: { claimName: 'b' } }, key: 'k' } } }, fails: ['destinationExactlyOne'] },
+  { name: 'restore from no destination', spec: { bootstrap: { fromBackup: { destination: {}, key: 'k' } } }, fails: ['destinationExactlyOne'] },
+  { name: 'restore into etcd 3.4', spec: { version: '3.4.37', bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: ['restoreVersion'] },
+  { name: 'bootstrap added later', spec: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, old: {}, fails: ['bootstrapImmutable'] },
+  { name: 'bootstrap changed', spec: { bootstrap: { fromBackup: { backupName: 'other' } } }, old: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: ['bootstrapImmutable'] },
+  { name: 'bootstrap removed', spec: {}, old: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: ['bootstrapImmutable'] },
   { name: 'everything wrong at once', spec: { image: 'i', repository: 'r', storage: {}, etcd: { heartbeatIntervalMs: 1000, extraArgs: ['--data-dir=/x'] } }, fails: ['imageOrRepository', 'storageExactlyOne', 'electionTimeout', 'managedFlags'] },
 ];
 

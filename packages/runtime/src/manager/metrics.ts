@@ -33,6 +33,16 @@ export class RuntimeMetrics {
     return { inc: (labels, value = 1) => counter.inc(labels as Partial<Record<L, string | number>>, value) };
   }
 
+  /** A gauge of the operator's own, like counter(): last values such as a backup's size or time of success. */
+  gauge<L extends string>(name: string, help: string, labelNames: readonly L[]): { set(labels: Record<L, string>, value: number): void; remove(labels: Record<L, string>): void } {
+    const existing = this.registry.getSingleMetric(name);
+    const gauge = (existing as Gauge<L> | undefined) ?? new Gauge({ name, help, labelNames: [...labelNames], registers: [this.registry] });
+    return {
+      set: (labels, value) => gauge.set(labels as Partial<Record<L, string | number>>, value),
+      remove: (labels) => gauge.remove(labels as Partial<Record<L, string | number>>),
+    };
+  }
+
   constructor(options: { processMetrics?: boolean } = {}) {
     const registry = (this.registry = new Registry());
     if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });

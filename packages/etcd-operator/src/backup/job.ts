@@ -1,0 +1,167 @@
+// The Job that takes one backup: the backup agent (agent.ts, in the operator's own image) streams the
+// snapshot from the chosen member straight into the destination. The Job, not the operator, mounts the
+// credentials Secret, so the operator needs no access to Secrets at all; and a PVC destination is a volume
+// only a pod can mount.
+import { createHash } from 'node:crypto';
+import type { OpenObject } from '@quorum/runtime';
+import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
+import { destinationKind, type Destination } from '../api/destination.ts';
+import { clientURL, LABELS } from '../cluster/names.ts';
+import type { AgentResult, ObservedJob } from './plan.ts';
+
+export const BACKUP_LABEL = 'etcd.quorum.dev/backup';
+export const CREDENTIALS_DIR = '/var/run/quorum/credentials';
+export const BACKUP_VOLUME_DIR = '/var/run/quorum/backup-volume';
+export const AGENT_SCRIPT = '/app/packages/etcd-operator/src/backup/agent.ts';
+const NODE = '/usr/local/bin/node';
+
+/** A Job name per EtcdBackup object (its UID), so a backup recreated under the same name never meets an old Job. */
+export function backupJobName(backup: EtcdBackup): string {
+  const suffix = createHash('sha256').update(backup.metadata.uid ?? '').digest('hex').slice(0, 8);
+  return `${(backup.metadata.name ?? 'backup').slice(0, 40).replace(/-+$/, '')}-backup-${suffix}`;
+}
+
+/** A bound that grows with the database: 5 minutes, plus the size at 2 MiB/s (a slow link), never a fixed 60 s. */
+export function jobDeadlineSeconds(dbSize: number): number {
+  return 300 + Math.ceil(dbSize / (2 * 1024 * 1024));
+}
+
+/** The volumes and mounts that give the agent its credentials or its PVC, read-only where it only reads. */
+export function destinationVolumes(destination: Destination): { volumes: Record<string, unknown>[]; mounts: Record<string, unknown>[]; args: string[] } {
+  const kind = destinationKind(destination);
+  if (kind === 'pvc') {
+    return {
+      volumes: [{ name: 'backup-volume', persistentVolumeClaim: { claimName: destination.pvc!.claimName } }],
+      mounts: [{ name: 'backup-volume', mountPath: BACKUP_VOLUME_DIR }],
+      args: [`--pvc-root=${BACKUP_VOLUME_DIR}`],
+    };
+  }
+  const secret = (destination.s3 ?? destination.gcs ?? destination.azure)!.credentialsSecret;
+  return {
+    volumes: [{ name: 'credentials', secret: { secretName: secret, defaultMode: 0o440 } }],
+    mounts: [{ name: 'credentials', mountPath: CREDENTIALS_DIR, readOnly: true }],
+    args: [`--credentials-dir=${CREDENTIALS_DIR}`],
+  };
+}
+
+/** The restricted Pod Security Standard, which the agent meets. */
+export const RESTRICTED_POD = { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } };
+export const RESTRICTED_CONTAINER = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+
+export function backupJob(backup: EtcdBackup, options: { member: string; dbSize: number; agentImage: string }): OpenObject {
+  const ns = backup.metadata.namespace!;
+  const cluster = backup.spec.clusterName;
+  const { volumes, mounts, args } = destinationVolumes(backup.spec.destination);
+  const labels = { [LABELS.managedBy]: 'quorum', [LABELS.name]: 'etcd-backup', [BACKUP_LABEL]: backup.metadata.name! };
+  return {
+    apiVersion: 'batch/v1',
+    kind: 'Job',
+    metadata: {
+      name: backupJobName(backup),
+      namespace: ns,
+      labels,
+      ownerReferences: [{ apiVersion: BACKUP_API_VERSION, kind: BACKUP_KIND, name: backup.metadata.name!, uid: backup.metadata.uid!, controller: true, blockOwnerDeletion: true }],
+    },
+    spec: {
+      // One attempt: a retry could store a second snapshot under another name.
+      backoffLimit: 0,
+      activeDeadlineSeconds: jobDeadlineSeconds(options.dbSize),
+      template: {
+        metadata: { labels },
+        spec: {
+          restartPolicy: 'Never',
+          enableServiceLinks: false,
+          automountServiceAccountToken: false,
+          securityContext: RESTRICTED_POD,
+          containers: [
+            {
+              name: 'backup',
+              image: options.agentImage,
+              imagePullPolicy: 'IfNotPresent',
+              command: [NODE, AGENT_SCRIPT, 'backup'],
+              args: [
+                `--endpoint=${clientURL(cluster, ns, options.member)}`,
+                `--cluster=${cluster}`,
+                `--member=${options.member}`,
+                `--destination-json=${JSON.stringify(backup.spec.destination)}`,
+                ...args,
+              ],
+              // The agent writes its one-line JSON result here; the operator reads it from the pod status.
+              terminationMessagePolicy: 'File',
+              // Streaming keeps memory flat whatever the database size (the RSS bound is 64 MiB of growth).
+              resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '320Mi' } },
+              securityContext: RESTRICTED_CONTAINER,
+              env: [{ name: 'NODE_ENV', value: 'production' }],
+              volumeMounts: [...mounts, { name: 'tmp', mountPath: '/tmp' }],
+            },
+          ],
+          volumes: [...volumes, { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
+        },
+      },
+    },
+  };
+}
+
+interface JobShape {
+  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
+}
+interface PodShape {
+  status?: {
+    phase?: string;
+    containerStatuses?: { name: string; state?: { waiting?: { reason?: string; message?: string }; terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
+  };
+}
+
+/** Parses the agent's result line; anything else is not a result (e.g. a crash's log tail). */
+export function parseAgentResult(text: string | undefined): AgentResult | undefined {
+  if (!text) return undefined;
+  const line = text.trim().split('\n').at(-1) ?? '';
+  try {
+    const value = JSON.parse(line) as Record<string, unknown>;
+    const text = (k: string, fallback = ''): string => (typeof value[k] === 'string' ? value[k] : typeof value[k] === 'number' ? String(value[k]) : fallback);
+    if (value['ok'] === true && typeof value['key'] === 'string' && typeof value['sha256'] === 'string') {
+      return {
+        ok: true,
+        key: value['key'],
+        location: text('location', ''),
+        sizeBytes: Number(value['sizeBytes'] ?? 0),
+        sha256: value['sha256'],
+        revision: text('revision', '0'),
+        etcdVersion: text('etcdVersion', ''),
+        member: text('member', ''),
+        startedAt: text('startedAt', ''),
+        completedAt: text('completedAt'),
+      };
+    }
+    if (value['ok'] === false) return { ok: false, reason: text('reason', 'BackupFailed'), message: text('message') };
+  } catch {
+    return undefined;
+  }
+  return undefined;
+}
+
+/** Waiting reasons that do not go away by waiting a few seconds. */
+const CANNOT_START = new Set(['CreateContainerConfigError', 'CreateContainerError', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName']);
+
+export function observeJob(jobObject: OpenObject, podObjects: OpenObject[], now: number, cannotStartSince: number | undefined): ObservedJob {
+  const job = jobObject as JobShape;
+  const pods = podObjects as PodShape[];
+  const condition = (type: string): { status: string; reason?: string; message?: string } | undefined => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+  const failed = condition('Failed');
+  const pod = pods[0];
+  const container = pod?.status?.containerStatuses?.find((c) => c.name === 'backup');
+  const terminated = container?.state?.terminated;
+  const waiting = container?.state?.waiting;
+  const result = parseAgentResult(terminated?.message);
+  const cannotStart = waiting?.reason && CANNOT_START.has(waiting.reason) ? { message: `${waiting.reason}: ${waiting.message ?? ''}`.trim(), since: cannotStartSince ?? now } : undefined;
+  const failureMessage = failed
+    ? [failed.reason, failed.message, terminated && !result ? `exit code ${terminated.exitCode}: ${terminated.message ?? terminated.reason ?? ''}` : undefined].filter(Boolean).join(': ')
+    : undefined;
+  return {
+    succeeded: !!condition('Complete'),
+    failed: !!failed,
+    ...(failureMessage ? { failureMessage } : {}),
+    ...(result ? { result } : {}),
+    ...(cannotStart ? { cannotStart } : {}),
+  };
+}

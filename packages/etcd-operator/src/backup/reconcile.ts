@@ -1,0 +1,175 @@
+// The EtcdBackup reconciler: observe (the backup, its cluster's members as etcd reports them, its Job and the
+// Job's pod), plan (plan.ts), report (status first: Running is recorded before the Job exists, so a crash in
+// between resumes the same backup), act (create the Job). Failures speak: a Failed phase with the reason as a
+// condition, a Warning event, a warn log and a metric; success sets the last-success metrics.
+import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
+import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
+import type { EtcdCluster } from '../api/etcdcluster.ts';
+import { LABELS, FIELD_MANAGER } from '../cluster/names.ts';
+import type { EtcdClients } from '../cluster/observe.ts';
+import { EtcdBackups, Jobs } from '../resources.ts';
+import { backupJob, backupJobName, BACKUP_LABEL, observeJob } from './job.ts';
+import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';
+
+export interface BackupMetrics {
+  succeeded(labels: { namespace: string; cluster: string }, result: { sizeBytes: number; durationSeconds: number; completedAt: number }): void;
+  failed(labels: { namespace: string; cluster: string; reason: string }): void;
+}
+
+export interface BackupReconcilerDeps {
+  client: Client;
+  backups: Pick<Informer<EtcdBackup>, 'store'>;
+  clusters: Pick<Informer<EtcdCluster>, 'store'>;
+  pods: Pick<Informer<OpenObject>, 'store'>;
+  jobs: Pick<Informer<OpenObject>, 'store'>;
+  etcd: EtcdClients;
+  events: Pick<EventRecorder, 'record'>;
+  /** The image the backup Job runs: the operator's own (it carries the agent). */
+  agentImage: string;
+  metrics?: BackupMetrics;
+  now?: () => Date;
+  /** How long a Job's pod may be unable to start (a missing Secret, an image that cannot be pulled) before the backup fails. */
+  cannotStartGraceMs?: number;
+  /** Test hook: called after every write (failpoints). */
+  afterWrite?: (what: string) => Promise<void> | void;
+}
+
+const DEFAULT_CANNOT_START_GRACE_MS = 60_000;
+
+export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
+  // Per Job, since when its pod has been unable to start (it is a pod state, not recorded in status).
+  const cannotStartSince = new Map<string, number>();
+  return async ({ namespace, name }, { signal, log }): Promise<Result> => {
+    const backup = deps.backups.store.get(`${namespace}/${name}`);
+    if (!backup || backup.metadata.deletionTimestamp) return {};
+    const status = backup.status ?? {};
+    if (status.phase === 'Succeeded' || status.phase === 'Failed') return {};
+    const now = deps.now?.() ?? new Date();
+    const clusterName = backup.spec.clusterName;
+
+    // ---- observe ----
+    const cluster = deps.clusters.store.get(`${namespace}/${clusterName}`);
+    const jobName = backupJobName(backup);
+    const job = deps.jobs.store.get(`${namespace}/${jobName}`);
+    const jobPods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.[BACKUP_LABEL] === name && p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName);
+    const observedJob = job ? observeJob(job, jobPods, now.getTime(), cannotStartSince.get(jobName)) : undefined;
+    if (observedJob?.cannotStart) cannotStartSince.set(jobName, observedJob.cannotStart.since);
+    else cannotStartSince.delete(jobName);
+    // Members are asked only when a member must be chosen: a running backup needs nothing from etcd.
+    const members = !job && cluster ? await observeMembers(cluster, deps, signal) : [];
+
+    // ---- plan ----
+    const action = planBackup({
+      phase: status.phase,
+      ...(status.member ? { recordedMember: status.member } : {}),
+      clusterExists: !!cluster,
+      members,
+      job: observedJob,
+      now: now.getTime(),
+      cannotStartGraceMs: deps.cannotStartGraceMs ?? DEFAULT_CANNOT_START_GRACE_MS,
+    });
+
+    // ---- report, then act ----
+    const writeStatus = async (next: EtcdBackupStatus, what: string): Promise<void> => {
+      await deps.client.mergePatch(EtcdBackups, { namespace, name }, { status: next }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+      await deps.afterWrite?.(what);
+    };
+    const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(backup, { type, reason, action: reason, note });
+    const conditions = (a: BackupAction): EtcdBackupStatus['conditions'] => {
+      const base = status.conditions ?? [];
+      const generation = backup.metadata.generation ?? 0;
+      if (a.type === 'succeed') {
+        return setCondition(setCondition(base, { type: 'Complete', status: 'True', reason: 'Stored', message: `snapshot stored at ${a.result.location}`, observedGeneration: generation }, now), { type: 'Failed', status: 'False', reason: 'Stored', message: 'the backup succeeded', observedGeneration: generation }, now);
+      }
+      if (a.type === 'fail') {
+        return setCondition(setCondition(base, { type: 'Failed', status: 'True', reason: a.reason, message: a.message, observedGeneration: generation }, now), { type: 'Complete', status: 'False', reason: a.reason, message: a.message, observedGeneration: generation }, now);
+      }
+      if (a.type === 'wait') return setCondition(base, { type: 'Complete', status: 'False', reason: a.reason, message: a.message, observedGeneration: generation }, now);
+      return setCondition(base, { type: 'Complete', status: 'False', reason: 'Starting', message: a.type === 'startJob' ? `taking the snapshot from ${a.member}` : 'starting', observedGeneration: generation }, now);
+    };
+
+    switch (action.type) {
+      case 'done':
+        return {};
+      case 'wait': {
+        const next = { ...status, conditions: conditions(action) };
+        if (JSON.stringify(next.conditions) !== JSON.stringify(status.conditions)) {
+          await writeStatus(next, 'status Running (waiting)');
+          if (action.reason === 'JobCannotStart') {
+            event('Warning', 'BackupJobCannotStart', action.message);
+            log.warn({ backup: name, cluster: clusterName }, action.message);
+          }
+        }
+        return { requeueAfter: action.requeueAfterMs };
+      }
+      case 'startJob': {
+        if (status.phase !== 'Running') {
+          await writeStatus({ ...status, phase: 'Running', member: action.member, job: jobName, startedAt: now.toISOString(), observedGeneration: backup.metadata.generation ?? 0, conditions: conditions(action) }, 'status Running');
+          event('Normal', 'BackupStarted', `taking a snapshot of ${clusterName} from member ${action.member} (Job ${jobName})`);
+          log.info({ backup: name, cluster: clusterName, member: action.member }, 'backup started');
+        }
+        try {
+          await deps.client.create(Jobs, backupJob(backup, { member: action.member, dbSize: action.dbSize, agentImage: deps.agentImage }), { fieldManager: FIELD_MANAGER, signal });
+          await deps.afterWrite?.(`create Job ${jobName}`);
+        } catch (err) {
+          if (!(err instanceof AlreadyExistsError)) throw err;
+        }
+        return { requeueAfter: 5000 };
+      }
+      case 'succeed': {
+        const r = action.result;
+        await writeStatus(
+          {
+            ...status,
+            phase: 'Succeeded',
+            location: r.location,
+            key: r.key,
+            sizeBytes: r.sizeBytes,
+            sha256: r.sha256,
+            revision: Number(r.revision),
+            etcdVersion: r.etcdVersion,
+            member: r.member || status.member,
+            completedAt: now.toISOString(),
+            conditions: conditions(action),
+          },
+          'status Succeeded',
+        );
+        const started = Date.parse(status.startedAt ?? r.startedAt);
+        deps.metrics?.succeeded({ namespace, cluster: clusterName }, { sizeBytes: r.sizeBytes, durationSeconds: Number.isFinite(started) ? (now.getTime() - started) / 1000 : 0, completedAt: now.getTime() / 1000 });
+        event('Normal', 'BackupSucceeded', `stored ${r.sizeBytes} bytes at revision ${r.revision} from ${r.member} at ${r.location}`);
+        log.info({ backup: name, cluster: clusterName, location: r.location, sizeBytes: r.sizeBytes, revision: r.revision }, 'backup succeeded');
+        return {};
+      }
+      case 'fail': {
+        await writeStatus({ ...status, phase: 'Failed', completedAt: now.toISOString(), conditions: conditions(action) }, 'status Failed');
+        deps.metrics?.failed({ namespace, cluster: clusterName, reason: action.reason });
+        event('Warning', 'BackupFailed', `${action.reason}: ${action.message}`);
+        log.warn({ backup: name, cluster: clusterName, reason: action.reason }, `backup failed: ${action.message}`);
+        return {};
+      }
+    }
+  };
+}
+
+/** Each member pod's own status: health, leadership, applied index and size (the snapshot source is chosen from them). */
+async function observeMembers(cluster: EtcdCluster, deps: BackupReconcilerDeps, signal: AbortSignal): Promise<ObservedMember[]> {
+  const ns = cluster.metadata.namespace ?? '';
+  const name = cluster.metadata.name ?? '';
+  const pods = deps.pods.store
+    .byIndex('namespace', ns)
+    .filter((p) => p.metadata.labels?.[LABELS.instance] === name && p.metadata.labels?.[LABELS.managedBy] === 'quorum' && p.metadata.labels?.[LABELS.member] && !p.metadata.deletionTimestamp);
+  return Promise.all(
+    pods.map(async (p): Promise<ObservedMember> => {
+      const member = p.metadata.labels![LABELS.member]!;
+      const ip = (p as { status?: { podIP?: string } }).status?.podIP;
+      if (!ip) return { name: member, healthy: false, leader: false, learner: false, hasLeader: false, appliedIndex: '0', dbSize: 0 };
+      try {
+        const s = await deps.etcd.get(`http://${ip}:2379`).status({ signal });
+        const hasLeader = s.leaderId !== '0' && s.leaderId !== '';
+        return { name: member, healthy: true, leader: hasLeader && s.leaderId === s.memberId, learner: s.isLearner, hasLeader, appliedIndex: s.raftAppliedIndex ?? s.raftIndex, dbSize: s.dbSize };
+      } catch {
+        return { name: member, healthy: false, leader: false, learner: false, hasLeader: false, appliedIndex: '0', dbSize: 0 };
+      }
+    }),
+  );
+}
