@@ -16,7 +16,7 @@ import { changeMembership, MembershipRefusedError, type MemberEndpoint } from '.
 import { FIELD_MANAGER, LABELS, memberHost, peerURL, pvcName } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
 import type { Action } from './plan.ts';
-import { memberPod, memberPVC } from './resources.ts';
+import { memberPod, memberPVC, type RestoreSource } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import type { StepFailure } from './progress.ts';
 
@@ -29,6 +29,8 @@ export interface ActContext {
   pvcs: KubeObject[];
   view: EtcdView;
   peerWaitImage?: string;
+  /** The backup agent's image (the operator's own), for a restored member's fetch-snapshot init container. */
+  agentImage?: string;
   signal: AbortSignal;
   event: (type: 'Normal' | 'Warning', reason: string, note: string) => void;
   wrote: (what: string) => Promise<void>;
@@ -50,14 +52,22 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
   };
 
   /** Creates a member's pod; false when it already existed (the cache had not caught up): no event then. */
-  const createPod = async (member: string, state: 'new' | 'existing', initialMembers: string[]): Promise<boolean> => {
+  const createPod = async (member: string, state: 'new' | 'existing', initialMembers: string[], restore?: RestoreSource): Promise<boolean> => {
     await ensurePVC(member);
     const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m)}`);
     // Names etcd dials at start: every initial member whose pod exists (or is being created with it).
     // A member without a pod has no DNS record, and waiting for it could hold back a quorum's return.
     const withPods = new Set([member, ...c.pods.map((p) => p.metadata.labels?.[LABELS.member] ?? ''), ...(state === 'new' ? initialMembers : [])]);
     const waitForNames = initialMembers.filter((m) => withPods.has(m)).map((m) => memberHost(name, namespace, m));
-    const pod = memberPod(c.cluster, c.spec, { member, initialClusterState: state, initialCluster, waitForNames, peerWaitImage: c.peerWaitImage });
+    if (restore && !(c.agentImage && c.peerWaitImage)) throw new StepError('RestoreNotConfigured', 'restoring needs the agent and member init images (AGENT_IMAGE, PEER_WAIT_IMAGE), and the operator has none');
+    const pod = memberPod(c.cluster, c.spec, {
+      member,
+      initialClusterState: state,
+      initialCluster,
+      waitForNames,
+      peerWaitImage: c.peerWaitImage,
+      ...(restore && c.agentImage ? { restore: { source: restore, agentImage: c.agentImage } } : {}),
+    });
     try {
       await c.client.create(Pods, pod, { fieldManager: FIELD_MANAGER, signal });
       await c.wrote(`create pod ${member}`);
@@ -84,12 +94,12 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
 
   switch (a.type) {
     case 'bootstrap': {
-      for (const m of a.members) await createPod(m, 'new', a.members);
-      c.event('Normal', 'ClusterBootstrapped', `started the initial members ${a.members.join(', ')}`);
+      for (const m of a.members) await createPod(m, 'new', a.members, a.restore);
+      c.event('Normal', 'ClusterBootstrapped', `started the initial members ${a.members.join(', ')}${a.restore ? `, restoring ${a.restore.key}` : ''}`);
       return { requeueAfter: 2000 };
     }
     case 'createPod': {
-      if (await createPod(a.member, a.state, a.initialMembers)) {
+      if (await createPod(a.member, a.state, a.initialMembers, a.restore)) {
         c.event('Normal', a.reason === 'MemberAdded' ? 'MemberPodCreated' : 'MemberPodRecreated', `created pod ${a.member} (${a.reason})`);
       }
       return { requeueAfter: 2000 };

@@ -5,6 +5,7 @@ import { EtcdClient } from '../etcd/client.ts';
 import { activePeers } from '../etcd/metrics.ts';
 import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
 import { quorum, type Membership, type ObservedMember, type ObservedPod } from './plan.ts';
+import { RESTORE_CONTAINERS } from './resources.ts';
 
 export interface PodObject extends KubeObject {
   spec?: { nodeName?: string; containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
@@ -70,6 +71,7 @@ export function observePod(pod: PodObject, now: number, previousCrashSince?: num
     ...(initOutdated ? { initOutdated } : {}),
     ...(stuck ? { cannotStart: clip(`${stuck.name}: ${stuck.state!.waiting!.reason!}${stuck.state?.waiting?.message ? `: ${stuck.state.waiting.message}` : ''}`, 300) } : {}),
     ...(crashLooping || init ? { crashLoopingSince: previousCrashSince ?? now } : {}),
+    ...(init && (RESTORE_CONTAINERS as readonly string[]).includes(init.name) ? { restoreFailed: lastLines((init.state?.terminated ?? init.lastState?.terminated)?.message ?? 'exited with an error') } : {}),
     ...(terminated && terminated.exitCode ? { lastTermination: { exitCode: terminated.exitCode, message: `${init ? `init container ${init.name}: ` : ''}${lastLines(terminated.message ?? terminated.reason ?? '')}` } } : {}),
   };
 }

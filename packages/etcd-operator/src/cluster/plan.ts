@@ -4,6 +4,7 @@
 // (a Pod or PVC that is gone or failed) or a quorum's member list counts as evidence.
 // docs/design.md walks through why each step is safe, including when the operator dies right after it.
 import { quorum } from '../etcd/quorum.ts';
+import type { RestoreSource } from './resources.ts';
 import { memberIndex, memberName } from './names.ts';
 
 export interface ObservedPod {
@@ -27,6 +28,8 @@ export interface ObservedPod {
   initOutdated?: boolean;
   /** How the etcd container last ended: exit code and the last lines etcd printed (the termination message). */
   lastTermination?: { exitCode: number; message: string };
+  /** A restore init container (fetch-snapshot, restore-snapshot) refused the snapshot: its own words. */
+  restoreFailed?: string;
 }
 
 export interface ObservedMember {
@@ -91,11 +94,13 @@ export interface Observed {
   refused?: RefusedChange;
   /** How long a change may be refused everywhere before the member with a stale view of a peer is restarted. */
   refusedRestartMs: number;
+  /** Set for a cluster not yet bootstrapped whose spec.bootstrap.fromBackup asks for a restore. */
+  restore?: { ready: true; source: RestoreSource } | { ready: false; why: string };
 }
 
 export type Action =
-  | { type: 'bootstrap'; members: string[] }
-  | { type: 'createPod'; member: string; state: 'new' | 'existing'; initialMembers: string[]; reason: string }
+  | { type: 'bootstrap'; members: string[]; restore?: RestoreSource }
+  | { type: 'createPod'; member: string; state: 'new' | 'existing'; initialMembers: string[]; reason: string; restore?: RestoreSource }
   | { type: 'deletePod'; member: string; reason: string }
   | { type: 'deletePVC'; member: string; reason: string }
   | { type: 'addMember'; member: string }
@@ -137,13 +142,22 @@ export function plan(o: Observed): Action {
   if (!o.membership) {
     // Nothing exists yet: bootstrap the initial size statically, all members at once. The member list is
     // recorded (status) before any pod exists, so a crash part-way resumes the same bootstrap.
+    // A restore waits for its snapshot (an EtcdBackup still running, or not there yet) before any member exists.
+    const restore = o.bootstrapped ? undefined : o.restore;
+    if (restore && !restore.ready) return { type: 'wait', reason: 'BackupNotReady', detail: restore.why, requeueAfterMs: 5000 };
+    const source = restore?.ready ? { restore: restore.source } : {};
     if (!o.bootstrapped && o.bootstrapMembers.length === 0 && o.pods.length === 0 && o.pvcs.length === 0 && o.lastKnownMembers.length === 0) {
       const first = nextIndex(o);
-      return { type: 'bootstrap', members: Array.from({ length: o.replicas }, (_, i) => memberName(o.cluster, first + i)) };
+      return { type: 'bootstrap', members: Array.from({ length: o.replicas }, (_, i) => memberName(o.cluster, first + i)), ...source };
     }
     if (!o.bootstrapped && o.bootstrapMembers.length > 0) {
       const missing = o.bootstrapMembers.find((m) => !pod(m));
-      if (missing) return { type: 'createPod', member: missing, state: 'new', initialMembers: o.bootstrapMembers, reason: 'Bootstrap' };
+      if (missing) return { type: 'createPod', member: missing, state: 'new', initialMembers: o.bootstrapMembers, reason: 'Bootstrap', ...source };
+      // Refused by a check before etcd started: nothing serves it, and waiting will not change the bytes.
+      const refused = o.pods.filter((p) => p.restoreFailed);
+      if (refused.length > 0) {
+        return { type: 'wait', reason: 'SnapshotRefused', detail: `the snapshot was refused before any member started; no member serves it: ${refused.map((p) => `${p.member}: ${p.restoreFailed}`).join('; ')}`, requeueAfterMs: 10_000 };
+      }
       return { type: 'wait', reason: 'Bootstrapping', detail: `waiting for the initial members (${o.bootstrapMembers.join(', ')}) to form a quorum${unreachableDetail(o)}`, requeueAfterMs: 1000 };
     }
     // No quorum answered. Bringing back a deleted pod of a known member is always safe (same member, same

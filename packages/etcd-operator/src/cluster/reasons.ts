@@ -31,6 +31,8 @@ export const WAIT_REASONS = {
   WaitingForHealthyMembers: 'a membership change waits until the members it depends on serve',
   MembersNotReady: 'every member is in the membership, some are not ready yet',
   PodTerminating: 'a member pod is being deleted; it is recreated once it is gone',
+  BackupNotReady: 'spec.bootstrap.fromBackup names an EtcdBackup that does not exist or has not succeeded yet; no member is created until it has (the message says which)',
+  SnapshotRefused: "a restored member's init containers refused the snapshot (SHA-256 mismatch, truncated, or etcd's own hash check failed); no member started on it, and the message has the refusal",
   PodStuckTerminating: 'a member pod has been terminating for a long time (its node is probably down); the message names the node and what a person can do, and the member is replaced after spec.replaceStuckMemberAfterSeconds',
 } as const;
 
@@ -63,6 +65,7 @@ export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[
       { reason: 'InvalidSpec', status: 'True', meaning: 'the spec failed validation (possible when the webhooks are off); the message is the validation error' },
       { reason: 'MembersCrashLooping', status: 'True', meaning: 'member containers keep exiting; the message names each with its exit code and the last lines etcd printed' },
       { reason: 'MembersCannotStart', status: 'True', meaning: 'a member container cannot start (image pull failure, bad configuration); the message has the kubelet\'s reason and message' },
+      { reason: 'SnapshotRefused', status: 'True', meaning: 'the snapshot of spec.bootstrap.fromBackup was refused before any member started; the message says why (restore from another backup: create a new EtcdCluster)' },
       { reason: 'StepStalled', status: 'True', meaning: 'a step has made no progress for longer than its bound; the message names the step, the time and the last refusal' },
       { reason: 'MembersUnhealthy', status: 'True', meaning: 'some members do not serve; the message names them' },
       { reason: 'QuorumUnavailable', status: 'True', meaning: 'no quorum answered a member list' },

@@ -17,6 +17,8 @@ import {
   type Result,
 } from '@quorum/runtime';
 import { EtcdClusters } from '../resources.ts';
+import type { EtcdBackup } from '../api/etcdbackup.ts';
+import type { RestoreSource } from './resources.ts';
 import { act, describeFailure } from './act.ts';
 import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
 import { clientService, outdatedFields, peerService, podDisruptionBudget } from './resources.ts';
@@ -43,6 +45,10 @@ export interface ReconcilerDeps {
   crashLoopGraceMs: number;
   /** The image of the init container that waits for peer names to resolve; none when empty. */
   peerWaitImage?: string;
+  /** The backup agent's image (the operator's own): a restored member's pod downloads its snapshot with it. */
+  agentImage?: string;
+  /** EtcdBackups, to resolve spec.bootstrap.fromBackup.backupName. */
+  backups?: Pick<Informer<EtcdBackup>, 'store'>;
   /** A step's bound: past it, Progressing=False (ProgressDeadlineExceeded) and Degraded=True. */
   stepDeadlineMs?: number;
   /** How long a membership change may be refused by every member before a stale peer is restarted. */
@@ -125,6 +131,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       crashLoopGraceMs: deps.crashLoopGraceMs,
       stuckTerminatingReplaceMs: spec.replaceStuckMemberAfterSeconds * 1000,
       refusedRestartMs: deps.refusedRestartMs ?? DEFAULT_REFUSED_RESTART_MS,
+      ...(spec.bootstrap && !previous?.clusterID ? { restore: restoreSource(spec.bootstrap.fromBackup, namespace, deps.backups) } : {}),
       // Peer views are read only while a change is being refused everywhere: they are what explains it.
       ...(refusedSince && view.membership
         ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal), restarts: previous?.step?.restarts ?? 0 } }
@@ -163,7 +170,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     // ---- act ----
     try {
       const result = await act(action, {
-        client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, view, peerWaitImage: deps.peerWaitImage, signal, event,
+        client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, view, peerWaitImage: deps.peerWaitImage, agentImage: deps.agentImage, signal, event,
         wrote: async (what) => { await deps.afterWrite?.(what); },
       });
       return action.type === 'steady' ? { requeueAfter: STEADY_RESYNC_MS } : { requeueAfter: retryDelayMs(step, now, result.requeueAfter ?? 1000) };
@@ -223,6 +230,22 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       }
     }
   };
+}
+
+/** The snapshot spec.bootstrap.fromBackup names: given directly, or a Succeeded EtcdBackup's. */
+export function restoreSource(
+  from: NonNullable<EtcdCluster['spec']['bootstrap']>['fromBackup'],
+  namespace: string,
+  backups: Pick<Informer<EtcdBackup>, 'store'> | undefined,
+): { ready: true; source: RestoreSource } | { ready: false; why: string } {
+  if (from.destination && from.key) return { ready: true, source: { destination: from.destination, key: from.key, ...(from.sha256 ? { sha256: from.sha256 } : {}) } };
+  const name = from.backupName ?? '';
+  const backup = backups?.store.get(`${namespace}/${name}`);
+  if (!backup) return { ready: false, why: `EtcdBackup ${name} does not exist in namespace ${namespace}` };
+  const s = backup.status;
+  if (s?.phase === 'Failed') return { ready: false, why: `EtcdBackup ${name} failed, so there is nothing to restore: ${s.conditions?.find((c) => c.type === 'Failed')?.message ?? ''}` };
+  if (s?.phase !== 'Succeeded' || !s.key || !s.sha256) return { ready: false, why: `EtcdBackup ${name} has not succeeded yet (phase ${s?.phase ?? 'Pending'})` };
+  return { ready: true, source: { destination: backup.spec.destination, key: s.key, sha256: s.sha256 } };
 }
 
 function base(cluster: EtcdCluster, previous: StatusShape | undefined, now: Date) {

@@ -3,6 +3,8 @@
 import { createHash } from 'node:crypto';
 import type { KubeObject, OwnerReference } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
+import type { Destination } from '../api/destination.ts';
+import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_CONTAINER } from '../backup/job.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import {
   CLIENT_PORT,
@@ -104,6 +106,90 @@ export interface MemberPodOptions {
   waitForNames?: string[];
   /** The image of our peer-wait init container; without it, no init container. */
   peerWaitImage?: string;
+  /** Restore this member's data from a snapshot before etcd first starts (a new cluster from a backup). */
+  restore?: { source: RestoreSource; agentImage: string };
+}
+
+/** A stored snapshot to restore from: where, which object, and its SHA-256 when known. */
+export interface RestoreSource {
+  destination: Destination;
+  key: string;
+  sha256?: string;
+}
+
+/** Init containers of a restored member's pod whose failure means the snapshot was refused (see observePod). */
+export const RESTORE_CONTAINERS = ['fetch-snapshot', 'restore-snapshot'] as const;
+const SNAPSHOT_FILE = `${DATA_DIR}/restore/snapshot.db`;
+const MEMBER_DATA = `${DATA_DIR}/data`;
+
+/**
+ * The init containers that restore a member from a snapshot, in order:
+ * - restore-tools copies the static member-restore binary into a shared volume (the etcd image has no shell);
+ * - fetch-snapshot (the backup agent) downloads the snapshot onto the member's volume and checks its SHA-256
+ *   and etcd's own trailing hash, unless the member's data exists already;
+ * - restore-snapshot runs the etcd image's own etcdutl through member-restore, which restores into a scratch
+ *   directory and renames it into place only on success, and does nothing once the data exists (the pod's
+ *   sandbox may be recreated long after etcd wrote to it).
+ * No etcd starts on a snapshot that failed a check: the member's pod stays in its init containers.
+ */
+function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & { restore: NonNullable<MemberPodOptions['restore']> }, name: string, ns: string, token: string, toolsImage: string): { containers: Record<string, unknown>[]; volumes: Record<string, unknown>[] } {
+  const { source, agentImage } = options.restore;
+  const store = destinationVolumes(source.destination);
+  // The secret may be deleted once the cluster runs: the restore is skipped then, and must not need it.
+  const volumes = store.volumes.map((v) => (v['secret'] ? { ...v, secret: { ...(v['secret'] as object), optional: true } } : v));
+  const podUser = (spec.podTemplate?.spec?.securityContext as { runAsUser?: number } | undefined)?.runAsUser;
+  return {
+    volumes: [...volumes, { name: 'restore-tools', emptyDir: { sizeLimit: '64Mi' } }],
+    containers: [
+      {
+        name: 'restore-tools',
+        image: toolsImage,
+        imagePullPolicy: 'IfNotPresent',
+        command: ['/member-restore', 'install', '/restore-tools'],
+        volumeMounts: [{ name: 'restore-tools', mountPath: '/restore-tools' }],
+        resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+        securityContext: { runAsNonRoot: true, runAsUser: 65532, ...RESTRICTED_CONTAINER },
+      },
+      {
+        name: 'fetch-snapshot',
+        image: agentImage,
+        imagePullPolicy: 'IfNotPresent',
+        command: ['/usr/local/bin/node', AGENT_SCRIPT, 'fetch'],
+        args: [
+          `--destination-json=${JSON.stringify(source.destination)}`,
+          `--key=${source.key}`,
+          ...(source.sha256 ? [`--sha256=${source.sha256}`] : []),
+          `--out=${SNAPSHOT_FILE}`,
+          `--skip-if-exists=${MEMBER_DATA}`,
+          ...store.args,
+        ],
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+        volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...store.mounts, { name: 'restore-tools', mountPath: '/tmp' }],
+        resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '320Mi' } },
+        // The user etcd runs as (it owns the data volume): the pod's, or the etcd image's own when unset.
+        securityContext: { ...RESTRICTED_CONTAINER, ...(podUser === undefined ? { runAsUser: 0, runAsNonRoot: false } : {}) },
+      },
+      {
+        name: 'restore-snapshot',
+        image: etcdImage(spec),
+        imagePullPolicy: 'IfNotPresent',
+        command: ['/restore-tools/member-restore', 'restore', `--snapshot=${SNAPSHOT_FILE}`, `--data-dir=${MEMBER_DATA}`, '--'],
+        args: [
+          '/usr/local/bin/etcdutl',
+          'snapshot',
+          'restore',
+          SNAPSHOT_FILE,
+          `--name=${options.member}`,
+          `--initial-cluster=${options.initialCluster.join(',')}`,
+          `--initial-cluster-token=${token}`,
+          `--initial-advertise-peer-urls=${peerURL(name, ns, options.member)}`,
+        ],
+        terminationMessagePolicy: 'FallbackToLogsOnError',
+        volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, { name: 'restore-tools', mountPath: '/restore-tools', readOnly: true }],
+        ...(spec.podTemplate?.spec?.resources ? { resources: spec.podTemplate.spec.resources } : {}),
+      },
+    ],
+  };
 }
 
 /** Where a member pod records which spec it was made from, field by field (see templateFingerprint). */
@@ -132,6 +218,9 @@ export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name:
   return Object.keys(want).filter((k) => k in had && had[k] !== want[k]).map((k) => (k === 'image' ? `image ${had[k]} → ${want[k]}` : k));
 }
 
+/** The cluster's own initial-cluster-token: a restored cluster gets a new cluster ID from it. */
+const clusterToken = (cluster: EtcdCluster): string => `${cluster.metadata.name}-${cluster.metadata.uid}`;
+
 export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: MemberPodOptions): Obj {
   const name = cluster.metadata.name!;
   const ns = cluster.metadata.namespace!;
@@ -149,7 +238,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
     `--initial-advertise-peer-urls=${peerURL(name, ns, member)}`,
     `--initial-cluster=${options.initialCluster.join(',')}`,
     `--initial-cluster-state=${options.initialClusterState}`,
-    `--initial-cluster-token=${name}-${cluster.metadata.uid}`,
+    `--initial-cluster-token=${clusterToken(cluster)}`,
     ...(e.quotaBackendBytes !== undefined ? [`--quota-backend-bytes=${e.quotaBackendBytes}`] : []),
     ...(e.autoCompactionMode ? [`--auto-compaction-mode=${e.autoCompactionMode}`] : []),
     ...(e.autoCompactionRetention ? [`--auto-compaction-retention=${e.autoCompactionRetention}`] : []),
@@ -169,6 +258,23 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
   const volume = spec.storage.emptyDir
     ? { name: 'data', emptyDir: spec.storage.emptyDir }
     : { name: 'data', persistentVolumeClaim: { claimName: pvcName(member) } };
+  const restore = options.restore && options.peerWaitImage ? restoreInitContainers(spec, { ...options, restore: options.restore }, name, ns, clusterToken(cluster), options.peerWaitImage) : undefined;
+  const peerWait = options.peerWaitImage && options.waitForNames?.length
+    ? [
+        {
+          name: 'peer-wait',
+          image: options.peerWaitImage,
+          imagePullPolicy: 'IfNotPresent',
+          args: ['--timeout=120s', ...options.waitForNames],
+          // Its last lines explain a wait that timed out (`kubectl describe pod`, status.members[].lastError).
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+          securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+        },
+      ]
+    : [];
+  // The restore runs first (it takes the longest, and DNS catches up meanwhile); peer-wait right before etcd.
+  const initContainers = [...(restore?.containers ?? []), ...peerWait];
   return {
     apiVersion: 'v1',
     kind: 'Pod',
@@ -189,22 +295,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       enableServiceLinks: false,
       ...pick(podSpec, ['nodeSelector', 'tolerations', 'topologySpreadConstraints', 'priorityClassName', 'securityContext']),
       ...(Object.keys(affinity).length ? { affinity } : {}),
-      ...(options.peerWaitImage && options.waitForNames?.length
-        ? {
-            initContainers: [
-              {
-                name: 'peer-wait',
-                image: options.peerWaitImage,
-                imagePullPolicy: 'IfNotPresent',
-                args: ['--timeout=120s', ...options.waitForNames],
-                // Its last lines explain a wait that timed out (`kubectl describe pod`, status.members[].lastError).
-                terminationMessagePolicy: 'FallbackToLogsOnError',
-                resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
-                securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              },
-            ],
-          }
-        : {}),
+      ...(initContainers.length > 0 ? { initContainers } : {}),
       containers: [
         {
           name: 'etcd',
@@ -227,7 +318,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
           livenessProbe: { httpGet: { path: '/health?serializable=true', port: METRICS_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 8 },
         },
       ],
-      volumes: [volume],
+      volumes: [volume, ...(restore?.volumes ?? [])],
     },
   };
 }

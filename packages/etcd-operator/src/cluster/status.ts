@@ -147,7 +147,9 @@ export function buildStatus(i: StatusInput): StatusShape {
         : stalled
           ? cond(conditions, 'Progressing', false, 'ProgressDeadlineExceeded', progressMessage(description, i.step, i.now))
           : cond(conditions, 'Progressing', true, action.type === 'wait' ? action.reason : STEP_REASONS[action.type], progressMessage(description, i.step, i.now));
-    const [degraded, reason, message]: [boolean, string, string] = crashing.length > 0
+    const [degraded, reason, message]: [boolean, string, string] = action.type === 'wait' && action.reason === 'SnapshotRefused'
+      ? [true, 'SnapshotRefused', action.detail]
+      : crashing.length > 0
       ? [true, 'MembersCrashLooping', groupByText(crashing.map((p) => [p.member, p.lastTermination ? `exited with code ${p.lastTermination.exitCode}: ${p.lastTermination.message}` : 'crash-looping']))]
       : cannotStart.length > 0
         ? [true, 'MembersCannotStart', groupByText(cannotStart.map((p) => [p.member, p.cannotStart!]))]

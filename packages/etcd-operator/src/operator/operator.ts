@@ -67,6 +67,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     ...options.manager,
   });
   const scope = { labelSelector: MANAGED };
+  const backups = manager.informer(EtcdBackups);
   const deps: ReconcilerDeps = {
     client: manager.client,
     clusters: manager.informer(EtcdClusters),
@@ -80,6 +81,8 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     stepDeadlineMs: config.stepDeadlineMs,
     metrics: stepMetrics(manager),
     peerWaitImage: config.peerWaitImage,
+    agentImage: config.agentImage,
+    backups,
     afterWrite: options.afterWrite,
   };
   const byInstance = (obj: KubeObject): { namespace: string; name: string }[] => {
@@ -111,7 +114,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     .complete(
       etcdBackupReconciler({
         client: manager.client,
-        backups: manager.informer(EtcdBackups),
+        backups,
         clusters: deps.clusters,
         pods: deps.pods,
         jobs: manager.informer(Jobs, scope),

@@ -194,3 +194,25 @@ test('a stale-peer restart belongs to the refused change: its age goes on, the r
   assert.equal(again?.restarts, 1);
   assert.equal(again?.startedAt, refused.startedAt);
 });
+
+test('a restore waits for its backup, hands the snapshot to every initial member, and stops at a refused snapshot', () => {
+  const fresh = { membership: undefined, bootstrapped: false, pods: [], pvcs: [], lastKnownMembers: [], bootstrapMembers: [], nextMemberIndex: 0 };
+  const source = { destination: { s3: { bucket: 'quorum', credentialsSecret: 's' } }, key: 'k.db', sha256: 'a'.repeat(64) };
+  const waiting = plan(observed({ ...fresh, restore: { ready: false, why: 'EtcdBackup nightly has not succeeded yet (phase Running)' } }));
+  assert.deepEqual(waiting, { type: 'wait', reason: 'BackupNotReady', detail: 'EtcdBackup nightly has not succeeded yet (phase Running)', requeueAfterMs: 5000 });
+  assert.deepEqual(plan(observed({ ...fresh, restore: { ready: true, source } })), { type: 'bootstrap', members: ['c-0', 'c-1', 'c-2'], restore: source });
+  const partial = observed({ ...fresh, restore: { ready: true, source }, bootstrapMembers: ['c-0', 'c-1', 'c-2'], pods: [pod(0, { ready: false })], pvcs: ['c-0'] });
+  assert.deepEqual(plan(partial), { type: 'createPod', member: 'c-1', state: 'new', initialMembers: ['c-0', 'c-1', 'c-2'], reason: 'Bootstrap', restore: source });
+  const refused = observed({
+    ...fresh,
+    restore: { ready: true, source },
+    bootstrapMembers: ['c-0', 'c-1', 'c-2'],
+    pods: [0, 1, 2].map((i) => pod(i, { ready: false, phase: 'Pending', restoreFailed: 'snapshot sha256 mismatch' })),
+    pvcs: ['c-0', 'c-1', 'c-2'],
+  });
+  const a = plan(refused);
+  assert.ok(a.type === 'wait' && a.reason === 'SnapshotRefused' && /no member serves it.*sha256 mismatch/.test(a.detail), JSON.stringify(a));
+  // Once bootstrapped, the restore is history: a lost member is replaced the usual way, never restored.
+  const later = plan(observed({ restore: { ready: false, why: 'backup deleted' }, bootstrapped: true }));
+  assert.notEqual(later.type === 'wait' && later.reason, 'BackupNotReady');
+});
