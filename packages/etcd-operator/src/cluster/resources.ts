@@ -136,7 +136,7 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
   const { source, agentImage } = options.restore;
   const store = destinationVolumes(source.destination);
   // The secret may be deleted once the cluster runs: the restore is skipped then, and must not need it.
-  const volumes = store.volumes.map((v) => (v['secret'] ? { ...v, secret: { ...(v['secret'] as object), optional: true } } : v));
+  const volumes = store.volumes.map((v) => (v['secret'] ? { ...v, secret: { ...(v['secret']), optional: true } } : v));
   const podUser = (spec.podTemplate?.spec?.securityContext as { runAsUser?: number } | undefined)?.runAsUser;
   return {
     volumes: [...volumes, { name: 'restore-tools', emptyDir: { sizeLimit: '64Mi' } }],
