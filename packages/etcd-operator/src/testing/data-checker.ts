@@ -25,6 +25,13 @@ export interface VerifyOptions {
   timeoutMs?: number;
   /** Keys per range request. Default 1000. */
   pageSize?: number;
+  /**
+   * Check only the writes acknowledged at or below this revision (a backup's: every write up to it must be
+   * in a cluster restored from it). Later acknowledged writes may be present, and must then be intact.
+   */
+  upToRevision?: string | number;
+  /** Read back through these endpoints instead (a cluster restored under a new address). */
+  endpoints?: string[];
 }
 
 export interface DataCheckerReport {
@@ -69,6 +76,8 @@ export class VerifyTimeoutError extends Error {
 interface WriteRecord {
   value: string;
   acknowledged: boolean;
+  /** The revision etcd committed it at, once acknowledged. */
+  revision?: bigint;
 }
 
 const SEQ_DIGITS = 10;
@@ -175,8 +184,18 @@ export class DataChecker {
     const pageSize = Math.max(1, options.pageSize ?? 1000);
     // Snapshot first: each of these was acknowledged before the linearizable read below begins.
     const expected = new Map<string, string>();
-    for (const [key, w] of this.#writes) if (w.acknowledged) expected.set(key, w.value);
+    const limit = options.upToRevision === undefined ? undefined : BigInt(options.upToRevision);
+    for (const [key, w] of this.#writes) if (w.acknowledged && (limit === undefined || (w.revision ?? 0n) <= limit)) expected.set(key, w.value);
     const unacknowledged = this.#unacknowledged;
+    const own = options.endpoints?.map((endpoint) => new EtcdClient({ endpoint: new URL(endpoint).origin, timeoutMs: this.#timeoutMs }));
+    try {
+      return await this.#verifyThrough(own ?? this.#clients, expected, unacknowledged, timeoutMs, pageSize);
+    } finally {
+      for (const client of own ?? []) client.close();
+    }
+  }
+
+  async #verifyThrough(clients: EtcdClient[], expected: Map<string, string>, unacknowledged: number, timeoutMs: number, pageSize: number): Promise<DataCheckerReport> {
 
     const deadline = performance.now() + timeoutMs;
     let attempts = 0;
@@ -186,7 +205,7 @@ export class DataChecker {
       const remaining = deadline - performance.now();
       if (remaining <= 0) break;
       attempts++;
-      const client = this.#clients[next++ % this.#clients.length]!;
+      const client = clients[next++ % clients.length]!;
       try {
         const present = await this.#readAll(client, pageSize, Math.min(this.#timeoutMs, remaining));
         return this.#compare(expected, present, unacknowledged);
@@ -238,8 +257,9 @@ export class DataChecker {
     const client = this.#clients[seq % this.#clients.length]!;
     try {
       // put() resolves only on an answer carrying the write's revision: the proof etcd committed it.
-      await client.put(key, value);
+      const { revision } = await client.put(key, value);
       record.acknowledged = true;
+      record.revision = BigInt(revision);
       this.#acknowledged++;
       this.#ackTimes.push(performance.now());
       this.#pruneAckTimes(performance.now());
