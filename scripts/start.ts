@@ -47,6 +47,9 @@ await step(`waiting for EtcdCluster ${ns}/${name} to be Available`, async () => 
   }
 });
 
+// A real S3 server (MinIO) in localkube-storage, with the credentials Secret copied next to the example.
+const s3 = await step('S3 storage for backups (MinIO in localkube-storage; built from the Go module proxy on first use)', () => kube.enableAddon('s3', { namespaces: [ns] }));
+
 const kubectl = join(stateDir, 'bin', 'kubectl');
 const out = async (args: string[]): Promise<string> => kube.kubectl(args);
 const svc = (await client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
@@ -62,6 +65,9 @@ Try:
   ${kubectl} patch etcd ${name} -n ${ns} --type merge -p '{"spec":{"replicas":5}}'    # scale (then back to 3)
   ${kubectl} delete pod ${name}-0 -n ${ns}                                              # the member comes back on its data
   ${kubectl} describe etcd ${name} -n ${ns}                                             # conditions and events
+Back it up to MinIO (${s3.endpoint}, bucket ${s3.bucket}), then see docs/backup.md to restore from it:
+  echo '{"apiVersion":"etcd.quorum.dev/v1alpha1","kind":"EtcdBackup","metadata":{"name":"${name}-first"},"spec":{"clusterName":"${name}","destination":{"s3":{"bucket":"${s3.bucket}","prefix":"${name}","endpoint":"${s3.endpoint}","forcePathStyle":true,"credentialsSecret":"${s3.secretName}"}}}}' | ${kubectl} apply -n ${ns} -f -
+  ${kubectl} get etcdbackup -n ${ns} -w
 Connect to etcd:
   from a pod:      etcdctl --endpoints=http://${name}-client.${ns}.svc:2379 endpoint health
   from this host:  ${join(process.env['HOME'] ?? '~', '.cache/quorum/bin/etcd-3.6.16/etcdctl')} --endpoints=http://${svc.spec.clusterIP}:2379 member list

@@ -21,6 +21,16 @@ import { run } from './exec.ts';
 import { ensureImages } from './images/catalog.ts';
 import { defaultStateDir } from './paths.ts';
 import { progress, step } from './progress.ts';
+import {
+  disableStorageAddon,
+  enableStorageAddon,
+  startStorageAddon,
+  stopStorageAddon,
+  storageAddonURL,
+  type EnableStorageAddonOptions,
+  type StorageAddon,
+  type StorageAddonName,
+} from './storage/addons.ts';
 
 export interface StartOptions {
   nodes?: number;
@@ -184,6 +194,31 @@ export class LocalKube {
   }
   restartApiserver(): Promise<void> {
     return control(this.stateDir, 'restart-apiserver');
+  }
+
+  /**
+   * Runs a real object-store server in the cluster (s3: MinIO, gcs: fake-gcs-server, azure: Azurite) with a
+   * bucket `quorum` and a credentials Secret, copied into `options.namespaces`. Builds the server the first
+   * time (minutes for MinIO). Idempotent; returns once the server answers and the bucket exists.
+   */
+  enableAddon(name: StorageAddonName, options: EnableStorageAddonOptions = {}): Promise<StorageAddon> {
+    return enableStorageAddon({ client: this.client, loadImage: (archive) => this.loadImage(archive) }, name, options);
+  }
+  /** Removes the addon's server, Service, data and every copy of its Secret. */
+  disableAddon(name: StorageAddonName): Promise<void> {
+    return disableStorageAddon(this.client, name);
+  }
+  /** A storage outage: scales the addon's server to 0 and waits until its pod is gone (the data stays). */
+  stopAddon(name: StorageAddonName): Promise<void> {
+    return stopStorageAddon(this.client, name);
+  }
+  /** Ends the outage: scales the server back to 1 and waits until it answers with its bucket. */
+  startAddon(name: StorageAddonName): Promise<void> {
+    return startStorageAddon(this.client, name);
+  }
+  /** A URL this host reaches the addon's server by (its Service's cluster IP), e.g. to list a bucket from a test. */
+  addonURL(name: StorageAddonName): Promise<string> {
+    return storageAddonURL(this.client, name);
   }
 
   /** Tears the cluster down and waits until the supervisor has removed everything and exited. */

@@ -1,4 +1,4 @@
-// `npx localkube <command>`: up, down, status, load-image, kubeconfig, fault.
+// `npx localkube <command>`: up, down, status, load-image, kubeconfig, addon, fault.
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -6,6 +6,7 @@ import { LocalKube, down } from './api.ts';
 import { readStatus } from './cluster/control.ts';
 import { run } from './exec.ts';
 import { defaultStateDir } from './paths.ts';
+import { STORAGE_ADDONS, STORAGE_NAMESPACE, isStorageAddonName, type StorageAddonName } from './storage/addons.ts';
 
 const USAGE = `usage: localkube <command> [--state-dir DIR]
   up [--nodes N]                 build or reuse binaries and images, start a cluster, return when Ready
@@ -14,6 +15,11 @@ const USAGE = `usage: localkube <command> [--state-dir DIR]
   load-image ARCHIVE             import an OCI archive into every node
   kubeconfig --service-account NS/NAME
                                  write a kubeconfig acting as that ServiceAccount (TokenRequest)
+  addon enable s3|gcs|azure [--namespace NS ...]
+                                 run a real object store in the cluster (MinIO, fake-gcs-server, Azurite)
+                                 with a bucket \`quorum\`; copy its credentials Secret into each NS
+  addon disable|stop|start|url s3|gcs|azure
+                                 remove it (and its data) | scale it to 0 | back to 1 | a URL for this host
   fault kill-container NS POD [CONTAINER] | stop-node NODE | start-node NODE
         cut-network NODE | restore-network NODE | wipe-volume NS CLAIM | restart-apiserver
 State dir default: ./.localkube`;
@@ -24,6 +30,7 @@ const { values, positionals } = parseArgs({
     'state-dir': { type: 'string' },
     nodes: { type: 'string', default: '3' },
     'service-account': { type: 'string' },
+    namespace: { type: 'string', multiple: true },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -81,6 +88,36 @@ async function main(): Promise<void> {
       const path = await kube.serviceAccountKubeconfig(ns!, name!);
       kube.client.close();
       process.stdout.write(`${path}\n`);
+      return;
+    }
+    case 'addon': {
+      const [action, name] = need(2, 'an action and an addon name');
+      if (!isStorageAddonName(name!)) throw new Error(`localkube addon: unknown addon ${name}; one of ${STORAGE_ADDONS.join(', ')}`);
+      const addon: StorageAddonName = name;
+      const kube = await LocalKube.attach(stateDir);
+      try {
+        switch (action) {
+          case 'enable': {
+            const namespaces = values.namespace ?? [];
+            const enabled = await kube.enableAddon(addon, { namespaces });
+            process.stdout.write(
+              `${addon} is ready\n` +
+                `endpoint: ${enabled.endpoint}\n` +
+                `bucket:   ${enabled.bucket}\n` +
+                `secret:   ${enabled.secretName} in ${[STORAGE_NAMESPACE, ...namespaces].join(', ')}\n` +
+                `from this host: ${await kube.addonURL(addon)}\n`,
+            );
+            break;
+          }
+          case 'disable': await kube.disableAddon(addon); process.stdout.write(`${addon} is disabled (its data is deleted)\n`); break;
+          case 'stop': await kube.stopAddon(addon); process.stdout.write(`${addon} is stopped (0 replicas)\n`); break;
+          case 'start': await kube.startAddon(addon); process.stdout.write(`${addon} is running again\n`); break;
+          case 'url': process.stdout.write(`${await kube.addonURL(addon)}\n`); break;
+          default: throw new Error(`localkube addon: unknown action ${action}\n${USAGE}`);
+        }
+      } finally {
+        kube.client.close();
+      }
       return;
     }
     case 'fault': {

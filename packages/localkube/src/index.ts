@@ -17,6 +17,16 @@ export {
   type TarEntry,
 } from '@quorum/images';
 export { etcdImage, corednsImage, pauseImage } from './images/catalog.ts';
+export {
+  STORAGE_ADDONS,
+  STORAGE_BUCKET,
+  STORAGE_NAMESPACE,
+  storageEndpoint,
+  type EnableStorageAddonOptions,
+  type StorageAddon,
+  type StorageAddonName,
+} from './storage/addons.ts';
+export { storageServers, minioImage, fakeGcsServerImage, azuriteImage, type StorageServers } from './storage/servers.ts';
 export * as versions from './versions.ts';
 export * as topology from './cluster/topology.ts';
 export { eventually, type EventuallyOptions } from './wait.ts';

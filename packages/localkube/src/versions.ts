@@ -10,3 +10,8 @@ export const DEBIAN_ETCD_VERSION = '3.4.23';
 export const COREDNS_VERSION = 'v1.14.7';
 /** The sandbox image tag kubelet 1.34 expects; the binary is our own pause (tools/pause). */
 export const PAUSE_TAG = '3.10';
+/** The object-store servers of the storage addons (`localkube addon enable s3|gcs|azure`), built only when first enabled. */
+export const MINIO_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
+export const FAKE_GCS_SERVER_VERSION = 'v1.56.1';
+/** npm's azurite, an exact dependency of @quorum/localkube; checked against node_modules/azurite when its image is built. */
+export const AZURITE_VERSION = '3.37.0';

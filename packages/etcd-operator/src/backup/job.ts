@@ -13,7 +13,6 @@ export const BACKUP_LABEL = 'etcd.quorum.dev/backup';
 export const CREDENTIALS_DIR = '/var/run/quorum/credentials';
 export const BACKUP_VOLUME_DIR = '/var/run/quorum/backup-volume';
 export const AGENT_SCRIPT = '/app/packages/etcd-operator/src/backup/agent.ts';
-const NODE = '/usr/local/bin/node';
 
 /** A Job name per EtcdBackup object (its UID), so a backup recreated under the same name never meets an old Job. */
 export function backupJobName(backup: EtcdBackup): string {
@@ -78,7 +77,7 @@ export function backupJob(backup: EtcdBackup, options: { member: string; dbSize:
               name: 'backup',
               image: options.agentImage,
               imagePullPolicy: 'IfNotPresent',
-              command: [NODE, AGENT_SCRIPT, 'backup'],
+              command: ['/usr/local/bin/node', AGENT_SCRIPT, 'backup'],
               args: [
                 `--endpoint=${clientURL(cluster, ns, options.member)}`,
                 `--cluster=${cluster}`,

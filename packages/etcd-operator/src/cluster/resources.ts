@@ -174,11 +174,7 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
         image: etcdImage(spec),
         imagePullPolicy: 'IfNotPresent',
         command: ['/restore-tools/member-restore', 'restore', `--snapshot=${SNAPSHOT_FILE}`, `--data-dir=${MEMBER_DATA}`, '--'],
-        args: [
-          '/usr/local/bin/etcdutl',
-          'snapshot',
-          'restore',
-          SNAPSHOT_FILE,
+        args: ['/usr/local/bin/etcdutl', 'snapshot', 'restore', SNAPSHOT_FILE,
           `--name=${options.member}`,
           `--initial-cluster=${options.initialCluster.join(',')}`,
           `--initial-cluster-token=${token}`,

@@ -7,7 +7,7 @@ import { hostCommand, pathExists } from '@quorum/images';
 import { run } from '../exec.ts';
 import { binCache, toolsDir } from '../paths.ts';
 import { progress } from '../progress.ts';
-import { COREDNS_VERSION, ETCD_VERSIONS, KUBERNETES_VERSION } from '../versions.ts';
+import { COREDNS_VERSION, ETCD_VERSIONS, FAKE_GCS_SERVER_VERSION, KUBERNETES_VERSION, MINIO_VERSION } from '../versions.ts';
 
 // Not a Debian package here: bookworm's golang is 1.19, so the machine brings its own Go.
 const GO = hostCommand('go', null, 'building Kubernetes, etcd and CoreDNS from the Go module proxy (Go ≥ 1.24)');
@@ -63,6 +63,40 @@ export const coredns: GoProject = {
   module: 'coredns',
   packages: ['github.com/coredns/coredns'],
   binaries: ['coredns'],
+  ldflags: '-s -w',
+};
+
+// MinIO's own release builds stamp these (buildscripts/gen-ldflags.go); a pseudo-version carries the commit's
+// time and short hash, so `minio --version` names the exact source instead of DEVELOPMENT.GOGET.
+function minioLdflags(pseudoVersion: string): string {
+  const [, stamp = '', commit = ''] = /-(\d{14})-([0-9a-f]{12})$/.exec(pseudoVersion) ?? [];
+  const [year, month, day, hour, minute, second] = [0, 4, 6, 8, 10, 12].map((i, n) => stamp.slice(i, n === 0 ? 4 : i + 2));
+  const pkg = 'github.com/minio/minio/cmd';
+  return [
+    '-s -w',
+    `-X ${pkg}.Version=${year}-${month}-${day}T${hour}:${minute}:${second}Z`,
+    `-X ${pkg}.ReleaseTag=DEVELOPMENT.${year}-${month}-${day}T${hour}-${minute}-${second}Z`,
+    `-X ${pkg}.CommitID=${commit}`,
+    `-X ${pkg}.ShortCommitID=${commit}`,
+    `-X ${pkg}.CopyrightYear=${year}`,
+  ].join(' ');
+}
+
+/** MinIO, the S3 addon's server: large (about 1,000 packages), so built only when the addon is first enabled. */
+export const minio: GoProject = {
+  key: `minio-${MINIO_VERSION}`,
+  module: 'minio',
+  packages: ['github.com/minio/minio'],
+  binaries: ['minio'],
+  ldflags: minioLdflags(MINIO_VERSION),
+};
+
+/** fake-gcs-server, the GCS addon's server. */
+export const fakeGcsServer: GoProject = {
+  key: `fake-gcs-server-${FAKE_GCS_SERVER_VERSION}`,
+  module: 'fake-gcs-server',
+  packages: ['github.com/fsouza/fake-gcs-server'],
+  binaries: ['fake-gcs-server'],
   ldflags: '-s -w',
 };
 
