@@ -1,5 +1,6 @@
 // @quorum/recorder: the ChangeRecorder API and the recorder that keeps the previous version of every changed
 // or deleted object of the chosen kinds.
+import type { ImageArchive } from '@quorum/images';
 export * from './api/changerecorder.ts';
 export { applyDefaults, validateSpec, type DefaultedSpec } from './api/defaults.ts';
 export { changeRecorderCRD } from './api/crd.ts';
@@ -7,3 +8,15 @@ export { ChangeRecorders } from './resources.ts';
 export { createRecorder, SessionRegistry, STATUS_REFRESH_MS, type Recorder, type RecorderOptions } from './operator/recorder.ts';
 export { RecordStore, type ObjectRef } from './store/record-store.ts';
 export { parseRecord, parseLastSeen, type RecordMeta, type RecordReason, type LastSeenMeta } from './record/record-file.ts';
+export { historyCommand, type HistoryIO } from './cli/history.ts';
+export { HISTORY_USAGE } from './cli/args.ts';
+export { HistoryServer, historyServerRunnable, type HistoryServerOptions } from './history/server.ts';
+export { HistoryHandlers } from './history/handlers.ts';
+export { StoreReader } from './history/store-reader.ts';
+export * from './history/protocol.ts';
+export { recorderManifests, sampleChangeRecorder, recordedKindRules, RECORDER_IMAGE, type RecorderManifestOptions } from './deploy/manifests.ts';
+
+/** Builds the recorder's image (OCI archive); loaded on demand, since it needs @quorum/images, a build-time package. */
+export async function buildRecorderImage(name?: string): Promise<ImageArchive> {
+  return (await import('./deploy/image.ts')).buildRecorderImage(name);
+}

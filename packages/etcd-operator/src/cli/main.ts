@@ -1,4 +1,4 @@
-// `npx quorum <command>`: manifests, install, uninstall, image.
+// `npx quorum <command>`: manifests, install, uninstall, image, and history (the change recorder's).
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
 import { Client } from '@quorum/runtime';
@@ -11,8 +11,16 @@ const USAGE = `usage: quorum <command> [options]
   uninstall                 remove the operator; etcd clusters, their pods and data stay
   image [--load STATE_DIR]  build the operator and peer-wait images as OCI archives (and load them into
                             localkube); prints one "NAME ARCHIVE" line per image
+  history list|show|diff|restore ...
+                            the change recorder's records (\`quorum history --help\`; docs/recorder.md)
 options: --namespace NS (quorum-system)  --image IMAGE  --peer-wait-image IMAGE  --replicas N  --no-webhooks
          --kubeconfig FILE  --crashloop-grace-seconds N`;
+
+// `history` has flags of its own (-n, --record): it parses them itself, before the strict parse below.
+if (process.argv[2] === 'history') {
+  const { historyCommand } = await import('@quorum/recorder');
+  process.exit(await historyCommand(process.argv.slice(3)));
+}
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

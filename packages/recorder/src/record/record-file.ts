@@ -85,13 +85,22 @@ export function parseLastSeen(text: string, file: string): ParsedFile<LastSeenMe
   return parseFile<LastSeenMeta>(text, LAST_SEEN_MARK, file);
 }
 
-function parseFile<M>(text: string, mark: string, file: string): ParsedFile<M> {
-  const lines = text.split('\n');
+/** What a record says about itself, without parsing the recorded object (listings read many records). */
+export function parseRecordMeta(text: string, file: string): RecordMeta {
+  return parseHeader<RecordMeta>(text.split('\n'), RECORD_MARK, file).meta;
+}
+
+function parseHeader<M>(lines: string[], mark: string, file: string): { meta: M; end: number } {
   if (lines[0] !== mark) throw new Error(`${file}: not a ${mark === RECORD_MARK ? 'record' : 'last-seen copy'} (its first line is not the header mark)`);
   let end = 1;
   while (end < lines.length && lines[end]!.startsWith('#')) end++;
   const header = lines.slice(1, end).map((line) => (line.startsWith('# ') ? line.slice(2) : line.slice(1)));
-  const meta = parse(header.join('\n')) as M;
+  return { meta: parse(header.join('\n')) as M, end };
+}
+
+function parseFile<M>(text: string, mark: string, file: string): ParsedFile<M> {
+  const lines = text.split('\n');
+  const { meta, end } = parseHeader<M>(lines, mark, file);
   const object = parse(lines.slice(end).join('\n')) as unknown;
   if (typeof object !== 'object' || object === null || Array.isArray(object)) throw new Error(`${file}: the recorded object is not a YAML mapping`);
   return { meta, object: object as Json };

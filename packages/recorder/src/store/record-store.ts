@@ -36,7 +36,8 @@ export function kindFolder(group: string, kind: string): string {
   return `${group || 'core'}.${kind}`;
 }
 
-function parseKindFolder(folder: string): { group: string; kind: string } | undefined {
+/** `apps.Deployment` → apps/Deployment, `core.ConfigMap` → ''/ConfigMap; undefined for anything else. */
+export function parseKindFolder(folder: string): { group: string; kind: string } | undefined {
   const dot = folder.lastIndexOf('.');
   if (dot <= 0 || dot === folder.length - 1) return undefined;
   const group = folder.slice(0, dot);

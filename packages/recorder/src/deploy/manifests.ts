@@ -1,0 +1,175 @@
+// Everything that runs the change recorder, generated from code like the etcd operator's: the CRD, a
+// ServiceAccount with least-privilege RBAC, the volume its records live on, a one-replica Deployment, and the
+// Service of its read-only history endpoint. The recorded kinds' rules are derived from the kinds to record
+// (the ChangeRecorders' spec.resources, or the defaults): get, list and watch on exactly those.
+import type { KubeObject } from '@quorum/runtime';
+import { API_VERSION, DEFAULT_RESOURCES, KIND, type GroupKind } from '../api/changerecorder.ts';
+import { changeRecorderCRD } from '../api/crd.ts';
+import { pluralOf } from '../cli/kinds.ts';
+import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
+import { LEASE_NAME } from '../operator/config.ts';
+
+export const RECORDER_VERSION = '0.1.0';
+export const RECORDER_IMAGE = `ghcr.io/quorum-dev/change-recorder:${RECORDER_VERSION}`;
+export const NAME = 'quorum-recorder';
+export const DATA_CLAIM = 'quorum-recorder-data';
+export const STORAGE_ROOT = '/var/lib/quorum-recorder';
+/** The Role that lets callers reach the history endpoint through the API server's proxy. */
+export const HISTORY_PROXY_ROLE = 'quorum-history-proxy';
+
+export interface RecorderManifestOptions {
+  namespace?: string;
+  image?: string;
+  /** Kinds to grant get, list and watch on; default the ChangeRecorder default kinds. */
+  kinds?: readonly GroupKind[];
+  /** Resource names of kinds whose plural is not the usual English one (`group/Kind` → plural). */
+  plurals?: Readonly<Record<string, string>>;
+  /** Size of the records' volume (default 1Gi). */
+  storageSize?: string;
+  storageClassName?: string;
+  /**
+   * Who may reach the history endpoint through the API server (get on services/proxy for its Service); what
+   * each caller sees is then decided per object by their own RBAC. Default: every authenticated user.
+   */
+  historyGroups?: readonly string[];
+  logLevel?: string;
+}
+
+type Obj = KubeObject & Record<string, unknown>;
+
+const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'change-recorder', 'app.kubernetes.io/version': RECORDER_VERSION };
+const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'change-recorder' };
+
+/** get, list and watch on each kind to record, one rule per API group. */
+export function recordedKindRules(kinds: readonly GroupKind[], plurals: Readonly<Record<string, string>> = {}): Record<string, unknown>[] {
+  const byGroup = new Map<string, Set<string>>();
+  for (const { group, kind } of kinds) {
+    let resources = byGroup.get(group);
+    if (!resources) byGroup.set(group, (resources = new Set()));
+    resources.add(plurals[`${group}/${kind}`] ?? pluralOf(kind));
+  }
+  return [...byGroup.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs: ['get', 'list', 'watch'] }));
+}
+
+/** Cluster-wide rules: one line per call the recorder makes, then the recorded kinds. */
+export function clusterRules(kinds: readonly GroupKind[] = DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Record<string, unknown>[] {
+  return [
+    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders/status'], verbs: ['get', 'patch', 'update'] },
+    // spec.namespaces.selector: the namespaces whose labels match are watched.
+    { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+    // The history endpoint: who a caller is, and whether they may read an object (system:auth-delegator's rules).
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    ...recordedKindRules(kinds, plurals),
+  ];
+}
+
+export function namespaceRules(): Record<string, unknown>[] {
+  return [
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
+    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEASE_NAME], verbs: ['get', 'update'] },
+  ];
+}
+
+export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] {
+  const ns = options.namespace ?? 'quorum-system';
+  const rbac = 'rbac.authorization.k8s.io';
+  const binding = (kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', subjects: Record<string, unknown>[]): Obj => ({
+    apiVersion: `${rbac}/v1`,
+    kind,
+    metadata: { name, ...(kind === 'RoleBinding' ? { namespace: ns } : {}), labels },
+    roleRef: { apiGroup: rbac, kind: roleKind, name },
+    subjects,
+  });
+  const self = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
+    changeRecorderCRD(),
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
+    { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules(options.kinds, options.plurals) },
+    binding('ClusterRoleBinding', NAME, 'ClusterRole', self),
+    { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
+    binding('RoleBinding', NAME, 'Role', self),
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name: HISTORY_PROXY_ROLE, namespace: ns, labels },
+      // The proxy's name for the Service is scheme:name:port, and RBAC matches it exactly.
+      rules: [{ apiGroups: [''], resources: ['services/proxy'], resourceNames: [`https:${HISTORY_SERVICE}:${HISTORY_PORT_NAME}`], verbs: ['get'] }],
+    },
+    binding('RoleBinding', HISTORY_PROXY_ROLE, 'Role', (options.historyGroups ?? ['system:authenticated']).map((name) => ({ apiGroup: rbac, kind: 'Group', name }))),
+    {
+      apiVersion: 'v1',
+      kind: 'PersistentVolumeClaim',
+      metadata: { name: DATA_CLAIM, namespace: ns, labels },
+      spec: {
+        accessModes: ['ReadWriteOnce'],
+        resources: { requests: { storage: options.storageSize ?? '1Gi' } },
+        ...(options.storageClassName ? { storageClassName: options.storageClassName } : {}),
+      },
+    },
+    deployment(ns, options),
+    {
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: HISTORY_SERVICE, namespace: ns, labels },
+      spec: { selector, ports: [{ name: HISTORY_PORT_NAME, port: HISTORY_PORT, targetPort: HISTORY_PORT_NAME }] },
+    },
+  ];
+}
+
+function deployment(ns: string, options: RecorderManifestOptions): Obj {
+  const env = (name: string, value: string): Record<string, unknown> => ({ name, value });
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: NAME, namespace: ns, labels },
+    spec: {
+      // One writer per volume: the records' volume is ReadWriteOnce, and two recorders must never write one
+      // store. Recreate stops the old pod before the new one starts (the Lease guards the rest).
+      replicas: 1,
+      strategy: { type: 'Recreate' },
+      selector: { matchLabels: selector },
+      template: {
+        metadata: { labels: { ...labels, ...selector } },
+        spec: {
+          serviceAccountName: NAME,
+          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          containers: [
+            {
+              name: 'recorder',
+              image: options.image ?? RECORDER_IMAGE,
+              imagePullPolicy: 'IfNotPresent',
+              env: [
+                { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                env('STORAGE_ROOT', STORAGE_ROOT),
+                env('HISTORY_PORT', String(HISTORY_PORT)),
+                env('HISTORY_SERVICE', HISTORY_SERVICE),
+                env('LOG_LEVEL', options.logLevel ?? 'info'),
+              ],
+              ports: [
+                { name: 'probes', containerPort: 8081 },
+                { name: HISTORY_PORT_NAME, containerPort: HISTORY_PORT },
+              ],
+              livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10, failureThreshold: 3 },
+              readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 5 },
+              resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '512Mi' } },
+              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }],
+            },
+          ],
+          volumes: [{ name: 'records', persistentVolumeClaim: { claimName: DATA_CLAIM } }],
+        },
+      },
+    },
+  };
+}
+
+/** The sample `npm start` installs: record the default kinds in namespace `default`. */
+export function sampleChangeRecorder(namespace = 'default'): Obj {
+  return { apiVersion: API_VERSION, kind: KIND, metadata: { name: namespace }, spec: { namespaces: { names: [namespace] } } };
+}

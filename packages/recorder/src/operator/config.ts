@@ -1,0 +1,39 @@
+// The recorder process's settings, from its environment (the Deployment sets them), with defaults for running
+// it locally against any kubeconfig.
+import { HISTORY_PORT, HISTORY_SERVICE } from '../history/protocol.ts';
+
+/** The leader-election Lease, in the recorder's namespace. */
+export const LEASE_NAME = 'quorum-recorder';
+
+export interface RecorderConfig {
+  /** The volume every ChangeRecorder's storage path is below. */
+  storageRoot: string;
+  /** Where the leader-election Lease lives (the recorder's namespace). */
+  namespace: string;
+  podName: string;
+  leaderElection: boolean;
+  probePort: number;
+  /** The history endpoint's port (0: no endpoint). */
+  historyPort: number;
+  /** The Service in front of the endpoint: its names go in the generated serving certificate. */
+  historyService: string;
+}
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RecorderConfig {
+  const num = (key: string, fallback: number): number => {
+    const v = env[key];
+    if (v === undefined || v === '') return fallback;
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < 0) throw new Error(`${key} must be a port number, got ${JSON.stringify(v)}`);
+    return n;
+  };
+  return {
+    storageRoot: env['STORAGE_ROOT'] || '/var/lib/quorum-recorder',
+    namespace: env['POD_NAMESPACE'] || 'quorum-system',
+    podName: env['POD_NAME'] || `local-${process.pid}`,
+    leaderElection: env['LEADER_ELECTION'] !== 'false',
+    probePort: num('PROBE_PORT', 8081),
+    historyPort: num('HISTORY_PORT', HISTORY_PORT),
+    historyService: env['HISTORY_SERVICE'] || HISTORY_SERVICE,
+  };
+}

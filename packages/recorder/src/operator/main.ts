@@ -1,0 +1,35 @@
+// Entry point of the recorder's container: `node packages/recorder/src/operator/main.ts`. The ChangeRecorder
+// controller and its recording sessions run on the leader; the read-only history endpoint on every replica.
+import { LeadershipLostError, shutdownSignal } from '@quorum/runtime';
+import { historyServerRunnable } from '../history/server.ts';
+import { configFromEnv, LEASE_NAME } from './config.ts';
+import { createRecorder } from './recorder.ts';
+
+const config = configFromEnv();
+const { manager } = await createRecorder({
+  storageRoot: config.storageRoot,
+  manager: {
+    probePort: config.probePort,
+    ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
+  },
+});
+if (config.historyPort > 0) {
+  const svc = config.historyService;
+  manager.add(
+    historyServerRunnable({
+      storageRoot: config.storageRoot,
+      client: manager.client,
+      port: config.historyPort,
+      dnsNames: [`${svc}.${config.namespace}.svc`, `${svc}.${config.namespace}.svc.cluster.local`, svc],
+      log: manager.log.child({ component: 'history-endpoint' }),
+    }),
+  );
+}
+manager.log.info({ storageRoot: config.storageRoot, historyPort: config.historyPort, leaderElection: config.leaderElection }, 'quorum change recorder starting');
+try {
+  await manager.start(shutdownSignal());
+  process.exit(0);
+} catch (err) {
+  manager.log.error({ err }, err instanceof LeadershipLostError ? 'leadership lost; exiting so a fresh process campaigns again' : 'recorder failed');
+  process.exit(1);
+}

@@ -1,0 +1,55 @@
+// The recorder's manifests against a real API server, as a server-side dry run (nothing is created, so the
+// cluster-wide names do not collide with an installed recorder): every object is valid, and the RBAC they
+// grant is what the API server accepts from an installer.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import {
+  ClusterRoleBindings,
+  ClusterRoles,
+  CustomResourceDefinitions,
+  Deployments,
+  Namespaces,
+  PersistentVolumeClaims,
+  RoleBindings,
+  Roles,
+  ServiceAccounts,
+  Services,
+  type OpenObject,
+  type ResourceType,
+} from '@quorum/runtime';
+import { TestEnv } from '@quorum/runtime/testing';
+import { recorderManifests } from '../../src/deploy/manifests.ts';
+
+let env: TestEnv;
+
+before(async () => {
+  env = await TestEnv.start();
+});
+
+after(async () => {
+  await env.stop();
+});
+
+const TYPES: Record<string, ResourceType<OpenObject>> = {
+  Namespace: Namespaces,
+  CustomResourceDefinition: CustomResourceDefinitions,
+  ServiceAccount: ServiceAccounts,
+  ClusterRole: ClusterRoles,
+  ClusterRoleBinding: ClusterRoleBindings,
+  Role: Roles,
+  RoleBinding: RoleBindings,
+  PersistentVolumeClaim: PersistentVolumeClaims,
+  Deployment: Deployments,
+  Service: Services,
+};
+
+test('every object of the manifests is accepted by the API server (server-side dry run)', async () => {
+  const ns = await env.namespace('recorder-manifests');
+  const objects = recorderManifests({ namespace: ns });
+  assert.deepEqual([...new Set(objects.map((o) => o.kind))].sort(), Object.keys(TYPES).sort());
+  for (const object of objects) {
+    const type = TYPES[object.kind ?? '']!;
+    const applied = await env.client.apply(type, object, { fieldManager: 'recorder-manifests-test', force: true, dryRun: true });
+    assert.equal(applied.metadata.name, object.metadata.name, `${object.kind} ${object.metadata.name}`);
+  }
+});
