@@ -157,7 +157,9 @@ for (const name of ['s3', 'gcs', 'azure'] as const) {
       // A new client, as a backup started during the outage would be, is refused at once. (A client that kept
       // a connection to the gone pod waits instead, until its own timeout: no pod is there to reset it.)
       const during = hostStore(name, url, credentials);
+      const asked = performance.now();
       await assert.rejects(during.list(), `${name} does not answer while stopped`).finally(() => during.close());
+      assert.ok(performance.now() - asked < TRY_TIMEOUT_MS / 2, `${name} refused the connection rather than letting it time out`);
       lap('refused while stopped');
       await kube.startAddon(name);
       lap('start');
