@@ -1,0 +1,384 @@
+// The backup agent: the one program that reads storage credentials. The operator runs it in a Job per
+// backup (`backup`), in a restored member's init container (`fetch`), and for retention (`delete`), from its
+// own image. Each command writes ONE JSON line to its result file (the container's termination message,
+// which the operator reads from the pod's status) and exits non-zero on failure.
+//
+//   node agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON
+//                        [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+//   node agent.ts fetch  --destination-json JSON --key KEY --out FILE [--sha256 HEX] [--skip-if-exists PATH]
+//                        [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+//   node agent.ts delete --destination-json JSON --key KEY [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+import { createWriteStream } from 'node:fs';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname } from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { parseArgs } from 'node:util';
+import { Value } from '@sinclair/typebox/value';
+import { DestinationSchema, destinationIssues, destinationPrefix, locationURI, type Destination } from '../api/destination.ts';
+import { EtcdClient } from '../etcd/client.ts';
+import { openStore, type ObjectStore, type StoreOptions } from '../storage/index.ts';
+import { AgentFailure, describeFailure, type AgentFailureReason, type Failure } from './failure.ts';
+import { exposeGarbageCollector, garbagePacer } from './memory.ts';
+import { openSnapshot } from './snapshot.ts';
+import { SnapshotFileCheck } from './snapshot-file.ts';
+
+export const DEFAULT_RESULT_FILE = '/dev/termination-log';
+/** Kubernetes keeps at most 4096 bytes of a termination message. */
+export const MAX_RESULT_BYTES = 4096;
+const MiB = 1024 * 1024;
+
+export interface Timing {
+  /** The bound of any backup, however small. Default 60 s. */
+  baseMs: number;
+  /** The slowest transfer rate to allow for: the bound grows by the size at this rate. Default 4 MiB/s. */
+  bytesPerSecond: number;
+}
+
+export const DEFAULT_TIMING: Timing = { baseMs: 60_000, bytesPerSecond: 4 * MiB };
+
+/** How long a backup of `bytes` may take: never a fixed bound, which a large database would always miss. */
+export function backupDeadlineMs(bytes: number, timing: Timing = DEFAULT_TIMING): number {
+  return timing.baseMs + Math.ceil((bytes / timing.bytesPerSecond) * 1000);
+}
+
+export type Failed = { ok: false } & Failure;
+
+export interface BackupSucceeded {
+  ok: true;
+  /** Object key in the destination. */
+  key: string;
+  /** s3://bucket/key, gs://…, azure://container/key or pvc://claim/key. */
+  location: string;
+  sizeBytes: number;
+  /** Hex SHA-256 of the stored object (database and etcd's trailer). */
+  sha256: string;
+  /** The member's store revision read just before the snapshot began: every write up to it is in the snapshot. */
+  revision: string;
+  etcdVersion: string;
+  member: string;
+  startedAt: string;
+  completedAt: string;
+}
+
+export type BackupResult = BackupSucceeded | Failed;
+
+export interface StoreArgs {
+  destination: Destination;
+  /** Where the credentials Secret is mounted (one file per key). */
+  credentialsDir?: string;
+  /** Where a pvc destination's claim is mounted. */
+  pvcRoot?: string;
+  storeOptions?: StoreOptions;
+  /** Runs a garbage collection; given, it is run every 32 MiB streamed (see memory.ts). */
+  collectGarbage?: () => void;
+}
+
+export interface BackupArgs extends StoreArgs {
+  /** The member's client URL. */
+  endpoint: string;
+  cluster: string;
+  member: string;
+  timing?: Timing;
+  /** Stops the backup (e.g. SIGTERM); the upload is abandoned cleanly. */
+  signal?: AbortSignal;
+  /** The HTTP/2 receive window for the snapshot stream (see DEFAULT_WINDOW_BYTES). */
+  windowBytes?: number;
+  now?: () => Date;
+}
+
+/** 20261123T105301Z: sortable, and legal in every store's keys and file names. */
+export function compactTimestamp(date: Date): string {
+  return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
+}
+
+export function backupKey(destination: Destination, cluster: string, startedAt: Date, revision: string): string {
+  return `${destinationPrefix(destination)}${cluster}-${compactTimestamp(startedAt)}-rev${revision}.db`;
+}
+
+/**
+ * Streams a snapshot of `args.member` into the destination: status first (revision, version, and whether
+ * the member has a leader), then the snapshot, hashed as it passes, under a deadline that grows with the
+ * database's size.
+ */
+export async function runBackup(args: BackupArgs): Promise<BackupResult> {
+  const now = args.now ?? ((): Date => new Date());
+  const started = now();
+  const timing = args.timing ?? DEFAULT_TIMING;
+  const deadline = new AbortController();
+  const signal = args.signal ? AbortSignal.any([args.signal, deadline.signal]) : deadline.signal;
+  let timer: NodeJS.Timeout | undefined;
+  const armDeadline = (bytes: number): void => {
+    clearTimeout(timer);
+    const ms = backupDeadlineMs(bytes, timing);
+    const elapsed = Date.now() - started.getTime();
+    timer = setTimeout(() => {
+      deadline.abort(new AgentFailure('Timeout', `the backup did not finish within ${Math.round(ms / 1000)} s (${Math.round(timing.baseMs / 1000)} s plus ${(bytes / MiB).toFixed(1)} MiB at ${(timing.bytesPerSecond / MiB).toFixed(1)} MiB/s)`));
+    }, Math.max(0, ms - elapsed));
+  };
+  const client = new EtcdClient({ endpoint: args.endpoint, timeoutMs: 10_000 });
+  let store: ObjectStore | undefined;
+  let snapshotBody: Readable | undefined;
+  let step = `reading the status of member ${args.member} at ${args.endpoint}`;
+  try {
+    armDeadline(0);
+    const status = await client.status({ signal });
+    // A member without a leader may hold a stale copy, and cannot tell; refuse at once rather than time out.
+    if (status.leaderId === '0') {
+      throw new AgentFailure('NoQuorum', `no quorum: member ${args.member} (${args.endpoint}) knows no leader, so the cluster has lost quorum or is electing one; a snapshot now could miss committed writes`);
+    }
+    // Read before the snapshot began, so a lower bound: every write up to this revision is in the snapshot
+    // (a few later ones may be too, as bbolt's read transaction opens a moment after this answer).
+    const revision = status.revision;
+    armDeadline(status.dbSize);
+
+    step = `opening ${destinationDescription(args.destination)}`;
+    store = await openStore(args.destination, args.credentialsDir, args.pvcRoot, args.storeOptions);
+    step = `streaming a snapshot from member ${args.member} to ${store.description}`;
+    const snapshot = await openSnapshot({ endpoint: args.endpoint, signal, ...(args.windowBytes ? { windowBytes: args.windowBytes } : {}) });
+    snapshotBody = snapshot.body;
+    armDeadline(snapshot.sizeBytes);
+    const key = backupKey(args.destination, args.cluster, started, revision);
+    const stored = await store.upload(key, snapshot.body, { signal, sizeHint: snapshot.sizeBytes, onBytes: garbagePacer(args.collectGarbage) });
+    if (stored.sizeBytes !== snapshot.sizeBytes) {
+      throw new AgentFailure('SnapshotTruncated', `stored ${stored.sizeBytes} bytes, but etcd announced ${snapshot.sizeBytes}`);
+    }
+    return {
+      ok: true,
+      key,
+      location: locationURI(args.destination, key),
+      sizeBytes: stored.sizeBytes,
+      sha256: stored.sha256,
+      revision,
+      etcdVersion: status.version,
+      member: args.member,
+      startedAt: started.toISOString(),
+      completedAt: now().toISOString(),
+    };
+  } catch (err) {
+    // An abort surfaces as whatever the aborted call made of it; the abort's reason says why.
+    const cause: unknown = signal.aborted ? signal.reason : err;
+    return { ok: false, ...describeFailure(cause, step) };
+  } finally {
+    clearTimeout(timer);
+    // Releases the etcd stream if the upload never took it (a no-op once it ended).
+    snapshotBody?.destroy();
+    client.close();
+    store?.close();
+  }
+}
+
+export interface FetchArgs extends StoreArgs {
+  key: string;
+  /** Where the snapshot goes; written as FILE.partial and renamed once checked. */
+  out: string;
+  /** Hex SHA-256 the stored object must have. */
+  sha256?: string;
+  /** Nothing to do when this exists (the member's data is already restored). */
+  skipIfExists?: string;
+  signal?: AbortSignal;
+  /** Fail when no byte arrived for this long. Default 120 s. */
+  stallMs?: number;
+}
+
+export type FetchResult = { ok: true; skipped: true } | { ok: true; skipped: false; key: string; sizeBytes: number; sha256: string } | Failed;
+
+/** Downloads a backup for a restore, checked against the recorded SHA-256 and etcd's own trailer. */
+export async function runFetch(args: FetchArgs): Promise<FetchResult> {
+  if (args.skipIfExists !== undefined && (await exists(args.skipIfExists))) return { ok: true, skipped: true };
+  const partial = `${args.out}.partial`;
+  const stall = new AbortController();
+  const signal = args.signal ? AbortSignal.any([args.signal, stall.signal]) : stall.signal;
+  let store: ObjectStore | undefined;
+  let step = `opening ${destinationDescription(args.destination)}`;
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    store = await openStore(args.destination, args.credentialsDir, args.pvcRoot, args.storeOptions);
+    step = `downloading ${args.key} from ${store.description}`;
+    await mkdir(dirname(args.out), { recursive: true });
+    const source = await store.download(args.key, { signal });
+    const check = new SnapshotFileCheck({ source: locationURI(args.destination, args.key), onBytes: garbagePacer(args.collectGarbage), ...(args.sha256 ? { sha256: args.sha256 } : {}) });
+    const stallMs = args.stallMs ?? 120_000;
+    let seen = -1;
+    // A transfer that stops without failing (a server that keeps the connection but sends nothing) must still end.
+    timer = setInterval(() => {
+      if (check.bytes === seen) stall.abort(new AgentFailure('Timeout', `no data from ${store?.description ?? 'the store'} for ${Math.round(stallMs / 1000)} s after ${check.bytes} bytes`));
+      seen = check.bytes;
+    }, stallMs);
+    try {
+      await pipeline(source, check, createWriteStream(partial, { flush: true }), { signal });
+      await rename(partial, args.out);
+    } catch (err) {
+      await rm(partial, { force: true });
+      throw err;
+    }
+    return { ok: true, skipped: false, key: args.key, sizeBytes: check.bytes, sha256: check.sha256 };
+  } catch (err) {
+    const cause: unknown = signal.aborted ? signal.reason : err;
+    return { ok: false, ...describeFailure(cause, step) };
+  } finally {
+    clearInterval(timer);
+    store?.close();
+  }
+}
+
+export interface DeleteArgs extends StoreArgs {
+  key: string;
+  signal?: AbortSignal;
+}
+
+export type DeleteResult = { ok: true; key: string } | Failed;
+
+/** Deletes one stored backup (retention); one that is already gone is a success. */
+export async function runDelete(args: DeleteArgs): Promise<DeleteResult> {
+  let store: ObjectStore | undefined;
+  try {
+    store = await openStore(args.destination, args.credentialsDir, args.pvcRoot, args.storeOptions);
+    await store.delete(args.key, args.signal ? { signal: args.signal } : {});
+    return { ok: true, key: args.key };
+  } catch (err) {
+    return { ok: false, ...describeFailure(err, `deleting ${args.key} from ${destinationDescription(args.destination)}`) };
+  } finally {
+    store?.close();
+  }
+}
+
+async function exists(path: string): Promise<boolean> {
+  try {
+    await stat(path);
+    return true;
+  } catch (err) {
+    if (typeof err === 'object' && err !== null && 'code' in err && err.code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+function destinationDescription(d: Destination): string {
+  return locationURI(d, '').replace(/\/$/, '');
+}
+
+/** Parses and validates --destination-json (the operator wrote it, but a hand-run agent may not have). */
+export function parseDestination(json: string): Destination {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    throw new AgentFailure('InvalidArguments', `--destination-json is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AgentFailure('InvalidArguments', '--destination-json must be a JSON object');
+  const issues = destinationIssues(value as Record<string, unknown>, []);
+  if (issues.length > 0) throw new AgentFailure('InvalidArguments', `--destination-json: ${issues.map((i) => i.message).join('; ')}`);
+  if (!Value.Check(DestinationSchema, value)) {
+    const first = Value.Errors(DestinationSchema, value).First();
+    throw new AgentFailure('InvalidArguments', `--destination-json: ${first ? `${first.path || '/'}: ${first.message}` : 'does not match the destination schema'}`);
+  }
+  return value;
+}
+
+/** One JSON line of at most MAX_RESULT_BYTES: a long message is shortened, never the fields the operator needs. */
+export function resultLine(result: object): string {
+  let line = JSON.stringify(result);
+  if (Buffer.byteLength(line) < MAX_RESULT_BYTES && !line.includes('\n')) return `${line}\n`;
+  const message = 'message' in result && typeof result.message === 'string' ? result.message : '';
+  const excess = Buffer.byteLength(line) - MAX_RESULT_BYTES + 64;
+  line = JSON.stringify({ ...result, message: `${message.slice(0, Math.max(0, message.length - excess))}…` });
+  return `${line}\n`;
+}
+
+const USAGE = `usage: agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+       agent.ts fetch --destination-json JSON --key KEY --out FILE [--sha256 HEX] [--skip-if-exists PATH] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+       agent.ts delete --destination-json JSON --key KEY [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]`;
+
+const FLAGS = {
+  endpoint: { type: 'string' },
+  cluster: { type: 'string' },
+  member: { type: 'string' },
+  'destination-json': { type: 'string' },
+  'credentials-dir': { type: 'string' },
+  'pvc-root': { type: 'string' },
+  'result-file': { type: 'string' },
+  key: { type: 'string' },
+  sha256: { type: 'string' },
+  out: { type: 'string' },
+  'skip-if-exists': { type: 'string' },
+} as const;
+
+function required(values: Record<string, string | undefined>, name: string): string {
+  const value = values[name];
+  if (value === undefined || value === '') throw new AgentFailure('InvalidArguments', `--${name} is required\n${USAGE}`);
+  return value;
+}
+
+/** Runs one command from `argv` (without node and the script); returns the exit code. */
+export async function main(argv: string[], signal?: AbortSignal, collectGarbage?: () => void): Promise<number> {
+  let resultFile = DEFAULT_RESULT_FILE;
+  let result: BackupResult | FetchResult | DeleteResult;
+  try {
+    let parsed;
+    try {
+      parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
+    } catch (err) {
+      throw new AgentFailure('InvalidArguments', `${err instanceof Error ? err.message : String(err)}\n${USAGE}`);
+    }
+    const values: Record<string, string | undefined> = parsed.values;
+    resultFile = values['result-file'] ?? DEFAULT_RESULT_FILE;
+    const [command, ...extra] = parsed.positionals;
+    if (extra.length > 0) throw new AgentFailure('InvalidArguments', `unexpected arguments: ${extra.join(' ')}\n${USAGE}`);
+    const store: StoreArgs = {
+      destination: parseDestination(required(values, 'destination-json')),
+      ...(values['credentials-dir'] ? { credentialsDir: values['credentials-dir'] } : {}),
+      ...(values['pvc-root'] ? { pvcRoot: values['pvc-root'] } : {}),
+      ...(collectGarbage ? { collectGarbage } : {}),
+    };
+    const withSignal = signal ? { signal } : {};
+    if (command === 'backup') {
+      result = await runBackup({ ...store, ...withSignal, endpoint: required(values, 'endpoint'), cluster: required(values, 'cluster'), member: required(values, 'member') });
+    } else if (command === 'fetch') {
+      const sha256 = values['sha256'];
+      if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) throw new AgentFailure('InvalidArguments', `--sha256 must be 64 hex digits: ${sha256}`);
+      result = await runFetch({
+        ...store,
+        ...withSignal,
+        key: required(values, 'key'),
+        out: required(values, 'out'),
+        ...(sha256 ? { sha256 } : {}),
+        ...(values['skip-if-exists'] ? { skipIfExists: values['skip-if-exists'] } : {}),
+      });
+    } else if (command === 'delete') {
+      result = await runDelete({ ...store, ...withSignal, key: required(values, 'key') });
+    } else {
+      throw new AgentFailure('InvalidArguments', `${command === undefined ? 'no command' : `unknown command ${command}`}\n${USAGE}`);
+    }
+  } catch (err) {
+    result = { ok: false, ...describeFailure(err, 'the agent') };
+  }
+  return report(result, resultFile);
+}
+
+async function report(result: BackupResult | FetchResult | DeleteResult, resultFile: string): Promise<number> {
+  const line = resultLine(result);
+  process.stdout.write(line);
+  if (!result.ok) process.stderr.write(`${result.reason}: ${result.message}\n`);
+  // A skipped fetch has nothing to report: the member's data was already there.
+  if (!(result.ok && 'skipped' in result && result.skipped)) {
+    try {
+      await writeFile(resultFile, line);
+    } catch (err) {
+      process.stderr.write(`cannot write the result to ${resultFile}: ${err instanceof Error ? err.message : String(err)}\n`);
+    }
+  }
+  return result.ok ? 0 : 1;
+}
+
+export type { AgentFailureReason };
+
+if (import.meta.main) {
+  const stop = new AbortController();
+  // The Job's deadline or a deleted pod: abandon the upload cleanly (abort the multipart upload, remove the partial file).
+  const onSignal = (name: string) => (): void => stop.abort(new AgentFailure('Interrupted', `the agent was stopped (${name}) before it finished`));
+  process.once('SIGTERM', onSignal('SIGTERM'));
+  process.once('SIGINT', onSignal('SIGINT'));
+  process.exitCode = await main(process.argv.slice(2), stop.signal, exposeGarbageCollector());
+  // An SDK's keep-alive socket must not keep a finished Job running.
+  setTimeout(() => process.exit(), 2000).unref();
+}

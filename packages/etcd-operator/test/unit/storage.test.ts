@@ -1,0 +1,319 @@
+// Every storage driver against a real server (MinIO, fake-gcs-server, Azurite, a folder): the round trip,
+// that an interrupted upload leaves nothing that looks complete, and that each kind of refusal is named
+// (reason and a message a person can act on).
+import assert from 'node:assert/strict';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { after, before, describe, test } from 'node:test';
+import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
+import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
+import type { Destination } from '../../src/api/destination.ts';
+import { openStore, StorageError, type ObjectStore, type StorageFailureReason } from '../../src/storage/index.ts';
+import { freePorts } from '../support/local-etcd.ts';
+import {
+  AZURITE_ACCOUNT,
+  AZURITE_KEY,
+  azuriteConnectionString,
+  createGcsBucket,
+  createMinioBucket,
+  credentialsDir,
+  MINIO_PASSWORD,
+  MINIO_USER,
+  startAzurite,
+  startFakeGcs,
+  startMinio,
+  type StorageServer,
+} from '../support/storage-servers.ts';
+
+const MiB = 1024 * 1024;
+const BUCKET = 'quorum-test';
+const SECRET = 'backup-credentials';
+
+/** A body of `bytes` pseudo-random bytes in 64 KiB chunks; with `failAfter`, it errors once that many were read. */
+function body(bytes: number, options: { failAfter?: number } = {}): { stream: Readable; sha256: string } {
+  const block = randomBytes(MiB);
+  const hash = createHash('sha256');
+  const chunks: Buffer[] = [];
+  for (let offset = 0; offset < bytes; offset += 64 * 1024) {
+    const size = Math.min(64 * 1024, bytes - offset);
+    const start = (offset / 1024) % (MiB - size);
+    const chunk = Buffer.from(block.subarray(start, start + size));
+    chunk.writeUInt32BE(offset >>> 0, 0);
+    hash.update(chunk);
+    chunks.push(chunk);
+  }
+  let sent = 0;
+  const stream = new Readable({
+    read() {
+      if (options.failAfter !== undefined && sent >= options.failAfter) {
+        this.destroy(new Error('the snapshot broke off'));
+        return;
+      }
+      const chunk = chunks.shift();
+      sent += chunk?.length ?? 0;
+      this.push(chunk ?? null);
+    },
+  });
+  return { stream, sha256: hash.digest('hex') };
+}
+
+async function drain(stream: Readable): Promise<{ bytes: number; sha256: string }> {
+  const hash = createHash('sha256');
+  let bytes = 0;
+  for await (const chunk of stream) {
+    hash.update(chunk as Buffer);
+    bytes += (chunk as Buffer).length;
+  }
+  return { bytes, sha256: hash.digest('hex') };
+}
+
+async function rejectsWith(promise: Promise<unknown>, reason: StorageFailureReason, message: RegExp): Promise<void> {
+  await assert.rejects(promise, (err: unknown) => {
+    assert.ok(err instanceof StorageError, `expected a StorageError, got ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}`);
+    assert.equal(err.reason, reason, err.message);
+    assert.match(err.message, message);
+    return true;
+  });
+}
+
+/** What a backend's tests need: how to name a destination on it, and how to see past the driver. */
+interface Backend {
+  name: string;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+  destination(options?: { bucket?: string; prefix?: string; endpoint?: string }): Destination;
+  /** The credentials folder for `destination()`; `wrong` gives credentials the server refuses. */
+  credentials(wrong?: boolean): Promise<string | undefined>;
+  pvcRoot?: string;
+  endpoint: string;
+  /** Whether the server checks credentials at all (fake-gcs-server does not). */
+  checksCredentials: boolean;
+  /** Anything an interrupted upload may have left behind, by the backend's own means (multipart uploads, partial files). */
+  leftovers(prefix: string): Promise<string[]>;
+}
+
+let scratch: string;
+before(async () => {
+  scratch = await mkdtemp(join(tmpdir(), 'quorum-storage-test-'));
+});
+after(async () => {
+  await rm(scratch, { recursive: true, force: true });
+});
+
+function minioBackend(): Backend {
+  let server: StorageServer;
+  const backend: Backend = {
+    name: 's3 (MinIO)',
+    endpoint: '',
+    checksCredentials: true,
+    async start() {
+      server = await startMinio();
+      backend.endpoint = server.endpoint;
+      await createMinioBucket(server.endpoint, BUCKET);
+    },
+    stop: () => server.stop(),
+    destination: (o = {}) => ({ s3: { bucket: o.bucket ?? BUCKET, prefix: o.prefix ?? 'backups', endpoint: o.endpoint ?? backend.endpoint, forcePathStyle: true, credentialsSecret: SECRET } }),
+    credentials: (wrong = false) => credentialsDir(scratch, `s3-${wrong ? 'wrong' : 'right'}`, { accessKeyId: MINIO_USER, secretAccessKey: wrong ? 'not-the-password' : MINIO_PASSWORD }),
+    async leftovers(prefix) {
+      const client = new S3Client({ endpoint: backend.endpoint, region: 'us-east-1', forcePathStyle: true, credentials: { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD } });
+      try {
+        const out = await client.send(new ListMultipartUploadsCommand({ Bucket: BUCKET, Prefix: prefix }));
+        return (out.Uploads ?? []).map((u) => `multipart upload of ${u.Key}`);
+      } finally {
+        client.destroy();
+      }
+    },
+  };
+  return backend;
+}
+
+function gcsBackend(): Backend {
+  let server: StorageServer;
+  const backend: Backend = {
+    name: 'gcs (fake-gcs-server)',
+    endpoint: '',
+    checksCredentials: false,
+    async start() {
+      server = await startFakeGcs();
+      backend.endpoint = server.endpoint;
+      await createGcsBucket(server.endpoint, BUCKET);
+    },
+    stop: () => server.stop(),
+    destination: (o = {}) => ({ gcs: { bucket: o.bucket ?? BUCKET, prefix: o.prefix ?? 'backups', endpoint: o.endpoint ?? backend.endpoint, credentialsSecret: SECRET } }),
+    // An emulator needs no service account: the Secret may be empty.
+    credentials: () => credentialsDir(scratch, 'gcs', {}),
+    leftovers: () => Promise.resolve([]),
+  };
+  return backend;
+}
+
+function azuriteBackend(): Backend {
+  let server: StorageServer;
+  const backend: Backend = {
+    name: 'azure (Azurite)',
+    endpoint: '',
+    checksCredentials: true,
+    async start() {
+      server = await startAzurite();
+      backend.endpoint = server.endpoint;
+      const service = new BlobServiceClient(server.endpoint, new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY));
+      await service.getContainerClient(BUCKET).create();
+    },
+    stop: () => server.stop(),
+    destination: (o = {}) => ({ azure: { container: o.bucket ?? BUCKET, prefix: o.prefix ?? 'backups', ...(o.endpoint ? { endpoint: o.endpoint } : {}), credentialsSecret: SECRET } }),
+    credentials: (wrong = false) =>
+      credentialsDir(scratch, `azure-${wrong ? 'wrong' : 'right'}`, { connectionString: azuriteConnectionString(backend.endpoint, wrong ? Buffer.from('not the key').toString('base64') : AZURITE_KEY) }),
+    async leftovers(prefix) {
+      // Uncommitted blocks may stay (invisible, collected by the service); a committed blob must not.
+      const service = new BlobServiceClient(backend.endpoint, new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY));
+      const found: string[] = [];
+      for await (const blob of service.getContainerClient(BUCKET).listBlobsFlat({ prefix })) found.push(`committed blob ${blob.name}`);
+      return found;
+    },
+  };
+  return backend;
+}
+
+function pvcBackend(): Backend {
+  const backend: Backend = {
+    name: 'pvc (a folder)',
+    endpoint: '',
+    checksCredentials: false,
+    async start() {
+      backend.pvcRoot = await mkdtemp(join(scratch, 'pvc-'));
+    },
+    stop: () => Promise.resolve(),
+    destination: (o = {}) => ({ pvc: { claimName: 'backups', path: o.prefix ?? 'backups' } }),
+    credentials: () => Promise.resolve(undefined),
+    async leftovers(prefix) {
+      const names = await readdir(join(backend.pvcRoot!, prefix), { recursive: true }).catch(() => [] as string[]);
+      return names.map(String);
+    },
+  };
+  return backend;
+}
+
+const BACKENDS = [pvcBackend(), azuriteBackend(), minioBackend(), gcsBackend()];
+
+for (const backend of BACKENDS) {
+  describe(backend.name, () => {
+    let store: ObjectStore;
+    before(async () => {
+      await backend.start();
+      store = await openStore(backend.destination(), await backend.credentials(), backend.pvcRoot, { maxAttempts: 2 });
+    });
+    after(async () => {
+      store?.close();
+      await backend.stop();
+    });
+
+    test('uploads (in several parts), lists, downloads and deletes', async () => {
+      const key = 'backups/roundtrip/c1-20261123T105301Z-rev42.db';
+      const { stream, sha256 } = body(12 * MiB + 32);
+      const stored = await store.upload(key, stream, { sizeHint: 12 * MiB + 32 });
+      assert.deepEqual(stored, { key, sizeBytes: 12 * MiB + 32, sha256 });
+      const small = await store.upload('backups/roundtrip/small.db', body(1000).stream);
+      assert.equal(small.sizeBytes, 1000);
+
+      const listed = await store.list('backups/roundtrip/');
+      assert.deepEqual(listed.map((o) => [o.key, o.sizeBytes]).sort(), [[key, 12 * MiB + 32], ['backups/roundtrip/small.db', 1000]]);
+      assert.ok(listed.every((o) => Date.now() - o.lastModified.getTime() < 10 * 60_000), 'lastModified is recent');
+
+      assert.deepEqual(await drain(await store.download(key)), { bytes: 12 * MiB + 32, sha256 });
+
+      await store.delete(key);
+      await store.delete(key);
+      assert.deepEqual((await store.list('backups/roundtrip/')).map((o) => o.key), ['backups/roundtrip/small.db']);
+      await rejectsWith(store.download(key), 'ObjectNotFound', /does not exist/);
+    });
+
+    for (const [when, failAfter] of [
+      ['within the first part', 1 * MiB],
+      ['after several parts were sent', 20 * MiB],
+    ] as const) {
+      test(`a body that fails ${when} leaves nothing that looks complete`, async () => {
+        const prefix = `backups/interrupted-${failAfter}/`;
+        const key = `${prefix}c1.db`;
+        await assert.rejects(store.upload(key, body(32 * MiB, { failAfter }).stream, { sizeHint: 32 * MiB }), /the snapshot broke off/);
+        assert.deepEqual(await store.list(prefix), []);
+        await rejectsWith(store.download(key), 'ObjectNotFound', /does not exist/);
+        assert.deepEqual(await backend.leftovers(prefix), []);
+      });
+    }
+
+    test('an aborted upload leaves nothing, and rejects with the abort reason', async () => {
+      const prefix = 'backups/aborted/';
+      const abort = new AbortController();
+      const { stream } = body(32 * MiB);
+      let read = 0;
+      stream.on('data', (chunk: Buffer) => {
+        read += chunk.length;
+        if (read >= 10 * MiB) abort.abort(new Error('deadline passed'));
+      });
+      await assert.rejects(store.upload(`${prefix}c1.db`, stream, { signal: abort.signal }), /deadline passed/);
+      assert.deepEqual(await store.list(prefix), []);
+      // An abort returns at once; the driver's clean-up (abort the multipart upload, delete the partial file)
+      // finishes in the background, within moments.
+      let leftovers = await backend.leftovers(prefix);
+      for (let i = 0; i < 50 && leftovers.length > 0; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        leftovers = await backend.leftovers(prefix);
+      }
+      assert.deepEqual(leftovers, []);
+    });
+
+    if (backend.name.startsWith('pvc')) {
+      test('lists no partial file, and a missing mount is named', async () => {
+        await writeFile(join(backend.pvcRoot!, 'backups', '.c9.db.partial'), 'half');
+        assert.ok((await store.list('backups/')).every((o) => !o.key.includes('partial')));
+        await rejectsWith(openStore(backend.destination(), undefined, join(scratch, 'not-mounted')), 'BucketNotFound', /PersistentVolumeClaim backups is not mounted: .*not-mounted is not a folder/);
+      });
+      return;
+    }
+
+    test('a missing bucket is named, with the server', async () => {
+      const missing = await openStore(backend.destination({ bucket: 'quorum-missing' }), await backend.credentials(), undefined, { maxAttempts: 1 });
+      try {
+        const what = backend.name.startsWith('azure') ? 'container' : 'bucket';
+        const expected = new RegExp(`^${what} quorum-missing does not exist at ${backend.endpoint.replace(/[.]/g, '\\.')}`);
+        await rejectsWith(missing.upload('backups/c1.db', body(1000).stream), 'BucketNotFound', expected);
+        await rejectsWith(missing.list('backups/'), 'BucketNotFound', expected);
+      } finally {
+        missing.close();
+      }
+    });
+
+    test('an unreachable server is named', async () => {
+      const [port] = await freePorts(1);
+      const nowhere = `http://127.0.0.1:${port}${backend.name.startsWith('azure') ? `/${AZURITE_ACCOUNT}` : ''}`;
+      const unreachable = await openStore(backend.destination({ endpoint: nowhere }), await backend.credentials(), undefined, { maxAttempts: 1 });
+      try {
+        await rejectsWith(unreachable.list('backups/'), 'StorageUnreachable', new RegExp(`^cannot reach http://127\\.0\\.0\\.1:${port}.*ECONNREFUSED`));
+        await rejectsWith(unreachable.upload('backups/c1.db', body(1000).stream), 'StorageUnreachable', /ECONNREFUSED/);
+      } finally {
+        unreachable.close();
+      }
+    });
+
+    if (backend.checksCredentials) {
+      test('refused credentials are named: which Secret, which server, and what it said', async () => {
+        const refused = await openStore(backend.destination(), await backend.credentials(true), undefined, { maxAttempts: 1 });
+        try {
+          const expected = new RegExp(`^access denied: the credentials in Secret ${SECRET} were refused by ${backend.endpoint.replace(/[.]/g, '\\.')}: \\S.+`);
+          await rejectsWith(refused.upload('backups/c1.db', body(1000).stream), 'AccessDenied', expected);
+          await rejectsWith(refused.list('backups/'), 'AccessDenied', expected);
+          await rejectsWith(refused.download('backups/c1.db'), 'AccessDenied', expected);
+        } finally {
+          refused.close();
+        }
+      });
+
+      test('a Secret without the keys is named', async () => {
+        await rejectsWith(openStore(backend.destination(), await credentialsDir(scratch, 'empty', {})), 'CredentialsInvalid', new RegExp(`the credentials Secret ${SECRET} has no key`));
+      });
+    }
+  });
+}
