@@ -20,7 +20,7 @@ export const SNAPSHOT_TRAILER_BYTES = 32;
  * The HTTP/2 receive window, per stream and per connection. The 64 KiB default allows only 64 KiB in
  * flight per round trip, capping throughput far below a disk's; 8 MiB allows 8 GB/s at a 1 ms round trip.
  * It is also what sits unread in memory while the destination is slower than etcd (the usual case), so it
- * is no larger: 32 MiB measured no faster on loopback and cost its 24 MiB more of RSS.
+ * is no larger: 32 MiB measured no faster on loopback and cost about 20 MiB more of RSS.
  */
 export const DEFAULT_WINDOW_BYTES = 8 * 1024 * 1024;
 /** No first message within this long: etcd is not serving the snapshot. */
@@ -67,7 +67,7 @@ export interface EtcdSnapshot {
   /**
    * The database followed by etcd's 32-byte SHA-256 trailer (what `etcdctl snapshot save` writes). It ends
    * only after the trailer matched; otherwise it errors with a SnapshotError (SnapshotCorrupted,
-   * SnapshotTruncated or SnapshotFailed). Attach consumers at once: it flows as soon as it is read.
+   * SnapshotTruncated or SnapshotFailed). Attach a consumer (and so an error listener) at once.
    */
   body: Readable;
   /** Size of the database alone, known from the first message. */
