@@ -2,7 +2,7 @@
 // OpenAPI schema (crd.ts), the defaults and validation the operator and webhooks apply (defaults.ts) and the
 // reference in docs/api.md (docs.ts) are all derived from the schemas in this file.
 //
-// Room is left for `spec.tls`, `spec.backup` and `spec.disasterRecovery` (see RESERVED_SPEC_FIELDS). They are
+// Room is left for `spec.tls` and `spec.backup` (see RESERVED_SPEC_FIELDS). They are
 // deliberately absent from the schema until implemented, so the API server rejects them instead of
 // accepting settings that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
@@ -86,6 +86,7 @@ export const MAX_ELECTION_TIMEOUT_MS = 50000;
 export const MAX_QUOTA_BACKEND_BYTES = 8 * 1024 * 1024 * 1024;
 
 export const ANTI_AFFINITIES = ['Required', 'Preferred', 'None'] as const;
+export const DISASTER_RECOVERY_POLICIES = ['Manual', 'Restore'] as const;
 export const RECLAIM_POLICIES = ['Retain', 'Delete'] as const;
 export const AUTO_COMPACTION_MODES = ['periodic', 'revision'] as const;
 export const ACCESS_MODES = ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany', 'ReadOnlyMany'] as const;
@@ -172,7 +173,6 @@ export const RULES = {
 export const RESERVED_SPEC_FIELDS: readonly { field: string; description: string }[] = [
   { field: 'spec.tls', description: 'Peer and client TLS: certificates managed by the operator, or user-provided Secrets.' },
   { field: 'spec.backup', description: 'Default backup target and schedule for the cluster (EtcdBackup and EtcdBackupSchedule carry backups until then).' },
-  { field: 'spec.disasterRecovery', description: 'What the operator may do after quorum loss (e.g. restore from the newest backup or a surviving member), and when.' },
 ];
 
 // ---- helpers for schema nodes TypeBox does not express in a structural form ----
@@ -332,6 +332,19 @@ export const BootstrapSchema = Type.Object(
   { description: 'How a new cluster is first created. Unset: empty. Fixed at creation.' },
 );
 
+export const DisasterRecoverySchema = Type.Object(
+  {
+    policy: Type.Optional(
+      stringEnum(DISASTER_RECOVERY_POLICIES, {
+        description:
+          "What the operator does once a majority of members has lost its data for good (PVC gone, or an empty data directory etcd refuses to start on). Manual: nothing but say so (condition QuorumLost, a Warning event; docs/operations.md has the runbook). Restore: rebuild from the newest data: a surviving member whose revision is newer than the newest Succeeded EtcdBackup of this cluster is restarted alone with --force-new-cluster and the cluster grows back from it; otherwise the cluster is re-created from that backup. status.lastRecovery records the revision and time of the data it came back from.",
+        default: 'Manual',
+      }),
+    ),
+  },
+  { description: 'What happens after a majority of members is permanently lost.', default: {} },
+);
+
 export const EtcdClusterSpecSchema = Type.Object(
   {
     replicas: Type.Optional(
@@ -351,6 +364,7 @@ export const EtcdClusterSpecSchema = Type.Object(
     ),
     etcd: Type.Optional(EtcdOptionsSchema),
     bootstrap: Type.Optional(BootstrapSchema),
+    disasterRecovery: Type.Optional(DisasterRecoverySchema),
     paused: Type.Optional(Type.Boolean({ description: 'Stop reconciling the cluster (members keep running) until set back to false.', default: false })),
     replaceStuckMemberAfterSeconds: Type.Optional(
       Type.Integer({
@@ -415,6 +429,31 @@ export const StepSchema = Type.Object(
   { description: 'The step the operator is taking or retrying, and for how long: the record behind the Progressing condition.' },
 );
 
+export const RECOVERY_METHODS = ['ForceNewCluster', 'Backup'] as const;
+
+export const RecoverySchema = Type.Object(
+  {
+    method: stringEnum(RECOVERY_METHODS, { description: 'ForceNewCluster: a surviving member restarted alone on its data; Backup: the cluster re-created from an EtcdBackup.' }),
+    from: Type.String({ description: 'The surviving member, or the EtcdBackup, the cluster came back from.' }),
+    revision: Type.String({ description: "The revision of that data: writes after it were lost (the data-loss window starts here).", pattern: '^[0-9]+$' }),
+    dataTime: Type.Optional(Type.String({ description: 'When that data was current: the backup\'s completion, or the moment the survivor was last read.', format: 'date-time' })),
+    lostMembers: Type.Array(Type.String({ maxLength: 63, description: 'A member name.' }), { maxItems: 9, description: 'The members whose data was gone.' }),
+    startedAt: Type.String({ description: 'When the recovery began.', format: 'date-time' }),
+    completedAt: Type.Optional(Type.String({ description: 'When the cluster served again after it.', format: 'date-time' })),
+    source: Type.Optional(
+      Type.Object(
+        {
+          destination: DestinationSchema,
+          key: Type.String({ description: 'Object key of the snapshot.' }),
+          sha256: Type.Optional(Type.String({ description: 'SHA-256 of the snapshot, checked before any member starts.' })),
+        },
+        { description: 'The stored snapshot a Backup recovery restores.' },
+      ),
+    ),
+  },
+  { description: 'The last recovery from quorum loss under spec.disasterRecovery.policy Restore: how, from what, and the data-loss window.' },
+);
+
 export const EtcdClusterStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
@@ -447,6 +486,7 @@ export const EtcdClusterStatusSchema = Type.Object(
       Type.Array(Type.String({ maxLength: 63, description: 'A member name.' }), { maxItems: 9, description: 'Members of the initial static bootstrap, recorded before their pods are created.' }),
     ),
     step: Type.Optional(StepSchema),
+    recovery: Type.Optional(RecoverySchema),
   },
   { description: 'Observed state of the etcd cluster, written by the operator.' },
 );
@@ -491,6 +531,7 @@ export type EmptyDirSpec = Static<typeof EmptyDirSchema>;
 export type PodTemplate = Static<typeof PodTemplateSchema>;
 export type EtcdOptions = Static<typeof EtcdOptionsSchema>;
 export type FromBackup = Static<typeof FromBackupSchema>;
+export type Recovery = Static<typeof RecoverySchema>;
 export type AntiAffinity = (typeof ANTI_AFFINITIES)[number];
 export type ReclaimPolicy = (typeof RECLAIM_POLICIES)[number];
 export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number];

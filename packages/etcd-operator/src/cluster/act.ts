@@ -52,7 +52,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
   };
 
   /** Creates a member's pod; false when it already existed (the cache had not caught up): no event then. */
-  const createPod = async (member: string, state: 'new' | 'existing', initialMembers: string[], restore?: RestoreSource): Promise<boolean> => {
+  const createPod = async (member: string, state: 'new' | 'existing', initialMembers: string[], restore?: RestoreSource, forceNewCluster = false): Promise<boolean> => {
     await ensurePVC(member);
     const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m)}`);
     // Names etcd dials at start: every initial member whose pod exists (or is being created with it).
@@ -66,6 +66,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       initialCluster,
       waitForNames,
       peerWaitImage: c.peerWaitImage,
+      ...(forceNewCluster ? { forceNewCluster } : {}),
       ...(restore && c.agentImage ? { restore: { source: restore, agentImage: c.agentImage } } : {}),
     });
     try {
@@ -92,6 +93,18 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
   const through = (r: { through: string; refusals: { member: string; error: string }[] }): string =>
     r.refusals.length ? ` through ${r.through}, after ${r.refusals.map((x) => `${x.member}: ${x.error}`).join('; ')}` : '';
 
+  /** Every member pod and claim of the cluster, for a re-creation from a backup. */
+  const clearCluster = async (): Promise<void> => {
+    for (const p of c.pods.filter((x) => !x.metadata.deletionTimestamp)) {
+      await c.client.delete(Pods, { namespace, name: p.metadata.name! }, { signal }).catch(ignoreNotFound);
+      await c.wrote(`delete pod ${p.metadata.name}`);
+    }
+    for (const claim of c.pvcs.filter((x) => !x.metadata.deletionTimestamp)) {
+      await c.client.delete(PersistentVolumeClaims, { namespace, name: claim.metadata.name! }, { signal }).catch(ignoreNotFound);
+      await c.wrote(`delete pvc ${claim.metadata.name}`);
+    }
+  };
+
   switch (a.type) {
     case 'bootstrap': {
       for (const m of a.members) await createPod(m, 'new', a.members, a.restore);
@@ -99,7 +112,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       return { requeueAfter: 2000 };
     }
     case 'createPod': {
-      if (await createPod(a.member, a.state, a.initialMembers, a.restore)) {
+      if (await createPod(a.member, a.state, a.initialMembers, a.restore, a.forceNewCluster)) {
         c.event('Normal', a.reason === 'MemberAdded' ? 'MemberPodCreated' : 'MemberPodRecreated', `created pod ${a.member} (${a.reason})`);
       }
       return { requeueAfter: 2000 };
@@ -145,6 +158,19 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       c.event('Warning', 'MemberRestarted', `evicted pod ${a.member} so that its peers reconnect to it: ${a.detail}`);
       return { requeueAfter: 2000 };
     }
+    case 'startRecovery': {
+      // Status already records the recovery (written before this step), so a crash from here resumes it.
+      c.event('Warning', 'RecoveryStarted', `${a.detail}. Writes after revision ${a.revision}${a.dataTime ? ` (${a.dataTime})` : ''} are lost`);
+      if (a.method === 'Backup') await clearCluster();
+      else {
+        await c.client.delete(Pods, { namespace, name: a.from }, { signal }).catch(ignoreNotFound);
+        await c.wrote(`delete pod ${a.from}`);
+      }
+      return { requeueAfter: 1000 };
+    }
+    case 'clearForRestore':
+      await clearCluster();
+      return { requeueAfter: 2000 };
     case 'wait':
       return { requeueAfter: a.requeueAfterMs };
     case 'steady':

@@ -5,7 +5,7 @@ import { EtcdClient } from '../etcd/client.ts';
 import { activePeers } from '../etcd/metrics.ts';
 import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
 import { quorum, type Membership, type ObservedMember, type ObservedPod } from './plan.ts';
-import { RESTORE_CONTAINERS } from './resources.ts';
+import { FORCE_NEW_CLUSTER_ANNOTATION, RESTORE_CONTAINERS } from './resources.ts';
 
 export interface PodObject extends KubeObject {
   spec?: { nodeName?: string; containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
@@ -71,6 +71,9 @@ export function observePod(pod: PodObject, now: number, previousCrashSince?: num
     ...(initOutdated ? { initOutdated } : {}),
     ...(stuck ? { cannotStart: clip(`${stuck.name}: ${stuck.state!.waiting!.reason!}${stuck.state?.waiting?.message ? `: ${stuck.state.waiting.message}` : ''}`, 300) } : {}),
     ...(crashLooping || init ? { crashLoopingSince: previousCrashSince ?? now } : {}),
+    ...(pod.metadata.annotations?.[FORCE_NEW_CLUSTER_ANNOTATION] === 'true' ? { forcedNewCluster: true } : {}),
+    // etcd's own words when its data directory is empty but the cluster knows the member: the data is gone.
+    ...(/has already been bootstrapped/.test(`${status?.state?.terminated?.message ?? ''}\n${status?.lastState?.terminated?.message ?? ''}`) ? { dataLost: true } : {}),
     ...(init && (RESTORE_CONTAINERS as readonly string[]).includes(init.name) ? { restoreFailed: lastLines((init.state?.terminated ?? init.lastState?.terminated)?.message ?? 'exited with an error') } : {}),
     ...(terminated && terminated.exitCode ? { lastTermination: { exitCode: terminated.exitCode, message: `${init ? `init container ${init.name}: ` : ''}${lastLines(terminated.message ?? terminated.reason ?? '')}` } } : {}),
   };
@@ -200,4 +203,25 @@ function mostCommon(values: string[]): string | undefined {
   const counts = new Map<string, number>();
   for (const v of values) counts.set(v, (counts.get(v) ?? 0) + 1);
   return [...counts].sort((a, b) => b[1] - a[1])[0]?.[0];
+}
+
+/**
+ * Without a quorum, each running member's own revision, asked of it alone (a status answers without a
+ * leader): the survivor with the newest data is what a Restore recovery starts from.
+ */
+export async function observeLocalRevisions(pods: PodObject[], clients: EtcdClients, signal: AbortSignal): Promise<Record<string, string>> {
+  const revisions: Record<string, string> = {};
+  await Promise.all(
+    pods
+      .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
+      .map(async (p) => {
+        try {
+          const s = await clients.get(`http://${p.status!.podIP}:2379`).status({ signal });
+          revisions[p.metadata.labels?.[LABELS.member] ?? ''] = s.revision;
+        } catch {
+          /* no answer: no revision, never a guess */
+        }
+      }),
+  );
+  return revisions;
 }

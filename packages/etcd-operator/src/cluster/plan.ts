@@ -30,6 +30,28 @@ export interface ObservedPod {
   lastTermination?: { exitCode: number; message: string };
   /** A restore init container (fetch-snapshot, restore-snapshot) refused the snapshot: its own words. */
   restoreFailed?: string;
+  /**
+   * etcd refuses to start on this member's data directory because it is empty while the cluster knows the
+   * member ("has already been bootstrapped"): its data is gone for good (a wiped or replaced volume).
+   */
+  dataLost?: boolean;
+  /** The pod runs etcd with --force-new-cluster (a disaster recovery from this member's data). */
+  forcedNewCluster?: boolean;
+}
+
+/** The newest Succeeded EtcdBackup of the cluster: what a Restore policy falls back on. */
+export interface BackupCandidate {
+  name: string;
+  revision: string;
+  completedAt?: string;
+  source: RestoreSource;
+}
+
+/** A recovery from quorum loss under way (status.recovery without completedAt). */
+export interface RecoveryInProgress {
+  method: 'ForceNewCluster' | 'Backup';
+  from: string;
+  source?: RestoreSource;
 }
 
 export interface ObservedMember {
@@ -96,16 +118,26 @@ export interface Observed {
   refusedRestartMs: number;
   /** Set for a cluster not yet bootstrapped whose spec.bootstrap.fromBackup asks for a restore. */
   restore?: { ready: true; source: RestoreSource } | { ready: false; why: string };
+  /** spec.disasterRecovery.policy: what to do once a majority of members lost its data for good. */
+  disasterRecovery: 'Manual' | 'Restore';
+  /** Without a quorum, each running member's own revision (read from it alone), by member name. */
+  localRevisions?: Record<string, string>;
+  newestBackup?: BackupCandidate;
+  recovery?: RecoveryInProgress;
 }
 
 export type Action =
   | { type: 'bootstrap'; members: string[]; restore?: RestoreSource }
-  | { type: 'createPod'; member: string; state: 'new' | 'existing'; initialMembers: string[]; reason: string; restore?: RestoreSource }
+  | { type: 'createPod'; member: string; state: 'new' | 'existing'; initialMembers: string[]; reason: string; restore?: RestoreSource; forceNewCluster?: boolean }
   | { type: 'deletePod'; member: string; reason: string }
   | { type: 'deletePVC'; member: string; reason: string }
   | { type: 'addMember'; member: string }
   | { type: 'promoteMember'; member: string; id: string }
   | { type: 'removeMember'; member: string; id: string; reason: string }
+  /** Quorum is lost for good and the policy is Restore: record how the cluster comes back (status first), then begin. */
+  | { type: 'startRecovery'; method: 'ForceNewCluster' | 'Backup'; from: string; revision: string; dataTime?: string; lost: string[]; source?: RestoreSource; detail: string }
+  /** A Backup recovery: every old pod and claim goes, then the cluster bootstraps from the backup. */
+  | { type: 'clearForRestore'; reason: string }
   /** Evict (PDB-respecting) a healthy member's pod so that its peers reconnect to it: etcd-io/etcd#14523. */
   | { type: 'restartMember'; member: string; reason: 'StalePeerView'; detail: string }
   | { type: 'wait'; reason: string; detail: string; requeueAfterMs: number }
@@ -139,6 +171,14 @@ export function plan(o: Observed): Action {
   const staleInit = o.pods.find((p) => p.initOutdated && !p.deleting);
   if (staleInit) return { type: 'deletePod', member: staleInit.member, reason: 'InitContainerOutdated' };
 
+  // A Backup recovery under way: the old cluster is cleared, then bootstrapped anew from the backup.
+  if (o.recovery?.method === 'Backup' && !o.bootstrapped && o.recovery.source && o.bootstrapMembers.length === 0) {
+    if (o.pods.some((p) => !p.deleting) || o.pvcs.length > 0) return { type: 'clearForRestore', reason: `restoring from EtcdBackup ${o.recovery.from}` };
+    if (o.pods.length > 0) return { type: 'wait', reason: 'RestoringFromBackup', detail: `waiting for the old members' pods to go before restoring from EtcdBackup ${o.recovery.from}`, requeueAfterMs: 2000 };
+    const first = nextIndex(o);
+    return { type: 'bootstrap', members: Array.from({ length: o.replicas }, (_, i) => memberName(o.cluster, first + i)), restore: o.recovery.source };
+  }
+
   if (!o.membership) {
     // Nothing exists yet: bootstrap the initial size statically, all members at once. The member list is
     // recorded (status) before any pod exists, so a crash part-way resumes the same bootstrap.
@@ -163,6 +203,13 @@ export function plan(o: Observed): Action {
     // No quorum answered. Bringing back a deleted pod of a known member is always safe (same member, same
     // data) and may be what restores the quorum; anything touching membership must wait.
     const known = o.bootstrapped ? o.lastKnownMembers : o.pods.map((p) => p.member).concat(o.pvcs);
+    if (o.recovery?.method === 'ForceNewCluster') {
+      const survivor = o.recovery.from;
+      const p = pod(survivor);
+      if (!p) return { type: 'createPod', member: survivor, state: 'existing', initialMembers: [survivor], reason: 'ForceNewCluster', forceNewCluster: true };
+      if (!p.forcedNewCluster && !p.deleting) return { type: 'deletePod', member: survivor, reason: 'ForceNewCluster' };
+      return { type: 'wait', reason: 'ForcingNewCluster', detail: `${survivor} restarts alone on its data with --force-new-cluster${podDetail(p)}`, requeueAfterMs: 2000 };
+    }
     for (const member of known) {
       if (!pod(member) && (hasPVC(member) || !o.persistent)) {
         const first = !o.bootstrapped && known.length === 1;
@@ -170,11 +217,18 @@ export function plan(o: Observed): Action {
       }
     }
     if (!o.bootstrapped) return { type: 'wait', reason: 'Bootstrapping', detail: `waiting for the first member to serve${unreachableDetail(o)}`, requeueAfterMs: 2000 };
+    const lost = disaster(o);
+    if (lost) return lost;
     return { type: 'wait', reason: 'QuorumUnavailable', detail: `no quorum answered a member list; membership is left alone${unreachableDetail(o)}`, requeueAfterMs: 5000 };
   }
 
   const members = o.membership.members;
   const inMembership = new Set(members.map((m) => m.member));
+
+  // --force-new-cluster did its work once the member serves alone: every later restart must be a plain one
+  // (the flag would rewrite the membership again).
+  const forced = o.pods.find((p) => p.forcedNewCluster && !p.deleting);
+  if (forced && o.recovery === undefined && members.length === 1) return { type: 'deletePod', member: forced.member, reason: 'ForceNewClusterDone' };
   const names = members.map((m) => m.member);
 
   // Pods of members that are not (or no longer) in the membership: a finished removal, or a crash between
@@ -321,4 +375,38 @@ function stalePeer(o: Observed, members: ObservedMember[]): Action | undefined {
     reason: 'StalePeerView',
     detail: `${pick.why} (etcd-io/etcd#14523), and every member has refused the change for ${seconds(o.now - o.refused!.since)} s`,
   };
+}
+
+/**
+ * Quorum lost for good: a majority of the known members has no data any more (PVC gone, or etcd refuses
+ * its empty data directory), so waiting cannot bring the quorum back. Manual says so and stops; Restore
+ * picks the newest data: a survivor newer than the newest backup, else that backup.
+ */
+function disaster(o: Observed): Action | undefined {
+  const known = o.lastKnownMembers;
+  const lost = known.filter((m) => (o.persistent && !o.pvcs.includes(m)) || o.pods.find((p) => p.member === m)?.dataLost);
+  const survivors = known.filter((m) => !lost.includes(m));
+  if (lost.length === 0 || survivors.length >= quorum(known.length)) return undefined;
+  const what = `members ${lost.join(', ')} lost their data for good; ${survivors.length === 0 ? 'no member survives' : `the survivors (${survivors.join(', ')}) cannot make a quorum of ${known.length}`}`;
+  if (o.disasterRecovery === 'Manual') {
+    return { type: 'wait', reason: 'QuorumLost', detail: `${what}. spec.disasterRecovery.policy is Manual: nothing is changed; docs/operations.md#quorum-lost has the steps`, requeueAfterMs: 30_000 };
+  }
+  const answered = survivors.filter((m) => o.localRevisions?.[m] !== undefined).sort((a, b) => (BigInt(o.localRevisions![b]!) > BigInt(o.localRevisions![a]!) ? 1 : -1));
+  const best = answered[0];
+  const backup = o.newestBackup;
+  if (best && (!backup || BigInt(o.localRevisions![best]!) > BigInt(backup.revision))) {
+    const revision = o.localRevisions![best]!;
+    return {
+      type: 'startRecovery', method: 'ForceNewCluster', from: best, revision, dataTime: new Date(o.now).toISOString(), lost,
+      detail: `${what}; ${best} holds revision ${revision}, newer than ${backup ? `EtcdBackup ${backup.name} (revision ${backup.revision})` : 'any backup (there is none)'}: it restarts alone with --force-new-cluster and the cluster grows back from it`,
+    };
+  }
+  if (backup) {
+    return {
+      type: 'startRecovery', method: 'Backup', from: backup.name, revision: backup.revision, ...(backup.completedAt ? { dataTime: backup.completedAt } : {}), lost, source: backup.source,
+      detail: `${what}; the newest data is EtcdBackup ${backup.name} (revision ${backup.revision}${best ? `; ${best} holds only revision ${o.localRevisions![best]}` : ''}): the cluster is re-created from it`,
+    };
+  }
+  if (survivors.length > 0 && answered.length === 0) return { type: 'wait', reason: 'QuorumLost', detail: `${what}; waiting for a survivor to answer its revision (there is no backup to fall back on)${unreachableDetail(o)}`, requeueAfterMs: 5000 };
+  return { type: 'wait', reason: 'QuorumLost', detail: `${what}, and this cluster has no Succeeded EtcdBackup: nothing to restore from`, requeueAfterMs: 30_000 };
 }

@@ -44,6 +44,8 @@ export function stepName(a: Action): string | undefined {
     case 'steady': return undefined;
     case 'wait': return a.reason === 'Paused' ? undefined : `wait ${a.reason}`;
     case 'bootstrap': return 'bootstrap';
+    case 'startRecovery': return `startRecovery ${a.method} ${a.from}`;
+    case 'clearForRestore': return 'clearForRestore';
     default: return `${a.type} ${a.member}`;
   }
 }

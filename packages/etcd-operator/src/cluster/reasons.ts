@@ -20,6 +20,8 @@ export const STEP_REASONS = {
   promoteMember: 'PromotingLearner',
   removeMember: 'RemovingMember',
   restartMember: 'RestartingMember',
+  startRecovery: 'RecoveringFromQuorumLoss',
+  clearForRestore: 'ClearingForRestore',
 } as const;
 
 /** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
@@ -31,6 +33,9 @@ export const WAIT_REASONS = {
   WaitingForHealthyMembers: 'a membership change waits until the members it depends on serve',
   MembersNotReady: 'every member is in the membership, some are not ready yet',
   PodTerminating: 'a member pod is being deleted; it is recreated once it is gone',
+  QuorumLost: 'a majority of members lost its data for good (PVC gone, or an empty data directory etcd refuses); with spec.disasterRecovery.policy Manual nothing is changed (docs/operations.md#quorum-lost), with Restore the message says why there is nothing to recover from yet',
+  ForcingNewCluster: 'a Restore recovery: the surviving member with the newest data restarts alone with --force-new-cluster',
+  RestoringFromBackup: "a Restore recovery from a backup: the old members' pods are going before the cluster is re-created from it",
   BackupNotReady: 'spec.bootstrap.fromBackup names an EtcdBackup that does not exist or has not succeeded yet; no member is created until it has (the message says which)',
   SnapshotRefused: "a restored member's init containers refused the snapshot (SHA-256 mismatch, truncated, or etcd's own hash check failed); no member started on it, and the message has the refusal",
   PodStuckTerminating: 'a member pod has been terminating for a long time (its node is probably down); the message names the node and what a person can do, and the member is replaced after spec.replaceStuckMemberAfterSeconds',
@@ -104,6 +109,9 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   MemberRemoved: { type: 'Normal', meaning: 'a member was removed (Warning when it was replaced: DataLost, CrashLooping, PodStuckTerminating)' },
   MemberPodDeleted: { type: 'Normal', meaning: 'a pod that is no longer a member (or failed) was deleted' },
   MemberClaimDeleted: { type: 'Normal', meaning: 'the claim of a former member was deleted (reclaimPolicy Delete)' },
+  QuorumLost: { type: 'Warning', meaning: 'a majority of members lost its data for good; the note says what the policy does about it' },
+  RecoveryStarted: { type: 'Warning', meaning: 'a Restore recovery began: from which survivor or backup, and its revision (the data-loss window)' },
+  RecoveryCompleted: { type: 'Normal', meaning: 'the cluster serves again after a recovery; the note repeats the revision and time it came back from' },
   MemberRestarted: { type: 'Warning', meaning: 'a member was evicted so that its peers reconnect to it (a stale peer view, etcd-io/etcd#14523)' },
   StepRetrying: { type: 'Warning', meaning: `a step has been retried for ${STEP_WARN_MS / 1000} s; the note carries the last refusal` },
   StepStalled: { type: 'Warning', meaning: 'a step made no progress within its bound' },

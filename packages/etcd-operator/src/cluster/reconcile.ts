@@ -23,8 +23,8 @@ import { act, describeFailure } from './act.ts';
 import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
 import { clientService, outdatedFields, peerService, podDisruptionBudget } from './resources.ts';
 import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName } from './names.ts';
-import { observeEtcd, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
-import { nextIndex, plan, type Action, type Observed } from './plan.ts';
+import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
+import { nextIndex, plan, type Action, type BackupCandidate, type Observed } from './plan.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
 
@@ -87,7 +87,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(cluster, { type, reason, action: reason, note });
     const writeStatus = async (status: StatusShape): Promise<void> => {
       if (sameStatus(previous, status)) return;
-      await deps.client.mergePatch(EtcdClusters, { namespace, name }, { status: { ...status, step: status.step ?? null } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+      await deps.client.mergePatch(EtcdClusters, { namespace, name }, { status: { ...status, step: status.step ?? null, clusterID: status.clusterID ?? null } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
     };
 
     // Invalid specs (possible when the webhooks are off) are reported and change nothing.
@@ -114,6 +114,10 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     });
     const view = await observeEtcd(name, namespace, pods, deps.etcd, signal);
     const refusedSince = previous?.step?.refusedEverywhereSince;
+    const policy = spec.disasterRecovery?.policy ?? 'Manual';
+    const ongoing = previous?.recovery && !previous.recovery.completedAt ? previous.recovery : undefined;
+    // Survivors' own revisions matter only when the cluster has lost its quorum and may restore itself.
+    const localRevisions = !view.membership && previous?.clusterID && policy === 'Restore' && !ongoing ? await observeLocalRevisions(pods, deps.etcd, signal) : undefined;
     const observed: Observed = {
       cluster: name,
       replicas: spec.replicas,
@@ -131,7 +135,14 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       crashLoopGraceMs: deps.crashLoopGraceMs,
       stuckTerminatingReplaceMs: spec.replaceStuckMemberAfterSeconds * 1000,
       refusedRestartMs: deps.refusedRestartMs ?? DEFAULT_REFUSED_RESTART_MS,
-      ...(spec.bootstrap && !previous?.clusterID ? { restore: restoreSource(spec.bootstrap.fromBackup, namespace, deps.backups) } : {}),
+      // The snapshot new members restore: a recovery's backup, or spec.bootstrap's for a new cluster.
+      ...(ongoing?.method === 'Backup' && ongoing.source && !previous?.clusterID
+        ? { restore: { ready: true as const, source: ongoing.source } }
+        : spec.bootstrap && !previous?.clusterID ? { restore: restoreSource(spec.bootstrap.fromBackup, namespace, deps.backups) } : {}),
+      disasterRecovery: policy,
+      ...(localRevisions ? { localRevisions } : {}),
+      ...(policy === 'Restore' ? newestBackupOf(name, namespace, deps.backups) : {}),
+      ...(ongoing ? { recovery: { method: ongoing.method, from: ongoing.from, ...(ongoing.source ? { source: ongoing.source } : {}) } } : {}),
       // Peer views are read only while a change is being refused everywhere: they are what explains it.
       ...(refusedSince && view.membership
         ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal), restarts: previous?.step?.restarts ?? 0 } }
@@ -159,11 +170,25 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       stepDeadlineMs,
       outdated: pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec) })).filter((o) => o.fields.length > 0),
     });
+    if (action.type === 'startRecovery' && action.method === 'Backup') {
+      // The old cluster ends here: a new one (new ID, new member names) is bootstrapped from the backup.
+      delete status.clusterID;
+      status.bootstrapMembers = [];
+      status.members = [];
+    }
     if (action.type === 'bootstrap') {
       status.bootstrapMembers = action.members;
       status.nextMemberIndex = Math.max(next, ...action.members.map((m) => (memberIndex(name, m) ?? 0) + 1));
     }
     reportCrashes(log, event, pods, observedPods);
+    if (action.type === 'wait' && action.reason === 'QuorumLost' && previous?.step?.name !== step?.name) {
+      event('Warning', 'QuorumLost', action.detail);
+      log.warn({ cluster: name }, action.detail);
+    }
+    if (status.recovery?.completedAt && !previous?.recovery?.completedAt) {
+      const r = status.recovery;
+      event('Normal', 'RecoveryCompleted', `serving again after recovering by ${r.method} from ${r.from}: data up to revision ${r.revision}${r.dataTime ? ` (${r.dataTime})` : ''}; writes after it were lost`);
+    }
     await writeStatus(status);
     if (spec.paused) return { requeueAfter: STEADY_RESYNC_MS };
 
@@ -230,6 +255,15 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       }
     }
   };
+}
+
+/** The newest Succeeded EtcdBackup of this cluster (by revision), as a Restore recovery would use it. */
+function newestBackupOf(cluster: string, namespace: string, backups: Pick<Informer<EtcdBackup>, 'store'> | undefined): { newestBackup?: BackupCandidate } {
+  const done = (backups?.store.byIndex('namespace', namespace) ?? []).filter((b) => b.spec.clusterName === cluster && b.status?.phase === 'Succeeded' && b.status.key && b.status.sha256);
+  const newest = done.sort((a, b) => (b.status?.revision ?? 0) - (a.status?.revision ?? 0))[0];
+  if (!newest?.status) return {};
+  const s = newest.status;
+  return { newestBackup: { name: newest.metadata.name!, revision: String(s.revision ?? 0), ...(s.completedAt ? { completedAt: s.completedAt } : {}), source: { destination: newest.spec.destination, key: s.key!, sha256: s.sha256! } } };
 }
 
 /** The snapshot spec.bootstrap.fromBackup names: given directly, or a Succeeded EtcdBackup's. */

@@ -106,6 +106,8 @@ export interface MemberPodOptions {
   waitForNames?: string[];
   /** The image of our peer-wait init container; without it, no init container. */
   peerWaitImage?: string;
+  /** Start etcd with --force-new-cluster: a disaster recovery from this member's data alone. */
+  forceNewCluster?: boolean;
   /** Restore this member's data from a snapshot before etcd first starts (a new cluster from a backup). */
   restore?: { source: RestoreSource; agentImage: string };
 }
@@ -188,6 +190,9 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
   };
 }
 
+/** Marks a pod started with --force-new-cluster, to be restarted without it once it serves. */
+export const FORCE_NEW_CLUSTER_ANNOTATION = 'etcd.quorum.dev/force-new-cluster';
+
 /** Where a member pod records which spec it was made from, field by field (see templateFingerprint). */
 export const TEMPLATE_ANNOTATION = 'etcd.quorum.dev/template';
 
@@ -242,6 +247,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
     ...(e.heartbeatIntervalMs !== undefined ? [`--heartbeat-interval=${e.heartbeatIntervalMs}`] : []),
     ...(e.electionTimeoutMs !== undefined ? [`--election-timeout=${e.electionTimeoutMs}`] : []),
     ...(e.extraArgs ?? []),
+    ...(options.forceNewCluster ? ['--force-new-cluster'] : []),
   ];
   const antiAffinityTerm = { labelSelector: { matchLabels: clusterLabels(name) }, topologyKey: 'kubernetes.io/hostname' };
   const userAffinity = (podSpec['affinity'] ?? {}) as Record<string, unknown>;
@@ -279,6 +285,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       annotations: {
         ...(spec.podTemplate?.metadata?.annotations ?? {}),
         'etcd.quorum.dev/initial-cluster-state': options.initialClusterState,
+        ...(options.forceNewCluster ? { [FORCE_NEW_CLUSTER_ANNOTATION]: 'true' } : {}),
         [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec)),
       },
     },

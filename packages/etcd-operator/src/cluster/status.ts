@@ -3,6 +3,7 @@
 // reasons.ts (and so in docs/operations.md).
 import { setCondition, type Condition } from '@quorum/runtime';
 import { memberIdToHex } from '../etcd/ids.ts';
+import type { Recovery } from '../api/etcdcluster.ts';
 import type { EtcdView } from './observe.ts';
 import { quorum, type Action, type ObservedPod } from './plan.ts';
 import { clientServiceName, clientURL, peerURL } from './names.ts';
@@ -58,6 +59,7 @@ export interface StatusShape {
   nextMemberIndex?: number;
   bootstrapMembers?: string[];
   step?: StepRecord;
+  recovery?: Recovery;
 }
 
 export function actionMessage(a: Action): string {
@@ -70,6 +72,8 @@ export function actionMessage(a: Action): string {
     case 'promoteMember': return `promoting learner ${a.member} to voting member`;
     case 'removeMember': return `removing member ${a.member} (${a.reason})`;
     case 'restartMember': return `restarting member ${a.member}: ${a.detail}`;
+    case 'startRecovery': return `recovering from quorum loss: ${a.detail}`;
+    case 'clearForRestore': return `deleting the old members' pods and volumes (${a.reason})`;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';
   }
@@ -83,6 +87,17 @@ const hex = (id: string): string => {
     return id;
   }
 };
+
+/** The recovery record: begun by a startRecovery step, completed once a quorum serves again. */
+function recoveryOf(i: StatusInput, quorumServes: boolean): Recovery | undefined {
+  const a = i.action;
+  if (a.type === 'startRecovery') {
+    return { method: a.method, from: a.from, revision: a.revision, ...(a.dataTime ? { dataTime: a.dataTime } : {}), lostMembers: a.lost, startedAt: i.now.toISOString(), ...(a.source ? { source: a.source } : {}) };
+  }
+  const previous = i.previous?.recovery;
+  if (previous && !previous.completedAt && quorumServes && i.previous?.clusterID !== undefined) return { ...previous, completedAt: i.now.toISOString() };
+  return previous;
+}
 
 export function buildStatus(i: StatusInput): StatusShape {
   const { etcd, action } = i;
@@ -117,6 +132,7 @@ export function buildStatus(i: StatusInput): StatusShape {
   const voters = members.filter((m) => !m.learner).length;
   const quorumServes = etcd.membership !== undefined && voters > 0 && readyReplicas >= quorum(voters);
   const allServe = members.length > 0 && members.every((m) => m.ready && !m.learner);
+  const recovery = recoveryOf(i, quorumServes);
   const versions = [...new Set(members.map((m) => m.version).filter(Boolean))];
   const cond = (list: Condition[] | undefined, type: string, status: boolean, reason: string, message: string): Condition[] =>
     setCondition(list, { type, status: status ? 'True' : 'False', reason, message, observedGeneration: i.generation }, i.now);
@@ -171,6 +187,15 @@ export function buildStatus(i: StatusInput): StatusShape {
     }
   }
 
+  // Quorum lost for good: said as a condition of its own while it lasts, and how it ended afterwards.
+  const lostForGood = action.type === 'wait' && action.reason === 'QuorumLost';
+  const recovering = action.type === 'startRecovery' || (recovery !== undefined && recovery.completedAt === undefined);
+  if (lostForGood) conditions = cond(conditions, 'QuorumLost', true, 'MajorityDataLost', action.detail);
+  else if (recovering) conditions = cond(conditions, 'QuorumLost', true, 'Recovering', `recovering by ${recovery?.method ?? ''} from ${recovery?.from ?? ''}; writes after revision ${recovery?.revision ?? ''} are lost`);
+  else if (conditions.some((c) => c.type === 'QuorumLost') && quorumServes) {
+    conditions = cond(conditions, 'QuorumLost', false, recovery?.completedAt ? 'Recovered' : 'QuorumServes', recovery?.completedAt ? `recovered by ${recovery.method} from ${recovery.from} at revision ${recovery.revision}` : 'a quorum serves');
+  }
+
   const phase = phaseOf(i, allServe && members.length === i.replicas, stalled || crashing.length > 0 || cannotStart.length > 0);
 
   return {
@@ -188,6 +213,7 @@ export function buildStatus(i: StatusInput): StatusShape {
     nextMemberIndex: i.nextMemberIndex,
     ...(i.previous?.bootstrapMembers ? { bootstrapMembers: i.previous.bootstrapMembers } : {}),
     ...(i.step ? { step: i.step } : {}),
+    ...(recovery ? { recovery } : {}),
   };
 }
 

@@ -38,6 +38,7 @@ test('applyDefaults fills in an empty spec like the CRD would', () => {
     antiAffinity: 'Preferred',
     paused: false,
     replaceStuckMemberAfterSeconds: 300,
+    disasterRecovery: { policy: 'Manual' },
   });
   assert.deepEqual(applyDefaults(undefined), applyDefaults({}));
 });

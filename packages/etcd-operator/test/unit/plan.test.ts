@@ -26,6 +26,7 @@ function observed(over: Partial<Observed> = {}): Observed {
     crashLoopGraceMs: 60_000,
     stuckTerminatingReplaceMs: 300_000,
     refusedRestartMs: 120_000,
+    disasterRecovery: 'Manual',
     ...over,
   };
 }
@@ -215,4 +216,46 @@ test('a restore waits for its backup, hands the snapshot to every initial member
   // Once bootstrapped, the restore is history: a lost member is replaced the usual way, never restored.
   const later = plan(observed({ restore: { ready: false, why: 'backup deleted' }, bootstrapped: true }));
   assert.notEqual(later.type === 'wait' && later.reason, 'BackupNotReady');
+});
+
+test('quorum lost for good: Manual says so and changes nothing; Restore picks the newest data', () => {
+  const source = { destination: { s3: { bucket: 'quorum', credentialsSecret: 's' } }, key: 'k.db', sha256: 'a'.repeat(64) };
+  // c-1 and c-2 lost their volumes (claims gone, pods crash-looping on empty data); c-0 survives alone.
+  const lostQuorum = (over: Partial<Observed> = {}): Observed =>
+    observed({ membership: undefined, pvcs: ['c-0'], pods: [pod(0, { ready: false }), pod(1, { ready: false, dataLost: true }), pod(2, { ready: false, dataLost: true })], ...over });
+  const manual = plan(lostQuorum());
+  assert.ok(manual.type === 'wait' && manual.reason === 'QuorumLost' && /c-1, c-2 lost their data/.test(manual.detail) && /Manual/.test(manual.detail), JSON.stringify(manual));
+
+  const backup = { name: 'nightly', revision: '500', completedAt: '2026-11-23T00:00:00Z', source };
+  const newerSurvivor = plan(lostQuorum({ disasterRecovery: 'Restore', localRevisions: { 'c-0': '900' }, newestBackup: backup }));
+  assert.ok(newerSurvivor.type === 'startRecovery' && newerSurvivor.method === 'ForceNewCluster' && newerSurvivor.from === 'c-0' && newerSurvivor.revision === '900', JSON.stringify(newerSurvivor));
+  assert.deepEqual(newerSurvivor.type === 'startRecovery' && newerSurvivor.lost, ['c-1', 'c-2']);
+
+  const olderSurvivor = plan(lostQuorum({ disasterRecovery: 'Restore', localRevisions: { 'c-0': '400' }, newestBackup: backup }));
+  assert.ok(olderSurvivor.type === 'startRecovery' && olderSurvivor.method === 'Backup' && olderSurvivor.from === 'nightly' && olderSurvivor.revision === '500', JSON.stringify(olderSurvivor));
+
+  const nothing = plan(lostQuorum({ disasterRecovery: 'Restore', localRevisions: {} }));
+  assert.ok(nothing.type === 'wait' && nothing.reason === 'QuorumLost');
+
+  // One member down (its pod missing, its claim there) is not a disaster: its pod comes back.
+  const oneDown = plan(observed({ membership: undefined, disasterRecovery: 'Restore', pods: [pod(0), pod(1)], localRevisions: { 'c-0': '1', 'c-1': '1' } }));
+  assert.equal(oneDown.type, 'createPod');
+});
+
+test('a ForceNewCluster recovery restarts the survivor with the flag, then without it once it serves alone', () => {
+  const recovery = { method: 'ForceNewCluster' as const, from: 'c-0' };
+  const base = { membership: undefined, pvcs: ['c-0'], disasterRecovery: 'Restore' as const, recovery };
+  assert.deepEqual(plan(observed({ ...base, pods: [pod(1, { dataLost: true })] })), { type: 'createPod', member: 'c-0', state: 'existing', initialMembers: ['c-0'], reason: 'ForceNewCluster', forceNewCluster: true });
+  assert.deepEqual(plan(observed({ ...base, pods: [pod(0, { ready: false })] })), { type: 'deletePod', member: 'c-0', reason: 'ForceNewCluster' });
+  const alone = { membership: { members: [member(0)], leaderId: '100' }, pvcs: ['c-0'], pods: [pod(0, { forcedNewCluster: true })] };
+  assert.deepEqual(plan(observed(alone)), { type: 'deletePod', member: 'c-0', reason: 'ForceNewClusterDone' });
+});
+
+test('a Backup recovery clears the old members, then bootstraps new ones from the backup', () => {
+  const source = { destination: { s3: { bucket: 'quorum', credentialsSecret: 's' } }, key: 'k.db', sha256: 'a'.repeat(64) };
+  const recovery = { method: 'Backup' as const, from: 'nightly', source };
+  const base = { membership: undefined, bootstrapped: false, bootstrapMembers: [], lastKnownMembers: [], disasterRecovery: 'Restore' as const, recovery, nextMemberIndex: 3 };
+  assert.equal(plan(observed({ ...base, pods: [pod(0, { ready: false })], pvcs: ['c-0'] })).type, 'clearForRestore');
+  assert.equal(plan(observed({ ...base, pods: [pod(0, { deleting: true })], pvcs: [] })).type, 'wait');
+  assert.deepEqual(plan(observed({ ...base, pods: [], pvcs: [] })), { type: 'bootstrap', members: ['c-3', 'c-4', 'c-5'], restore: source });
 });
