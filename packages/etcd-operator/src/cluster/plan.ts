@@ -228,7 +228,11 @@ export function plan(o: Observed): Action {
   // --force-new-cluster did its work once the member serves alone: every later restart must be a plain one
   // (the flag would rewrite the membership again).
   const forced = o.pods.find((p) => p.forcedNewCluster && !p.deleting);
-  if (forced && o.recovery === undefined && members.length === 1) return { type: 'deletePod', member: forced.member, reason: 'ForceNewClusterDone' };
+  if (forced) {
+    // The cluster grows back only after that restart (status records the recovery complete first).
+    if (o.recovery === undefined) return { type: 'deletePod', member: forced.member, reason: 'ForceNewClusterDone' };
+    return { type: 'wait', reason: 'ForcingNewCluster', detail: `${forced.member} serves alone after --force-new-cluster; it restarts without the flag, then the cluster grows back`, requeueAfterMs: 1000 };
+  }
   const names = members.map((m) => m.member);
 
   // Pods of members that are not (or no longer) in the membership: a finished removal, or a crash between
@@ -391,6 +395,10 @@ function disaster(o: Observed): Action | undefined {
   if (o.disasterRecovery === 'Manual') {
     return { type: 'wait', reason: 'QuorumLost', detail: `${what}. spec.disasterRecovery.policy is Manual: nothing is changed; docs/operations.md#quorum-lost has the steps`, requeueAfterMs: 30_000 };
   }
+  // Every survivor that has a pod must have answered: one that did not may hold the newest data, and the
+  // choice cannot be taken back once the old members are gone.
+  const silent = survivors.filter((m) => o.localRevisions?.[m] === undefined && o.pods.some((p) => p.member === m && !p.deleting));
+  if (silent.length > 0) return { type: 'wait', reason: 'QuorumLost', detail: `${what}; waiting for ${silent.join(', ')} to answer its revision before choosing what to restore from${unreachableDetail(o)}`, requeueAfterMs: 3000 };
   const answered = survivors.filter((m) => o.localRevisions?.[m] !== undefined).sort((a, b) => (BigInt(o.localRevisions![b]!) > BigInt(o.localRevisions![a]!) ? 1 : -1));
   const best = answered[0];
   const backup = o.newestBackup;
@@ -407,6 +415,5 @@ function disaster(o: Observed): Action | undefined {
       detail: `${what}; the newest data is EtcdBackup ${backup.name} (revision ${backup.revision}${best ? `; ${best} holds only revision ${o.localRevisions![best]}` : ''}): the cluster is re-created from it`,
     };
   }
-  if (survivors.length > 0 && answered.length === 0) return { type: 'wait', reason: 'QuorumLost', detail: `${what}; waiting for a survivor to answer its revision (there is no backup to fall back on)${unreachableDetail(o)}`, requeueAfterMs: 5000 };
   return { type: 'wait', reason: 'QuorumLost', detail: `${what}, and this cluster has no Succeeded EtcdBackup: nothing to restore from`, requeueAfterMs: 30_000 };
 }

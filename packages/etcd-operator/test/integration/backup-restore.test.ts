@@ -4,7 +4,7 @@
 // bucket and a cluster without quorum fail with their own reasons.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { PersistentVolumeClaims, Pods, Secrets } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/runtime/testing';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
@@ -166,4 +166,67 @@ test('wrong credentials, a missing bucket and a cluster without quorum fail with
   assert.ok(Date.now() - started < 60_000, 'not a timeout');
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { spec: { paused: false } });
   await waitAvailable(env.client, ns, NAME, 3);
+});
+
+test('GCS (fake-gcs-server), Azure (Azurite) and a PVC: each stores a backup that a new cluster restores from', async () => {
+  const gcs = await env.kube.enableAddon('gcs', { namespaces: [ns] });
+  const azure = await env.kube.enableAddon('azure', { namespaces: [ns] });
+  await env.client.create(PersistentVolumeClaims, {
+    apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'etcd-backups', namespace: ns },
+    spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },
+  });
+  const destinations: Record<string, Record<string, unknown>> = {
+    gcs: { gcs: { bucket: gcs.bucket, prefix: PREFIX, endpoint: gcs.endpoint, credentialsSecret: gcs.secretName } },
+    azure: { azure: { container: azure.bucket, prefix: PREFIX, credentialsSecret: azure.secretName } },
+    pvc: { pvc: { claimName: 'etcd-backups', path: PREFIX } },
+  };
+  const checker = new DataChecker({ endpoints: [await clientServiceEndpoint(env.client, ns, NAME)], ratePerSecond: 30 });
+  checker.start();
+  await eventually('writes acknowledged', () => checker.stats().acknowledged >= 50, { timeoutMs: 60_000 });
+  await checker.stop();
+  for (const [backend, dest] of Object.entries(destinations)) {
+    const b = await backup(`to-${backend}`, NAME, dest);
+    assert.equal(b.status?.phase, 'Succeeded', `${backend}: ${JSON.stringify(b.status?.conditions)}`);
+    const scheme = { gcs: 'gs', azure: 'azure', pvc: 'pvc' }[backend];
+    assert.match(b.status?.location ?? '', new RegExp(`^${scheme}://`));
+    // One member is enough to prove the data: the restore path is the same for every size.
+    const restored = `from-${backend}`;
+    await applyCluster(env.client, ns, restored, { replicas: 1, bootstrap: { fromBackup: { backupName: b.metadata.name } } });
+    await waitAvailable(env.client, ns, restored, 1, 240_000);
+    const report = await checker.verify({ upToRevision: b.status.revision!, endpoints: [await clientServiceEndpoint(env.client, ns, restored)], timeoutMs: 60_000 });
+    assert.ok(report.acknowledged >= 50, `${backend}: checked ${report.acknowledged}`);
+    assert.deepEqual(report.lost, [], `${backend}: nothing lost`);
+    assert.deepEqual(report.corrupted, [], `${backend}: nothing changed`);
+    await env.client.delete(EtcdClusters, { namespace: ns, name: restored });
+  }
+  await checker.close();
+});
+
+test('the storage server stopped during an upload: Failed with a reason, and no object that looks complete', async () => {
+  // ~200 MiB of data, so that the upload is still under way when the server goes.
+  const client = new EtcdClient({ endpoint: await clientServiceEndpoint(env.client, ns, NAME), timeoutMs: 10_000 });
+  const value = 'x'.repeat(1024 * 1024);
+  for (let i = 0; i < 200; i++) await client.put(`/bulk/${String(i).padStart(4, '0')}`, value);
+  client.close();
+  await env.client.create(EtcdBackups, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdBackup', metadata: { name: 'interrupted', namespace: ns }, spec: { clusterName: NAME, destination: destination({ prefix: 'interrupted' }) } });
+  // The positive signal that the upload is under way: the Job's pod runs.
+  await eventually('the backup Job runs', async () => {
+    const pods = (await env.client.list(Pods, { namespace: ns, labelSelector: 'etcd.quorum.dev/backup=interrupted' })).items as unknown as { status?: { phase?: string } }[];
+    return pods.some((p) => p.status?.phase === 'Running');
+  }, { timeoutMs: 120_000, intervalMs: 200 });
+  await env.kube.stopAddon('s3');
+  let failed: EtcdBackup;
+  try {
+    failed = await eventually('the backup finished', async () => {
+      const b = await env.client.get(EtcdBackups, { namespace: ns, name: 'interrupted' });
+      return b.status?.phase === 'Succeeded' || b.status?.phase === 'Failed' ? b : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 1000 });
+  } finally {
+    await env.kube.startAddon('s3');
+  }
+  assert.equal(failed.status?.phase, 'Failed', JSON.stringify(failed.status));
+  const reason = failed.status.conditions!.find((c) => c.type === 'Failed')!;
+  assert.ok(['StorageUnreachable', 'Timeout', 'StorageFailed'].includes(reason.reason), `${reason.reason}: ${reason.message}`);
+  const listed = await hostS3.send(new ListObjectsV2Command({ Bucket: s3.bucket, Prefix: 'interrupted/' }));
+  assert.deepEqual((listed.Contents ?? []).map((o) => o.Key), [], 'no object under the interrupted prefix');
 });

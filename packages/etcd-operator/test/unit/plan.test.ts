@@ -234,8 +234,11 @@ test('quorum lost for good: Manual says so and changes nothing; Restore picks th
   const olderSurvivor = plan(lostQuorum({ disasterRecovery: 'Restore', localRevisions: { 'c-0': '400' }, newestBackup: backup }));
   assert.ok(olderSurvivor.type === 'startRecovery' && olderSurvivor.method === 'Backup' && olderSurvivor.from === 'nightly' && olderSurvivor.revision === '500', JSON.stringify(olderSurvivor));
 
-  const nothing = plan(lostQuorum({ disasterRecovery: 'Restore', localRevisions: {} }));
-  assert.ok(nothing.type === 'wait' && nothing.reason === 'QuorumLost');
+  // A survivor that has not answered may hold the newest data: no choice is made without it.
+  const silent = plan(lostQuorum({ disasterRecovery: 'Restore', localRevisions: {}, newestBackup: backup }));
+  assert.ok(silent.type === 'wait' && silent.reason === 'QuorumLost' && /waiting for c-0 to answer/.test(silent.detail), JSON.stringify(silent));
+  const nothing = plan(lostQuorum({ disasterRecovery: 'Restore', pods: [pod(1, { dataLost: true }), pod(2, { dataLost: true })], localRevisions: {} }));
+  assert.ok(nothing.type !== 'startRecovery');
 
   // One member down (its pod missing, its claim there) is not a disaster: its pod comes back.
   const oneDown = plan(observed({ membership: undefined, disasterRecovery: 'Restore', pods: [pod(0), pod(1)], localRevisions: { 'c-0': '1', 'c-1': '1' } }));
