@@ -4,7 +4,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
-import { BACKUP_CRD_FILE, CRD_FILE, etcdBackupCRDYAML, etcdClusterCRDYAML } from '../src/api/crd.ts';
+import { BACKUP_CRD_FILE, CRD_FILE, etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdRestoreCRDYAML, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE } from '../src/api/crd.ts';
 import { apiReferenceMarkdown, DOCS_FILE } from '../src/api/docs.ts';
 import { helmChart } from '../src/deploy/helm.ts';
 import { OPERATIONS_FILE, withGeneratedReasons } from '../src/cluster/reasons.ts';
@@ -15,6 +15,8 @@ const repoRoot = join(packageDir, '..', '..');
 const outputs: [string, string][] = [
   [join(packageDir, CRD_FILE), etcdClusterCRDYAML()],
   [join(packageDir, BACKUP_CRD_FILE), etcdBackupCRDYAML()],
+  [join(packageDir, SCHEDULE_CRD_FILE), etcdBackupScheduleCRDYAML()],
+  [join(packageDir, RESTORE_CRD_FILE), etcdRestoreCRDYAML()],
   [join(repoRoot, DOCS_FILE), apiReferenceMarkdown()],
   [join(repoRoot, OPERATIONS_FILE), withGeneratedReasons(await readFile(join(repoRoot, OPERATIONS_FILE), 'utf8'))],
   ...Object.entries(helmChart()).map(([file, content]): [string, string] => [join(repoRoot, 'deploy', 'helm', 'quorum', file), content]),

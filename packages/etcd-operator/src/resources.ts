@@ -2,9 +2,13 @@
 import { resource, type OpenObject } from '@quorum/runtime';
 import { API_VERSION, GROUP, KIND, PLURAL, type EtcdCluster } from './api/etcdcluster.ts';
 import { BACKUP_KIND, BACKUP_PLURAL, type EtcdBackup } from './api/etcdbackup.ts';
+import { SCHEDULE_KIND, SCHEDULE_PLURAL, type EtcdBackupSchedule } from './api/etcdbackupschedule.ts';
+import { RESTORE_KIND, RESTORE_PLURAL, type EtcdRestore } from './api/etcdrestore.ts';
 
 export { GROUP };
 export const EtcdClusters = resource<EtcdCluster>(API_VERSION, KIND, PLURAL, true);
 export const EtcdBackups = resource<EtcdBackup>(API_VERSION, BACKUP_KIND, BACKUP_PLURAL, true);
-/** batch/v1 Jobs: backups run in them. */
+export const EtcdBackupSchedules = resource<EtcdBackupSchedule>(API_VERSION, SCHEDULE_KIND, SCHEDULE_PLURAL, true);
+export const EtcdRestores = resource<EtcdRestore>(API_VERSION, RESTORE_KIND, RESTORE_PLURAL, true);
+/** batch/v1 Jobs: backups, and the deletion of expired stored backups, run in them. */
 export const Jobs = resource<OpenObject>('batch/v1', 'Job', 'jobs', true);

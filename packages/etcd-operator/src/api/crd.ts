@@ -2,11 +2,15 @@
 // CRD tooling; what is the operator's own is here: names, scope, subresources and printer columns.
 import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
 import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKUP_SINGULAR, EtcdBackupSchema } from './etcdbackup.ts';
+import { EtcdBackupScheduleSchema, SCHEDULE_KIND, SCHEDULE_LIST_KIND, SCHEDULE_PLURAL, SCHEDULE_SHORT_NAMES, SCHEDULE_SINGULAR } from './etcdbackupschedule.ts';
 import { EtcdClusterSchema, GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './etcdcluster.ts';
+import { EtcdRestoreSchema, RESTORE_KIND, RESTORE_LIST_KIND, RESTORE_PLURAL, RESTORE_SHORT_NAMES, RESTORE_SINGULAR } from './etcdrestore.ts';
 
 /** The files the generator writes, relative to packages/etcd-operator. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
 export const BACKUP_CRD_FILE = `deploy/crds/${GROUP}_${BACKUP_PLURAL}.yaml`;
+export const SCHEDULE_CRD_FILE = `deploy/crds/${GROUP}_${SCHEDULE_PLURAL}.yaml`;
+export const RESTORE_CRD_FILE = `deploy/crds/${GROUP}_${RESTORE_PLURAL}.yaml`;
 export const GENERATE_COMMAND = 'node packages/etcd-operator/scripts/generate.ts';
 
 export const PRINTER_COLUMNS: PrinterColumn[] = [
@@ -63,4 +67,49 @@ export function etcdBackupCRD(): CustomResourceDefinition {
 
 export function etcdBackupCRDYAML(): string {
   return crdYAML(etcdBackupCRD(), { source: 'packages/etcd-operator/src/api/etcdbackup.ts', command: GENERATE_COMMAND });
+}
+
+export const SCHEDULE_PRINTER_COLUMNS: PrinterColumn[] = [
+  { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'The EtcdCluster backed up.' },
+  { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule', description: 'The cron expression (UTC).' },
+  { name: 'Suspend', type: 'boolean', jsonPath: '.spec.suspend', description: 'Whether new backups are suspended.' },
+  { name: 'Active', type: 'string', jsonPath: '.status.active', description: 'The backup running now.', priority: 1 },
+  { name: 'Last Success', type: 'date', jsonPath: '.status.lastSuccessfulTime', description: 'Time since the newest successful backup completed.' },
+  { name: 'Next', type: 'string', jsonPath: '.status.nextScheduleTime', description: 'The next scheduled time.', priority: 1 },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the schedule was created.' },
+];
+
+export function etcdBackupScheduleCRD(): CustomResourceDefinition {
+  return customResourceDefinition({
+    group: GROUP,
+    names: { kind: SCHEDULE_KIND, listKind: SCHEDULE_LIST_KIND, plural: SCHEDULE_PLURAL, singular: SCHEDULE_SINGULAR, shortNames: SCHEDULE_SHORT_NAMES, categories: ['quorum'] },
+    scope: 'Namespaced',
+    labels: { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/part-of': 'quorum' },
+    versions: [{ name: VERSION, schema: EtcdBackupScheduleSchema, subresources: { status: {} }, printerColumns: SCHEDULE_PRINTER_COLUMNS }],
+  });
+}
+
+export function etcdBackupScheduleCRDYAML(): string {
+  return crdYAML(etcdBackupScheduleCRD(), { source: 'packages/etcd-operator/src/api/etcdbackupschedule.ts', command: GENERATE_COMMAND });
+}
+
+export const RESTORE_PRINTER_COLUMNS: PrinterColumn[] = [
+  { name: 'Cluster', type: 'string', jsonPath: '.spec.clusterName', description: 'The EtcdCluster the restore creates.' },
+  { name: 'Backup', type: 'string', jsonPath: '.spec.backupName', description: 'The EtcdBackup restored (unset when restoring a key).' },
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Restoring, Succeeded or Failed.' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the restore was created.' },
+];
+
+export function etcdRestoreCRD(): CustomResourceDefinition {
+  return customResourceDefinition({
+    group: GROUP,
+    names: { kind: RESTORE_KIND, listKind: RESTORE_LIST_KIND, plural: RESTORE_PLURAL, singular: RESTORE_SINGULAR, shortNames: RESTORE_SHORT_NAMES, categories: ['quorum'] },
+    scope: 'Namespaced',
+    labels: { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/part-of': 'quorum' },
+    versions: [{ name: VERSION, schema: EtcdRestoreSchema, subresources: { status: {} }, printerColumns: RESTORE_PRINTER_COLUMNS }],
+  });
+}
+
+export function etcdRestoreCRDYAML(): string {
+  return crdYAML(etcdRestoreCRD(), { source: 'packages/etcd-operator/src/api/etcdrestore.ts', command: GENERATE_COMMAND });
 }

@@ -1,8 +1,10 @@
 // docs/api.md, generated from the CRD's schema (so the reference cannot disagree with what the API server
 // enforces): every field with its type, default, constraints and description, then the CEL rules.
-import { celRulesTable, code, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion, type ReferenceOptions, type RuleRow } from '@quorum/runtime/crd';
-import { BACKUP_PRINTER_COLUMNS, etcdBackupCRD, etcdClusterCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from './crd.ts';
+import { celRulesTable, code, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion, type CustomResourceDefinition, type PrinterColumn, type ReferenceOptions, type RuleRow } from '@quorum/runtime/crd';
+import { BACKUP_PRINTER_COLUMNS, etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD, GENERATE_COMMAND, PRINTER_COLUMNS, RESTORE_PRINTER_COLUMNS, SCHEDULE_PRINTER_COLUMNS } from './crd.ts';
 import { BACKUP_KIND, BACKUP_PLURAL } from './etcdbackup.ts';
+import { SCHEDULE_KIND, SCHEDULE_PLURAL } from './etcdbackupschedule.ts';
+import { RESTORE_KIND, RESTORE_PLURAL } from './etcdrestore.ts';
 import { API_VERSION, DEFAULT_REPOSITORY, KIND, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
 
 /** The file the generator writes, relative to the repository root. */
@@ -88,6 +90,8 @@ export function apiReferenceMarkdown(): string {
     `- \`scale\`: \`${scale.specReplicasPath}\` ↔ \`${scale.statusReplicasPath}\`, so \`kubectl scale ${SHORT_NAMES[0] ?? PLURAL}/NAME --replicas=5\` works.`,
     '',
     ...backupReference(),
+    ...kindReference(etcdBackupScheduleCRD(), SCHEDULE_KIND, SCHEDULE_PLURAL, SCHEDULE_PRINTER_COLUMNS, 'Scheduled backups and retention, with an example: [backup.md](backup.md#scheduled-backups-and-retention).'),
+    ...kindReference(etcdRestoreCRD(), RESTORE_KIND, RESTORE_PLURAL, RESTORE_PRINTER_COLUMNS, 'How a restore goes, with an example: [backup.md](backup.md#etcdrestore).'),
   ];
   return lines.join('\n');
 }
@@ -117,6 +121,36 @@ function backupReference(): string[] {
     '## Printer columns',
     '',
     ...printerColumnsTable(BACKUP_PRINTER_COLUMNS),
+    '',
+  ];
+}
+
+/** The section of a kind that, like EtcdBackup, is namespaced with spec and status: fields, rules and columns. */
+function kindReference(crd: CustomResourceDefinition, kind: string, plural: string, columns: PrinterColumn[], guide: string): string[] {
+  const root = storageVersion(crd).schema.openAPIV3Schema;
+  const spec = schemaReference(root.properties?.spec, 'spec', REFERENCE);
+  const status = schemaReference(root.properties?.status, 'status', REFERENCE);
+  const rootRules: RuleRow[] = (root['x-kubernetes-validations'] ?? []).map((r) => ({ field: '', ...r }));
+  return [
+    `# ${kind} API reference (\`${API_VERSION}\`)`,
+    '',
+    `${root.description ?? ''} Namespaced; plural \`${plural}\`. ${guide}`,
+    '',
+    '## spec',
+    '',
+    ...fieldTable(spec.rows),
+    '',
+    '## status',
+    '',
+    ...fieldTable(status.rows),
+    '',
+    '## Validation rules (CEL)',
+    '',
+    ...celRulesTable([...rootRules, ...spec.rules, ...status.rules]),
+    '',
+    '## Printer columns',
+    '',
+    ...printerColumnsTable(columns),
     '',
   ];
 }

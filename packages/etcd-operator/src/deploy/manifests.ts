@@ -3,7 +3,7 @@
 // election, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
 // `quorum install` use the same objects.
 import type { KubeObject } from '@quorum/runtime';
-import { etcdBackupCRD, etcdClusterCRD } from '../api/crd.ts';
+import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
 import { GROUP } from '../resources.ts';
 import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/webhook-certs.ts';
 
@@ -42,11 +42,18 @@ const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/componen
 /** RBAC rules: one line per call the operator makes (see cluster/reconcile.ts, runtime/manager, operator/webhook-certs.ts). */
 export function clusterRules(): Record<string, unknown>[] {
   return [
-    { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch'] },
+    // create: an EtcdRestore creates the cluster it restores into.
+    { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch', 'create'] },
     { apiGroups: [GROUP], resources: ['etcdclusters/status'], verbs: ['get', 'patch', 'update'] },
-    { apiGroups: [GROUP], resources: ['etcdbackups'], verbs: ['get', 'list', 'watch'] },
+    // create and delete: an EtcdBackupSchedule makes its backups, and deletes expired ones (retention).
+    { apiGroups: [GROUP], resources: ['etcdbackups'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     { apiGroups: [GROUP], resources: ['etcdbackups/status'], verbs: ['get', 'patch', 'update'] },
-    // Backups run as Jobs that mount the credentials Secret themselves: the operator never reads a Secret.
+    { apiGroups: [GROUP], resources: ['etcdbackupschedules'], verbs: ['list', 'watch'] },
+    { apiGroups: [GROUP], resources: ['etcdbackupschedules/status'], verbs: ['patch'] },
+    { apiGroups: [GROUP], resources: ['etcdrestores'], verbs: ['list', 'watch'] },
+    { apiGroups: [GROUP], resources: ['etcdrestores/status'], verbs: ['patch'] },
+    // Backups, and deletions of expired stored backups, run as Jobs that mount the credentials Secret
+    // themselves: the operator never reads a Secret.
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     // A member with a stale peer view is restarted through the eviction API, which honours the PDB.
@@ -76,6 +83,8 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
     etcdClusterCRD(),
     etcdBackupCRD(),
+    etcdBackupScheduleCRD(),
+    etcdRestoreCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules() },
     {

@@ -1,4 +1,5 @@
-// The operator process: a manager with the EtcdCluster controller and the admission webhooks.
+// The operator process: a manager with the EtcdCluster, EtcdBackup, EtcdBackupSchedule and EtcdRestore
+// controllers and the admission webhooks.
 import { join } from 'node:path';
 import {
   Manager,
@@ -19,9 +20,12 @@ import {
 import { etcdClusterReconciler, type ReconcilerDeps, type StepMetrics } from '../cluster/reconcile.ts';
 import { EtcdClients } from '../cluster/observe.ts';
 import { LABELS } from '../cluster/names.ts';
-import { EtcdBackups, EtcdClusters, Jobs } from '../resources.ts';
+import { EtcdBackupSchedules, EtcdBackups, EtcdClusters, EtcdRestores, Jobs } from '../resources.ts';
 import { etcdBackupReconciler, type BackupMetrics } from '../backup/reconcile.ts';
 import { BACKUP_LABEL } from '../backup/job.ts';
+import { etcdBackupScheduleReconciler } from '../schedule/reconcile.ts';
+import { SCHEDULE_LABEL } from '../schedule/prune-job.ts';
+import { etcdRestoreReconciler, RESTORE_LABEL } from '../restore/reconcile.ts';
 import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster.ts';
 import type { OperatorConfig } from './config.ts';
 import { ensureWebhookCertificates, publishCaBundle } from './webhook-certs.ts';
@@ -105,6 +109,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     const backup = obj.metadata.labels?.[BACKUP_LABEL];
     return backup ? [{ namespace: obj.metadata.namespace ?? '', name: backup }] : [];
   };
+  const jobs = manager.informer(Jobs, scope);
   manager
     .controller('etcdbackup')
     .for(EtcdBackups, { predicates: [generationChanged] })
@@ -117,11 +122,64 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
         backups,
         clusters: deps.clusters,
         pods: deps.pods,
-        jobs: manager.informer(Jobs, scope),
+        jobs,
         etcd: deps.etcd,
         events: deps.events,
         agentImage: config.agentImage,
         metrics: backupMetrics(manager),
+        ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
+      }),
+    );
+
+  // Schedules: their own EtcdBackups (every status change: a finished backup lets the next one start and
+  // retention run) and the Jobs deleting expired stored backups, mapped by label.
+  const schedules = manager.informer(EtcdBackupSchedules);
+  const bySchedule = (obj: KubeObject): { namespace: string; name: string }[] => {
+    const schedule = obj.metadata.labels?.[SCHEDULE_LABEL];
+    return schedule ? [{ namespace: obj.metadata.namespace ?? '', name: schedule }] : [];
+  };
+  manager
+    .controller('etcdbackupschedule')
+    .for(EtcdBackupSchedules, { predicates: [generationChanged] })
+    .owns(EtcdBackups)
+    .watches(Jobs, bySchedule, scope)
+    .watches(Pods, bySchedule, scope)
+    .complete(
+      etcdBackupScheduleReconciler({
+        client: manager.client,
+        schedules,
+        backups,
+        jobs,
+        pods: deps.pods,
+        events: deps.events,
+        agentImage: config.agentImage,
+        ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
+      }),
+    );
+
+  // Restores: the cluster they create (by label, or by name while it does not exist yet) and their backup.
+  const restores = manager.informer(EtcdRestores);
+  const restoresWhere = (namespace: string, matches: (spec: { clusterName: string; backupName?: string }) => boolean): { namespace: string; name: string }[] =>
+    restores.store
+      .byIndex('namespace', namespace)
+      .filter((r) => matches(r.spec))
+      .map((r) => ({ namespace, name: r.metadata.name ?? '' }));
+  manager
+    .controller('etcdrestore')
+    .for(EtcdRestores, { predicates: [generationChanged] })
+    .watches(EtcdClusters, (c) => {
+      const ns = c.metadata.namespace ?? '';
+      const byLabel = c.metadata.labels?.[RESTORE_LABEL];
+      return [...(byLabel ? [{ namespace: ns, name: byLabel }] : []), ...restoresWhere(ns, (spec) => spec.clusterName === c.metadata.name)];
+    })
+    .watches(EtcdBackups, (b) => restoresWhere(b.metadata.namespace ?? '', (spec) => spec.backupName === b.metadata.name))
+    .complete(
+      etcdRestoreReconciler({
+        client: manager.client,
+        restores,
+        clusters: deps.clusters,
+        backups,
+        events: deps.events,
         ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
       }),
     );

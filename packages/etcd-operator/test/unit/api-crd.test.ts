@@ -3,10 +3,10 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CRD_FILE, etcdClusterCRD, etcdClusterCRDYAML, GENERATE_COMMAND } from '../../src/api/crd.ts';
+import { CRD_FILE, etcdBackupScheduleCRD, etcdBackupScheduleCRDYAML, etcdClusterCRD, etcdClusterCRDYAML, etcdRestoreCRD, etcdRestoreCRDYAML, GENERATE_COMMAND, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE } from '../../src/api/crd.ts';
 import { apiReferenceMarkdown, DOCS_FILE } from '../../src/api/docs.ts';
 import { RULES } from '../../src/api/etcdcluster.ts';
-import { toOpenAPI, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
+import { storageVersion, toOpenAPI, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
 
 const packageDir = join(import.meta.dirname, '..', '..');
 const repoRoot = join(packageDir, '..', '..');
@@ -268,4 +268,45 @@ test('toOpenAPI rejects keywords a CRD cannot carry, and strips TypeBox symbols'
   assert.throws(() => toOpenAPI({ type: 'object', patternProperties: {} }), /patternProperties/);
   const tagged = { type: 'string', [Symbol.for('TypeBox.Kind')]: 'String' } as SchemaNode;
   assert.deepEqual(Object.getOwnPropertySymbols(toOpenAPI(tagged)), []);
+});
+
+// ---- EtcdBackupSchedule and EtcdRestore ----
+
+const otherKinds = [
+  { file: SCHEDULE_CRD_FILE, crd: etcdBackupScheduleCRD(), yaml: etcdBackupScheduleCRDYAML, columns: ['Cluster', 'Schedule', 'Suspend', 'Last Success', 'Age'] },
+  { file: RESTORE_CRD_FILE, crd: etcdRestoreCRD(), yaml: etcdRestoreCRDYAML, columns: ['Cluster', 'Backup', 'Phase', 'Age'] },
+];
+
+for (const kind of otherKinds) {
+  const v = kind.crd.spec.versions[0]!;
+  const kindRoot = v.schema.openAPIV3Schema;
+  test(`${kind.crd.spec.names.kind}: the committed CRD YAML is fresh, structural, described, with its printer columns`, async () => {
+    const committed = await readFile(join(packageDir, kind.file), 'utf8').catch(() => '(missing)');
+    assert.ok(committed === kind.yaml(), `${kind.file} is stale: run ${GENERATE_COMMAND}`);
+    assert.deepEqual(checkStructural(kindRoot), []);
+    const undescribed = nodes(kindRoot)
+      .filter(([path]) => path !== '' && path !== 'metadata' && !path.startsWith('metadata.') && !path.endsWith('[*]'))
+      .filter(([, node]) => !node.description?.trim() || /[\r\n]/.test(node.description))
+      .map(([path]) => path);
+    assert.deepEqual(undescribed, []);
+    assert.deepEqual(v.subresources, { status: {} });
+    assert.deepEqual(v.additionalPrinterColumns.filter((c) => !c.priority).map((c) => c.name), kind.columns);
+    for (const path of v.additionalPrinterColumns.map((c) => c.jsonPath)) {
+      if (path === '.metadata.creationTimestamp') continue;
+      let node: SchemaNode | undefined = kindRoot;
+      for (const part of path.slice(1).split('.')) node = node?.properties?.[part];
+      assert.ok(node?.type, `${path} is in the schema`);
+    }
+  });
+}
+
+test('EtcdRestore.spec.clusterSpec reuses the EtcdCluster schemas, without their transition rules', () => {
+  const clusterSpec = storageVersion(etcdRestoreCRD()).schema.openAPIV3Schema.properties?.spec?.properties?.clusterSpec;
+  const clusterRoot = root.properties?.spec;
+  for (const field of ['replicas', 'version', 'storage']) {
+    const { 'x-kubernetes-validations': _dropped, ...expected } = clusterRoot?.properties?.[field] ?? {};
+    const { 'x-kubernetes-validations': rules, ...actual } = clusterSpec?.properties?.[field] ?? {};
+    assert.deepEqual(actual, expected, field);
+    assert.ok(!(rules ?? []).some((r) => r.rule.includes('oldSelf')), `${field} carries no transition rule`);
+  }
 });

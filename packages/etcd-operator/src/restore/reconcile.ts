@@ -1,0 +1,159 @@
+// The EtcdRestore reconciler: observe (the restore, its backup, the EtcdCluster of its clusterName), plan
+// (plan.ts), act (create the cluster with spec.bootstrap.fromBackup, once), report (phase and conditions,
+// written only when they changed). The cluster is not owned by the restore: deleting the restore record
+// keeps the cluster; the label etcd.quorum.dev/restore says where it came from.
+import { AlreadyExistsError, conditionsEqual, setCondition, type Client, type EventRecorder, type Informer, type Reconciler, type Result } from '@quorum/runtime';
+import type { EtcdBackup } from '../api/etcdbackup.ts';
+import { API_VERSION, KIND, type EtcdCluster, type FromBackup } from '../api/etcdcluster.ts';
+import type { EtcdRestore, EtcdRestoreStatus, RestoreCondition } from '../api/etcdrestore.ts';
+import { FIELD_MANAGER } from '../cluster/names.ts';
+import { EtcdClusters, EtcdRestores } from '../resources.ts';
+import { planRestore, type RestoreAction } from './plan.ts';
+
+/** On an EtcdCluster an EtcdRestore created: the restore's name. */
+export const RESTORE_LABEL = 'etcd.quorum.dev/restore';
+/** ... and its UID: a later restore of the same name does not take the cluster over. */
+export const RESTORE_UID_ANNOTATION = 'etcd.quorum.dev/restore-uid';
+
+export interface RestoreReconcilerDeps {
+  client: Client;
+  restores: Pick<Informer<EtcdRestore>, 'store'>;
+  clusters: Pick<Informer<EtcdCluster>, 'store'>;
+  backups: Pick<Informer<EtcdBackup>, 'store'>;
+  events: Pick<EventRecorder, 'record'>;
+  now?: () => Date;
+  afterWrite?: (what: string) => Promise<void> | void;
+}
+
+/** The EtcdCluster a restore creates. */
+export function restoredCluster(restore: EtcdRestore): EtcdCluster {
+  const { spec } = restore;
+  const fromBackup: FromBackup = spec.backupName
+    ? { backupName: spec.backupName }
+    : { destination: spec.destination!, key: spec.key!, ...(spec.sha256 ? { sha256: spec.sha256 } : {}) };
+  return {
+    apiVersion: API_VERSION,
+    kind: KIND,
+    metadata: {
+      name: spec.clusterName,
+      namespace: restore.metadata.namespace!,
+      labels: { [RESTORE_LABEL]: restore.metadata.name! },
+      annotations: { [RESTORE_UID_ANNOTATION]: restore.metadata.uid ?? '' },
+    },
+    spec: { ...spec.clusterSpec, bootstrap: { fromBackup } },
+  };
+}
+
+export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
+  return async ({ namespace, name }, { signal, log }): Promise<Result> => {
+    const restore = deps.restores.store.get(`${namespace}/${name}`);
+    if (!restore || restore.metadata.deletionTimestamp) return {};
+    const status = restore.status ?? {};
+    if (status.phase === 'Succeeded' || status.phase === 'Failed') return {};
+    const now = deps.now?.() ?? new Date();
+    const { spec } = restore;
+
+    // ---- observe ----
+    const backup = spec.backupName ? deps.backups.store.get(`${namespace}/${spec.backupName}`) : undefined;
+    const cluster = deps.clusters.store.get(`${namespace}/${spec.clusterName}`);
+    const condition = (c: EtcdCluster, type: string): { status: string; reason: string; message: string } | undefined => c.status?.conditions?.find((x) => x.type === type);
+    const refused = cluster && condition(cluster, 'Degraded');
+    const backupFailure = backup?.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+
+    // ---- plan ----
+    const action = planRestore({
+      phase: status.phase,
+      ...(status.clusterUID ? { recordedClusterUID: status.clusterUID } : {}),
+      usesBackupName: !!spec.backupName,
+      ...(backup ? { backup: { phase: backup.status?.phase, ...(backupFailure ? { failure: `${backupFailure.reason}: ${backupFailure.message}` } : {}) } } : {}),
+      ...(cluster
+        ? {
+            cluster: {
+              uid: cluster.metadata.uid ?? '',
+              createdByThisRestore: cluster.metadata.labels?.[RESTORE_LABEL] === name && cluster.metadata.annotations?.[RESTORE_UID_ANNOTATION] === restore.metadata.uid,
+              available: condition(cluster, 'Available')?.status === 'True',
+              ...(refused?.status === 'True' && refused.reason === 'SnapshotRefused' ? { snapshotRefused: refused.message } : {}),
+              ...(condition(cluster, 'Progressing')?.message ? { progress: condition(cluster, 'Progressing')!.message } : {}),
+            },
+          }
+        : {}),
+    });
+
+    // ---- act ----
+    const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(restore, { type, reason, action: reason, note });
+    let startedNow = false;
+    if (action.type === 'createCluster') {
+      try {
+        await deps.client.create(EtcdClusters, restoredCluster(restore), { fieldManager: FIELD_MANAGER, signal });
+        await deps.afterWrite?.(`create EtcdCluster ${spec.clusterName}`);
+        startedNow = true;
+        event('Normal', 'RestoreStarted', `created EtcdCluster ${spec.clusterName} from ${spec.backupName ? `backup ${spec.backupName}` : spec.key}`);
+        log.info({ restore: name, cluster: spec.clusterName }, 'restore started: cluster created');
+      } catch (err) {
+        // Created before a crash, or not in the cache yet: the next reconcile sees it and checks it is ours.
+        if (!(err instanceof AlreadyExistsError)) throw err;
+      }
+    }
+
+    // ---- report ----
+    const next = restoreStatus(status, action, { generation: restore.metadata.generation ?? 0, now, startedNow });
+    if (!sameStatus(status, next)) {
+      await deps.client.mergePatch(EtcdRestores, { namespace, name }, { status: next }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+      await deps.afterWrite?.(`restore status ${next.phase ?? ''}`);
+      const previousReason = status.conditions?.find((c) => c.type === 'Complete')?.reason;
+      if (action.type === 'succeed') {
+        event('Normal', 'RestoreSucceeded', `EtcdCluster ${spec.clusterName} is Available`);
+        log.info({ restore: name, cluster: spec.clusterName }, 'restore succeeded');
+      } else if (action.type === 'fail') {
+        event('Warning', 'RestoreFailed', `${action.reason}: ${action.message}`);
+        log.warn({ restore: name, cluster: spec.clusterName, reason: action.reason }, `restore failed: ${action.message}`);
+      } else if (action.type === 'wait' && action.reason === 'ClusterExists' && previousReason !== 'ClusterExists') {
+        event('Warning', 'RestoreRefused', action.message);
+        log.warn({ restore: name, cluster: spec.clusterName }, action.message);
+      }
+    }
+    if (action.type === 'done' || action.type === 'succeed' || action.type === 'fail') return {};
+    // The cluster's and the backup's events wake this up; the requeue is a safety net.
+    return { requeueAfter: action.type === 'createCluster' ? 1000 : 30_000 };
+  };
+}
+
+export function restoreStatus(status: EtcdRestoreStatus, action: RestoreAction, context: { generation: number; now: Date; startedNow: boolean }): EtcdRestoreStatus {
+  const at = context.now.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const set = (list: RestoreCondition[], type: string, value: 'True' | 'False', reason: string, message: string): RestoreCondition[] =>
+    setCondition(list, { type, status: value, reason, message, observedGeneration: context.generation }, context.now);
+  const base = status.conditions ?? [];
+  const common = { ...status, observedGeneration: context.generation };
+  switch (action.type) {
+    case 'done':
+      return status;
+    case 'wait':
+      return { ...common, phase: 'Pending', conditions: set(base, 'Complete', 'False', action.reason, action.message) };
+    case 'createCluster':
+      return { ...common, phase: context.startedNow ? 'Restoring' : (status.phase ?? 'Pending'), ...(context.startedNow ? { startedAt: at } : {}), conditions: set(base, 'Complete', 'False', 'ClusterCreated', 'the EtcdCluster was created; its members restore the snapshot before etcd starts') };
+    case 'restoring':
+      return { ...common, phase: 'Restoring', clusterUID: action.clusterUID, ...(status.startedAt ? {} : { startedAt: at }), conditions: set(base, 'Complete', 'False', 'Restoring', action.message) };
+    case 'succeed':
+      return {
+        ...common,
+        phase: 'Succeeded',
+        clusterUID: action.clusterUID,
+        completedAt: at,
+        conditions: set(set(base, 'Complete', 'True', 'ClusterAvailable', 'the restored EtcdCluster is Available'), 'Failed', 'False', 'ClusterAvailable', 'the restore succeeded'),
+      };
+    case 'fail':
+      return {
+        ...common,
+        phase: 'Failed',
+        ...(action.clusterUID ? { clusterUID: action.clusterUID } : {}),
+        completedAt: at,
+        conditions: set(set(base, 'Failed', 'True', action.reason, action.message), 'Complete', 'False', action.reason, action.message),
+      };
+  }
+}
+
+function sameStatus(a: EtcdRestoreStatus, b: EtcdRestoreStatus): boolean {
+  const { conditions: ca, ...ra } = a;
+  const { conditions: cb, ...rb } = b;
+  return JSON.stringify(Object.entries(ra).sort()) === JSON.stringify(Object.entries(rb).sort()) && conditionsEqual(ca ?? [], cb ?? []);
+}

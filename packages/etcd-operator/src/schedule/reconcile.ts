@@ -1,0 +1,197 @@
+// The EtcdBackupSchedule reconciler: observe (the schedule, its EtcdBackups, the Jobs deleting expired stored
+// backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
+// report (the status, written only when it changed), then requeue at the next scheduled time.
+import { AlreadyExistsError, NotFoundError, conditionsEqual, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
+import type { EtcdBackup } from '../api/etcdbackup.ts';
+import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule, type EtcdBackupScheduleStatus } from '../api/etcdbackupschedule.ts';
+import { FIELD_MANAGER } from '../cluster/names.ts';
+import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
+import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
+import { observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
+
+export interface ScheduleReconcilerDeps {
+  client: Client;
+  schedules: Pick<Informer<EtcdBackupSchedule>, 'store'>;
+  backups: Pick<Informer<EtcdBackup>, 'store'>;
+  jobs: Pick<Informer<OpenObject>, 'store'>;
+  pods: Pick<Informer<OpenObject>, 'store'>;
+  events: Pick<EventRecorder, 'record'>;
+  /** The image the delete Jobs run: the operator's own (it carries the agent). */
+  agentImage: string;
+  now?: () => Date;
+  pruneRetryMs?: number;
+  /** Test hook: called after every write (failpoints). */
+  afterWrite?: (what: string) => Promise<void> | void;
+}
+
+/** A backup of a schedule is named after the scheduled time (Unix seconds), so one time never gets two. */
+export function scheduledBackupName(schedule: string, scheduledAt: number): string {
+  return `${schedule}-${Math.floor(scheduledAt / 1000)}`;
+}
+
+function scheduledAt(backup: EtcdBackup): number {
+  const annotated = Date.parse(backup.metadata.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '');
+  if (Number.isFinite(annotated)) return annotated;
+  const fromName = /-(\d+)$/.exec(backup.metadata.name ?? '')?.[1];
+  return fromName ? Number(fromName) * 1000 : Date.parse(backup.metadata.creationTimestamp ?? '') || 0;
+}
+
+function observeBackup(backup: EtcdBackup): ScheduledBackup {
+  const s = backup.status ?? {};
+  const completedAt = s.completedAt ? Date.parse(s.completedAt) : NaN;
+  const failed = s.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  return {
+    name: backup.metadata.name!,
+    uid: backup.metadata.uid ?? '',
+    scheduledAt: scheduledAt(backup),
+    phase: s.phase,
+    ...(Number.isFinite(completedAt) ? { completedAt } : {}),
+    ...(s.key ? { key: s.key } : {}),
+    ...(failed ? { failure: { reason: failed.reason, message: failed.message } } : {}),
+    deleting: !!backup.metadata.deletionTimestamp,
+  };
+}
+
+export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reconciler {
+  return async ({ namespace, name }, { signal, log }): Promise<Result> => {
+    const schedule = deps.schedules.store.get(`${namespace}/${name}`);
+    if (!schedule || schedule.metadata.deletionTimestamp) return {};
+    const now = deps.now?.() ?? new Date();
+    const { spec } = schedule;
+    const status = schedule.status ?? {};
+
+    // ---- observe ----
+    const owned = deps.backups.store
+      .byIndex('namespace', namespace)
+      .filter((b) => b.metadata.labels?.[SCHEDULE_LABEL] === name && b.metadata.ownerReferences?.some((o) => o.uid === schedule.metadata.uid));
+    const byName = new Map(owned.map((b) => [b.metadata.name!, b]));
+    const pruneJobs = new Map<string, PruneJob>();
+    for (const backup of owned) {
+      const jobName = pruneJobName(backup);
+      const job = deps.jobs.store.get(`${namespace}/${jobName}`);
+      if (!job) continue;
+      const pods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName);
+      pruneJobs.set(backup.metadata.uid ?? '', observePruneJob(job, pods));
+    }
+    const maxAgeMs = spec.retention?.maxAge ? durationMs(spec.retention.maxAge) : undefined;
+    const lastScheduleTime = status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : NaN;
+    const observed = {
+      schedule: spec.schedule,
+      hashSeed: `${namespace}/${name}`,
+      suspend: spec.suspend ?? false,
+      retention: { ...(spec.retention?.maxCount !== undefined ? { maxCount: spec.retention.maxCount } : {}), ...(maxAgeMs !== undefined ? { maxAgeMs } : {}) },
+      createdAt: Date.parse(schedule.metadata.creationTimestamp ?? '') || 0,
+      ...(Number.isFinite(lastScheduleTime) ? { lastScheduleTime } : {}),
+      backups: owned.map(observeBackup),
+      pruneJobs,
+      now: now.getTime(),
+      pruneRetryMs: deps.pruneRetryMs ?? DEFAULT_PRUNE_RETRY_MS,
+    };
+
+    // ---- plan ----
+    const action = planSchedule(observed);
+
+    // ---- act ----
+    const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(schedule, { type, reason, action: reason, note });
+    let createdBackup: string | undefined;
+    const result = await act(action);
+
+    // ---- report ----
+    const next = scheduleStatus(observed, action, status, { generation: schedule.metadata.generation ?? 0, clusterName: spec.clusterName, ...(createdBackup ? { createdBackup } : {}) });
+    if (next.lastFailure && next.lastFailure.time !== status.lastFailure?.time) {
+      event('Warning', 'ScheduledBackupFailed', `backup ${next.lastFailure.backup} of ${spec.clusterName} failed: ${next.lastFailure.reason}: ${next.lastFailure.message}`);
+      log.warn({ schedule: name, cluster: spec.clusterName, backup: next.lastFailure.backup, reason: next.lastFailure.reason }, `scheduled backup failed: ${next.lastFailure.message}`);
+    }
+    const ready = next.conditions?.find((c) => c.type === 'Ready');
+    if (ready?.reason === 'InvalidSchedule' && status.conditions?.find((c) => c.type === 'Ready')?.reason !== 'InvalidSchedule') {
+      event('Warning', 'BackupScheduleInvalid', ready.message);
+      log.warn({ schedule: name }, ready.message);
+    }
+    const retention = next.conditions?.find((c) => c.type === 'RetentionFailing');
+    if (retention?.status === 'True' && status.conditions?.find((c) => c.type === 'RetentionFailing')?.status !== 'True') {
+      event('Warning', 'BackupPruneFailed', retention.message);
+      log.warn({ schedule: name }, retention.message);
+    }
+    if (!sameStatus(status, next)) {
+      // A merge patch cannot remove fields by leaving them out: cleared ones are sent as null.
+      const cleared = Object.fromEntries((['nextScheduleTime', 'active'] as const).filter((k) => status[k] !== undefined && next[k] === undefined).map((k) => [k, null]));
+      await deps.client.mergePatch(EtcdBackupSchedules, { namespace, name }, { status: { ...next, ...cleared } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+      await deps.afterWrite?.('schedule status');
+    }
+    return result;
+
+    async function act(a: ScheduleAction): Promise<Result> {
+      switch (a.type) {
+        case 'invalid':
+          return {};
+        case 'idle':
+          return a.requeueAfterMs === undefined ? {} : { requeueAfter: a.requeueAfterMs };
+        case 'createBackup': {
+          const backupName = scheduledBackupName(name, a.scheduledAt);
+          const when = new Date(a.scheduledAt).toISOString();
+          try {
+            await deps.client.create(
+              EtcdBackups,
+              {
+                apiVersion: SCHEDULE_API_VERSION,
+                kind: 'EtcdBackup',
+                metadata: {
+                  name: backupName,
+                  namespace,
+                  labels: { [SCHEDULE_LABEL]: name },
+                  annotations: { [SCHEDULED_AT_ANNOTATION]: when },
+                  ownerReferences: [{ apiVersion: SCHEDULE_API_VERSION, kind: SCHEDULE_KIND, name, uid: schedule!.metadata.uid!, controller: true }],
+                },
+                spec: { clusterName: spec.clusterName, destination: spec.destination },
+              },
+              { fieldManager: FIELD_MANAGER, signal },
+            );
+            await deps.afterWrite?.(`create EtcdBackup ${backupName}`);
+            event('Normal', 'BackupScheduled', `created EtcdBackup ${backupName} for the time ${when}`);
+            log.info({ schedule: name, backup: backupName, scheduledAt: when }, 'scheduled backup created');
+          } catch (err) {
+            // Made before a crash, or seen by a stale cache: that time is taken, once.
+            if (!(err instanceof AlreadyExistsError)) throw err;
+          }
+          createdBackup = backupName;
+          return { requeueAfter: 0 };
+        }
+        case 'startPrune': {
+          const backup = byName.get(a.backup.name)!;
+          try {
+            await deps.client.create(Jobs, pruneJob(backup, { schedule: name, key: a.backup.key!, agentImage: deps.agentImage }), { fieldManager: FIELD_MANAGER, signal });
+            await deps.afterWrite?.(`create Job ${pruneJobName(backup)}`);
+            log.info({ schedule: name, backup: a.backup.name, key: a.backup.key }, 'deleting an expired backup from the store');
+          } catch (err) {
+            if (!(err instanceof AlreadyExistsError)) throw err;
+          }
+          return { requeueAfter: 0 };
+        }
+        case 'retryPrune': {
+          const backup = byName.get(a.backup.name)!;
+          await deps.client.delete(Jobs, { namespace, name: pruneJobName(backup) }, { propagationPolicy: 'Background', signal }).catch((err: unknown) => {
+            if (!(err instanceof NotFoundError)) throw err;
+          });
+          await deps.afterWrite?.(`delete Job ${pruneJobName(backup)}`);
+          return { requeueAfter: 1000 };
+        }
+        case 'deleteRecord': {
+          // The UID precondition: a record recreated under the same name is not this one.
+          await deps.client.delete(EtcdBackups, { namespace, name: a.backup.name }, { preconditions: { uid: a.backup.uid }, propagationPolicy: 'Background', signal }).catch((err: unknown) => {
+            if (!(err instanceof NotFoundError)) throw err;
+          });
+          await deps.afterWrite?.(`delete EtcdBackup ${a.backup.name}`);
+          event('Normal', 'BackupPruned', a.storedObjectDeleted ? `deleted expired backup ${a.backup.name} and its stored object ${a.backup.key}` : `deleted the record of expired failed backup ${a.backup.name}`);
+          log.info({ schedule: name, backup: a.backup.name }, 'expired backup deleted');
+          return { requeueAfter: 0 };
+        }
+      }
+    }
+  };
+}
+
+function sameStatus(a: EtcdBackupScheduleStatus, b: EtcdBackupScheduleStatus): boolean {
+  const { conditions: ca, ...ra } = a;
+  const { conditions: cb, ...rb } = b;
+  return JSON.stringify(Object.entries(ra).sort()) === JSON.stringify(Object.entries(rb).sort()) && conditionsEqual(ca ?? [], cb ?? []);
+}
