@@ -151,6 +151,9 @@ export class S3Store implements ObjectStore {
       return storageFailed(this.#id, what, err);
     }
     if (networkCode(err)) return unreachable(this.#id, err);
+    // The SDK gave up on a request (its socket timeout, or lib-storage cancelling the other parts after one
+    // failed): the server stopped answering. The caller's own abort never gets here (guardedUpload wins it).
+    if (err instanceof Error && (err.name === 'AbortError' || err.name === 'TimeoutError')) return unreachable(this.#id, err);
     // Not the server's answer (e.g. the body's own error, which guardedUpload lets win): as it is.
     return err;
   }

@@ -168,7 +168,7 @@ test('wrong credentials, a missing bucket and a cluster without quorum fail with
   await waitAvailable(env.client, ns, NAME, 3);
 });
 
-test('GCS (fake-gcs-server), Azure (Azurite) and a PVC: each stores a backup that a new cluster restores from', async () => {
+test('GCS (fake-gcs-server) and Azure (Azurite): each stores a backup that a new cluster restores from', async () => {
   const gcs = await env.kube.enableAddon('gcs', { namespaces: [ns] });
   const azure = await env.kube.enableAddon('azure', { namespaces: [ns] });
   await env.client.create(PersistentVolumeClaims, {
@@ -178,7 +178,6 @@ test('GCS (fake-gcs-server), Azure (Azurite) and a PVC: each stores a backup tha
   const destinations: Record<string, Record<string, unknown>> = {
     gcs: { gcs: { bucket: gcs.bucket, prefix: PREFIX, endpoint: gcs.endpoint, credentialsSecret: gcs.secretName } },
     azure: { azure: { container: azure.bucket, prefix: PREFIX, credentialsSecret: azure.secretName } },
-    pvc: { pvc: { claimName: 'etcd-backups', path: PREFIX } },
   };
   const checker = new DataChecker({ endpoints: [await clientServiceEndpoint(env.client, ns, NAME)], ratePerSecond: 30 });
   checker.start();
@@ -187,7 +186,7 @@ test('GCS (fake-gcs-server), Azure (Azurite) and a PVC: each stores a backup tha
   for (const [backend, dest] of Object.entries(destinations)) {
     const b = await backup(`to-${backend}`, NAME, dest);
     assert.equal(b.status?.phase, 'Succeeded', `${backend}: ${JSON.stringify(b.status?.conditions)}`);
-    const scheme = { gcs: 'gs', azure: 'azure', pvc: 'pvc' }[backend];
+    const scheme = { gcs: 'gs', azure: 'azure' }[backend];
     assert.match(b.status?.location ?? '', new RegExp(`^${scheme}://`));
     // One member is enough to prove the data: the restore path is the same for every size.
     const restored = `from-${backend}`;
