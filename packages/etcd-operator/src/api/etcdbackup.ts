@@ -1,8 +1,9 @@
 // The EtcdBackup API (etcd.quorum.dev/v1alpha1): one snapshot of one EtcdCluster, stored in an object store
 // bucket or on a PVC. The CRD, the types and docs/api-backup.md all come from the schemas in this file.
-import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Condition } from '@quorum/runtime';
+import { conditionList, stringEnum } from './schema-nodes.ts';
 import type { ObjectMeta } from '@quorum/runtime';
-import { conditionSchema } from '@quorum/runtime/crd';
 import { DestinationSchema, type Destination } from './destination.ts';
 import { GROUP, MAX_NAME_LENGTH, NAME_PATTERN, VERSION } from './etcdcluster.ts';
 
@@ -30,26 +31,8 @@ export const EtcdBackupSpecSchema = Type.Object(
   { description: 'Which cluster to back up, and where to store the snapshot. Fixed at creation.', 'x-kubernetes-validations': [BACKUP_RULES.specImmutable] },
 );
 
-type Condition = {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-};
+const conditions = conditionList('Complete (True once the snapshot is stored) and Failed (True, with the reason, when it could not be).', BACKUP_CONDITION_TYPES, 'Condition type: Complete or Failed.');
 
-const conditions = Type.Unsafe<Condition[]>({
-  description: 'Complete (True once the snapshot is stored) and Failed (True, with the reason, when it could not be).',
-  type: 'array',
-  items: conditionSchema({ description: 'Condition type: Complete or Failed.', enum: [...BACKUP_CONDITION_TYPES] }),
-  'x-kubernetes-list-type': 'map',
-  'x-kubernetes-list-map-keys': ['type'],
-});
-
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
 
 export const EtcdBackupStatusSchema = Type.Object(
   {

@@ -1,9 +1,10 @@
 // The EtcdBackupSchedule API (etcd.quorum.dev/v1alpha1): EtcdBackups of one EtcdCluster taken on a cron
 // schedule, with retention by count and age. The CRD, the types and its section of docs/api.md all come
 // from the schemas in this file.
-import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static } from '@sinclair/typebox';
+import type { Condition } from '@quorum/runtime';
+import { conditionList, stringEnum } from './schema-nodes.ts';
 import type { ObjectMeta } from '@quorum/runtime';
-import { conditionSchema } from '@quorum/runtime/crd';
 import { DestinationSchema, type Destination } from './destination.ts';
 import { GROUP, MAX_NAME_LENGTH, NAME_PATTERN, VERSION } from './etcdcluster.ts';
 
@@ -38,9 +39,6 @@ export const RetentionSchema = Type.Object(
   { description: 'Which backups of this schedule to keep. Applied after a backup succeeds and as backups age. Unset: all are kept.' },
 );
 
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
 
 export const EtcdBackupScheduleSpecSchema = Type.Object(
   {
@@ -64,22 +62,7 @@ export const EtcdBackupScheduleSpecSchema = Type.Object(
   { description: 'Which cluster to back up, when, where to, and how many backups to keep.' },
 );
 
-type Condition = {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-};
-
-const conditions = Type.Unsafe<Condition[]>({
-  description: 'Ready (False, reason InvalidSchedule, when the schedule does not parse), BackupsFailing (True when the newest finished backup failed) and RetentionFailing (True while deleting an expired backup fails).',
-  type: 'array',
-  items: conditionSchema({ description: 'Condition type: Ready, BackupsFailing or RetentionFailing.', enum: [...SCHEDULE_CONDITION_TYPES] }),
-  'x-kubernetes-list-type': 'map',
-  'x-kubernetes-list-map-keys': ['type'],
-});
+const conditions = conditionList('Ready (False, reason InvalidSchedule, when the schedule does not parse), BackupsFailing (True when the newest finished backup failed) and RetentionFailing (True while deleting an expired backup fails).', SCHEDULE_CONDITION_TYPES, 'Condition type: Ready, BackupsFailing or RetentionFailing.');
 
 export const LastFailureSchema = Type.Object(
   {

@@ -8,6 +8,7 @@
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { ObjectMeta } from '@quorum/runtime';
 import { DESTINATION_EXACTLY_ONE, DestinationSchema } from './destination.ts';
+import { stringEnum } from './schema-nodes.ts';
 
 export const GROUP = 'etcd.quorum.dev';
 export const VERSION = 'v1alpha1';
@@ -176,11 +177,6 @@ export const RESERVED_SPEC_FIELDS: readonly { field: string; description: string
 ];
 
 // ---- helpers for schema nodes TypeBox does not express in a structural form ----
-
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  // An `enum` rather than TypeBox's anyOf-of-consts: structural schemas cannot type a node inside anyOf.
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
 
 function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, string>> {
   // `additionalProperties` rather than TypeBox's patternProperties, which Kubernetes does not accept.

@@ -1,9 +1,10 @@
 // The EtcdRestore API (etcd.quorum.dev/v1alpha1): the imperative twin of spec.bootstrap.fromBackup, as
 // CoreOS's operator had it. It creates a new EtcdCluster that starts from a backup, and reports how that
 // restore goes. The CRD, the types and its section of docs/api.md all come from the schemas in this file.
-import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static, type TSchema } from '@sinclair/typebox';
+import type { Condition } from '@quorum/runtime';
+import { conditionList, stringEnum } from './schema-nodes.ts';
 import type { ObjectMeta } from '@quorum/runtime';
-import { conditionSchema } from '@quorum/runtime/crd';
 import { DestinationSchema, type Destination } from './destination.ts';
 import { EtcdClusterSpecSchema, GROUP, MAX_NAME_LENGTH, NAME_PATTERN, VERSION, type EtcdClusterSpec } from './etcdcluster.ts';
 
@@ -66,26 +67,8 @@ export const EtcdRestoreSpecSchema = Type.Object(
   },
 );
 
-type Condition = {
-  type: string;
-  status: 'True' | 'False' | 'Unknown';
-  observedGeneration?: number;
-  lastTransitionTime: string;
-  reason: string;
-  message: string;
-};
+const conditions = conditionList('Complete (True once the new cluster is Available; False with what it waits for) and Failed (True, with the reason, when the restore cannot succeed).', RESTORE_CONDITION_TYPES, 'Condition type: Complete or Failed.');
 
-const conditions = Type.Unsafe<Condition[]>({
-  description: 'Complete (True once the new cluster is Available; False with what it waits for) and Failed (True, with the reason, when the restore cannot succeed).',
-  type: 'array',
-  items: conditionSchema({ description: 'Condition type: Complete or Failed.', enum: [...RESTORE_CONDITION_TYPES] }),
-  'x-kubernetes-list-type': 'map',
-  'x-kubernetes-list-map-keys': ['type'],
-});
-
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
 
 export const EtcdRestoreStatusSchema = Type.Object(
   {
