@@ -105,6 +105,7 @@ interface JobShape {
   status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
 }
 interface PodShape {
+  metadata?: { creationTimestamp?: string };
   status?: {
     phase?: string;
     containerStatuses?: { name: string; state?: { waiting?: { reason?: string; message?: string }; terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
@@ -142,7 +143,11 @@ export function parseAgentResult(text: string | undefined): AgentResult | undefi
 /** Waiting reasons that do not go away by waiting a few seconds. */
 const CANNOT_START = new Set(['CreateContainerConfigError', 'CreateContainerError', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName']);
 
-export function observeJob(jobObject: OpenObject, podObjects: OpenObject[], now: number, cannotStartSince: number | undefined): ObservedJob {
+/**
+ * The Job as the planner sees it. How long its pod has been unable to start is measured from the pod's
+ * creation, which the API server keeps: an operator restarted meanwhile must not start the grace again.
+ */
+export function observeJob(jobObject: OpenObject, podObjects: OpenObject[], now: number): ObservedJob {
   const job = jobObject as JobShape;
   const pods = podObjects as PodShape[];
   const condition = (type: string): { status: string; reason?: string; message?: string } | undefined => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
@@ -152,7 +157,8 @@ export function observeJob(jobObject: OpenObject, podObjects: OpenObject[], now:
   const terminated = container?.state?.terminated;
   const waiting = container?.state?.waiting;
   const result = parseAgentResult(terminated?.message);
-  const cannotStart = waiting?.reason && CANNOT_START.has(waiting.reason) ? { message: `${waiting.reason}: ${waiting.message ?? ''}`.trim(), since: cannotStartSince ?? now } : undefined;
+  const created = Date.parse(pod?.metadata?.creationTimestamp ?? '');
+  const cannotStart = waiting?.reason && CANNOT_START.has(waiting.reason) ? { message: `${waiting.reason}: ${waiting.message ?? ''}`.trim(), since: Number.isFinite(created) ? Math.min(created, now) : now } : undefined;
   const failureMessage = failed
     ? [failed.reason, failed.message, terminated && !result ? `exit code ${terminated.exitCode}: ${terminated.message ?? terminated.reason ?? ''}` : undefined].filter(Boolean).join(': ')
     : undefined;

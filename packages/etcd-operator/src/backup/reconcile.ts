@@ -37,8 +37,6 @@ export interface BackupReconcilerDeps {
 const DEFAULT_CANNOT_START_GRACE_MS = 60_000;
 
 export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
-  // Per Job, since when its pod has been unable to start (it is a pod state, not recorded in status).
-  const cannotStartSince = new Map<string, number>();
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
     const backup = deps.backups.store.get(`${namespace}/${name}`);
     if (!backup || backup.metadata.deletionTimestamp) return {};
@@ -52,9 +50,7 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
     const jobName = backupJobName(backup);
     const job = deps.jobs.store.get(`${namespace}/${jobName}`);
     const jobPods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.[BACKUP_LABEL] === name && p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName);
-    const observedJob = job ? observeJob(job, jobPods, now.getTime(), cannotStartSince.get(jobName)) : undefined;
-    if (observedJob?.cannotStart) cannotStartSince.set(jobName, observedJob.cannotStart.since);
-    else cannotStartSince.delete(jobName);
+    const observedJob = job ? observeJob(job, jobPods, now.getTime()) : undefined;
     // Members are asked only when a member must be chosen: a running backup needs nothing from etcd.
     const members = !job && cluster ? await observeMembers(cluster, deps, signal) : [];
 
@@ -93,7 +89,10 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
         return {};
       case 'wait': {
         const next = { ...status, conditions: conditions(action) };
-        if (JSON.stringify(next.conditions) !== JSON.stringify(status.conditions)) {
+        // Written when the reason changes, not the wording: a pod flapping between ErrImagePull and
+        // ImagePullBackOff would otherwise write (and wake this reconciler) at every flap.
+        const complete = (c: EtcdBackupStatus['conditions']): string => { const x = c?.find((y) => y.type === 'Complete'); return `${x?.status}/${x?.reason}`; };
+        if (complete(next.conditions) !== complete(status.conditions)) {
           await writeStatus(next, 'status Running (waiting)');
           if (action.reason === 'JobCannotStart') {
             event('Warning', 'BackupJobCannotStart', action.message);

@@ -47,10 +47,19 @@ test('the agent result is read from the termination message; anything else is no
     { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }] } },
     [{ apiVersion: 'v1', kind: 'Pod', metadata: {}, status: { containerStatuses: [{ name: 'backup', state: { terminated: { exitCode: 137, reason: 'Error' } } }] } }],
     0,
-    undefined,
   );
   assert.equal(observed.failed, true);
   assert.match(observed.failureMessage ?? '', /DeadlineExceeded.*exit code 137/);
+});
+
+test("a pod that cannot start is timed from its creation, which survives an operator restart", () => {
+  const created = Date.parse('2026-11-23T10:00:00Z');
+  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { creationTimestamp: '2026-11-23T10:00:00Z' }, status: { containerStatuses: [{ name: 'backup', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } } }] } };
+  const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: {} };
+  const observed = observeJob(job, [pod], created + 90_000);
+  assert.deepEqual(observed.cannotStart, { message: 'ImagePullBackOff: Back-off pulling image "x"', since: created });
+  // A fresh operator process sees the same start of the wait, so the grace ends when it would have.
+  assert.equal(observeJob(job, [pod], created + 95_000).cannotStart?.since, created);
 });
 
 test('the backup Job: one attempt, a size-scaled deadline, the Secret mounted only in it, restricted security', () => {
