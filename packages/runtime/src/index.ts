@@ -1,10 +1,33 @@
 // @quorum/runtime: a controller runtime for Kubernetes operators in TypeScript.
 // watch → cache → queue → reconcile; see docs/runtime.md.
 export * from './object.ts';
-export { Client, type ApplyOptions, type DeleteOptions, type JsonPatchOp, type ListOptions, type RequestObserver, type WriteOptions } from './client/client.ts';
+export { Client, type ApplyOptions, type DeleteOptions, type JsonPatchOp, type ListOptions, type RawWatchEvent, type RequestObserver, type RequestOptions, type WriteOptions } from './client/client.ts';
 export { connect, loadKubeConfig, type Connection, type ConnectionOptions } from './client/config.ts';
 export * from './client/errors.ts';
 export * from './client/resources.ts';
+export {
+  DiscoveryClient,
+  DiscoveryDocumentError,
+  findResource,
+  groupKindString,
+  groupVersionPath,
+  KindUnavailableError,
+  parseAPIGroupList,
+  parseAPIResourceList,
+  parseAPIVersions,
+  versionsByPreference,
+  type APIGroup,
+  type APIResource,
+  type APIResourceList,
+  type DiscoveredKind,
+  type DiscoveryTransport,
+  type GroupKind,
+  type GroupVersionForDiscovery,
+  type KindResolution,
+  type MissingKind,
+  type ResolveOptions,
+  type UnavailableKind,
+} from './discovery/discovery.ts';
 export { watcher, ShortWatchError, SHORT_WATCH_MS, type WatcherEvent, type WatcherOptions } from './watch/watcher.ts';
 export { Backoff, sleep, type BackoffOptions } from './watch/backoff.ts';
 export { RetryReporter, RETRY_WARN_INTERVAL_MS, errorText, retryReason, type RetryFailure, type RetryLog, type RetryMetrics, type RetryReporterOptions } from './watch/retry-reporter.ts';

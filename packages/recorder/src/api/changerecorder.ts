@@ -24,9 +24,11 @@ export interface GroupKind {
 }
 
 /**
- * What is recorded when `spec.resources` is not set: the common workload and configuration kinds, and the
- * etcd operator's own kind. A kind the API server does not serve (EtcdCluster where the etcd operator is not
- * installed) is named in the KindsResolved condition and picked up once it appears.
+ * What is recorded when `spec.resources` is not set: the common workload and configuration kinds, and
+ * Quorum's own kinds where the API server serves them (OPTIONAL_DEFAULT_RESOURCES). The default is applied by
+ * the recorder at each reconcile, not by the API server, since which of Quorum's kinds exist is a question
+ * for discovery: a ChangeRecorder created before the etcd operator was installed records its EtcdClusters
+ * once their CRD appears.
  */
 export const DEFAULT_RESOURCES: readonly GroupKind[] = [
   { group: 'apps', kind: 'Deployment' },
@@ -37,7 +39,16 @@ export const DEFAULT_RESOURCES: readonly GroupKind[] = [
   { group: '', kind: 'Secret' },
   { group: 'networking.k8s.io', kind: 'Ingress' },
   { group: 'batch', kind: 'CronJob' },
+];
+
+/**
+ * Quorum's own kinds in the default, each only where discovery finds it. The etcd operator's declarations
+ * (clusters and backup schedules); not EtcdBackup and EtcdRestore, one-shot requests whose history is their
+ * own status, and which schedules create and delete by the hundred (each deletion would leave a record).
+ */
+export const OPTIONAL_DEFAULT_RESOURCES: readonly GroupKind[] = [
   { group: 'etcd.quorum.dev', kind: 'EtcdCluster' },
+  { group: 'etcd.quorum.dev', kind: 'EtcdBackupSchedule' },
 ];
 
 export const DEFAULT_MAX_VERSIONS_PER_OBJECT = 10;
@@ -144,7 +155,7 @@ export const GroupKindSchema = Type.Object(
     group: Type.Optional(Type.String({ description: 'API group; empty for the core group.', pattern: GROUP_PATTERN, maxLength: 253, default: '' })),
     kind: Type.String({ description: 'Kind, e.g. Deployment.', pattern: KIND_PATTERN, minLength: 1, maxLength: 63 }),
   },
-  { description: 'A kind to record, by group and kind; the served version is found through discovery.' },
+  { description: "A kind to record, by group and kind; the served version is found through discovery (the group's preferred version that serves the kind)." },
 );
 
 export const ExcludeSchema = Type.Object(
@@ -200,10 +211,11 @@ export const ChangeRecorderSpecSchema = Type.Object(
     namespaces: NamespacesSchema,
     resources: Type.Optional(
       Type.Array(GroupKindSchema, {
-        description: 'Kinds to record; the common workload and configuration kinds when unset. A kind the API server does not serve is named in the KindsResolved condition.',
+        description:
+          `Kinds to record. When unset: ${DEFAULT_RESOURCES.map((r) => r.kind).join(', ')}, and ${OPTIONAL_DEFAULT_RESOURCES.map((r) => r.kind).join(' and ')} where the API server serves them. ` +
+          'A kind listed here that the API server does not serve (or cannot list and watch) is rejected: the Ready condition is False with reason UnknownKind and names it, and the kinds that are served are recorded meanwhile.',
         minItems: 1,
         maxItems: 64,
-        default: DEFAULT_RESOURCES.map((r) => ({ ...r })),
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['group', 'kind'],
       }),
@@ -251,7 +263,7 @@ export const ChangeRecorderStatusSchema = Type.Object(
     observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
     conditions: Type.Optional(
       Type.Array(ConditionSchema, {
-        description: 'Ready (every kind found is being recorded) and KindsResolved (discovery found every kind asked for).',
+        description: 'Ready (every kind asked for is served and being recorded) and KindsResolved (discovery found every kind asked for).',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),

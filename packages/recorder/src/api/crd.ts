@@ -8,7 +8,7 @@ export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
 export const GENERATE_COMMAND = 'node packages/recorder/scripts/generate.ts';
 
 export const PRINTER_COLUMNS: PrinterColumn[] = [
-  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether every kind found is being recorded.' },
+  { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether every kind asked for is served and being recorded.' },
   { name: 'Objects', type: 'integer', jsonPath: '.status.objects', description: 'Objects being watched.' },
   { name: 'Records', type: 'integer', jsonPath: '.status.records', description: 'Records kept in storage.' },
   { name: 'Last Record', type: 'date', jsonPath: '.status.lastRecordTime', description: 'When the newest record was written.' },

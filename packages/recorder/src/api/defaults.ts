@@ -15,9 +15,12 @@ import {
   type SecretMode,
 } from './changerecorder.ts';
 
-/** A spec after defaulting: every field the recorder reads has a value. */
+/**
+ * A spec after defaulting: every field the recorder reads has a value, but `resources`, whose default depends
+ * on what the API server serves (plan.ts, `requestedKinds`); each of its entries has its group.
+ */
 export type DefaultedSpec = Omit<ChangeRecorderSpec, 'resources' | 'ignoreStatusOnly' | 'secrets' | 'retention' | 'storage'> & {
-  resources: GroupKind[];
+  resources?: GroupKind[];
   ignoreStatusOnly: boolean;
   secrets: SecretMode;
   retention: { maxVersionsPerObject: number; maxAge?: string };
@@ -26,7 +29,8 @@ export type DefaultedSpec = Omit<ChangeRecorderSpec, 'resources' | 'ignoreStatus
 
 export function applyDefaults(spec: ChangeRecorderSpec): DefaultedSpec {
   const defaulted = applySchemaDefaults(ChangeRecorderSpecSchema as SchemaNode, spec) as DefaultedSpec;
-  return { ...defaulted, resources: defaulted.resources.map((r) => ({ group: r.group ?? '', kind: r.kind })) };
+  const { resources, ...rest } = defaulted;
+  return resources === undefined ? rest : { ...rest, resources: resources.map((r) => ({ group: r.group ?? '', kind: r.kind })) };
 }
 
 /**

@@ -18,6 +18,7 @@ const REFERENCE: ReferenceOptions = {
   /** Defaults the recorder applies in code rather than in the schema. */
   codeDefaults: {
     'spec.storage.path': "the ChangeRecorder's name",
+    'spec.resources': "the default kinds (see the description), resolved at each reconcile, Quorum's only where served",
   },
   // This reference has never listed minimum lengths or the (default) atomic list type; listing them now would
   // change the published text for no gain in meaning.

@@ -4,10 +4,9 @@
 //
 // historyCommand(argv, io) is the whole command: the `quorum` CLI calls it with the arguments after
 // `history` and exits with the code it returns (0 done, 1 failed, 2 usage).
-import { Client, loadKubeConfig } from '@quorum/runtime';
+import { Client, DiscoveryClient, loadKubeConfig } from '@quorum/runtime';
 import { describeObject } from '../history/handlers.ts';
 import type { KindInfo, ObjectId } from '../history/protocol.ts';
-import { resolveKinds } from '../recorder/discovery.ts';
 import { HISTORY_USAGE, parseHistoryArgs, type HistoryArgs } from './args.ts';
 import { CliError, UsageError } from './errors.ts';
 import { deniedLines, objectState, objectsTable, recordLine, recordsTable } from './format.ts';
@@ -85,6 +84,7 @@ class Session {
 
   close(): void {
     void this.#client?.then((c) => c.close(), () => undefined);
+    void this.#source?.then((s) => s.close(), () => undefined);
   }
 }
 
@@ -150,7 +150,7 @@ async function run(args: HistoryArgs, session: Session, io: HistoryIO): Promise<
     }
     case 'restore': {
       const client = await session.client();
-      const served = (await resolveKinds(client, [{ group: object.group, kind: object.kind }])).found[0];
+      const served = await new DiscoveryClient(client).resolveKind({ group: object.group, kind: object.kind });
       if (!served) throw new CliError(`the API server does not serve ${object.kind}${object.group ? `.${object.group}` : ''}: there is nowhere to restore ${describeObject(object)} to`);
       const live = await client.find(served.type, { namespace: object.namespace, name: object.name });
       const choice = chooseRestore(records.records, records.lastSeen, live !== undefined, args.record, object);

@@ -9,6 +9,7 @@
 import { parse } from 'yaml';
 import {
   ConflictError,
+  DiscoveryClient,
   InvalidError,
   escapePointerToken,
   groupOf,
@@ -26,7 +27,7 @@ import type { ObjectId, RecordResponse } from '../history/protocol.ts';
 import { cleanObject, sameVersion, type CleanSettings, type Json } from '../record/clean.ts';
 import { unifiedDiff } from '../record/diff.ts';
 import { objectYAML } from '../record/record-file.ts';
-import { groupKindName, resolveKinds } from '../recorder/discovery.ts';
+import { groupKindName } from '../recorder/discovery.ts';
 import { CliError } from './errors.ts';
 
 export const RESTORE_FIELD_MANAGER = 'quorum-history';
@@ -217,8 +218,7 @@ async function adjustOwners(client: RestoreClient, target: Json, id: ObjectId): 
 
 /** The resource an object of `id`'s kind is written to, in the record's apiVersion when it has one. */
 async function resourceTypeOf(client: Pick<Client, 'request'>, id: Pick<ObjectId, 'group' | 'kind'>, apiVersion?: string): Promise<ResourceType<OpenObject>> {
-  const { found } = await resolveKinds(client, [{ group: id.group, kind: id.kind }]);
-  const kind = found[0];
+  const kind = await new DiscoveryClient(client).resolveKind({ group: id.group, kind: id.kind });
   if (!kind) throw new CliError(`the API server does not serve ${groupKindName(id)}: there is nowhere to restore it to (is its CRD installed?)`);
   const version = apiVersion && groupOf(apiVersion) === id.group ? apiVersion : kind.type.apiVersion;
   return resource<OpenObject>(version, id.kind, kind.resource, kind.namespaced);

@@ -1,8 +1,7 @@
 // Where `quorum history` reads records: the recorder's history endpoint through the API server's service
 // proxy (the default: a kubeconfig is all it needs), or a directory with the handlers run in process
 // (--path). Both speak the same protocol: a request path under /v1 and a JSON body.
-import { request } from 'node:https';
-import { connect, type Connection } from '@quorum/runtime';
+import { ApiError, Client, connect, type Connection } from '@quorum/runtime';
 import { allowAll } from '../history/access.ts';
 import { HistoryHandlers } from '../history/handlers.ts';
 import {
@@ -36,12 +35,19 @@ const objectQuery = (id: ObjectId): Query => ({ group: id.group, kind: id.kind, 
 /** The endpoint's calls, typed; a refusal becomes a CliError with the endpoint's (or the API server's) words. */
 export class HistorySource {
   readonly #fetch: Fetch;
+  readonly #close: () => void;
   /** Where the records come from, for messages. */
   readonly description: string;
 
-  constructor(fetch: Fetch, description: string) {
+  constructor(fetch: Fetch, description: string, close: () => void = () => undefined) {
     this.#fetch = fetch;
     this.description = description;
+    this.#close = close;
+  }
+
+  /** Releases the connection, if the source has one. */
+  close(): void {
+    this.#close();
   }
 
   kinds(): Promise<KindsResponse> {
@@ -93,9 +99,14 @@ function headerValue(headers: Record<string, string>, name: string): string | un
   return key === undefined ? undefined : headers[key];
 }
 
-/** The recorder's endpoint through the API server's service proxy. */
+/**
+ * The recorder's endpoint through the API server's service proxy, with the runtime's client: the
+ * connection authenticates to the API server, and the caller's bearer token goes again in TOKEN_HEADER for
+ * the recorder (the proxy drops Authorization).
+ */
 export async function proxySource(options: ProxyOptions, connection?: Connection): Promise<HistorySource> {
   const conn = connection ?? (await connect({ kubeconfig: options.kubeconfig, context: options.context }));
+  const client = new Client(conn);
   const service = `${options.recorderNamespace}/${options.recorderService}`;
   const base = `/api/v1/namespaces/${encodeURIComponent(options.recorderNamespace)}/services/https:${encodeURIComponent(options.recorderService)}:${HISTORY_PORT_NAME}/proxy`;
   const tokenOf = (headers: Record<string, string>): string => {
@@ -109,35 +120,19 @@ export async function proxySource(options: ProxyOptions, connection?: Connection
         'or read a copy of the records with --path DIR',
     );
   };
+  const timeoutMs = options.timeoutMs ?? 30_000;
   const fetch: Fetch = async (pathAndQuery) => {
-    const headers = await conn.headers();
-    const token = tokenOf(headers);
-    return new Promise((resolve, reject) => {
-      const req = request(
-        new URL(base + pathAndQuery, conn.server),
-        { method: 'GET', ...conn.tls, headers: { ...headers, accept: 'application/json', [TOKEN_HEADER]: `Bearer ${token}` } },
-        (res) => {
-          let text = '';
-          res.setEncoding('utf8');
-          res.on('data', (chunk: string) => (text += chunk));
-          res.on('end', () => {
-            let body: unknown = text;
-            try {
-              body = JSON.parse(text);
-            } catch {
-              // Not JSON (a proxy's error page): kept as text for the message.
-            }
-            resolve({ status: res.statusCode ?? 0, body });
-          });
-          res.on('error', reject);
-        },
-      );
-      req.setTimeout(options.timeoutMs ?? 30_000, () => req.destroy(new Error(`no answer from ${conn.server} in ${options.timeoutMs ?? 30_000} ms`)));
-      req.on('error', (err) => reject(new CliError(`cannot reach the API server at ${conn.server}: ${err.message}`)));
-      req.end();
-    });
+    const token = tokenOf(await conn.headers());
+    try {
+      const body = await client.request<unknown>('GET', base + pathAndQuery, undefined, { headers: { [TOKEN_HEADER]: `Bearer ${token}` }, timeoutMs });
+      return { status: 200, body };
+    } catch (err) {
+      // The endpoint's refusals and the proxy's come back as they were sent; refusal() words them.
+      if (err instanceof ApiError) return { status: err.code, body: err.body };
+      throw new CliError(`cannot reach the API server at ${conn.server}: ${err instanceof Error ? err.message : String(err)}`);
+    }
   };
-  return new HistorySource(fetch, `the recorder's history endpoint (Service ${service}, through the API server)`);
+  return new HistorySource(fetch, `the recorder's history endpoint (Service ${service}, through the API server)`, () => client.close());
 }
 
 /** What a refusal says: the endpoint's own message, or the API server's (the proxy's refusals are Status objects). */

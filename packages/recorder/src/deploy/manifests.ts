@@ -1,9 +1,10 @@
 // Everything that runs the change recorder, generated from code like the etcd operator's: the CRD, a
 // ServiceAccount with least-privilege RBAC, the volume its records live on, a one-replica Deployment, and the
 // Service of its read-only history endpoint. The recorded kinds' rules are derived from the kinds to record
-// (the ChangeRecorders' spec.resources, or the defaults): get, list and watch on exactly those.
+// (the ChangeRecorders' spec.resources, or the defaults): get, list and watch on exactly those. Events about
+// ChangeRecorders go to the `default` namespace (they are cluster-scoped), through a Role there.
 import type { KubeObject } from '@quorum/runtime';
-import { API_VERSION, DEFAULT_RESOURCES, KIND, type GroupKind } from '../api/changerecorder.ts';
+import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type GroupKind } from '../api/changerecorder.ts';
 import { changeRecorderCRD } from '../api/crd.ts';
 import { pluralOf } from '../cli/kinds.ts';
 import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
@@ -14,13 +15,15 @@ export const RECORDER_IMAGE = `ghcr.io/quorum-dev/change-recorder:${RECORDER_VER
 export const NAME = 'quorum-recorder';
 export const DATA_CLAIM = 'quorum-recorder-data';
 export const STORAGE_ROOT = '/var/lib/quorum-recorder';
+/** The Role (in EVENTS_NAMESPACE) that lets the recorder write Events about ChangeRecorders. */
+export const EVENTS_ROLE = 'quorum-recorder-events';
 /** The Role that lets callers reach the history endpoint through the API server's proxy. */
 export const HISTORY_PROXY_ROLE = 'quorum-history-proxy';
 
 export interface RecorderManifestOptions {
   namespace?: string;
   image?: string;
-  /** Kinds to grant get, list and watch on; default the ChangeRecorder default kinds. */
+  /** Kinds to grant get, list and watch on; default the ChangeRecorder default kinds, Quorum's optional ones included. */
   kinds?: readonly GroupKind[];
   /** Resource names of kinds whose plural is not the usual English one (`group/Kind` → plural). */
   plurals?: Readonly<Record<string, string>>;
@@ -54,7 +57,13 @@ export function recordedKindRules(kinds: readonly GroupKind[], plurals: Readonly
 }
 
 /** Cluster-wide rules: one line per call the recorder makes, then the recorded kinds. */
-export function clusterRules(kinds: readonly GroupKind[] = DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Record<string, unknown>[] {
+/** The kinds a ChangeRecorder without spec.resources may record: the defaults, and Quorum's own where served. */
+export const ALL_DEFAULT_RESOURCES: readonly GroupKind[] = [...DEFAULT_RESOURCES, ...OPTIONAL_DEFAULT_RESOURCES];
+
+/** The namespace the Events about ChangeRecorders go to: they are cluster-scoped, and Events are not. */
+export const EVENTS_NAMESPACE = 'default';
+
+export function clusterRules(kinds: readonly GroupKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Record<string, unknown>[] {
   return [
     { apiGroups: ['history.quorum.dev'], resources: ['changerecorders'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['history.quorum.dev'], resources: ['changerecorders/status'], verbs: ['get', 'patch', 'update'] },
@@ -67,6 +76,11 @@ export function clusterRules(kinds: readonly GroupKind[] = DEFAULT_RESOURCES, pl
   ];
 }
 
+/** Events about ChangeRecorders (an unknown kind), in EVENTS_NAMESPACE only. */
+export function eventRules(): Record<string, unknown>[] {
+  return [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] }];
+}
+
 export function namespaceRules(): Record<string, unknown>[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
@@ -77,10 +91,10 @@ export function namespaceRules(): Record<string, unknown>[] {
 export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] {
   const ns = options.namespace ?? 'quorum-system';
   const rbac = 'rbac.authorization.k8s.io';
-  const binding = (kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', subjects: Record<string, unknown>[]): Obj => ({
+  const binding = (kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', subjects: Record<string, unknown>[], namespace = ns): Obj => ({
     apiVersion: `${rbac}/v1`,
     kind,
-    metadata: { name, ...(kind === 'RoleBinding' ? { namespace: ns } : {}), labels },
+    metadata: { name, ...(kind === 'RoleBinding' ? { namespace } : {}), labels },
     roleRef: { apiGroup: rbac, kind: roleKind, name },
     subjects,
   });
@@ -93,6 +107,8 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
     binding('ClusterRoleBinding', NAME, 'ClusterRole', self),
     { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
     binding('RoleBinding', NAME, 'Role', self),
+    { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: EVENTS_ROLE, namespace: EVENTS_NAMESPACE, labels }, rules: eventRules() },
+    binding('RoleBinding', EVENTS_ROLE, 'Role', self, EVENTS_NAMESPACE),
     {
       apiVersion: `${rbac}/v1`,
       kind: 'Role',

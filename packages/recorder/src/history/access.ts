@@ -6,9 +6,9 @@
 // Decisions are cached briefly (10 s, as the API server's own delegated authentication and authorization
 // do), so a listing over many namespaces does not cost a review per object and per request.
 import { createHash } from 'node:crypto';
-import { resource, type Client, type KubeObject } from '@quorum/runtime';
+import { DiscoveryClient, resource, type Client, type KubeObject } from '@quorum/runtime';
 import type { GroupKind } from '../api/changerecorder.ts';
-import { groupKindName, resolveKinds } from '../recorder/discovery.ts';
+import { groupKindName } from '../recorder/discovery.ts';
 
 export type Verb = 'get' | 'list';
 
@@ -168,8 +168,9 @@ export class KubeAuthorizer {
     const key = `${gk.group}/${gk.kind}`;
     const cached = this.#kinds.get(key);
     if (cached !== undefined) return cached;
-    const { found } = await resolveKinds(this.#client, [{ group: gk.group, kind: gk.kind }]);
-    const kind = found[0] ? { resource: found[0].resource } : null;
+    // A kind whose discovery fails rejects (KindUnavailableError): the endpoint answers 503, and nothing is cached.
+    const found = await new DiscoveryClient(this.#client).resolveKind({ group: gk.group, kind: gk.kind });
+    const kind = found ? { resource: found.resource } : null;
     this.#kinds.set(key, kind, kind ? KIND_TTL_MS : DECISION_TTL_MS);
     return kind;
   }

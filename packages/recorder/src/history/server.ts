@@ -11,7 +11,7 @@
 // can already redirect pod traffic.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ApiError, generateCertificates, type Runnable } from '@quorum/runtime';
+import { ApiError, DiscoveryDocumentError, KindUnavailableError, generateCertificates, type Runnable } from '@quorum/runtime';
 import { KubeAuthorizer, type ReviewClient } from './access.ts';
 import { HistoryHandlers, type HistoryResponse } from './handlers.ts';
 import { API_PREFIX, TOKEN_HEADER } from './protocol.ts';
@@ -129,7 +129,9 @@ export class HistoryServer {
     try {
       return await this.#handlers.handle(url, this.#authorizer.access(who));
     } catch (err) {
-      if (err instanceof ApiError) return { status: 503, body: { error: `the recorder cannot check access with the API server: ${err.message}` } };
+      if (err instanceof ApiError || err instanceof KindUnavailableError || err instanceof DiscoveryDocumentError) {
+        return { status: 503, body: { error: `the recorder cannot check access with the API server: ${err.message}` } };
+      }
       throw err;
     }
   }

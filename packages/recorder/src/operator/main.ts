@@ -8,6 +8,7 @@ import { createRecorder } from './recorder.ts';
 const config = configFromEnv();
 const { manager } = await createRecorder({
   storageRoot: config.storageRoot,
+  instance: config.podName,
   manager: {
     probePort: config.probePort,
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),

@@ -1,5 +1,6 @@
 // The recorder process: a runtime Manager with the ChangeRecorder controller, and the sessions (one per
 // ChangeRecorder) that watch the configured kinds and write the records.
+import { hostname } from 'node:os';
 import { Manager, generationChanged, type Logger, type ManagerOptions } from '@quorum/runtime';
 import type { ChangeRecorder } from '../api/changerecorder.ts';
 import { changeRecorderReconciler, type Sessions } from '../recorder/reconcile.ts';
@@ -16,7 +17,12 @@ export interface RecorderOptions {
   logger?: Logger;
   /** Store writes in flight at once, per ChangeRecorder. */
   writeConcurrency?: number;
+  /** The reportingInstance of its Events (the pod's name); default the host name. */
+  instance?: string;
 }
+
+/** The reportingController of the recorder's Events. */
+export const EVENT_CONTROLLER = 'history.quorum.dev/recorder';
 
 /** The running sessions, by ChangeRecorder name; closed for good when the process stops. */
 export class SessionRegistry implements Sessions {
@@ -83,7 +89,15 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
     .for(ChangeRecorders, { predicates: [generationChanged] })
     // A deleted recorder may free a storage path another one waits for.
     .watches(ChangeRecorders, (_deleted: ChangeRecorder) => recorders.store.keys().map(key), { predicates: [(e) => e.type === 'delete'] })
-    .complete(changeRecorderReconciler({ client: manager.client, recorders, sessions, storageRoot: options.storageRoot }));
+    .complete(
+      changeRecorderReconciler({
+        client: manager.client,
+        recorders,
+        sessions,
+        storageRoot: options.storageRoot,
+        events: manager.eventRecorder({ controller: EVENT_CONTROLLER, instance: options.instance ?? hostname() }),
+      }),
+    );
   refresh = (name) => controller.queue.addAfter(name, STATUS_REFRESH_MS);
   wake = (name) => controller.enqueue(key(name));
   manager.add({

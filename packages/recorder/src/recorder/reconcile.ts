@@ -3,12 +3,23 @@
 // retention), report (status). Events from the watched kinds never reach it: they go to the recorder's
 // session, which writes records; the reconcile only decides what is watched and reports how it goes.
 import { join } from 'node:path';
-import type { Client, Informer, Reconciler, Result } from '@quorum/runtime';
+import type { Client, EventRecorder, Informer, Logger, Reconciler, Result } from '@quorum/runtime';
 import type { ChangeRecorder, ChangeRecorderStatus, GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults, maxAgeMs, selectorString, storagePath, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
-import { resolveKinds, type Resolution } from './discovery.ts';
-import { planTargets, storageRival } from './plan.ts';
+import { groupKindName, resolveKinds, type Resolution } from './discovery.ts';
+import {
+  allKinds,
+  kindVerdict,
+  planTargets,
+  requestedKinds,
+  resolutionDue,
+  resolutionLifetimeMs,
+  storageRival,
+  verdictKey,
+  type CachedResolution,
+  type KindVerdict,
+} from './plan.ts';
 import type { RecorderSession, SessionSettings } from './session.ts';
 import { buildStatus, sameStatus, type StatusInput } from './status.ts';
 
@@ -28,11 +39,12 @@ export interface ReconcilerDeps {
   /** The directory every recorder's storage path is relative to (the recorder's volume). */
   storageRoot: string;
   resolve?: (kinds: readonly GroupKind[], signal: AbortSignal) => Promise<Resolution>;
+  /** Where Warning events about the ChangeRecorder go (unknown kinds); none in tests that do not look. */
+  events?: Pick<EventRecorder, 'record'>;
   now?: () => Date;
 }
 
-/** Kinds discovery did not find are looked up again this often (a CRD installed later is picked up). */
-export const MISSING_KINDS_RETRY_MS = 60_000;
+export { MISSING_KINDS_RETRY_MS, ABSENT_DEFAULTS_RETRY_MS } from './plan.ts';
 /** While watches start or fail, status is refreshed this often. */
 export const UNSETTLED_REFRESH_MS = 5_000;
 /** The longest a retention sweep waits (timers cannot wait for weeks). */
@@ -50,9 +62,9 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
   const resolve = deps.resolve ?? ((kinds, signal) => resolveKinds(deps.client, kinds, signal));
   // Discovery is asked again only when the spec changed, or after a while when kinds were missing: status
   // refreshes under load must not cost discovery requests.
-  const resolutions = new Map<string, { generation: number; atMs: number; resolution: Resolution }>();
+  const resolutions = new Map<string, CachedResolution>();
 
-  return async ({ name }, { signal }): Promise<Result> => {
+  return async ({ name }, { signal, log }): Promise<Result> => {
     const recorder = deps.recorders.store.get(name);
     if (!recorder || recorder.metadata.deletionTimestamp) {
       resolutions.delete(name);
@@ -88,16 +100,20 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
       return { requeueAfter: UNSETTLED_REFRESH_MS };
     }
     let cached = resolutions.get(name);
-    if (!cached || cached.generation !== generation || (cached.resolution.missing.length > 0 && now.getTime() - cached.atMs >= MISSING_KINDS_RETRY_MS)) {
-      cached = { generation, atMs: now.getTime(), resolution: await resolve(spec.resources, signal) };
+    if (!cached || resolutionDue(cached, generation, now.getTime())) {
+      const request = requestedKinds(spec);
+      const resolution = await resolve(allKinds(request), signal);
+      const previousVerdict = cached?.verdict;
+      cached = { generation, atMs: now.getTime(), resolution, verdict: kindVerdict(request, resolution) };
       resolutions.set(name, cached);
+      announce(deps, recorder, cached.verdict, previousVerdict, log);
     }
-    const { resolution } = cached;
+    const { verdict } = cached;
     const selector = spec.namespaces.selector ? selectorString(spec.namespaces.selector) : undefined;
     const selected = await session.selectNamespaces(selector);
 
     // ---- plan ----
-    const targets = planTargets(resolution.found, spec.namespaces, selected);
+    const targets = planTargets(verdict.watch, spec.namespaces, selected);
 
     // ---- act ----
     await session.configure(settingsOf(spec));
@@ -109,11 +125,12 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     const state = session.report();
     const namespaceFailure = session.namespaceFailure()?.message;
     const namespacesPending = selector !== undefined && selected === undefined;
-    await report({ resolution, report: state, watchingSince: session.startedAt, ...(namespaceFailure ? { namespaceFailure } : {}), namespacesPending });
+    await report({ verdict, report: state, watchingSince: session.startedAt, ...(namespaceFailure ? { namespaceFailure } : {}), namespacesPending });
 
     const waits: number[] = [];
     if (state.storageFailure || namespaceFailure || namespacesPending || state.watches.some((w) => !w.ready || w.failure)) waits.push(UNSETTLED_REFRESH_MS);
-    if (resolution.missing.length > 0) waits.push(MISSING_KINDS_RETRY_MS);
+    const lifetime = resolutionLifetimeMs(verdict);
+    if (lifetime !== undefined) waits.push(Math.max(1000, cached.atMs + lifetime - now.getTime()));
     const next = session.nextExpiry();
     if (next !== undefined) waits.push(Math.min(MAX_SWEEP_WAIT_MS, Math.max(1000, next - now.getTime())));
     return waits.length > 0 ? { requeueAfter: Math.min(...waits) } : {};
@@ -123,4 +140,29 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
 async function writeStatus(deps: ReconcilerDeps, name: string, previous: ChangeRecorderStatus | undefined, status: ChangeRecorderStatus, signal: AbortSignal): Promise<void> {
   if (sameStatus(previous, status)) return;
   await deps.client.mergePatch(ChangeRecorders, { namespace: '', name }, { status }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+}
+
+/**
+ * Tells of kinds that are asked for and not served, or that cannot be looked up: a Warning event on the
+ * ChangeRecorder at every lookup that finds them (the event recorder counts repeats in one Event's series),
+ * and a warn log line when the set changes (debug while it stays). Kinds found again are an info line.
+ */
+function announce(deps: ReconcilerDeps, recorder: ChangeRecorder, verdict: KindVerdict, previous: KindVerdict | undefined, log: Logger): void {
+  const changed = !previous || verdictKey(previous) !== verdictKey(verdict);
+  const names = (kinds: readonly { group: string; kind: string }[]): string[] => kinds.map(groupKindName);
+  if (verdict.unknown.length > 0) {
+    const note = `spec.resources names kinds the API server does not serve: ${verdict.unknown.map((k) => `${groupKindName(k)} (${k.why})`).join('; ')}`;
+    deps.events?.record(recorder, { type: 'Warning', reason: 'UnknownKind', action: 'ResolveKinds', note });
+    log[changed ? 'warn' : 'debug']({ unknownKinds: names(verdict.unknown), watching: names(verdict.watch) }, `${note}; recording the kinds it serves, looking the others up again every minute`);
+  }
+  if (verdict.unavailable.length > 0) {
+    const note = `cannot look up ${verdict.unavailable.map((k) => `${groupKindName(k)} (${k.errors.join('; ')})`).join('; ')}`;
+    deps.events?.record(recorder, { type: 'Warning', reason: 'DiscoveryFailing', action: 'ResolveKinds', note });
+    log[changed ? 'warn' : 'debug']({ unavailableKinds: names(verdict.unavailable) }, `${note}; trying again every minute`);
+  }
+  if (previous && changed) {
+    const watched = new Set(names(verdict.watch));
+    const found = names([...previous.unknown, ...previous.unavailable]).filter((k) => watched.has(k));
+    if (found.length > 0) log.info({ kinds: found }, `discovery finds ${found.join(', ')} now`);
+  }
 }

@@ -2,23 +2,28 @@
 // Every reason it can set is in REASONS, which docs/recorder.md's table is generated from.
 import { setCondition, type Condition } from '@quorum/runtime';
 import type { ChangeRecorderStatus, WatchedKind } from '../api/changerecorder.ts';
-import { groupKindName, type Resolution } from './discovery.ts';
+import { groupKindName } from './discovery.ts';
+import type { KindVerdict } from './plan.ts';
 import type { SessionReport, WatchReport } from './session.ts';
 
 export const REASONS = {
   Ready: {
-    Recording: 'every kind discovery found is watched, its first list compared with the records, and changes are being recorded',
+    Recording: 'every kind asked for is watched, its first list compared with the records, and changes are being recorded',
     Starting: 'some watches are still listing, or comparing the list with the records; the message names them',
     WatchFailing: "a list or watch fails (the message has the API server's words, e.g. Forbidden when RBAC does not allow the kind)",
     StorageFailing: 'writing records fails; they are retried in order, and nothing later of the same object is written before them',
     StorageUnavailable: 'the storage directory cannot be opened',
     StoragePathInUse: 'an older ChangeRecorder uses this storage path (or one inside or around it); this one records nothing',
     InvalidSpec: 'the spec breaks a validation rule (possible when the CRD is older than the recorder); nothing is recorded',
+    UnknownKind:
+      'spec.resources names kinds the API server does not serve, or cannot list and watch; the message names each one and why. The kinds it serves are recorded meanwhile, and the unknown ones are looked up again every minute (a Warning event and a warn log say so too)',
+    DiscoveryFailing: "the discovery documents of some kinds cannot be read (the message has the API server's words, e.g. an aggregated API whose backend is down); those kinds are not recorded until they can be, and are looked up again every minute",
     NoKindsFound: 'discovery found none of the kinds asked for',
   },
   KindsResolved: {
-    AllKindsFound: 'discovery found every kind in spec.resources',
-    KindsNotFound: 'the API server serves none of the kinds the message names; they are looked up again every minute',
+    AllKindsFound: 'discovery found every kind asked for (default kinds of Quorum that the API server does not serve are named in the message, and are not recorded)',
+    KindsNotFound: 'the API server does not serve the kinds the message names, or cannot list and watch them; they are looked up again every minute',
+    DiscoveryFailed: 'status Unknown: the discovery documents of the kinds the message names cannot be read, so whether they are served is not known; looked up again every minute',
   },
 } as const;
 
@@ -30,13 +35,41 @@ export interface StatusInput {
   now: Date;
   /** Why nothing is being recorded, when that is the case. */
   blocked?: { reason: 'InvalidSpec' | 'StoragePathInUse' | 'StorageUnavailable'; message: string };
-  resolution?: Resolution;
+  /** What discovery's answer means: the kinds watched, rejected, absent or not looked up. */
+  verdict?: KindVerdict;
   report?: SessionReport;
   watchingSince?: Date;
   /** The namespace selector's watch failure, if any. */
   namespaceFailure?: string;
   /** Whether the selector's namespaces are still being listed. */
   namespacesPending?: boolean;
+}
+
+/** `Deploymnet.apps (no served version of group apps (apps/v1) has kind Deploymnet)` */
+function described(k: { group: string; kind: string; why: string }): string {
+  return `${groupKindName(k)} (${k.why})`;
+}
+
+function plural(n: number, word: string): string {
+  return `${n} ${word}${n === 1 ? '' : 's'}`;
+}
+
+function kindsResolved(verdict: KindVerdict): { status: 'True' | 'False' | 'Unknown'; reason: keyof typeof REASONS.KindsResolved; message: string } {
+  const unavailable = verdict.unavailable.map((k) => `${groupKindName(k)} (${k.errors.join('; ')})`);
+  if (verdict.unknown.length > 0) {
+    return {
+      status: 'False',
+      reason: 'KindsNotFound',
+      message: `not served: ${verdict.unknown.map(described).join('; ')}${unavailable.length ? `; cannot look up: ${unavailable.join('; ')}` : ''}`,
+    };
+  }
+  if (unavailable.length > 0) return { status: 'Unknown', reason: 'DiscoveryFailed', message: `cannot look up: ${unavailable.join('; ')}` };
+  const absent = verdict.absent.map(groupKindName);
+  return {
+    status: 'True',
+    reason: 'AllKindsFound',
+    message: `found ${plural(verdict.watch.length, 'kind')}${absent.length ? `; not served here, so not recorded: ${absent.join(', ')} (default kinds, recorded where served)` : ''}`,
+  };
 }
 
 function describe(w: WatchReport): string {
@@ -54,13 +87,24 @@ function ready(input: StatusInput): { reason: ReadyReason; message: string } {
     if (input.namespaceFailure) messages.unshift(`namespaces: ${input.namespaceFailure}`);
     return { reason: 'WatchFailing', message: messages.join('; ') };
   }
+  const verdict = input.verdict;
+  if (verdict && verdict.unknown.length > 0) {
+    const others = verdict.watch.length;
+    return {
+      reason: 'UnknownKind',
+      message: `spec.resources names ${verdict.unknown.length === 1 ? 'a kind' : 'kinds'} the API server does not serve: ${verdict.unknown.map(described).join('; ')}. ${others > 0 ? `Recording the ${plural(others, 'kind')} it serves meanwhile` : 'Nothing is recorded'}`,
+    };
+  }
+  if (verdict && verdict.unavailable.length > 0) {
+    return { reason: 'DiscoveryFailing', message: `cannot look up ${verdict.unavailable.map((k) => `${groupKindName(k)} (${k.errors.join('; ')})`).join('; ')}` };
+  }
   const starting = report.watches.filter((w) => !w.ready);
   if (starting.length > 0 || input.namespacesPending) {
     const names = starting.map(describe);
     if (input.namespacesPending) names.unshift('the namespaces the selector picks');
     return { reason: 'Starting', message: `listing and comparing ${names.join(', ')}` };
   }
-  if (input.resolution && input.resolution.found.length === 0) return { reason: 'NoKindsFound', message: 'none of the kinds in spec.resources is served by the API server' };
+  if (verdict && verdict.watch.length === 0) return { reason: 'NoKindsFound', message: 'none of the kinds asked for is served by the API server' };
   if (report.watches.length === 0) return { reason: 'Recording', message: 'no namespace is selected now: nothing to watch until one is' };
   const kinds = new Set(report.watches.map((w) => groupKindName(w.target.kind))).size;
   const objects = report.watches.reduce((n, w) => n + w.objects, 0);
@@ -68,7 +112,7 @@ function ready(input: StatusInput): { reason: ReadyReason; message: string } {
 }
 
 export function buildStatus(input: StatusInput): ChangeRecorderStatus {
-  const { generation, previous, now, report, resolution } = input;
+  const { generation, previous, now, report, verdict } = input;
   const r = ready(input);
   let conditions: Condition[] = setCondition(previous?.conditions, {
     type: 'Ready',
@@ -77,12 +121,7 @@ export function buildStatus(input: StatusInput): ChangeRecorderStatus {
     message: r.message,
     observedGeneration: generation,
   }, now);
-  if (resolution) {
-    const missing = resolution.missing.map(groupKindName);
-    conditions = setCondition(conditions, missing.length > 0
-      ? { type: 'KindsResolved', status: 'False', reason: 'KindsNotFound', message: `discovery found no served version of ${missing.join(', ')}`, observedGeneration: generation }
-      : { type: 'KindsResolved', status: 'True', reason: 'AllKindsFound', message: `found ${resolution.found.length} kind${resolution.found.length === 1 ? '' : 's'}`, observedGeneration: generation }, now);
-  }
+  if (verdict) conditions = setCondition(conditions, { ...kindsResolved(verdict), type: 'KindsResolved', observedGeneration: generation }, now);
   const status: ChangeRecorderStatus = { ...previous, observedGeneration: generation, conditions };
   if (input.blocked) {
     // Nothing is watched any more; what is in storage stays, and so do its figures.

@@ -1,6 +1,7 @@
 // The recorder against a real API server (localkube), run in-process with a temporary directory as its
 // storage: edits, status-only changes, deletions and Secrets are recorded as the issue asks, and changes made
-// while the recorder is stopped are found and marked as seen late when it starts again.
+// while the recorder is stopped are found and marked as seen late when it starts again; kinds discovery does
+// not find are rejected by name while the others are recorded.
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -8,7 +9,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { applyPatch } from 'diff';
-import { ConfigMaps, CustomResourceDefinitions, Deployments, Secrets, createLogger, sleep, type KubeObject, type OpenObject } from '@quorum/runtime';
+import { ConfigMaps, CustomResourceDefinitions, Deployments, Events, Secrets, createLogger, sleep, type KubeObject, type OpenObject } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/runtime/testing';
 import { pauseImage } from '@quorum/localkube';
 import { API_VERSION, KIND, type ChangeRecorder, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
@@ -16,6 +17,8 @@ import { changeRecorderCRD } from '../../src/api/crd.ts';
 import { createRecorder } from '../../src/operator/recorder.ts';
 import { cleanObject } from '../../src/record/clean.ts';
 import { objectYAML, parseRecord, type RecordMeta } from '../../src/record/record-file.ts';
+import { EVENTS_NAMESPACE } from '../../src/deploy/manifests.ts';
+import { EVENT_CONTROLLER } from '../../src/operator/recorder.ts';
 import { ChangeRecorders } from '../../src/resources.ts';
 
 const quiet = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
@@ -247,4 +250,58 @@ test('stopped, changed, restarted: changes and deletions made meanwhile are reco
   assert.equal((await records(name, ns, 'core.ConfigMap', 'kept')).length, 0, 'unchanged: nothing recorded');
   assert.equal((await records(name, ns, 'core.ConfigMap', 'born')).length, 0, 'created meanwhile: nothing before it to record');
   assert.ok(Date.parse(status.watchingSince!) > Date.parse(changed!.meta.changedAt ?? ''), 'watchingSince is the restart');
+});
+
+test('kinds discovery does not find are rejected by name (Ready False UnknownKind, a Warning event); the served kinds are still recorded', async () => {
+  const ns = await env.namespace('rec-unknown');
+  const name = `rec-${ns}`;
+  const spec: ChangeRecorderSpec = {
+    namespaces: { names: [ns] },
+    resources: [
+      { group: '', kind: 'ConfigMap' },
+      { group: 'apps', kind: 'Deploymnet' },
+      { group: 'widgets.example.invalid', kind: 'Widget' },
+      // Served, but it can only be created: it cannot be listed and watched.
+      { group: '', kind: 'Binding' },
+    ],
+  };
+  await env.client.apply(ChangeRecorders, { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec }, { fieldManager: 'recorder-e2e', force: true });
+  recorderNames.push(name);
+  await env.client.create(ConfigMaps, { metadata: { name: 'app', namespace: ns }, data: { v: '1' } });
+
+  const rejected = await eventually(`ChangeRecorder ${name} rejects the unknown kinds, with ConfigMap watched`, async () => {
+    const r = await env.client.get(ChangeRecorders, name);
+    const ready = r.status?.conditions?.find((c) => c.type === 'Ready');
+    return ready?.reason === 'UnknownKind' && r.status?.kinds?.some((k) => k.kind === 'ConfigMap') ? r : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 250 });
+  const ready = rejected.status!.conditions!.find((c) => c.type === 'Ready')!;
+  assert.equal(ready.status, 'False');
+  assert.equal(ready.observedGeneration, rejected.metadata.generation);
+  assert.match(ready.message, /Deploymnet\.apps \(no served version of group apps \(apps\/v1\) has kind Deploymnet\)/);
+  assert.match(ready.message, /Widget\.widgets\.example\.invalid \(the API server serves no group widgets\.example\.invalid\)/);
+  assert.match(ready.message, /Binding \(bindings \(v1\) does not support list, watch, only create\)/);
+  assert.match(ready.message, /Recording the 1 kind it serves meanwhile/);
+  const resolved = rejected.status!.conditions!.find((c) => c.type === 'KindsResolved')!;
+  assert.deepEqual([resolved.status, resolved.reason], ['False', 'KindsNotFound']);
+  assert.deepEqual(rejected.status!.kinds!.map((k) => [k.kind, k.version, k.resource]), [['ConfigMap', 'v1', 'configmaps']]);
+
+  // Still recording what it could resolve: once the watch has compared its first list, an edit is recorded.
+  await eventually('the ConfigMap last seen', async () => (await readdir(join(storageRoot, name, ns, 'core.ConfigMap', 'app')).catch(() => [] as string[])).includes('.last-seen.yaml'), { timeoutMs: 30_000, intervalMs: 200 });
+  await editConfigMap(ns, 'app', { v: '2' });
+  const [record] = await recordsUntil(name, ns, 'core.ConfigMap', 'app', 1);
+  assert.deepEqual(data(record!), { v: '1' });
+
+  // A Warning event on the ChangeRecorder (cluster-scoped: its Events are in default) names them too.
+  const event = await eventually('a Warning UnknownKind event about the recorder', async () => {
+    const events = (await env.client.list(Events, { namespace: EVENTS_NAMESPACE })).items as (OpenObject & { reason?: string; type?: string; note?: string; reportingController?: string; regarding?: { kind?: string; name?: string } })[];
+    return events.find((e) => e.reason === 'UnknownKind' && e.regarding?.kind === KIND && e.regarding.name === name);
+  }, { timeoutMs: 30_000, intervalMs: 250 });
+  assert.equal(event.type, 'Warning');
+  assert.equal(event.reportingController, EVENT_CONTROLLER);
+  assert.match(event.note ?? '', /Deploymnet\.apps .*Widget\.widgets\.example\.invalid .*Binding/);
+
+  // Dropping the unknown kinds from the spec makes the recorder Ready.
+  await env.client.apply(ChangeRecorders, { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec: { ...spec, resources: [{ group: '', kind: 'ConfigMap' }] } }, { fieldManager: 'recorder-e2e', force: true });
+  const recording = await waitRecording(name);
+  assert.equal(recording.status!.conditions!.find((c) => c.type === 'KindsResolved')?.reason, 'AllKindsFound');
 });

@@ -7,10 +7,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { evaluate } from '@marcbachmann/cel-js';
 import { parse } from 'yaml';
-import { DEFAULT_RESOURCES, RULES, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
+import { DEFAULT_RESOURCES, OPTIONAL_DEFAULT_RESOURCES, RULES, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
 import { changeRecorderCRD, changeRecorderCRDYAML, CRD_FILE, GENERATE_COMMAND, PRINTER_COLUMNS } from '../../src/api/crd.ts';
 import { applyDefaults, excluder, maxAgeMs, selectorString, storagePath, validateSpec } from '../../src/api/defaults.ts';
 import { BEGIN, DOCS_FILE, END, apiReferenceMarkdown, withGeneratedReference } from '../../src/api/docs.ts';
+import { requestedKinds } from '../../src/recorder/plan.ts';
 import { applySchemaDefaults, type SchemaNode } from '@quorum/runtime/crd';
 
 const packageDir = join(import.meta.dirname, '..', '..');
@@ -125,9 +126,12 @@ test('storage is immutable', () => {
   assert.ok(!cel(RULES.storageImmutable.rule, { path: 'a' }, {}));
 });
 
-test('defaults: the common kinds, ten versions, secrets redacted, status changes ignored, storage at the name', () => {
+test('defaults: the kinds left to the recorder, ten versions, secrets redacted, status changes ignored, storage at the name', () => {
   const spec = applyDefaults({ namespaces: { names: ['default'] } });
-  assert.deepEqual(spec.resources, DEFAULT_RESOURCES);
+  // Which of Quorum's kinds are in the default depends on discovery: the API server leaves resources unset.
+  assert.equal(spec.resources, undefined);
+  assert.equal(root.properties!.spec!.properties!['resources']!.default, undefined, 'no default in the CRD');
+  assert.deepEqual(requestedKinds(spec), { required: DEFAULT_RESOURCES, optional: OPTIONAL_DEFAULT_RESOURCES });
   assert.deepEqual(spec.retention, { maxVersionsPerObject: 10 });
   assert.equal(spec.secrets, 'redact');
   assert.equal(spec.ignoreStatusOnly, true);

@@ -1,58 +1,52 @@
-// Resolving group/kinds through discovery documents, answered by a fake API server.
+// The recorder's use of the runtime's discovery client: kinds it can list and watch, each unknown one named
+// with why. (The discovery documents themselves are tested in packages/runtime with recorded ones.)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { groupKindName, resolveKinds, type DiscoveryClient } from '../../src/recorder/discovery.ts';
+import type { DiscoveryTransport } from '@quorum/runtime';
+import { groupKindName, resolveKinds } from '../../src/recorder/discovery.ts';
+
+const VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
 
 const DOCUMENTS: Record<string, unknown> = {
+  '/api': { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress: '10.0.0.1:6443' }] },
   '/api/v1': {
+    kind: 'APIResourceList',
     groupVersion: 'v1',
     resources: [
-      { name: 'configmaps', kind: 'ConfigMap', namespaced: true, verbs: ['get', 'list', 'watch'] },
-      { name: 'namespaces', kind: 'Namespace', namespaced: false, verbs: ['get', 'list', 'watch'] },
-      { name: 'bindings', kind: 'Binding', namespaced: true, verbs: ['create'] },
+      { name: 'bindings', singularName: 'binding', namespaced: true, kind: 'Binding', verbs: ['create'] },
+      { name: 'configmaps', singularName: 'configmap', namespaced: true, kind: 'ConfigMap', verbs: VERBS, shortNames: ['cm'] },
+      { name: 'namespaces', singularName: 'namespace', namespaced: false, kind: 'Namespace', verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'] },
     ],
   },
   '/apis': {
-    groups: [
-      { name: 'apps', versions: [{ groupVersion: 'apps/v1', version: 'v1' }], preferredVersion: { groupVersion: 'apps/v1', version: 'v1' } },
-      {
-        name: 'example.dev',
-        versions: [{ groupVersion: 'example.dev/v2', version: 'v2' }, { groupVersion: 'example.dev/v1', version: 'v1' }],
-        preferredVersion: { groupVersion: 'example.dev/v2', version: 'v2' },
-      },
-    ],
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: [{ name: 'apps', versions: [{ groupVersion: 'apps/v1', version: 'v1' }], preferredVersion: { groupVersion: 'apps/v1', version: 'v1' } }],
   },
   '/apis/apps/v1': {
+    kind: 'APIResourceList',
+    apiVersion: 'v1',
     groupVersion: 'apps/v1',
     resources: [
-      { name: 'deployments', kind: 'Deployment', namespaced: true, verbs: ['list', 'watch'] },
-      { name: 'deployments/scale', kind: 'Scale', namespaced: true, verbs: ['get'] },
-      { name: 'deployments/status', kind: 'Deployment', namespaced: true, verbs: ['get'] },
+      { name: 'deployments', singularName: 'deployment', namespaced: true, kind: 'Deployment', verbs: VERBS, shortNames: ['deploy'] },
+      { name: 'deployments/scale', singularName: '', namespaced: true, group: 'autoscaling', version: 'v1', kind: 'Scale', verbs: ['get', 'patch', 'update'] },
     ],
   },
-  '/apis/example.dev/v2': { groupVersion: 'example.dev/v2', resources: [{ name: 'widgets', kind: 'Widget', namespaced: true, verbs: ['list', 'watch'] }] },
-  '/apis/example.dev/v1': { groupVersion: 'example.dev/v1', resources: [{ name: 'gadgets', kind: 'Gadget', namespaced: false, verbs: ['list', 'watch'] }] },
 };
 
-function fakeClient(asked: string[]): DiscoveryClient {
-  return {
-    request: <T>(_method: string, path: string): Promise<T> => {
-      asked.push(path);
-      const document = DOCUMENTS[path];
-      return document ? Promise.resolve(document as T) : Promise.reject(new Error(`404 ${path}`));
-    },
-  };
-}
+const fake: DiscoveryTransport = {
+  request: <T>(_method: string, path: string): Promise<T> => {
+    const document = DOCUMENTS[path];
+    return document ? Promise.resolve(structuredClone(document) as T) : Promise.reject(new Error(`404 ${path}`));
+  },
+};
 
-test('kinds resolve to their version, resource and scope; unknown ones are named', async () => {
-  const asked: string[] = [];
-  const { found, missing } = await resolveKinds(fakeClient(asked), [
+test('kinds the recorder can watch resolve; one it cannot list and watch, or that is not served, is named with why', async () => {
+  const { found, missing, unavailable } = await resolveKinds(fake, [
     { group: '', kind: 'ConfigMap' },
     { group: 'apps', kind: 'Deployment' },
-    { group: 'example.dev', kind: 'Widget' },
-    { group: 'example.dev', kind: 'Gadget' },
+    { group: '', kind: 'Namespace' },
     { group: '', kind: 'Binding' },
-    { group: 'apps', kind: 'Rollout' },
     { group: 'etcd.quorum.dev', kind: 'EtcdCluster' },
   ]);
   assert.deepEqual(
@@ -60,17 +54,15 @@ test('kinds resolve to their version, resource and scope; unknown ones are named
     [
       ['ConfigMap', 'v1', 'configmaps', true, 'v1'],
       ['Deployment.apps', 'v1', 'deployments', true, 'apps/v1'],
-      ['Widget.example.dev', 'v2', 'widgets', true, 'example.dev/v2'],
-      ['Gadget.example.dev', 'v1', 'gadgets', false, 'example.dev/v1'],
+      ['Namespace', 'v1', 'namespaces', false, 'v1'],
     ],
-    'the preferred version first, another version when only it serves the kind; never a subresource',
   );
-  assert.deepEqual(missing.map(groupKindName), ['Binding', 'Rollout.apps', 'EtcdCluster.etcd.quorum.dev'], 'not listable and watchable, or not served');
-  assert.equal(new Set(asked).size, asked.length, 'each document is read once');
-});
-
-test('only core kinds: /apis is not asked', async () => {
-  const asked: string[] = [];
-  await resolveKinds(fakeClient(asked), [{ group: '', kind: 'ConfigMap' }]);
-  assert.deepEqual(asked, ['/api/v1']);
+  assert.deepEqual(
+    missing.map((k) => [groupKindName(k), k.why]),
+    [
+      ['Binding', 'bindings (v1) does not support list, watch, only create'],
+      ['EtcdCluster.etcd.quorum.dev', 'the API server serves no group etcd.quorum.dev'],
+    ],
+  );
+  assert.deepEqual(unavailable, []);
 });

@@ -1,13 +1,7 @@
 // A stand-in for the API server's list and watch, enough for the runtime's informers: objects by resource,
 // a resourceVersion counter, and watch streams that deliver each change after it is made. Tests drive it
 // with create/update/remove, as kubectl would, and can stop the stream to play a recorder that is down.
-import type { Client, KubeList, OpenObject, ResourceType } from '@quorum/runtime';
-
-/** The watch event the client yields (the runtime does not export its name). */
-interface RawWatchEvent {
-  type: 'ADDED' | 'MODIFIED' | 'DELETED' | 'BOOKMARK' | 'ERROR';
-  object: unknown;
-}
+import type { Client, KubeList, OpenObject, RawWatchEvent, ResourceType } from '@quorum/runtime';
 
 type Listener = (event: RawWatchEvent) => void;
 

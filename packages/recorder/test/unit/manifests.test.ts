@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_RESOURCES } from '../../src/api/changerecorder.ts';
-import { clusterRules, HISTORY_PROXY_ROLE, recordedKindRules, recorderManifests, sampleChangeRecorder, STORAGE_ROOT } from '../../src/deploy/manifests.ts';
+import { ALL_DEFAULT_RESOURCES, clusterRules, EVENTS_NAMESPACE, EVENTS_ROLE, HISTORY_PROXY_ROLE, recordedKindRules, recorderManifests, sampleChangeRecorder, STORAGE_ROOT } from '../../src/deploy/manifests.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import { applyDefaults, validateSpec } from '../../src/api/defaults.ts';
 import type { ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
@@ -18,13 +18,16 @@ function find(objects: readonly Obj[], kind: string, name: string): Obj {
 }
 
 test('the recorded kinds get get, list and watch, nothing more, one rule per group', () => {
-  assert.deepEqual(recordedKindRules(DEFAULT_RESOURCES), [
+  const defaults = [
     { apiGroups: [''], resources: ['configmaps', 'secrets', 'services'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['apps'], resources: ['daemonsets', 'deployments', 'statefulsets'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['etcd.quorum.dev'], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch'] },
     { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
-  ]);
+  ];
+  assert.deepEqual(recordedKindRules(DEFAULT_RESOURCES), defaults);
+  // Quorum's kinds are granted too: a default recorder records them once their CRDs are installed.
+  assert.deepEqual(recordedKindRules(ALL_DEFAULT_RESOURCES), [...defaults.slice(0, 3), { apiGroups: ['etcd.quorum.dev'], resources: ['etcdbackupschedules', 'etcdclusters'], verbs: ['get', 'list', 'watch'] }, defaults[3]]);
+  assert.deepEqual(clusterRules().slice(5), recordedKindRules(ALL_DEFAULT_RESOURCES), 'the manifests default to every default kind');
   assert.deepEqual(recordedKindRules([{ group: 'example.com', kind: 'Octopus' }], { 'example.com/Octopus': 'octopi' }), [{ apiGroups: ['example.com'], resources: ['octopi'], verbs: ['get', 'list', 'watch'] }]);
   const rules = clusterRules([{ group: '', kind: 'ConfigMap' }]);
   const writes = rules.filter((r) => (r.verbs as string[]).some((v) => !['get', 'list', 'watch'].includes(v)));
@@ -33,6 +36,11 @@ test('the recorded kinds get get, list and watch, nothing more, one rule per gro
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ], 'it writes only its own status and reviews: never a recorded object');
+  const objects = recorderManifests() as Obj[];
+  const events = find(objects, 'Role', EVENTS_ROLE) as Obj & { rules: unknown[] };
+  assert.equal(events.metadata.namespace, EVENTS_NAMESPACE, 'Events about cluster-scoped ChangeRecorders go to default, and only there');
+  assert.deepEqual(events.rules, [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] }]);
+  assert.equal((find(objects, 'RoleBinding', EVENTS_ROLE) as Obj & { subjects: unknown[] }).subjects.length, 1);
   assert.ok(!rules.some((r) => (r.resources as string[]).includes('secrets')), 'a kind not asked for is not granted');
 });
 

@@ -126,6 +126,8 @@ test('Secrets are redacted: no value reaches the disk, the diff still shows whic
   const [record] = await recordsUntil(dir, 'default/core.Secret/db', 1);
   assert.deepEqual(Object.keys(record!.object.data as object), ['password', 'user']);
   assert.match(record!.meta.diff ?? '', /^-\s+password: hmac-sha256:/m);
+  // The last-seen copy is written after the record: wait for it, or a temporary file may vanish under readdir.
+  await session.idle();
   for (const file of await readdir(join(dir, 'default/core.Secret/db'))) {
     const text = await readFile(join(dir, 'default/core.Secret/db', file), 'utf8');
     for (const secret of ['czNjcjN0LW9uZQ==', 'czNjcjN0LXR3bw==', 'YWRtaW4=']) assert.ok(!text.includes(secret), `${file} holds no value`);

@@ -10,6 +10,12 @@ import type { KubeList, KubeObject, ObjectKey } from '../object.ts';
 export interface RequestOptions {
   query?: Record<string, string | number | boolean | undefined>;
   contentType?: string;
+  /**
+   * Extra request headers, e.g. for an API server proxy path whose backend reads its own header, or an
+   * `accept` other than JSON. The connection's own headers (Authorization, Impersonate-*) and the body's
+   * (Content-Type: use `contentType`; Content-Length) cannot be set here: naming one throws a TypeError.
+   */
+  headers?: Readonly<Record<string, string>>;
   signal?: AbortSignal;
   /** Default 30 s; watches have none. */
   timeoutMs?: number;
@@ -59,6 +65,23 @@ export type RequestObserver = (method: string, path: string, code: number, secon
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
+/** Headers the client sets itself: a caller's `headers` may not replace them. */
+function reservedHeader(name: string): boolean {
+  return name === 'authorization' || name.startsWith('impersonate-') || name === 'content-type' || name === 'content-length' || name === 'host';
+}
+
+/** The request's headers, lower-cased: `accept`, then the caller's extra ones, then the connection's. */
+export function requestHeaders(extra: Readonly<Record<string, string>> | undefined, connection: Readonly<Record<string, string>>): Record<string, string> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  for (const [name, value] of Object.entries(extra ?? {})) {
+    const key = name.toLowerCase();
+    if (reservedHeader(key)) throw new TypeError(`request header ${name} is the client's own and cannot be set per request`);
+    headers[key] = value;
+  }
+  for (const [name, value] of Object.entries(connection)) headers[name.toLowerCase()] = value;
+  return headers;
+}
+
 export class Client {
   readonly server: string;
   readonly #connection: Connection;
@@ -98,7 +121,7 @@ export class Client {
     const url = new URL(path, this.server);
     for (const [k, v] of Object.entries(options.query ?? {})) if (v !== undefined && v !== '') url.searchParams.set(k, String(v));
     const payload = body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body);
-    const headers: Record<string, string | number> = { accept: 'application/json', ...(await this.#connection.headers()) };
+    const headers: Record<string, string | number> = requestHeaders(options.headers, await this.#connection.headers());
     if (payload !== undefined) {
       headers['content-type'] = options.contentType ?? 'application/json';
       headers['content-length'] = Buffer.byteLength(payload);
@@ -113,7 +136,11 @@ export class Client {
     });
   }
 
-  /** One request; resolves with the parsed JSON body, rejects with a typed ApiError for 4xx/5xx. */
+  /**
+   * One request to any path (objects, discovery documents, a service proxy); resolves with the parsed JSON
+   * body (the text when the response is not JSON), rejects with a typed ApiError for 4xx/5xx, whose `body`
+   * is what came back.
+   */
   async request<T>(method: string, path: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
     const started = performance.now();
     const res = await this.#open(method, path, body, { timeoutMs: 30_000, ...options });

@@ -23,7 +23,12 @@ export class ApiError extends Error {
   readonly status: Status;
   readonly method: string;
   readonly path: string;
-  constructor(method: string, path: string, code: number, status: Status) {
+  /**
+   * The response body as it came: parsed JSON (a Status from the API server; whatever a proxied backend
+   * sends, through a service proxy) or text (a proxy's error page).
+   */
+  readonly body: unknown;
+  constructor(method: string, path: string, code: number, status: Status, body: unknown = status) {
     super(`${method} ${path}: ${code}${status.reason ? ` ${status.reason}` : ''}: ${status.message ?? 'no message'}`);
     this.name = new.target.name;
     this.code = code;
@@ -31,6 +36,7 @@ export class ApiError extends Error {
     this.status = status;
     this.method = method;
     this.path = path;
+    this.body = body;
   }
 }
 
@@ -48,15 +54,15 @@ export class TooManyRequestsError extends ApiError {}
 export function apiError(method: string, path: string, code: number, body: unknown): ApiError {
   const status: Status = typeof body === 'object' && body !== null ? body : { message: typeof body === 'string' ? body : '' };
   const reason = status.reason ?? '';
-  if (code === 404) return new NotFoundError(method, path, code, status);
-  if (code === 409 && reason === 'AlreadyExists') return new AlreadyExistsError(method, path, code, status);
-  if (code === 409) return new ConflictError(method, path, code, status);
-  if (code === 410 || reason === 'Expired' || reason === 'Gone') return new GoneError(method, path, code, status);
-  if (code === 422) return new InvalidError(method, path, code, status);
-  if (code === 403) return new ForbiddenError(method, path, code, status);
-  if (code === 401) return new UnauthorizedError(method, path, code, status);
-  if (code === 429) return new TooManyRequestsError(method, path, code, status);
-  return new ApiError(method, path, code, status);
+  if (code === 404) return new NotFoundError(method, path, code, status, body);
+  if (code === 409 && reason === 'AlreadyExists') return new AlreadyExistsError(method, path, code, status, body);
+  if (code === 409) return new ConflictError(method, path, code, status, body);
+  if (code === 410 || reason === 'Expired' || reason === 'Gone') return new GoneError(method, path, code, status, body);
+  if (code === 422) return new InvalidError(method, path, code, status, body);
+  if (code === 403) return new ForbiddenError(method, path, code, status, body);
+  if (code === 401) return new UnauthorizedError(method, path, code, status, body);
+  if (code === 429) return new TooManyRequestsError(method, path, code, status, body);
+  return new ApiError(method, path, code, status, body);
 }
 
 export const isNotFound = (err: unknown): err is NotFoundError => err instanceof NotFoundError;
