@@ -1,6 +1,6 @@
 // Defaults and validation of an EtcdCluster in code, for the operator's own check and the admission webhooks
 // (which may be off): the schema part comes from the same TypeBox schemas as the CRD, and each CEL rule of the
-// CRD is mirrored below under the same message (RULES in etcdcluster.ts).
+// CRD is mirrored below under the same message (RULES in etcdcluster.ts), followed by the checks no CEL rule makes.
 import {
   DEFAULT_REPOSITORY,
   EtcdClusterSchema,
@@ -17,7 +17,7 @@ import {
   type ReclaimPolicy,
   type StorageSpec,
 } from './etcdcluster.ts';
-import { destinationIssues } from './destination.ts';
+import { destinationIssues, isPvcKey, PVC_KEY_RULE } from './destination.ts';
 import {
   applySchemaDefaults,
   deepEqual,
@@ -153,6 +153,22 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
   return issues;
 }
 
+/**
+ * What the CRD does not check and the operator would otherwise find out only once members start: a snapshot
+ * key on a PVC destination that the PVC store refuses (the restore would stop in the members' init containers).
+ */
+function beyondCelIssues(spec: Record<string, unknown>): Issue[] {
+  const from = isPlainObject(spec.bootstrap) ? spec.bootstrap.fromBackup : undefined;
+  if (!isPlainObject(from) || !isPlainObject(from.destination)) return [];
+  return restoreKeyIssues(from.destination, from.key, [...SPEC, 'bootstrap', 'fromBackup', 'key']);
+}
+
+/** A snapshot restored from a PVC destination is read at `key`, which the PVC store refuses unless isPvcKey(). */
+function restoreKeyIssues(destination: Record<string, unknown>, key: unknown, path: Path): Issue[] {
+  if (destination.pvc === undefined || typeof key !== 'string' || isPvcKey(key)) return [];
+  return [{ path, message: `${formatPath(path)} ${JSON.stringify(key)} is not ${PVC_KEY_RULE}, so the snapshot could not be read from the PVC` }];
+}
+
 function warningsFor(spec: DefaultedSpec): ValidationIssue[] {
   const warnings: ValidationIssue[] = [];
   const { replicas } = spec;
@@ -179,7 +195,11 @@ function warningsFor(spec: DefaultedSpec): ValidationIssue[] {
   return warnings;
 }
 
-function toFieldErrors(issues: Issue[], value: unknown, old: unknown): FieldError[] {
+/**
+ * Issues as field errors, once each, without those ratcheting drops: on update (`old` given), a problem at a
+ * path whose value did not change. For every kind's validation (the webhooks of the backup kinds too).
+ */
+export function toFieldErrors(issues: readonly Issue[], value: unknown, old: unknown): FieldError[] {
   // Ratcheting, as the API server does on update: a problem with a value that did not change (accepted before,
   // perhaps under an older, looser schema) does not block the update. Transition rules never fire on an
   // unchanged value, so they are unaffected.
@@ -231,7 +251,7 @@ function validateObject(obj: unknown, old: unknown, checkMetadata: boolean): Val
   issues.push(...validateAgainstSchema(specSchema, value.spec, SPEC));
   if (isPlainObject(value.spec)) {
     const oldSpec = previous?.spec;
-    issues.push(...celIssues(value.spec, isPlainObject(oldSpec) ? oldSpec : undefined));
+    issues.push(...celIssues(value.spec, isPlainObject(oldSpec) ? oldSpec : undefined), ...beyondCelIssues(value.spec));
   }
   const errors = toFieldErrors(issues, value, previous);
   return errors.length > 0 ? errors : warningsFor(value.spec as DefaultedSpec);

@@ -119,3 +119,15 @@ export function destinationIssues(d: Record<string, unknown>, path: Path): Issue
   const set = (['s3', 'gcs', 'azure', 'pvc'] as const).filter((k) => d[k] !== undefined).length;
   return set === 1 ? [] : [{ path, message: DESTINATION_EXACTLY_ONE.message }];
 }
+
+/**
+ * Whether `key` can name a file on a PVC destination: relative, and inside the volume. The PVC store refuses
+ * any other key; admission (and the operator's check of spec.bootstrap.fromBackup) refuses one a spec makes certain.
+ */
+export function isPvcKey(key: string): boolean {
+  const segments = key.split('/');
+  return !(key === '' || key.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..'));
+}
+
+/** What isPvcKey() asks for, in the words of the errors that refuse a key. */
+export const PVC_KEY_RULE = "a file path inside the volume: relative, with no empty, '.' or '..' segment";

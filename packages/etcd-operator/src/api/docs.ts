@@ -6,6 +6,11 @@ import { BACKUP_KIND, BACKUP_PLURAL } from './etcdbackup.ts';
 import { SCHEDULE_KIND, SCHEDULE_PLURAL } from './etcdbackupschedule.ts';
 import { RESTORE_KIND, RESTORE_PLURAL } from './etcdrestore.ts';
 import { API_VERSION, DEFAULT_REPOSITORY, KIND, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
+import type { AdmissionChecks } from '../webhooks/admission.ts';
+import { ETCDBACKUP_ADMISSION } from '../webhooks/etcdbackup.ts';
+import { ETCDBACKUPSCHEDULE_ADMISSION } from '../webhooks/etcdbackupschedule.ts';
+import { ETCDCLUSTER_ADMISSION } from '../webhooks/etcdcluster.ts';
+import { ETCDRESTORE_ADMISSION } from '../webhooks/etcdrestore.ts';
 
 /** The file the generator writes, relative to the repository root. */
 export const DOCS_FILE = 'docs/api.md';
@@ -80,6 +85,7 @@ export function apiReferenceMarkdown(): string {
     '',
     ...celRulesTable([...rootRules, ...spec.rules, ...status.rules]),
     '',
+    ...admissionSection(ETCDCLUSTER_ADMISSION),
     '## Printer columns',
     '',
     ...printerColumnsTable(PRINTER_COLUMNS),
@@ -90,8 +96,8 @@ export function apiReferenceMarkdown(): string {
     `- \`scale\`: \`${scale.specReplicasPath}\` ↔ \`${scale.statusReplicasPath}\`, so \`kubectl scale ${SHORT_NAMES[0] ?? PLURAL}/NAME --replicas=5\` works.`,
     '',
     ...backupReference(),
-    ...kindReference(etcdBackupScheduleCRD(), SCHEDULE_KIND, SCHEDULE_PLURAL, SCHEDULE_PRINTER_COLUMNS, 'Scheduled backups and retention, with an example: [backup.md](backup.md#scheduled-backups-and-retention).'),
-    ...kindReference(etcdRestoreCRD(), RESTORE_KIND, RESTORE_PLURAL, RESTORE_PRINTER_COLUMNS, 'How a restore goes, with an example: [backup.md](backup.md#etcdrestore).'),
+    ...kindReference(etcdBackupScheduleCRD(), SCHEDULE_KIND, SCHEDULE_PLURAL, SCHEDULE_PRINTER_COLUMNS, 'Scheduled backups and retention, with an example: [backup.md](backup.md#scheduled-backups-and-retention).', ETCDBACKUPSCHEDULE_ADMISSION),
+    ...kindReference(etcdRestoreCRD(), RESTORE_KIND, RESTORE_PLURAL, RESTORE_PRINTER_COLUMNS, 'How a restore goes, with an example: [backup.md](backup.md#etcdrestore).', ETCDRESTORE_ADMISSION),
   ];
   return lines.join('\n');
 }
@@ -118,6 +124,7 @@ function backupReference(): string[] {
     '',
     ...celRulesTable([...spec.rules, ...status.rules]),
     '',
+    ...admissionSection(ETCDBACKUP_ADMISSION),
     '## Printer columns',
     '',
     ...printerColumnsTable(BACKUP_PRINTER_COLUMNS),
@@ -126,7 +133,7 @@ function backupReference(): string[] {
 }
 
 /** The section of a kind that, like EtcdBackup, is namespaced with spec and status: fields, rules and columns. */
-function kindReference(crd: CustomResourceDefinition, kind: string, plural: string, columns: PrinterColumn[], guide: string): string[] {
+function kindReference(crd: CustomResourceDefinition, kind: string, plural: string, columns: PrinterColumn[], guide: string, admission: AdmissionChecks): string[] {
   const root = storageVersion(crd).schema.openAPIV3Schema;
   const spec = schemaReference(root.properties?.spec, 'spec', REFERENCE);
   const status = schemaReference(root.properties?.status, 'status', REFERENCE);
@@ -148,9 +155,25 @@ function kindReference(crd: CustomResourceDefinition, kind: string, plural: stri
     '',
     ...celRulesTable([...rootRules, ...spec.rules, ...status.rules]),
     '',
+    ...admissionSection(admission),
     '## Printer columns',
     '',
     ...printerColumnsTable(columns),
+    '',
+  ];
+}
+
+/** What a kind's validating webhook checks beyond the CRD (webhooks/*.ts), ending with a blank line. */
+function admissionSection(checks: AdmissionChecks): string[] {
+  return [
+    '## Checked at admission (validating webhook)',
+    '',
+    'Beyond the schema and the CEL rules, the validating webhook that every operator replica serves refuses what',
+    'the CRD does not check and would only fail later. It is `failurePolicy: Ignore`: while the operator is down',
+    'these checks are skipped; each item says what happens then.',
+    '',
+    ...checks.errors.map((e) => `- ${e}`),
+    ...(checks.warnings.length > 0 ? ['', 'Admitted with a warning:', '', ...checks.warnings.map((w) => `- ${w}`)] : []),
     '',
   ];
 }

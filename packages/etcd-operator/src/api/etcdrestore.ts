@@ -33,6 +33,9 @@ export const RESTORE_RULES = {
   },
 } as const;
 
+/** spec.backupWaitSeconds when unset: an hour (the CRD defaults it; the operator's own code does too). */
+export const DEFAULT_BACKUP_WAIT_SECONDS = 3600;
+
 /** The EtcdCluster spec fields a restore may set for the new cluster, with EtcdCluster's own schemas. */
 export const RESTORE_CLUSTER_SPEC_FIELDS = ['replicas', 'version', 'repository', 'image', 'storage', 'podTemplate', 'antiAffinity', 'etcd'] as const;
 
@@ -60,6 +63,16 @@ export const EtcdRestoreSpecSchema = Type.Object(
     key: Type.Optional(Type.String({ description: 'Object key (or file path under the PVC destination) of the snapshot, with destination.', minLength: 1, maxLength: 1024 })),
     sha256: Type.Optional(Type.String({ description: "Expected SHA-256 of the snapshot file, in hex, with destination and key; etcd's own hash check runs either way.", pattern: '^[0-9a-f]{64}$' })),
     clusterSpec: Type.Optional(RestoreClusterSpecSchema),
+    backupWaitSeconds: Type.Optional(
+      Type.Integer({
+        description:
+          'How long, counted from the restore\'s creation, it waits for the EtcdBackup named by backupName to exist and succeed; past it the restore is Failed (BackupWaitExceeded) and no cluster is created. A backup being taken ends on its own bound (5 minutes plus its database at 2 MiB/s), so the default covers databases up to about 6 GiB. Unused with destination and key.',
+        format: 'int32',
+        minimum: 10,
+        maximum: 604800,
+        default: DEFAULT_BACKUP_WAIT_SECONDS,
+      }),
+    ),
   },
   {
     description: 'The cluster to create, and the backup to start it from: either backupName, or destination and key. Fixed at creation.',
@@ -75,7 +88,7 @@ export const EtcdRestoreStatusSchema = Type.Object(
     observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
     phase: Type.Optional(
       stringEnum(RESTORE_PHASES, {
-        description: 'Pending (waiting for the backup, or refused: see conditions), Restoring (the EtcdCluster exists and its members restore the snapshot), Succeeded (the cluster is Available) or Failed (the backup failed, or the cluster refused the snapshot).',
+        description: 'Pending (waiting for the backup, or refused: see conditions), Restoring (the EtcdCluster exists and its members restore the snapshot), Succeeded (the cluster is Available) or Failed (the backup failed or did not succeed within backupWaitSeconds, or the cluster refused the snapshot).',
       }),
     ),
     clusterUID: Type.Optional(Type.String({ description: 'UID of the EtcdCluster this restore created.' })),
@@ -105,6 +118,6 @@ export interface EtcdRestore {
   apiVersion?: string;
   kind?: string;
   metadata: ObjectMeta;
-  spec: { clusterName: string; backupName?: string; destination?: Destination; key?: string; sha256?: string; clusterSpec?: RestoreClusterSpec };
+  spec: { clusterName: string; backupName?: string; destination?: Destination; key?: string; sha256?: string; clusterSpec?: RestoreClusterSpec; backupWaitSeconds?: number };
   status?: EtcdRestoreStatus;
 }

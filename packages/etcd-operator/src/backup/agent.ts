@@ -17,6 +17,8 @@ import { parseArgs } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
 import { DestinationSchema, destinationIssues, destinationPrefix, locationURI, type Destination } from '../api/destination.ts';
 import { EtcdClient } from '../etcd/client.ts';
+import { EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
+import { isMemberId, memberIdToHex } from '../etcd/ids.ts';
 import { openStore, type ObjectStore, type StoreOptions } from '../storage/index.ts';
 import { AgentFailure, describeFailure, type AgentFailureReason, type Failure } from './failure.ts';
 import { exposeGarbageCollector, garbagePacer } from './memory.ts';
@@ -42,6 +44,15 @@ export function backupDeadlineMs(bytes: number, timing: Timing = DEFAULT_TIMING)
   return timing.baseMs + Math.ceil((bytes / timing.bytesPerSecond) * 1000);
 }
 
+/**
+ * The bound of the linearizable read that confirms a quorum before the snapshot. A leader and a quorum answer
+ * one in a round trip or two; etcd's own timeout (5 s plus two election timeouts) would be reported as a
+ * timeout, and later.
+ */
+export const DEFAULT_QUORUM_CHECK_MS = 5000;
+/** The key that read asks for. No one writes it: the read needs the quorum's read index, not data. */
+export const QUORUM_CHECK_KEY = 'quorum.dev/backup-quorum-check';
+
 export type Failed = { ok: false } & Failure;
 
 export interface BackupSucceeded {
@@ -59,6 +70,12 @@ export interface BackupSucceeded {
   member: string;
   startedAt: string;
   completedAt: string;
+  /**
+   * The agent's resident memory when the backup began, and its peak over the process's life, in bytes:
+   * how much streaming the snapshot grew it (the design bound is 64 MiB for a 1 GiB database).
+   */
+  rssStartBytes?: number;
+  rssPeakBytes?: number;
 }
 
 export type BackupResult = BackupSucceeded | Failed;
@@ -84,6 +101,8 @@ export interface BackupArgs extends StoreArgs {
   signal?: AbortSignal;
   /** The HTTP/2 receive window for the snapshot stream (see DEFAULT_WINDOW_BYTES). */
   windowBytes?: number;
+  /** The bound of the linearizable read that confirms a quorum; default DEFAULT_QUORUM_CHECK_MS. */
+  quorumCheckMs?: number;
   now?: () => Date;
 }
 
@@ -97,13 +116,14 @@ export function backupKey(destination: Destination, cluster: string, startedAt: 
 }
 
 /**
- * Streams a snapshot of `args.member` into the destination: status first (revision, version, and whether
- * the member has a leader), then the snapshot, hashed as it passes, under a deadline that grows with the
- * database's size.
+ * Streams a snapshot of `args.member` into the destination: status first (version, size, and whether the
+ * member has a leader), a linearizable read (a quorum serves; the revision), then the snapshot, hashed as
+ * it passes, under a deadline that grows with the database's size.
  */
 export async function runBackup(args: BackupArgs): Promise<BackupResult> {
   const now = args.now ?? ((): Date => new Date());
   const started = now();
+  const rssStartBytes = process.memoryUsage.rss();
   const timing = args.timing ?? DEFAULT_TIMING;
   const deadline = new AbortController();
   const signal = args.signal ? AbortSignal.any([args.signal, deadline.signal]) : deadline.signal;
@@ -127,9 +147,14 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
     if (status.leaderId === '0') {
       throw new AgentFailure('NoQuorum', `no quorum: member ${args.member} (${args.endpoint}) knows no leader, so the cluster has lost quorum or is electing one; a snapshot now could miss committed writes`);
     }
-    // Read before the snapshot began, so a lower bound: every write up to this revision is in the snapshot
-    // (a few later ones may be too, as bbolt's read transaction opens a moment after this answer).
-    const revision = status.revision;
+    // The status is the member's own view, and it names its leader until an election timeout after it
+    // last heard from it: a member cut off a moment ago still names one. Only a quorum can answer a
+    // linearizable read, so one read through this member closes that window.
+    step = `confirming through member ${args.member} at ${args.endpoint} that a quorum serves (a linearizable read)`;
+    // The read's revision, not the status's: etcd serves a linearizable read only once it applied all that
+    // was committed before it, so every write acknowledged before the backup began is at or below this
+    // revision, and in the snapshot (a few later ones may be too: bbolt's read transaction opens a moment after).
+    const revision = await confirmQuorum(client, args, status.leaderId, args.quorumCheckMs ?? DEFAULT_QUORUM_CHECK_MS, signal);
     armDeadline(status.dbSize);
 
     step = `opening ${destinationDescription(args.destination)}`;
@@ -154,6 +179,9 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
       member: args.member,
       startedAt: started.toISOString(),
       completedAt: now().toISOString(),
+      rssStartBytes,
+      // maxRSS is in KiB (getrusage), and covers the whole process: a peak before the backup began counts too.
+      rssPeakBytes: process.resourceUsage().maxRSS * 1024,
     };
   } catch (err) {
     // An abort surfaces as whatever the aborted call made of it; the abort's reason says why.
@@ -165,6 +193,33 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
     snapshotBody?.destroy();
     client.close();
     store?.close();
+  }
+}
+
+/**
+ * A linearizable read through the member: it answers only when the leader it names still leads a quorum.
+ * Refused as etcd refuses for want of a quorum (no leader, leader changed, request timed out), or not
+ * answered within the bound by a member that just answered its status, it fails the backup with NoQuorum:
+ * the cluster cannot serve a consistent snapshot now, and waiting out the backup's deadline would only
+ * report it later, as a Timeout. Other failures (the member gone, a refusal of another kind) keep their own
+ * reasons. Returns the revision the read was served at.
+ */
+async function confirmQuorum(client: EtcdClient, args: BackupArgs, leaderId: string, boundMs: number, signal: AbortSignal): Promise<string> {
+  try {
+    return (await client.range(QUORUM_CHECK_KEY, { signal, timeoutMs: boundMs })).revision;
+  } catch (err) {
+    // The backup's own deadline or a SIGTERM: the caller reports the abort's reason.
+    if (signal.aborted) throw err;
+    // In hex, as etcdctl and etcd's logs print member IDs.
+    const member = `member ${args.member} (${args.endpoint}) names leader ${isMemberId(leaderId) ? memberIdToHex(leaderId) : leaderId}, but`;
+    const consequence = 'the cluster has lost quorum or is electing a leader, and a snapshot now could miss committed writes';
+    if (err instanceof QuorumUnavailableError) {
+      throw new AgentFailure('NoQuorum', `no quorum: ${member} etcd refused a linearizable read through it: ${err.etcdMessage}; ${consequence}`, err);
+    }
+    if (err instanceof EtcdUnavailableError && err.reason === 'timeout') {
+      throw new AgentFailure('NoQuorum', `no quorum: ${member} a linearizable read through it got no answer within ${boundMs / 1000} s, which only a quorum can give; ${consequence}`, err);
+    }
+    throw err;
   }
 }
 

@@ -1,6 +1,6 @@
 // Why a backup, fetch or delete failed, as one machine-readable reason (the EtcdBackup condition's reason)
 // and one message a person can act on.
-import { EtcdError, EtcdUnavailableError } from '../etcd/errors.ts';
+import { EtcdError, EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
 import { StorageError, type StorageFailureReason } from '../storage/errors.ts';
 import { SnapshotError, type SnapshotFailureReason } from './snapshot.ts';
 
@@ -37,9 +37,7 @@ export interface Failure {
 export function describeFailure(err: unknown, what: string): Failure {
   if (err instanceof AgentFailure || err instanceof StorageError || err instanceof SnapshotError) return { reason: err.reason, message: err.message };
   if (err instanceof EtcdUnavailableError) return { reason: 'EtcdUnreachable', message: `${what}: cannot reach etcd: ${err.message}` };
-  if (err instanceof EtcdError) {
-    if (/no leader/i.test(err.etcdMessage)) return { reason: 'NoQuorum', message: `no quorum: ${what}: ${err.message}` };
-    return { reason: 'SnapshotFailed', message: `${what}: ${err.message}` };
-  }
+  if (err instanceof QuorumUnavailableError) return { reason: 'NoQuorum', message: `no quorum: ${what}: ${err.message}` };
+  if (err instanceof EtcdError) return { reason: 'SnapshotFailed', message: `${what}: ${err.message}` };
   return { reason: 'BackupFailed', message: `${what}: ${err instanceof Error ? err.message : String(err)}` };
 }

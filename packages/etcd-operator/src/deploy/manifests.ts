@@ -20,6 +20,18 @@ export const WEBHOOK_SERVICE = 'quorum-webhook';
 export const MUTATING_WEBHOOK_NAME = `default.etcdclusters.${GROUP}`;
 export const VALIDATING_WEBHOOK_NAME = `validate.etcdclusters.${GROUP}`;
 
+/**
+ * The validating webhooks, one per kind, all in one configuration (VALIDATING_WEBHOOK): the webhook's name,
+ * the path the operator serves it on (operator.ts registers each kind's handler there), and the operations
+ * the API server calls it for. Backups and restores have an immutable spec: only a create has anything to check.
+ */
+export const VALIDATING_WEBHOOKS = {
+  etcdclusters: { name: VALIDATING_WEBHOOK_NAME, path: '/validate-etcdcluster', operations: ['CREATE', 'UPDATE'] },
+  etcdbackups: { name: `validate.etcdbackups.${GROUP}`, path: '/validate-etcdbackup', operations: ['CREATE'] },
+  etcdbackupschedules: { name: `validate.etcdbackupschedules.${GROUP}`, path: '/validate-etcdbackupschedule', operations: ['CREATE', 'UPDATE'] },
+  etcdrestores: { name: `validate.etcdrestores.${GROUP}`, path: '/validate-etcdrestore', operations: ['CREATE'] },
+} as const;
+
 export interface ManifestOptions {
   namespace?: string;
   image?: string;
@@ -174,12 +186,24 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
  * schema and its CEL rules (api/defaults.ts mirrors them), which the API server enforces anyway, and the
  * mutating one applies the schema's own defaults. Only what CEL cannot express is skipped: the admission
  * warnings (a single member, even replicas, emptyDir, antiAffinity None), which is why the webhooks stay; the
- * operator still reports even replicas as the EvenReplicas condition.
+ * operator still reports even replicas as the EvenReplicas condition. The backup kinds' validating webhooks
+ * check what the CRD cannot (a cron expression, a name too long for the label it becomes); skipped, those are
+ * reported by the controllers, as before (a schedule's Ready=False, InvalidSchedule), or fail the backup.
  */
 function webhookObjects(ns: string): Obj[] {
   const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
   const clientConfig = (path: string): Record<string, unknown> => ({ service: { name: WEBHOOK_SERVICE, namespace: ns, path, port: 443 } });
-  const rules = [{ apiGroups: [GROUP], apiVersions: ['v1alpha1'], operations: ['CREATE', 'UPDATE'], resources: ['etcdclusters'], scope: 'Namespaced' }];
+  const rulesFor = (resource: string, operations: readonly string[]): Record<string, unknown>[] => [{ apiGroups: [GROUP], apiVersions: ['v1alpha1'], operations: [...operations], resources: [resource], scope: 'Namespaced' }];
+  const rules = rulesFor('etcdclusters', ['CREATE', 'UPDATE']);
+  const validating = Object.entries(VALIDATING_WEBHOOKS).map(([resource, w]) => ({
+    name: w.name,
+    clientConfig: clientConfig(w.path),
+    rules: rulesFor(resource, w.operations),
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    failurePolicy: 'Ignore',
+    timeoutSeconds: 5,
+  }));
   return [
     { apiVersion: 'v1', kind: 'Service', metadata: { name: WEBHOOK_SERVICE, namespace: ns, labels }, spec: { selector, ports: [{ name: 'webhook', port: 443, targetPort: 'webhook' }] } },
     {
@@ -192,7 +216,7 @@ function webhookObjects(ns: string): Obj[] {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'ValidatingWebhookConfiguration',
       metadata: { name: VALIDATING_WEBHOOK, labels },
-      webhooks: [{ name: VALIDATING_WEBHOOK_NAME, clientConfig: clientConfig('/validate-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Ignore', timeoutSeconds: 5 }],
+      webhooks: validating,
     },
   ];
 }

@@ -55,6 +55,13 @@ export class NotLeaderError extends EtcdError {}
  * connected to the leader for the last 5 s, or the change would leave too few started members. Retry later.
  */
 export class UnhealthyClusterError extends EtcdError {}
+/**
+ * A member that answered could not get its quorum's answer: it knows no leader, the leader changed under the
+ * request, or raft did not answer within etcd's own request timeout ("etcdserver: request timed out", also
+ * with "possibly due to previous leader failure" or "connection lost"). Evidence about the cluster from a
+ * member that is up, unlike an EtcdUnavailableError; a write refused this way may still be applied.
+ */
+export class QuorumUnavailableError extends EtcdError {}
 
 export type UnavailableReason = 'timeout' | 'refused' | 'reset' | 'tls' | 'network';
 
@@ -96,6 +103,13 @@ const TYPED: readonly [string, typeof EtcdError][] = [
   ['etcdserver: not leader', NotLeaderError],
   ['etcdserver: unhealthy cluster', UnhealthyClusterError],
   ['re-configuration failed due to not enough started members', UnhealthyClusterError],
+  ['etcdserver: no leader', QuorumUnavailableError],
+  ['etcdserver: leader changed', QuorumUnavailableError],
+  // Timeouts that are not about the quorum, matched before the general one below: this member applying
+  // its log slowly, and a leadership transfer (a request only the leader serves).
+  ['etcdserver: request timed out, waiting for the applied index took too long', EtcdError],
+  ['etcdserver: request timed out, leader transfer took too long', EtcdError],
+  ['etcdserver: request timed out', QuorumUnavailableError],
 ];
 
 export function etcdError(endpoint: string, path: string, httpStatus: number, code: number, message: string): EtcdError {

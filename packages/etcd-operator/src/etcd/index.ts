@@ -33,6 +33,7 @@ export {
   LearnerNotReadyError,
   MemberNotFoundError,
   NotLeaderError,
+  QuorumUnavailableError,
   UnhealthyClusterError,
   type UnavailableReason,
 } from './errors.ts';

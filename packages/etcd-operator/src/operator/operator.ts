@@ -24,9 +24,14 @@ import { EtcdBackupSchedules, EtcdBackups, EtcdClusters, EtcdRestores, Jobs } fr
 import { etcdBackupReconciler, type BackupMetrics } from '../backup/reconcile.ts';
 import { BACKUP_LABEL } from '../backup/job.ts';
 import { etcdBackupScheduleReconciler } from '../schedule/reconcile.ts';
+import type { ScheduleMetrics } from '../schedule/metrics.ts';
 import { SCHEDULE_LABEL } from '../schedule/prune-job.ts';
-import { etcdRestoreReconciler, RESTORE_LABEL } from '../restore/reconcile.ts';
+import { etcdRestoreReconciler, RESTORE_LABEL, type RestoreMetrics } from '../restore/reconcile.ts';
 import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster.ts';
+import { validateEtcdBackup } from '../webhooks/etcdbackup.ts';
+import { validateEtcdBackupSchedule } from '../webhooks/etcdbackupschedule.ts';
+import { validateEtcdRestore } from '../webhooks/etcdrestore.ts';
+import { VALIDATING_WEBHOOKS } from '../deploy/manifests.ts';
 import type { OperatorConfig } from './config.ts';
 import { ensureWebhookCertificates, publishCaBundle } from './webhook-certs.ts';
 
@@ -56,6 +61,67 @@ function backupMetrics(manager: Manager): BackupMetrics {
       lastSuccess.set(labels, r.completedAt);
       size.set(labels, r.sizeBytes);
       duration.set(labels, r.durationSeconds);
+    },
+    failed: (labels) => failures.inc(labels),
+  };
+}
+
+/**
+ * Schedule metrics, per schedule: the times its status reports (a time that does not exist has no series, it
+ * is not 0), and the scheduled times that passed without a backup, by reason.
+ */
+function scheduleMetrics(manager: Manager): ScheduleMetrics {
+  const names = ['namespace', 'schedule', 'cluster'] as const;
+  const last = manager.metrics.gauge('quorum_backup_schedule_last_schedule_timestamp_seconds', 'Unix time of the scheduled time of the newest backup a schedule created', names);
+  const success = manager.metrics.gauge('quorum_backup_schedule_last_success_timestamp_seconds', 'Unix time the newest successful backup of a schedule completed', names);
+  const next = manager.metrics.gauge('quorum_backup_schedule_next_schedule_timestamp_seconds', 'Unix time of the next scheduled time of a schedule; no series while it is suspended or invalid', names);
+  const skipped = manager.metrics.counter('quorum_backup_schedule_skipped_total', 'Scheduled times that passed without a backup: Forbid (a backup was still running), Suspended, Missed (taken by a later time instead)', [...names, 'reason']);
+  const gauges = [
+    [last, 'lastScheduleTime'],
+    [success, 'lastSuccessfulTime'],
+    [next, 'nextScheduleTime'],
+  ] as const;
+  return {
+    times: (labels, times) => {
+      for (const [gauge, field] of gauges) {
+        const value = times[field];
+        if (value === undefined) gauge.remove(labels);
+        else gauge.set(labels, value);
+      }
+    },
+    skipped: (labels, reason, count) => skipped.inc({ ...labels, reason }, count),
+    forget: (labels) => {
+      for (const [gauge] of gauges) gauge.remove(labels);
+    },
+  };
+}
+
+/**
+ * Restore metrics: a restore waiting for its backup (seconds waited, by reason, and its bound), and failed
+ * restores by reason. A wait's series goes when it ends, so the gauge lists only restores waiting now.
+ */
+function restoreMetrics(manager: Manager): RestoreMetrics {
+  const waited = manager.metrics.gauge('quorum_restore_backup_wait_seconds', 'How long an EtcdRestore has waited for its EtcdBackup to exist and succeed, by reason (BackupNotFound, BackupNotReady)', ['namespace', 'restore', 'reason']);
+  const bound = manager.metrics.gauge('quorum_restore_backup_wait_limit_seconds', 'How long an EtcdRestore waiting for its backup may wait (spec.backupWaitSeconds) before it fails', ['namespace', 'restore']);
+  const failures = manager.metrics.counter('quorum_restore_failures_total', 'EtcdRestores that failed, by reason', ['namespace', 'cluster', 'reason']);
+  // The reason each waiting restore's series was set under, so that a new reason replaces it.
+  const reasons = new Map<string, string>();
+  const clear = (key: string, labels: { namespace: string; restore: string }): void => {
+    const reason = reasons.get(key);
+    if (reason !== undefined) waited.remove({ ...labels, reason });
+    reasons.delete(key);
+  };
+  return {
+    waiting: (labels, w) => {
+      const key = `${labels.namespace}/${labels.restore}`;
+      if (reasons.get(key) !== w.reason) clear(key, labels);
+      reasons.set(key, w.reason);
+      waited.set({ ...labels, reason: w.reason }, w.seconds);
+      bound.set(labels, w.boundSeconds);
+    },
+    notWaiting: (labels) => {
+      clear(`${labels.namespace}/${labels.restore}`, labels);
+      bound.remove(labels);
     },
     failed: (labels) => failures.inc(labels),
   };
@@ -153,6 +219,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
         pods: deps.pods,
         events: deps.events,
         agentImage: config.agentImage,
+        metrics: scheduleMetrics(manager),
         ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
       }),
     );
@@ -180,6 +247,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
         clusters: deps.clusters,
         backups,
         events: deps.events,
+        metrics: restoreMetrics(manager),
         ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
       }),
     );
@@ -205,7 +273,10 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
           logger: (msg, fields, level) => manager.log[level ?? 'info'](fields ?? {}, msg),
         });
         server.registerMutating('/default-etcdcluster', defaultEtcdCluster);
-        server.registerValidating('/validate-etcdcluster', validateEtcdCluster);
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdclusters.path, validateEtcdCluster);
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdbackups.path, validateEtcdBackup);
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdbackupschedules.path, validateEtcdBackupSchedule);
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdrestores.path, validateEtcdRestore);
         await server.start(signal);
         serving = true;
         manager.log.info({ port: server.port }, 'webhook server listening');

@@ -1,9 +1,11 @@
 // The EtcdRestore decision as a pure function, like the cluster's plan(): given the restore's recorded phase,
 // the backup it names and the EtcdCluster of its clusterName, the one next step. The cluster is created once
 // (it carries this restore's label and UID, so a crash after creating it finds it again) and is then only
-// watched: it restores itself (spec.bootstrap.fromBackup), and its conditions say how that goes.
+// watched: it restores itself (spec.bootstrap.fromBackup), and its conditions say how that goes. The wait for
+// the backup is bounded (spec.backupWaitSeconds, counted from the restore's creation): past it the restore fails.
 import type { BackupPhase } from '../api/etcdbackup.ts';
 import type { RestorePhase } from '../api/etcdrestore.ts';
+import { formatAge } from '../cluster/progress.ts';
 
 export interface RestoreObserved {
   phase: RestorePhase | undefined;
@@ -22,11 +24,23 @@ export interface RestoreObserved {
     /** What the cluster says it is doing (its Progressing condition). */
     progress?: string;
   };
+  /** metadata.creationTimestamp (ms): the wait for the backup is counted from it. */
+  createdAt: number;
+  now: number;
+  /** spec.backupWaitSeconds, in ms. */
+  backupWaitMs: number;
+}
+
+/** How long a restore has waited for its backup, and how long it may (ms). */
+export interface BackupWait {
+  waitedMs: number;
+  boundMs: number;
 }
 
 export type RestoreAction =
   | { type: 'done' }
-  | { type: 'wait'; reason: string; message: string }
+  /** `backupWait` is set for the bounded wait for spec.backupName (BackupNotFound, BackupNotReady). */
+  | { type: 'wait'; reason: string; message: string; backupWait?: BackupWait }
   | { type: 'createCluster' }
   | { type: 'restoring'; clusterUID: string; message: string }
   | { type: 'succeed'; clusterUID: string }
@@ -50,10 +64,19 @@ export function planRestore(o: RestoreObserved): RestoreAction {
     return { type: 'fail', reason: 'ClusterDeleted', message: 'the EtcdCluster this restore created was deleted before it became Available', clusterUID: o.recordedClusterUID };
   }
   if (o.usesBackupName) {
-    if (!o.backup) return { type: 'wait', reason: 'BackupNotFound', message: 'the EtcdBackup named by spec.backupName does not exist in this namespace' };
-    if (o.backup.phase === 'Failed') return { type: 'fail', reason: 'BackupFailed', message: `the EtcdBackup named by spec.backupName failed${o.backup.failure ? `: ${o.backup.failure}` : ''}` };
-    // Waiting here, not in a created cluster: a backup that then fails leaves no cluster behind.
-    if (o.backup.phase !== 'Succeeded') return { type: 'wait', reason: 'BackupNotReady', message: `the EtcdBackup named by spec.backupName is ${o.backup.phase ?? 'Pending'}; the cluster is created once it has Succeeded` };
+    if (o.backup?.phase === 'Failed') return { type: 'fail', reason: 'BackupFailed', message: `the EtcdBackup named by spec.backupName failed${o.backup.failure ? `: ${o.backup.failure}` : ''}` };
+    // Waiting here, not in a created cluster: a backup that then fails leaves no cluster behind. A backup that
+    // has Succeeded is used even past the bound: the bound ends waiting, and there is nothing left to wait for.
+    if (o.backup?.phase !== 'Succeeded') {
+      const [reason, why] = !o.backup
+        ? ['BackupNotFound', 'the EtcdBackup named by spec.backupName does not exist in this namespace']
+        : ['BackupNotReady', `the EtcdBackup named by spec.backupName is ${o.backup.phase ?? 'Pending'}`];
+      const wait = { waitedMs: Math.max(0, o.now - o.createdAt), boundMs: o.backupWaitMs };
+      const spent = `waited ${formatAge(wait.waitedMs)} of the ${Math.round(wait.boundMs / 1000)} s spec.backupWaitSeconds allows`;
+      // Exact seconds here, where the coarse age of the waiting message (which keeps status writes rare) could read as less than the bound.
+      if (wait.waitedMs >= wait.boundMs) return { type: 'fail', reason: 'BackupWaitExceeded', message: `${why}: gave up after waiting ${Math.round(wait.waitedMs / 1000)} s (spec.backupWaitSeconds: ${Math.round(wait.boundMs / 1000)}); no cluster was created` };
+      return { type: 'wait', reason, message: `${why} (${spent}); the cluster is created once it has Succeeded`, backupWait: wait };
+    }
   }
   return { type: 'createCluster' };
 }

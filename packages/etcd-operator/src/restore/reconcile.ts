@@ -1,12 +1,15 @@
 // The EtcdRestore reconciler: observe (the restore, its backup, the EtcdCluster of its clusterName), plan
 // (plan.ts), act (create the cluster with spec.bootstrap.fromBackup, once), report (phase and conditions,
 // written only when they changed). The cluster is not owned by the restore: deleting the restore record
-// keeps the cluster; the label etcd.quorum.dev/restore says where it came from.
+// keeps the cluster; the label etcd.quorum.dev/restore says where it came from. The wait for the backup has
+// a bound and a voice, as a cluster's steps do: the condition says why and for how long at once, a Warning
+// event and warn logs follow after 30 s, a gauge tells the time waited, and past the bound it fails.
 import { AlreadyExistsError, conditionsEqual, setCondition, type Client, type EventRecorder, type Informer, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { API_VERSION, KIND, type EtcdCluster, type FromBackup } from '../api/etcdcluster.ts';
-import type { EtcdRestore, EtcdRestoreStatus, RestoreCondition } from '../api/etcdrestore.ts';
+import { DEFAULT_BACKUP_WAIT_SECONDS, type EtcdRestore, type EtcdRestoreStatus, type RestoreCondition } from '../api/etcdrestore.ts';
 import { FIELD_MANAGER } from '../cluster/names.ts';
+import { STEP_WARN_MS } from '../cluster/progress.ts';
 import { EtcdClusters, EtcdRestores } from '../resources.ts';
 import { planRestore, type RestoreAction } from './plan.ts';
 
@@ -14,6 +17,16 @@ import { planRestore, type RestoreAction } from './plan.ts';
 export const RESTORE_LABEL = 'etcd.quorum.dev/restore';
 /** ... and its UID: a later restore of the same name does not take the cluster over. */
 export const RESTORE_UID_ANNOTATION = 'etcd.quorum.dev/restore-uid';
+/** How often a waiting restore looks again when nothing wakes it (its backup's and cluster's events do). */
+const WAIT_RESYNC_MS = 30_000;
+
+export interface RestoreMetrics {
+  /** A restore waiting for its backup: why, for how long, and how long it may (seconds). */
+  waiting(labels: { namespace: string; restore: string }, wait: { reason: string; seconds: number; boundSeconds: number }): void;
+  /** It does not wait for its backup (any more), or it is gone. */
+  notWaiting(labels: { namespace: string; restore: string }): void;
+  failed(labels: { namespace: string; cluster: string; reason: string }): void;
+}
 
 export interface RestoreReconcilerDeps {
   client: Client;
@@ -21,6 +34,7 @@ export interface RestoreReconcilerDeps {
   clusters: Pick<Informer<EtcdCluster>, 'store'>;
   backups: Pick<Informer<EtcdBackup>, 'store'>;
   events: Pick<EventRecorder, 'record'>;
+  metrics?: RestoreMetrics;
   now?: () => Date;
   afterWrite?: (what: string) => Promise<void> | void;
 }
@@ -45,11 +59,21 @@ export function restoredCluster(restore: EtcdRestore): EtcdCluster {
 }
 
 export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
+  // Per restore, the wait reason its Warning event was emitted for, and when it last logged a warn line:
+  // the voice of a wait is rationed, not repeated on every reconcile.
+  const warned = new Map<string, string>();
+  const lastWarnLog = new Map<string, number>();
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
-    const restore = deps.restores.store.get(`${namespace}/${name}`);
-    if (!restore || restore.metadata.deletionTimestamp) return {};
-    const status = restore.status ?? {};
-    if (status.phase === 'Succeeded' || status.phase === 'Failed') return {};
+    const key = `${namespace}/${name}`;
+    const labels = { namespace, restore: name };
+    const restore = deps.restores.store.get(key);
+    const status = restore?.status ?? {};
+    if (!restore || restore.metadata.deletionTimestamp || status.phase === 'Succeeded' || status.phase === 'Failed') {
+      warned.delete(key);
+      lastWarnLog.delete(key);
+      deps.metrics?.notWaiting(labels);
+      return {};
+    }
     const now = deps.now?.() ?? new Date();
     const { spec } = restore;
 
@@ -77,6 +101,9 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
             },
           }
         : {}),
+      createdAt: Date.parse(restore.metadata.creationTimestamp ?? '') || now.getTime(),
+      now: now.getTime(),
+      backupWaitMs: (spec.backupWaitSeconds ?? DEFAULT_BACKUP_WAIT_SECONDS) * 1000,
     });
 
     // ---- act ----
@@ -107,14 +134,39 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
       } else if (action.type === 'fail') {
         event('Warning', 'RestoreFailed', `${action.reason}: ${action.message}`);
         log.warn({ restore: name, cluster: spec.clusterName, reason: action.reason }, `restore failed: ${action.message}`);
+        deps.metrics?.failed({ namespace, cluster: spec.clusterName, reason: action.reason });
       } else if (action.type === 'wait' && action.reason === 'ClusterExists' && previousReason !== 'ClusterExists') {
         event('Warning', 'RestoreRefused', action.message);
         log.warn({ restore: name, cluster: spec.clusterName }, action.message);
       }
     }
-    if (action.type === 'done' || action.type === 'succeed' || action.type === 'fail') return {};
-    // The cluster's and the backup's events wake this up; the requeue is a safety net.
-    return { requeueAfter: action.type === 'createCluster' ? 1000 : 30_000 };
+    const wait = action.type === 'wait' ? action.backupWait : undefined;
+    if (action.type === 'wait' && wait) {
+      const seconds = Math.round(wait.waitedMs / 1000);
+      const boundSeconds = Math.round(wait.boundMs / 1000);
+      deps.metrics?.waiting(labels, { reason: action.reason, seconds, boundSeconds });
+      if (wait.waitedMs >= STEP_WARN_MS) {
+        if (warned.get(key) !== action.reason) {
+          warned.set(key, action.reason);
+          event('Warning', 'RestoreWaiting', action.message);
+        }
+        if (now.getTime() - (lastWarnLog.get(key) ?? 0) >= STEP_WARN_MS) {
+          lastWarnLog.set(key, now.getTime());
+          log.warn({ restore: name, cluster: spec.clusterName, reason: action.reason, forSeconds: seconds, boundSeconds }, action.message);
+        }
+      }
+    } else {
+      deps.metrics?.notWaiting(labels);
+    }
+    if (action.type === 'done' || action.type === 'succeed' || action.type === 'fail') {
+      warned.delete(key);
+      lastWarnLog.delete(key);
+      return {};
+    }
+    // The cluster's and the backup's events wake this up; the requeue is a safety net, and the bound's
+    // instant, when it comes sooner, so that the restore fails on time.
+    if (wait) return { requeueAfter: Math.max(1000, Math.min(WAIT_RESYNC_MS, wait.boundMs - wait.waitedMs)) };
+    return { requeueAfter: action.type === 'createCluster' ? 1000 : WAIT_RESYNC_MS };
   };
 }
 

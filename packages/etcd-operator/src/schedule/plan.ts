@@ -65,6 +65,14 @@ export const DEFAULT_PRUNE_RETRY_MS = 10 * 60_000;
 
 export type ParsedSchedule = { ok: true; expression: CronExpression } | { ok: false; message: string };
 
+/**
+ * The seed of a schedule's `H` fields: its namespace and name. Whether a schedule parses can depend on it
+ * (`0 0 H 2 *` never fires when H lands on the 30th), so the admission webhook parses with the same one.
+ */
+export function scheduleHashSeed(namespace: string, name: string): string {
+  return `${namespace}/${name}`;
+}
+
 /** Parses a schedule with cron-parser, in UTC; the parser's own message when it does not parse. */
 export function parseSchedule(schedule: string, hashSeed: string): ParsedSchedule {
   let expression: CronExpression;

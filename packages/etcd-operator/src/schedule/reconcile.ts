@@ -1,12 +1,13 @@
 // The EtcdBackupSchedule reconciler: observe (the schedule, its EtcdBackups, the Jobs deleting expired stored
 // backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
-// report (the status, written only when it changed), then requeue at the next scheduled time.
+// report (the status, written only when it changed, and the metrics), then requeue at the next scheduled time.
 import { AlreadyExistsError, NotFoundError, conditionsEqual, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule, type EtcdBackupScheduleStatus } from '../api/etcdbackupschedule.ts';
 import { FIELD_MANAGER } from '../cluster/names.ts';
 import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
-import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
+import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
+import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleHashSeed, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
 import { observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
 
 export interface ScheduleReconcilerDeps {
@@ -18,6 +19,7 @@ export interface ScheduleReconcilerDeps {
   events: Pick<EventRecorder, 'record'>;
   /** The image the delete Jobs run: the operator's own (it carries the agent). */
   agentImage: string;
+  metrics?: ScheduleMetrics;
   now?: () => Date;
   pruneRetryMs?: number;
   /** Test hook: called after every write (failpoints). */
@@ -53,12 +55,27 @@ function observeBackup(backup: EtcdBackup): ScheduledBackup {
 }
 
 export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reconciler {
+  // The labels each schedule's series were last set under: a deleted schedule (or a changed clusterName)
+  // must not leave gauges behind, and its cluster is not known any more once it is gone.
+  const labelled = new Map<string, ScheduleLabels>();
+  const forget = (key: string): void => {
+    const labels = labelled.get(key);
+    if (labels) deps.metrics?.forget(labels);
+    labelled.delete(key);
+  };
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
-    const schedule = deps.schedules.store.get(`${namespace}/${name}`);
-    if (!schedule || schedule.metadata.deletionTimestamp) return {};
+    const key = `${namespace}/${name}`;
+    const schedule = deps.schedules.store.get(key);
+    if (!schedule || schedule.metadata.deletionTimestamp) {
+      forget(key);
+      return {};
+    }
     const now = deps.now?.() ?? new Date();
     const { spec } = schedule;
     const status = schedule.status ?? {};
+    const labels: ScheduleLabels = { namespace, schedule: name, cluster: spec.clusterName };
+    if (labelled.get(key)?.cluster !== labels.cluster) forget(key);
+    labelled.set(key, labels);
 
     // ---- observe ----
     const owned = deps.backups.store
@@ -77,7 +94,7 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
     const lastScheduleTime = status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : NaN;
     const observed = {
       schedule: spec.schedule,
-      hashSeed: `${namespace}/${name}`,
+      hashSeed: scheduleHashSeed(namespace, name),
       suspend: spec.suspend ?? false,
       retention: { ...(spec.retention?.maxCount !== undefined ? { maxCount: spec.retention.maxCount } : {}), ...(maxAgeMs !== undefined ? { maxAgeMs } : {}) },
       createdAt: Date.parse(schedule.metadata.creationTimestamp ?? '') || 0,
@@ -94,10 +111,23 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
     // ---- act ----
     const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(schedule, { type, reason, action: reason, note });
     let createdBackup: string | undefined;
+    // The backup was created by this reconcile, not found there already (AlreadyExists): skipped times are counted once.
+    let createdNow = false;
     const result = await act(action);
 
     // ---- report ----
     const next = scheduleStatus(observed, action, status, { generation: schedule.metadata.generation ?? 0, clusterName: spec.clusterName, ...(createdBackup ? { createdBackup } : {}) });
+    deps.metrics?.times(labels, scheduleTimes(next));
+    if (action.type === 'createBackup' && createdNow) {
+      const wasSuspended = status.conditions?.find((c) => c.type === 'Ready')?.reason === 'Suspended';
+      for (const [reason, count] of Object.entries(skippedTimes(observed, action.scheduledAt, wasSuspended)) as [SkipReason, number][]) {
+        deps.metrics?.skipped(labels, reason, count);
+        // Forbid and Suspended are the schedule doing what its spec says; Missed are backups that should have happened.
+        const line = `${count} scheduled time(s) before ${new Date(action.scheduledAt).toISOString()} passed without a backup (${reason})`;
+        if (reason === 'Missed') log.warn({ schedule: name, cluster: spec.clusterName, reason, count }, line);
+        else log.info({ schedule: name, cluster: spec.clusterName, reason, count }, line);
+      }
+    }
     if (next.lastFailure && next.lastFailure.time !== status.lastFailure?.time) {
       event('Warning', 'ScheduledBackupFailed', `backup ${next.lastFailure.backup} of ${spec.clusterName} failed: ${next.lastFailure.reason}: ${next.lastFailure.message}`);
       log.warn({ schedule: name, cluster: spec.clusterName, backup: next.lastFailure.backup, reason: next.lastFailure.reason }, `scheduled backup failed: ${next.lastFailure.message}`);
@@ -146,6 +176,7 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
               },
               { fieldManager: FIELD_MANAGER, signal },
             );
+            createdNow = true;
             await deps.afterWrite?.(`create EtcdBackup ${backupName}`);
             event('Normal', 'BackupScheduled', `created EtcdBackup ${backupName} for the time ${when}`);
             log.info({ schedule: name, backup: backupName, scheduledAt: when }, 'scheduled backup created');

@@ -6,7 +6,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { PvcDestination } from '../api/destination.ts';
+import { isPvcKey, type PvcDestination } from '../api/destination.ts';
 import { errorText, StorageError } from './errors.ts';
 import { guardedUpload, type CallOptions, type ObjectStore, type StoredObject, type UploadOptions, type UploadResult } from './store.ts';
 
@@ -97,11 +97,8 @@ export class PvcStore implements ObjectStore {
 
   /** The file for `key`, which must stay inside the volume. */
   #path(key: string): string {
-    const segments = key.split('/');
-    if (key === '' || key.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..')) {
-      throw new StorageError('StorageFailed', `not a valid object key for a PVC: ${JSON.stringify(key)}`);
-    }
-    return join(this.#root, ...segments);
+    if (!isPvcKey(key)) throw new StorageError('StorageFailed', `not a valid object key for a PVC: ${JSON.stringify(key)}`);
+    return join(this.#root, ...key.split('/'));
   }
 
   #classify(err: unknown, what: string, key?: string): unknown {

@@ -1,8 +1,8 @@
 // Scheduled backups and EtcdRestore on localkube, against a real MinIO (`localkube addon enable s3`): a
 // schedule every minute with retention.maxCount 2 runs four times and leaves exactly two stored objects and
 // two EtcdBackup records, with its status right; suspend stops it; an EtcdRestore makes a new cluster from
-// one of its backups with every acknowledged write (the data checker), refuses a name that is taken, and
-// does not own the cluster it made.
+// one of its backups with every acknowledged write (the data checker), refuses a name that is taken, does
+// not own the cluster it made, and gives up on a backup that never appears past spec.backupWaitSeconds.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -199,4 +199,34 @@ test('an EtcdRestore into the name of a cluster it did not create is refused and
   assert.equal(afterwards.metadata.generation, before.metadata.generation, 'the existing cluster spec is unchanged');
   assert.equal(afterwards.metadata.labels?.[RESTORE_LABEL], undefined);
   assert.equal(afterwards.spec.bootstrap, undefined);
+});
+
+test('an EtcdRestore whose backup never appears says so while it waits, and fails past spec.backupWaitSeconds', async () => {
+  const created = await env.client.create(EtcdRestores, {
+    apiVersion: 'etcd.quorum.dev/v1alpha1',
+    kind: 'EtcdRestore',
+    metadata: { name: 'never', namespace: ns },
+    spec: { clusterName: 'never-restored', backupName: 'never-taken', backupWaitSeconds: 45 },
+  });
+  const waiting = await eventually('the restore reports its wait', async () => {
+    const r = await env.client.get(EtcdRestores, { namespace: ns, name: 'never' });
+    return r.status?.conditions?.find((c) => c.type === 'Complete' && c.reason === 'BackupNotFound') ? r : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 1000 });
+  assert.equal(waiting.status?.phase, 'Pending');
+  assert.match(waiting.status?.conditions?.find((c) => c.type === 'Complete')?.message ?? '', /does not exist in this namespace \(waited \d+ s of the 45 s spec\.backupWaitSeconds allows\)/);
+
+  const failed = await eventually('the restore failed', async () => {
+    const r = await env.client.get(EtcdRestores, { namespace: ns, name: 'never' });
+    return r.status?.phase === 'Failed' ? r : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 1000 });
+  const waitedMs = Date.parse(failed.status!.completedAt!) - Date.parse(created.metadata.creationTimestamp!);
+  assert.ok(waitedMs >= 45_000 && waitedMs < 75_000, `failed after ${waitedMs} ms`);
+  const reason = failed.status?.conditions?.find((c) => c.type === 'Failed');
+  assert.equal(reason?.status, 'True');
+  assert.equal(reason?.reason, 'BackupWaitExceeded');
+  assert.match(reason?.message ?? '', /^the EtcdBackup named by spec\.backupName does not exist in this namespace: gave up after waiting \d+ s \(spec\.backupWaitSeconds: 45\); no cluster was created$/);
+  const events = await env.kube.kubectl(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=never', '-o', 'jsonpath={.items[*].reason}']);
+  assert.match(events, /RestoreWaiting/, 'a Warning after 30 s of waiting');
+  assert.match(events, /RestoreFailed/);
+  assert.equal(await env.client.find(EtcdClusters, { namespace: ns, name: 'never-restored' }), undefined, 'no cluster was created');
 });

@@ -1,13 +1,14 @@
-// Bad input is rejected by the API server with a message naming the field; deleting an EtcdCluster
-// removes its pods and Services and treats its PVCs per reclaimPolicy; uninstalling the operator leaves
-// clusters running. The operator runs with only its generated RBAC throughout (it is deployed in-cluster).
+// Bad input is rejected by the API server (or, for what the CRD cannot check, the validating webhooks) with a
+// message naming the field; deleting an EtcdCluster removes its pods and Services and treats its PVCs per
+// reclaimPolicy; uninstalling the operator leaves clusters running. The operator runs with only its generated
+// RBAC throughout (it is deployed in-cluster).
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, Services, ValidatingWebhookConfigurations, type Client, type OpenObject } from "@quorum/runtime";
 import { etcdClusterCRD } from '../../src/api/crd.ts';
 import type { TestEnv } from '@quorum/runtime/testing';
 import { install, uninstall } from '../../src/deploy/install.ts';
-import { EtcdClusters } from '../../src/resources.ts';
+import { EtcdBackups, EtcdBackupSchedules, EtcdClusters, EtcdRestores } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { applyCluster, clientServiceEndpoint, etcdctl, eventually, operatorImage, setUpOperator, waitAvailable } from './support.ts';
 
@@ -54,6 +55,52 @@ test('storage cannot change after creation; even replicas are accepted with a wa
   assert.match(warned, /Warning: .*even number of members/);
   await eventually('EvenReplicas condition', async () => (await env.client.get(EtcdClusters, { namespace: ns, name: 'even' })).status?.conditions?.some((c) => c.type === 'EvenReplicas' && c.status === 'True'), { timeoutMs: 60_000 });
   for (const name of ['fixed', 'even']) await env.client.delete(EtcdClusters, { namespace: ns, name });
+});
+
+test('the backup kinds: what the CRD cannot check is refused by their validating webhooks, naming the field', async () => {
+  // Server-side dry runs: admission runs in full, and nothing is created (no restore or schedule starts).
+  const apiVersion = 'etcd.quorum.dev/v1alpha1';
+  const s3 = { s3: { bucket: 'quorum', credentialsSecret: 's3-credentials' } };
+  const refusedCreate = async (create: Promise<unknown>, pattern: RegExp): Promise<void> => {
+    await assert.rejects(create, (err: Error) => {
+      assert.match(err.message, pattern);
+      return true;
+    });
+  };
+  const schedule = (name: string, spec: Record<string, unknown>): Promise<unknown> =>
+    env.client.create(EtcdBackupSchedules, { apiVersion, kind: 'EtcdBackupSchedule', metadata: { name, namespace: ns }, spec: { clusterName: 'example', schedule: '0 3 * * *', destination: s3, ...spec } }, { dryRun: true });
+  const backup = (name: string, spec: Record<string, unknown>): Promise<unknown> =>
+    env.client.create(EtcdBackups, { apiVersion, kind: 'EtcdBackup', metadata: { name, namespace: ns }, spec: { clusterName: 'example', destination: s3, ...spec } }, { dryRun: true });
+  const restore = (name: string, spec: Record<string, unknown>): Promise<unknown> =>
+    env.client.create(EtcdRestores, { apiVersion, kind: 'EtcdRestore', metadata: { name, namespace: ns }, spec: { clusterName: 'restored', ...spec } }, { dryRun: true });
+
+  // EtcdBackupSchedule: the cron expression, parsed as the schedule controller parses it.
+  await refusedCreate(schedule('bad-cron', { schedule: '61 * * * *' }), /spec\.schedule "61 \* \* \* \*" is not a valid cron expression: Constraint error, got value 61 expected range 0-59/);
+  await refusedCreate(schedule('never', { schedule: '0 0 30 2 *' }), /spec\.schedule "0 0 30 2 \*" is not a valid cron expression/);
+  await refusedCreate(schedule('seconds', { schedule: '* * * * * *' }), /spec\.schedule .* fires more than once a minute/);
+  await refusedCreate(schedule('dot-dot', { destination: { pvc: { claimName: 'etcd-backups', path: 'a/../b' } } }), /spec\.destination\.pvc\.path "a\/\.\.\/b"/);
+  await schedule('fine', { schedule: '@daily', retention: { maxCount: 7, maxAge: '720h' } });
+  // EtcdBackup: a name its Job cannot carry as a label, a PVC path no snapshot can be stored under.
+  await refusedCreate(backup('b'.repeat(64), {}), /metadata\.name is 64 characters, more than the 63 of a label value/);
+  await refusedCreate(backup('dot-dot', { destination: { pvc: { claimName: 'etcd-backups', path: '..' } } }), /spec\.destination\.pvc\.path "\.\."/);
+  await backup('fine', { destination: { pvc: { claimName: 'etcd-backups', path: 'example' } } });
+  // EtcdRestore: the EtcdCluster it would create must be valid; a PVC key must stay inside the volume.
+  await refusedCreate(restore('both-images', { backupName: 'nightly', clusterSpec: { image: 'registry.example/etcd:v3.6.16', repository: 'registry.example/etcd' } }), /spec\.clusterSpec: in the EtcdCluster this restore creates, spec\.image and spec\.repository are mutually exclusive/);
+  await refusedCreate(restore('outside', { destination: { pvc: { claimName: 'etcd-backups' } }, key: '../x.db' }), /spec\.key "\.\.\/x\.db" is not a file path inside the volume/);
+  await refusedCreate(restore('r'.repeat(64), { backupName: 'nightly' }), /metadata\.name is 64 characters/);
+  await restore('fine', { backupName: 'nightly' });
+  // EtcdCluster.spec.bootstrap.fromBackup: the same PVC key rule.
+  await refusedCreate(
+    env.client.create(EtcdClusters, { apiVersion, kind: 'EtcdCluster', metadata: { name: 'outside', namespace: ns }, spec: { bootstrap: { fromBackup: { destination: { pvc: { claimName: 'etcd-backups' } }, key: '/abs.db' } } } }, { dryRun: true }),
+    /spec\.bootstrap\.fromBackup\.key "\/abs\.db" is not a file path inside the volume/,
+  );
+  // The restored cluster's warnings come back to whoever creates the restore.
+  const warned = await env.kube.kubectl(['apply', '--dry-run=server', '-n', ns, '-f', '-'], {
+    input: JSON.stringify({ apiVersion, kind: 'EtcdRestore', metadata: { name: 'even' }, spec: { clusterName: 'restored', backupName: 'nightly', clusterSpec: { replicas: 2 } } }),
+    allowFailure: true,
+  });
+  assert.match(warned, /Warning: spec\.clusterSpec\.replicas is 2: an even number of members/);
+  assert.match(warned, /etcdrestore\.etcd\.quorum\.dev\/even created \(server dry run\)/);
 });
 
 const owned = async (client: Client, kind: typeof Pods, name: string): Promise<number> =>

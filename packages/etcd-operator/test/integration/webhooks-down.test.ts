@@ -1,6 +1,7 @@
 // While the operator is down (crashed, scaled to 0, mid-upgrade), nobody answers its admission webhooks. They
 // are failurePolicy Ignore, so the edits a person needs to recover (`paused`, `replicas`) still go through,
-// and the CRD's schema and CEL rules, which the API server enforces itself, still refuse invalid ones.
+// and the CRD's schema and CEL rules, which the API server enforces itself, still refuse invalid ones. What
+// only a webhook checks (a cron expression) gets in, and the operator reports it once it is back.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { V1DeploymentSpec, V1DeploymentStatus, V1EndpointSlice } from '@kubernetes/client-node';
@@ -11,7 +12,7 @@ import { DEFAULT_VERSION, RULES, SUPPORTED_MINOR_VERSIONS } from '../../src/api/
 import { waitForWebhooks } from '../../src/deploy/install.ts';
 import { NAME as OPERATOR, WEBHOOK_SERVICE } from '../../src/deploy/manifests.ts';
 import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../../src/operator/webhook-certs.ts';
-import { EtcdClusters } from '../../src/resources.ts';
+import { EtcdBackupSchedules, EtcdClusters } from '../../src/resources.ts';
 import { applyCluster, eventually, setUpOperator, waitAvailable } from './support.ts';
 
 type Deployment = KubeObject & { spec?: Pick<V1DeploymentSpec, 'replicas'>; status?: V1DeploymentStatus };
@@ -67,6 +68,12 @@ async function rejectedWith(patch: Record<string, unknown>, expected: (message: 
 }
 
 test('with the operator scaled to 0, replicas and paused edits are accepted and invalid ones are still refused', async () => {
+  const badSchedule = {
+    apiVersion: 'etcd.quorum.dev/v1alpha1',
+    kind: 'EtcdBackupSchedule',
+    metadata: { name: 'bad-cron', namespace: ns },
+    spec: { clusterName: 'steady', schedule: '61 * * * *', destination: { s3: { bucket: 'quorum', credentialsSecret: 's3-credentials' } } },
+  };
   await applyCluster(env.client, ns, 'steady', { replicas: 1, version: DEFAULT_VERSION });
   await waitAvailable(env.client, ns, 'steady', 1);
   // A version two minors back: the CEL transition rule must refuse it (checked here, so the case stays valid).
@@ -89,6 +96,13 @@ test('with the operator scaled to 0, replicas and paused edits are accepted and 
 
     await rejectedWith({ replicas: 11 }, (m) => /spec\.replicas/.test(m), 'replicas 11 (schema maximum)');
     await rejectedWith({ version: skipped }, (m) => m.includes(RULES.versionChange.message), `version ${skipped} (CEL transition rule)`);
+    // The backup kinds' webhooks are skipped too: a cron expression the CRD cannot check gets in (the operator
+    // reports it once back), while what the schema checks is refused either way.
+    await env.client.create(EtcdBackupSchedules, badSchedule);
+    await assert.rejects(env.client.create(EtcdBackupSchedules, { ...badSchedule, metadata: { name: 'bad-age', namespace: ns }, spec: { ...badSchedule.spec, schedule: '@daily', retention: { maxAge: '7d' } } }, { dryRun: true }), (err: Error) => {
+      assert.match(err.message, /spec\.retention\.maxAge/, `maxAge 7d (schema pattern): refused, but with ${err.message}`);
+      return true;
+    });
     const stored = await env.client.get(EtcdClusters, { namespace: ns, name: 'steady' });
     assert.equal(stored.spec.replicas, 3, 'the refused edits changed nothing');
     assert.equal(stored.spec.version, DEFAULT_VERSION, 'the refused edits changed nothing');
@@ -103,5 +117,21 @@ test('with the operator scaled to 0, replicas and paused edits are accepted and 
     return c.status?.phase === 'Paused' && c.status.observedGeneration === c.metadata.generation ? c : undefined;
   }, { timeoutMs: 60_000 });
   assert.equal(seen.spec.replicas, 3);
+
+  // The schedule that got in while the webhooks were down: the operator reports it with the parser's words,
+  // the webhook now refuses another bad expression, and edits that leave it unchanged still pass (ratcheting).
+  const key = { namespace: ns, name: badSchedule.metadata.name };
+  const ready = await eventually('InvalidSchedule reported for the schedule admitted while the operator was down', async () => {
+    const c = (await env.client.get(EtcdBackupSchedules, key)).status?.conditions?.find((x) => x.type === 'Ready');
+    return c?.status === 'False' && c.reason === 'InvalidSchedule' ? c : undefined;
+  }, { timeoutMs: 60_000 });
+  assert.match(ready.message, /spec\.schedule "61 \* \* \* \*" is not a valid cron expression: Constraint error/);
+  await assert.rejects(env.client.mergePatch(EtcdBackupSchedules, key, { spec: { schedule: '62 * * * *' } }), (err: Error) => {
+    assert.match(err.message, /spec\.schedule "62 \* \* \* \*" is not a valid cron expression/, `a new bad schedule: refused, but with ${err.message}`);
+    return true;
+  });
+  const suspended = await env.client.mergePatch(EtcdBackupSchedules, key, { spec: { suspend: true } });
+  assert.equal(suspended.spec.suspend, true, 'an edit that leaves the bad schedule as it was is accepted');
+  await env.client.delete(EtcdBackupSchedules, key);
   await env.client.delete(EtcdClusters, { namespace: ns, name: 'steady' });
 });

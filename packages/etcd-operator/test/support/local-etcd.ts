@@ -23,6 +23,11 @@ export interface LocalEtcdOptions {
   version?: string;
   /** Default 30 s. */
   readyTimeoutMs?: number;
+  /**
+   * etcd's --election-timeout, default 500 ms (the heartbeat is a tenth of it). A long one keeps a member
+   * cut off from its peers naming its old leader for that long: the window a test of it needs.
+   */
+  electionTimeoutMs?: number;
 }
 
 /** Ports and URLs for a member, reserved before it is added and started. */
@@ -134,7 +139,7 @@ async function waitReady(member: LocalMember, check: 'health' | 'status', timeou
   throw new Error(`etcd ${member.name} not ready after ${timeoutMs} ms (last: ${last}):\n${member.logTail()}`);
 }
 
-function launch(binary: string, dir: string, slot: MemberSlot, initialCluster: string, state: 'new' | 'existing', token: string): LocalMember {
+function launch(binary: string, dir: string, slot: MemberSlot, initialCluster: string, state: 'new' | 'existing', token: string, electionTimeoutMs: number): LocalMember {
   const dataDir = join(dir, slot.name);
   const logFile = join(dir, `${slot.name}.log`);
   const fd = openSync(logFile, 'a');
@@ -149,8 +154,8 @@ function launch(binary: string, dir: string, slot: MemberSlot, initialCluster: s
     `--initial-cluster-state=${state}`,
     `--initial-cluster-token=${token}`,
     // Faster elections and no fsync: test data is thrown away.
-    '--heartbeat-interval=50',
-    '--election-timeout=500',
+    `--heartbeat-interval=${Math.round(electionTimeoutMs / 10)}`,
+    `--election-timeout=${electionTimeoutMs}`,
     '--unsafe-no-fsync',
   ];
   let child: ChildProcess;
@@ -213,6 +218,7 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
   const n = options.members ?? 3;
   const version = options.version ?? '3.6.16';
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
+  const electionTimeoutMs = options.electionTimeoutMs ?? 500;
   const binary = etcdBinary(version);
   const dir = await mkdtemp(join(tmpdir(), 'quorum-etcd-'));
   const token = `quorum-test-${process.pid}-${Date.now()}`;
@@ -236,7 +242,7 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
       slots.push({ name: `m${i}`, peerURL: `http://127.0.0.1:${ports[2 * i]}`, clientURL: `http://127.0.0.1:${ports[2 * i + 1]}` });
     }
     const initialCluster = slots.map((s) => `${s.name}=${s.peerURL}`).join(',');
-    for (const slot of slots) members.push(launch(binary, dir, slot, initialCluster, 'new', token));
+    for (const slot of slots) members.push(launch(binary, dir, slot, initialCluster, 'new', token, electionTimeoutMs));
     await Promise.all(members.map((m) => waitReady(m, 'health', readyTimeoutMs)));
   } catch (err) {
     await stop();
@@ -261,7 +267,7 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
           return p.peerURLs.map((url) => `${name}=${url}`);
         })
         .join(',');
-      const member = launch(binary, dir, slot, initialCluster, 'existing', token);
+      const member = launch(binary, dir, slot, initialCluster, 'existing', token, electionTimeoutMs);
       members.push(member);
       await waitReady(member, 'status', readyTimeoutMs);
       return member;

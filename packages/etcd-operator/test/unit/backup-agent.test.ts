@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -17,6 +18,7 @@ import {
   backupKey,
   compactTimestamp,
   main,
+  QUORUM_CHECK_KEY,
   resultLine,
   runBackup,
   runDelete,
@@ -327,5 +329,111 @@ describe('a cluster without quorum', () => {
     assert.equal(result.reason, 'NoQuorum');
     assert.match(result.message, /no quorum/);
     assert.deepEqual(await readdir(pvcRoot), []);
+  });
+});
+
+describe('a member that still names a leader the others lost', () => {
+  let cluster: LocalEtcdCluster;
+  before(async () => {
+    // A 5 s election timeout: for that long after its peers die, a survivor still names its old leader.
+    cluster = await startLocalEtcd({ members: 3, version: '3.6.16', electionTimeoutMs: 5000 });
+  });
+  after(() => cluster?.stop());
+
+  test('fails with NoQuorum from the linearizable read, within its bound, not as a Timeout', async () => {
+    const survivor = cluster.members[0]!;
+    await Promise.all(cluster.members.slice(1).map((m) => m.stop(false)));
+    const client = new EtcdClient({ endpoint: survivor.clientURL });
+    try {
+      const pvcRoot = await mkdtemp(join(scratch, 'stale-leader-'));
+      const started = Date.now();
+      const result = await runBackup({ endpoint: survivor.clientURL, cluster: 'c1', member: survivor.name, destination: { pvc: { claimName: 'b' } }, pvcRoot, quorumCheckMs: 1000 });
+      const took = Date.now() - started;
+      // The window this closes: the member's own status still names a leader after the backup gave up.
+      const later = await client.status();
+      assert.notEqual(later.leaderId, '0', 'the survivor stopped naming a leader: the test did not exercise the window');
+      assert.ok(!result.ok, JSON.stringify(result));
+      assert.equal(result.reason, 'NoQuorum');
+      assert.match(result.message, new RegExp(`^no quorum: member ${survivor.name} \\(.*\\) names leader [0-9a-f]+, but a linearizable read through it got no answer within 1 s, which only a quorum can give`));
+      assert.ok(took < 4000, `took ${took} ms`);
+      assert.deepEqual(await readdir(pvcRoot), []);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('the quorum check against a scripted etcd (its status names a leader; its linearizable read does not answer)', () => {
+  type Answer = { code: number; message: string } | 'silence';
+  let answer: Answer = 'silence';
+  const reads: unknown[] = [];
+  const server = createHttpServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.url === '/v3/maintenance/status') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ header: { cluster_id: '1', member_id: '2', revision: '7' }, version: '3.6.16', dbSize: '20480', leader: '3', raftIndex: '9', raftTerm: '3' }));
+        return;
+      }
+      if (req.url !== '/v3/kv/range') {
+        res.writeHead(404).end();
+        return;
+      }
+      reads.push(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+      // Silence: as a member whose read index never comes back from its leader.
+      if (answer === 'silence') return;
+      res.writeHead(answer.code === 14 ? 503 : 500, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ code: answer.code, message: answer.message, error: answer.message }));
+    });
+  });
+  let endpoint = '';
+  before(async () => {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    endpoint = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+  });
+  after(async () => {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+
+  const backup = async (): Promise<Awaited<ReturnType<typeof runBackup>>> => {
+    const pvcRoot = await mkdtemp(join(scratch, 'scripted-'));
+    const result = await runBackup({ endpoint, cluster: 'c1', member: 'm0', destination: { pvc: { claimName: 'b' } }, pvcRoot, quorumCheckMs: 300 });
+    assert.deepEqual(await readdir(pvcRoot), [], 'nothing stored');
+    return result;
+  };
+
+  for (const message of ['etcdserver: request timed out', 'etcdserver: request timed out, possibly due to previous leader failure', 'etcdserver: no leader', 'etcdserver: leader changed']) {
+    test(`etcd's "${message}" is NoQuorum, in etcd's words`, async () => {
+      answer = { code: 14, message };
+      const result = await backup();
+      assert.ok(!result.ok, JSON.stringify(result));
+      assert.equal(result.reason, 'NoQuorum');
+      assert.equal(result.message, `no quorum: member m0 (${endpoint}) names leader 3, but etcd refused a linearizable read through it: ${message}; the cluster has lost quorum or is electing a leader, and a snapshot now could miss committed writes`);
+    });
+  }
+
+  test('no answer within the bound is NoQuorum, saying so (not a Timeout)', async () => {
+    answer = 'silence';
+    reads.length = 0;
+    const started = Date.now();
+    const result = await backup();
+    assert.ok(Date.now() - started < 2000, `took ${Date.now() - started} ms`);
+    assert.ok(!result.ok, JSON.stringify(result));
+    assert.equal(result.reason, 'NoQuorum');
+    assert.match(result.message, /names leader 3, but a linearizable read through it got no answer within 0\.3 s, which only a quorum can give/);
+    // One read, of one key nobody writes, and not serializable (which the member would answer alone).
+    assert.deepEqual(reads, [{ key: Buffer.from(QUORUM_CHECK_KEY).toString('base64') }]);
+  });
+
+  test('refusals that are not about the quorum keep their own reason', async () => {
+    for (const [code, message] of [[7, 'etcdserver: permission denied'], [14, 'etcdserver: request timed out, waiting for the applied index took too long']] as const) {
+      answer = { code, message };
+      const result = await backup();
+      assert.ok(!result.ok, JSON.stringify(result));
+      assert.equal(result.reason, 'SnapshotFailed', message);
+      assert.match(result.message, new RegExp(`^confirming through member m0 at .* that a quorum serves \\(a linearizable read\\): .*${message}`));
+    }
   });
 });

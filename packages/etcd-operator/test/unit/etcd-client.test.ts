@@ -14,6 +14,7 @@ import {
   LearnerNotReadyError,
   MemberNotFoundError,
   NotLeaderError,
+  QuorumUnavailableError,
   UnhealthyClusterError,
   isMemberId,
   memberIdFromHex,
@@ -21,6 +22,7 @@ import {
   type Member,
 } from '../../src/etcd/index.ts';
 import { prefixEnd } from '../../src/etcd/client.ts';
+import { etcdError } from '../../src/etcd/errors.ts';
 import { freePorts, startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
 const TIMEOUT_MS = 5000;
@@ -81,6 +83,28 @@ describe('prefixEnd', () => {
     assert.deepEqual(prefixEnd('ÿ'), new Uint8Array([0xc3, 0xc0]));
     // Nothing to increment: "\0" means the end of the keyspace.
     assert.deepEqual(prefixEnd(''), new Uint8Array([0]));
+  });
+});
+
+describe('etcd errors as types', () => {
+  test("a member's refusals for want of a quorum are QuorumUnavailableError; other timeouts are not", () => {
+    const typed = (message: string): EtcdError => etcdError('http://e:2379', '/v3/kv/range', 503, GrpcCode.Unavailable, message);
+    for (const message of [
+      'etcdserver: no leader',
+      'etcdserver: leader changed',
+      'etcdserver: request timed out',
+      'etcdserver: request timed out, possibly due to previous leader failure',
+      'etcdserver: request timed out, possibly due to connection lost',
+    ]) {
+      const err = typed(message);
+      assert.ok(err instanceof QuorumUnavailableError, message);
+      assert.equal(err.etcdMessage, message);
+    }
+    // This member applying slowly, and a leadership transfer: timeouts, but not about the quorum.
+    for (const message of ['etcdserver: request timed out, waiting for the applied index took too long', 'etcdserver: request timed out, leader transfer took too long', 'etcdserver: not leader']) {
+      assert.ok(!(typed(message) instanceof QuorumUnavailableError), message);
+    }
+    assert.ok(typed('etcdserver: not leader') instanceof NotLeaderError);
   });
 });
 

@@ -52,7 +52,8 @@ test('the webhooks fail open and the operator is told which peer-wait image to u
   const policies = objects
     .filter((o) => o.kind === 'MutatingWebhookConfiguration' || o.kind === 'ValidatingWebhookConfiguration')
     .flatMap((o) => (o['webhooks'] as { failurePolicy: string }[]).map((w) => w.failurePolicy));
-  assert.deepEqual(policies, ['Ignore', 'Ignore']);
+  assert.ok(policies.length >= 2, 'a mutating and at least one validating webhook');
+  assert.deepEqual(new Set(policies), new Set(['Ignore']));
   const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
   const env = deployment.spec.template.spec.containers[0]!.env;
   assert.equal(env.find((e) => e.name === 'PEER_WAIT_IMAGE')?.value, 'registry.example/peer-wait:1');

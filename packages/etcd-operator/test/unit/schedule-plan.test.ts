@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import type { OpenObject } from '@quorum/runtime';
+import { AlreadyExistsError, createLogger, Store, type Client, type KubeObject, type OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
+import type { EtcdBackupSchedule } from '../../src/api/etcdbackupschedule.ts';
+import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleTimes, type SkipReason } from '../../src/schedule/metrics.ts';
 import { durationMs, expiredBackups, parseSchedule, planSchedule, scheduleStatus, type PruneJob, type ScheduleObserved, type ScheduledBackup } from '../../src/schedule/plan.ts';
 import { observePruneJob, pruneJob, pruneJobName } from '../../src/schedule/prune-job.ts';
-import { scheduledBackupName } from '../../src/schedule/reconcile.ts';
+import { etcdBackupScheduleReconciler, scheduledBackupName } from '../../src/schedule/reconcile.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 10, 0, 0);
 const MIN = 60_000;
@@ -198,4 +200,124 @@ test("a failed delete Job reports the agent's reason from its newest pod", () =>
   assert.deepEqual(observedJob, { succeeded: false, failed: true, message: 'AccessDenied: the store refused', failedAt: T0 });
   assert.deepEqual(observePruneJob({ metadata: { name: 'j' }, status: { conditions: [{ type: 'Complete', status: 'True' }] } }, []), { succeeded: true, failed: false });
   assert.match(observePruneJob(job, []).message ?? '', /BackoffLimitExceeded/);
+});
+
+test('skipped times, counted when the time that collapses them is taken: Missed after a downtime, Forbid while a backup ran, Suspended', () => {
+  // Down from 10:00:20 to 10:07:30: 10:01 to 10:06 were missed, 10:07 is taken.
+  const down = observed({ lastScheduleTime: T0, backups: [backup(0)], now: T0 + 7 * MIN + 30_000 });
+  assert.deepEqual(planSchedule(down), { type: 'createBackup', scheduledAt: T0 + 7 * MIN });
+  assert.deepEqual(skippedTimes(down, T0 + 7 * MIN, false), { Missed: 6 });
+  // The 10:00 backup ran until 10:01:30: 10:01 was a Forbid skip; 10:02 is taken on time.
+  const slow = observed({ lastScheduleTime: T0, backups: [backup(0, { completedAt: T0 + MIN + 30_000 })], now: T0 + 2 * MIN + 1000 });
+  assert.deepEqual(skippedTimes(slow, T0 + 2 * MIN, false), { Forbid: 1 });
+  // Both: 10:01 skipped by Forbid, then the operator was down until 10:05:10.
+  const both = observed({ lastScheduleTime: T0, backups: [backup(0, { completedAt: T0 + MIN + 30_000 })], now: T0 + 5 * MIN + 10_000 });
+  assert.deepEqual(skippedTimes(both, T0 + 5 * MIN, false), { Forbid: 1, Missed: 3 });
+  // The status said Suspended: the times it collapses passed while the schedule was suspended.
+  assert.deepEqual(skippedTimes(down, T0 + 7 * MIN, true), { Suspended: 6 });
+  // Nothing taken before: times count from the schedule's creation, never before it.
+  assert.deepEqual(skippedTimes(observed(), T0, false), {}, 'created at 09:59:30, first time 10:00');
+  assert.deepEqual(skippedTimes(observed({ createdAt: T0 + 2 * MIN + 30_000, now: T0 + 6 * MIN + 5000 }), T0 + 6 * MIN, false), { Missed: 3 }, '10:03, 10:04, 10:05');
+  // Taken on time: nothing skipped.
+  assert.deepEqual(skippedTimes(observed({ lastScheduleTime: T0, backups: [backup(0)], now: T0 + MIN + 1000 }), T0 + MIN, false), {});
+  assert.deepEqual(skippedTimes(observed({ schedule: 'nope' }), T0, false), {});
+});
+
+test('the status times as metric values, in seconds; a time that does not exist has none', () => {
+  assert.deepEqual(scheduleTimes({ lastScheduleTime: '2026-01-01T10:03:00Z', lastSuccessfulTime: '2026-01-01T10:01:20Z', nextScheduleTime: '2026-01-01T10:04:00Z' }), {
+    lastScheduleTime: (T0 + 3 * MIN) / 1000,
+    lastSuccessfulTime: (T0 + MIN + 20_000) / 1000,
+    nextScheduleTime: (T0 + 4 * MIN) / 1000,
+  });
+  assert.deepEqual(scheduleTimes({}), {});
+});
+
+/** The schedule reconciler with its caches, the API server's part of create and status, and the metrics recorded. */
+function scheduleReconciler(spec: Partial<EtcdBackupSchedule['spec']> = {}) {
+  const schedules = new Store<EtcdBackupSchedule>();
+  const backups = new Store<EtcdBackup>();
+  const empty = new Store<OpenObject>();
+  const key = 'ns/nightly';
+  schedules.upsert({
+    apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdBackupSchedule',
+    metadata: { name: 'nightly', namespace: 'ns', uid: 's-uid', generation: 1, creationTimestamp: new Date(T0 - 30_000).toISOString() },
+    spec: { clusterName: 'c', schedule: '* * * * *', destination: { pvc: { claimName: 'b' } }, ...spec },
+  });
+  // What the API server holds, which the cache (backups) may not show yet.
+  const stored = new Set<string>();
+  const client = {
+    create(_t: unknown, obj: EtcdBackup): Promise<KubeObject> {
+      const k = `${obj.metadata.namespace}/${obj.metadata.name}`;
+      if (stored.has(k)) return Promise.reject(new AlreadyExistsError('POST', k, 409, { reason: 'AlreadyExists' }));
+      stored.add(k);
+      backups.upsert({ ...obj, metadata: { ...obj.metadata, uid: `uid-${obj.metadata.name}` } });
+      return Promise.resolve(obj);
+    },
+    mergePatch(_t: unknown, _k: unknown, patch: { status: Record<string, unknown> }): Promise<KubeObject> {
+      const current = schedules.get(key)!;
+      const merged = Object.fromEntries(Object.entries({ ...current.status, ...patch.status }).filter(([, v]) => v !== null));
+      schedules.upsert({ ...current, status: merged });
+      return Promise.resolve(current);
+    },
+  } as unknown as Client;
+  const times: [ScheduleLabels, ScheduleTimes][] = [];
+  const skipped: [ScheduleLabels, SkipReason, number][] = [];
+  const forgotten: ScheduleLabels[] = [];
+  let clock = T0;
+  const reconcile = etcdBackupScheduleReconciler({
+    client, schedules: { store: schedules }, backups: { store: backups }, jobs: { store: empty }, pods: { store: empty },
+    events: { record: () => undefined }, agentImage: 'img', now: () => new Date(clock),
+    metrics: { times: (l, t) => void times.push([l, t]), skipped: (l, r, n) => void skipped.push([l, r, n]), forget: (l) => void forgotten.push(l) },
+  });
+  const log = createLogger({ level: 'silent' });
+  const run = async (): Promise<void> => {
+    await reconcile({ namespace: 'ns', name: 'nightly' }, { signal: new AbortController().signal, log, retries: 0 });
+  };
+  return { schedules, backups, times, skipped, forgotten, run, at: (ms: number) => void (clock = ms) };
+}
+
+test('the schedule reconciler sets the times of each status it reports, counts skipped times once, and forgets a deleted schedule', async () => {
+  const t = scheduleReconciler();
+  const labels = { namespace: 'ns', schedule: 'nightly', cluster: 'c' };
+  t.at(T0 + 5000);
+  await t.run();
+  assert.deepEqual(t.times.at(-1), [labels, { lastScheduleTime: T0 / 1000, nextScheduleTime: (T0 + MIN) / 1000 }]);
+  assert.deepEqual(t.skipped, [], 'the first time is on time');
+
+  // The 10:00 backup succeeds; the operator is then away until 10:04:10.
+  const first = t.backups.get(`ns/${scheduledBackupName('nightly', T0)}`)!;
+  t.backups.upsert({ ...first, status: { phase: 'Succeeded', completedAt: new Date(T0 + 20_000).toISOString(), key: 'k' } });
+  t.at(T0 + 4 * MIN + 10_000);
+  await t.run();
+  assert.deepEqual(t.skipped, [[labels, 'Missed', 3]]);
+  assert.deepEqual(t.times.at(-1), [labels, { lastScheduleTime: (T0 + 4 * MIN) / 1000, lastSuccessfulTime: (T0 + 20_000) / 1000, nextScheduleTime: (T0 + 5 * MIN) / 1000 }]);
+
+  // A stale cache (neither the new backup nor the status write seen yet) decides the same time again:
+  // AlreadyExists, and nothing is counted twice.
+  t.backups.remove(`ns/${scheduledBackupName('nightly', T0 + 4 * MIN)}`);
+  const current = t.schedules.get('ns/nightly')!;
+  t.schedules.upsert({ ...current, status: { ...current.status, lastScheduleTime: new Date(T0).toISOString() } });
+  await t.run();
+  assert.deepEqual(t.skipped, [[labels, 'Missed', 3]]);
+
+  // Suspended: no next time, so no series for it.
+  t.schedules.upsert({ ...t.schedules.get('ns/nightly')!, spec: { ...current.spec, suspend: true } });
+  await t.run();
+  assert.equal(t.times.at(-1)?.[1].nextScheduleTime, undefined);
+
+  // Deleted: its series go, under the labels they were set with.
+  t.schedules.remove('ns/nightly');
+  await t.run();
+  assert.deepEqual(t.forgotten, [labels]);
+});
+
+test('a schedule whose clusterName changes forgets the series of the old cluster', async () => {
+  const t = scheduleReconciler();
+  t.at(T0 + 5000);
+  await t.run();
+  const current = t.schedules.get('ns/nightly')!;
+  t.schedules.upsert({ ...current, spec: { ...current.spec, clusterName: 'd' } });
+  await t.run();
+  assert.deepEqual(t.forgotten, [{ namespace: 'ns', schedule: 'nightly', cluster: 'c' }]);
+  assert.equal(t.times.at(-1)?.[0].cluster, 'd');
 });
