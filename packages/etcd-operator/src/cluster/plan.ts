@@ -161,6 +161,17 @@ const seconds = (ms: number): number => Math.round(ms / 1000);
 /** This long past its graceful-deletion deadline, a terminating pod is reported as stuck (with its node and what a person can do). */
 export const STUCK_TERMINATING_NOTICE_MS = 15_000;
 
+/**
+ * How many members a restore bootstraps. Each one reads the snapshot from its source in an init container.
+ * A PVC is usually ReadWriteOnce on node-local storage, pinned to one node, while members must run on
+ * different nodes; so a restore from a PVC bootstraps one member, and the cluster grows to spec.replicas
+ * from it the usual way (learners that receive the data from the leader). Object stores are read by every
+ * initial member at once.
+ */
+export function restoredMembers(replicas: number, source: RestoreSource | undefined): number {
+  return source?.destination.pvc ? 1 : replicas;
+}
+
 export function plan(o: Observed): Action {
   const pod = (member: string): ObservedPod | undefined => o.pods.find((p) => p.member === member);
   const hasPVC = (member: string): boolean => o.pvcs.includes(member);
@@ -176,7 +187,7 @@ export function plan(o: Observed): Action {
     if (o.pods.some((p) => !p.deleting) || o.pvcs.length > 0) return { type: 'clearForRestore', reason: `restoring from EtcdBackup ${o.recovery.from}` };
     if (o.pods.length > 0) return { type: 'wait', reason: 'RestoringFromBackup', detail: `waiting for the old members' pods to go before restoring from EtcdBackup ${o.recovery.from}`, requeueAfterMs: 2000 };
     const first = nextIndex(o);
-    return { type: 'bootstrap', members: Array.from({ length: o.replicas }, (_, i) => memberName(o.cluster, first + i)), restore: o.recovery.source };
+    return { type: 'bootstrap', members: Array.from({ length: restoredMembers(o.replicas, o.recovery.source) }, (_, i) => memberName(o.cluster, first + i)), restore: o.recovery.source };
   }
 
   if (!o.membership) {
@@ -188,7 +199,7 @@ export function plan(o: Observed): Action {
     const source = restore?.ready ? { restore: restore.source } : {};
     if (!o.bootstrapped && o.bootstrapMembers.length === 0 && o.pods.length === 0 && o.pvcs.length === 0 && o.lastKnownMembers.length === 0) {
       const first = nextIndex(o);
-      return { type: 'bootstrap', members: Array.from({ length: o.replicas }, (_, i) => memberName(o.cluster, first + i)), ...source };
+      return { type: 'bootstrap', members: Array.from({ length: restoredMembers(o.replicas, source.restore) }, (_, i) => memberName(o.cluster, first + i)), ...source };
     }
     if (!o.bootstrapped && o.bootstrapMembers.length > 0) {
       const missing = o.bootstrapMembers.find((m) => !pod(m));

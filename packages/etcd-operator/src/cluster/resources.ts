@@ -4,7 +4,7 @@ import { createHash } from 'node:crypto';
 import type { KubeObject, OwnerReference } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
 import type { Destination } from '../api/destination.ts';
-import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_CONTAINER } from '../backup/job.ts';
+import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_CONTAINER, RESTRICTED_POD } from '../backup/job.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import {
   CLIENT_PORT,
@@ -169,7 +169,9 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
         volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...store.mounts, { name: 'restore-tools', mountPath: '/tmp' }],
         resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '320Mi' } },
         // The user etcd runs as (it owns the data volume): the pod's, or the etcd image's own when unset.
-        securityContext: { ...RESTRICTED_CONTAINER, ...(podUser === undefined ? { runAsUser: 0, runAsNonRoot: false } : {}) },
+        // In the backup Jobs' group: a backup on a PVC is their file (0640, group fsGroup), and this user has
+        // no capability to read past that.
+        securityContext: { ...RESTRICTED_CONTAINER, runAsGroup: RESTRICTED_POD.fsGroup, ...(podUser === undefined ? { runAsUser: 0, runAsNonRoot: false } : {}) },
       },
       {
         name: 'restore-snapshot',

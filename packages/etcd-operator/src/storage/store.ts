@@ -77,6 +77,18 @@ export async function guardedUpload(body: Readable, opts: UploadOptions, send: (
       callback(null, chunk);
     },
   });
+  // The body's own failure (etcd's stream broke) explains an upload failure better than the store's
+  // complaint about a body that stopped. But when the store gives up first (lib-storage destroys the stream
+  // it reads), the body is destroyed as a consequence and errors too (an AbortError): what failed first
+  // is the cause, and then the store's classified error must win.
+  let sinkFailed = false;
+  let bodyError: unknown;
+  counted.once('error', () => {
+    sinkFailed = true;
+  });
+  body.once('error', (e) => {
+    if (!sinkFailed) bodyError ??= e;
+  });
   let rejectAborted: (reason: Error) => void = () => undefined;
   const aborted = new Promise<never>((_, reject) => {
     rejectAborted = reject;
@@ -104,9 +116,10 @@ export async function guardedUpload(body: Readable, opts: UploadOptions, send: (
   try {
     await Promise.race([sending, aborted]);
   } catch (err) {
+    const own = bodyError;
     if (!body.destroyed) body.destroy(err instanceof Error ? err : new Error(String(err)));
     await piped;
-    throw asError(sourceError ?? err);
+    throw asError(own ?? err);
   } finally {
     opts.signal?.removeEventListener('abort', onAbort);
   }

@@ -201,6 +201,29 @@ test('GCS (fake-gcs-server) and Azure (Azurite): each stores a backup that a new
   await checker.close();
 });
 
+test('a PVC backup restores into 3 members: one restores from the claim, the others join it', async () => {
+  // The claim made above for this: ReadWriteOnce on node-local storage, so it lives on one node only.
+  const checker = new DataChecker({ endpoints: [await clientServiceEndpoint(env.client, ns, NAME)], ratePerSecond: 30 });
+  checker.start();
+  await eventually('writes acknowledged', () => checker.stats().acknowledged >= 50, { timeoutMs: 60_000 });
+  await checker.stop();
+  const b = await backup('to-pvc', NAME, { pvc: { claimName: 'etcd-backups', path: PREFIX } });
+  assert.equal(b.status?.phase, 'Succeeded', JSON.stringify(b.status?.conditions));
+  assert.match(b.status?.location ?? '', /^pvc:\/\/etcd-backups\//);
+  await applyCluster(env.client, ns, 'from-pvc', { replicas: 3, bootstrap: { fromBackup: { backupName: 'to-pvc' } } });
+  const restored = await waitAvailable(env.client, ns, 'from-pvc', 3, 300_000);
+  const report = await checker.verify({ upToRevision: b.status.revision!, endpoints: [await clientServiceEndpoint(env.client, ns, 'from-pvc')], timeoutMs: 60_000 });
+  assert.ok(report.acknowledged >= 50, `checked ${report.acknowledged}`);
+  assert.deepEqual(report.lost, [], 'nothing lost');
+  assert.deepEqual(report.corrupted, [], 'nothing changed');
+  // Only the first member read the claim; the other two were added to it and got the data from its leader.
+  const events = await env.kube.kubectl(['get', 'events', '-n', ns, '--field-selector', 'involvedObject.name=from-pvc', '-o', 'jsonpath={range .items[*]}{.reason}{"\\n"}{end}']);
+  assert.match(events, /MemberAdded/);
+  assert.equal(restored.members.length, 3);
+  await checker.close();
+  await env.client.delete(EtcdClusters, { namespace: ns, name: 'from-pvc' });
+});
+
 test('the storage server stopped during an upload: Failed with a reason, and no object that looks complete', async () => {
   // ~200 MiB of data, so that the upload is still under way when the server goes.
   const client = new EtcdClient({ endpoint: await clientServiceEndpoint(env.client, ns, NAME), timeoutMs: 10_000 });

@@ -202,6 +202,10 @@ test('a restore waits for its backup, hands the snapshot to every initial member
   const waiting = plan(observed({ ...fresh, restore: { ready: false, why: 'EtcdBackup nightly has not succeeded yet (phase Running)' } }));
   assert.deepEqual(waiting, { type: 'wait', reason: 'BackupNotReady', detail: 'EtcdBackup nightly has not succeeded yet (phase Running)', requeueAfterMs: 5000 });
   assert.deepEqual(plan(observed({ ...fresh, restore: { ready: true, source } })), { type: 'bootstrap', members: ['c-0', 'c-1', 'c-2'], restore: source });
+  // From a PVC (ReadWriteOnce, pinned to one node, and members run on different nodes): one member restores,
+  // and the cluster grows from it.
+  const fromClaim = { destination: { pvc: { claimName: 'etcd-backups' } }, key: 'k.db' };
+  assert.deepEqual(plan(observed({ ...fresh, restore: { ready: true, source: fromClaim } })), { type: 'bootstrap', members: ['c-0'], restore: fromClaim });
   const partial = observed({ ...fresh, restore: { ready: true, source }, bootstrapMembers: ['c-0', 'c-1', 'c-2'], pods: [pod(0, { ready: false })], pvcs: ['c-0'] });
   assert.deepEqual(plan(partial), { type: 'createPod', member: 'c-1', state: 'new', initialMembers: ['c-0', 'c-1', 'c-2'], reason: 'Bootstrap', restore: source });
   const refused = observed({

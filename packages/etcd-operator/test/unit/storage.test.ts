@@ -317,3 +317,18 @@ for (const backend of BACKENDS) {
     }
   });
 }
+
+test('a store that gives up and destroys the stream it reads: its own classified error wins, not the AbortError it left on the body', async () => {
+  const { guardedUpload } = await import('../../src/storage/store.ts');
+  const body = Readable.from((function* () {
+    for (let i = 0; i < 64; i++) yield Buffer.alloc(64 * 1024, i);
+  })());
+  const classified = new StorageError('StorageUnreachable', 'cannot reach http://s3.example:9000: socket hang up');
+  const upload = guardedUpload(body, {}, async (stream) => {
+    await new Promise((r) => stream.once('readable', r));
+    // What lib-storage does when a part fails: it aborts, destroying the stream it reads, and rejects.
+    stream.destroy(Object.assign(new Error('The operation was aborted'), { name: 'AbortError' }));
+    throw classified;
+  });
+  await assert.rejects(upload, (err: unknown) => err === classified);
+});
