@@ -46,24 +46,17 @@ import { memberPVC, memberPod, peerService } from '../src/cluster/resources.ts';
 import { EtcdClusters } from '../src/resources.ts';
 import { applyCluster, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
 import { converged, percentile, runSoak } from '../test/support/soak.ts';
+import { benchRuns, median, progressTo, report, seconds, selectedPhases } from './figures.ts';
 
-const report = (bench: string, value: number, unit: string): void => void process.stdout.write(JSON.stringify({ bench, value: Math.round(value * 1000) / 1000, unit }) + '\n');
-const progress = (msg: string): void => void process.stderr.write(`[etcd bench] ${msg}\n`);
-const seconds = (t0: number): number => (performance.now() - t0) / 1000;
-const median = (xs: readonly number[]): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-};
+const progress = progressTo('etcd bench');
 // The image the operator's members run by default (a spec without version or image).
 const IMAGE = etcdImage(applyDefaults({ replicas: 1 }));
 const ReplicaSets = resource('apps/v1', 'ReplicaSet', 'replicasets', true);
 
 const PHASES = ['available', 'soak', 'idle'] as const;
 type Phase = (typeof PHASES)[number];
-const phases = new Set((process.env['QUORUM_BENCH_PHASES'] ?? PHASES.join(',')).split(',').map((p) => p.trim()).filter(Boolean));
-for (const p of phases) if (!(PHASES as readonly string[]).includes(p)) throw new Error(`QUORUM_BENCH_PHASES: unknown phase ${p} (known: ${PHASES.join(', ')})`);
-const runs = Number(process.env['QUORUM_BENCH_RUNS'] ?? 5);
+const phases = selectedPhases(PHASES);
+const runs = benchRuns();
 const soakClusters = Number(process.env['QUORUM_SOAK_CLUSTERS'] ?? 12);
 const soakRounds = Number(process.env['QUORUM_SOAK_ROUNDS'] ?? 2);
 const soakRuns = Number(process.env['QUORUM_SOAK_RUNS'] ?? 5);
