@@ -4,18 +4,19 @@
 // bucket and a cluster without quorum fail with their own reasons.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { PersistentVolumeClaims, Pods, Secrets } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/runtime/testing';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
+import { enableS3, type S3Addon } from '../support/s3-addon.ts';
 import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
-let s3: { endpoint: string; bucket: string };
+let s3: S3Addon;
 let hostS3: S3Client;
 const NAME = 'src';
 const PREFIX = 'e2e';
@@ -23,18 +24,8 @@ const PREFIX = 'e2e';
 before(async () => {
   env = await setUpOperator();
   ns = await env.namespace('backup');
-  const addon = await env.kube.enableAddon('s3', { namespaces: [ns] });
-  s3 = { endpoint: addon.endpoint, bucket: addon.bucket };
-  const secret = (await env.client.get(Secrets, { namespace: ns, name: addon.secretName })) as unknown as { data: Record<string, string> };
-  const key = (k: string): string => Buffer.from(secret.data[k] ?? '', 'base64').toString();
-  hostS3 = new S3Client({
-    endpoint: await env.kube.addonURL('s3'),
-    region: 'us-east-1',
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    credentials: { accessKeyId: key('accessKeyId'), secretAccessKey: key('secretAccessKey') },
-  });
+  s3 = await enableS3(env, [ns]);
+  hostS3 = s3.hostClient;
 });
 after(async () => {
   hostS3?.destroy();

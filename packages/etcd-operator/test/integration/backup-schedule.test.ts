@@ -5,8 +5,7 @@
 // not own the cluster it made, and gives up on a backup that never appears past spec.backupWaitSeconds.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { Secrets } from '@quorum/runtime';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import type { TestEnv } from '@quorum/runtime/testing';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../../src/api/etcdbackupschedule.ts';
@@ -14,11 +13,12 @@ import { EtcdBackupSchedules, EtcdBackups, EtcdClusters, EtcdRestores } from '..
 import { SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from '../../src/schedule/prune-job.ts';
 import { RESTORE_LABEL } from '../../src/restore/reconcile.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
+import { enableS3, type S3Addon } from '../support/s3-addon.ts';
 import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
-let s3: { endpoint: string; bucket: string };
+let s3: S3Addon;
 let hostS3: S3Client;
 let checker: DataChecker;
 const SOURCE = 'sched-src';
@@ -28,18 +28,8 @@ const PREFIX = 'schedule-e2e';
 before(async () => {
   env = await setUpOperator();
   ns = await env.namespace('schedule');
-  const addon = await env.kube.enableAddon('s3', { namespaces: [ns] });
-  s3 = { endpoint: addon.endpoint, bucket: addon.bucket };
-  const secret = (await env.client.get(Secrets, { namespace: ns, name: addon.secretName })) as unknown as { data: Record<string, string> };
-  const key = (k: string): string => Buffer.from(secret.data[k] ?? '', 'base64').toString();
-  hostS3 = new S3Client({
-    endpoint: await env.kube.addonURL('s3'),
-    region: 'us-east-1',
-    forcePathStyle: true,
-    requestChecksumCalculation: 'WHEN_REQUIRED',
-    responseChecksumValidation: 'WHEN_REQUIRED',
-    credentials: { accessKeyId: key('accessKeyId'), secretAccessKey: key('secretAccessKey') },
-  });
+  s3 = await enableS3(env, [ns]);
+  hostS3 = s3.hostClient;
 });
 after(async () => {
   hostS3?.destroy();
