@@ -21,7 +21,7 @@ import { EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts'
 import { isMemberId, memberIdToHex } from '../etcd/ids.ts';
 import { openStore, type ObjectStore, type StoreOptions } from '../storage/index.ts';
 import { AgentFailure, describeFailure, type AgentFailureReason, type Failure } from './failure.ts';
-import { exposeGarbageCollector, garbagePacer } from './memory.ts';
+import { exposeGarbageCollector, garbagePacer, type Collection } from './memory.ts';
 import { openSnapshot } from './snapshot.ts';
 import { SnapshotFileCheck } from './snapshot-file.ts';
 
@@ -88,8 +88,8 @@ export interface StoreArgs {
   /** Where a pvc destination's claim is mounted. */
   pvcRoot?: string;
   storeOptions?: StoreOptions;
-  /** Runs a garbage collection; given, it is run every 32 MiB streamed (see memory.ts). */
-  collectGarbage?: () => void;
+  /** Runs a garbage collection; given, it is run every 8 MiB streamed (see memory.ts). */
+  collectGarbage?: (kind: Collection) => void;
 }
 
 export interface BackupArgs extends StoreArgs {
@@ -168,7 +168,13 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
     // The baseline is taken with the store's SDK loaded and the snapshot opened: what follows is what
     // streaming the database costs, which is what must stay flat whatever its size.
     rssStartBytes = process.memoryUsage.rss();
-    const stored = await store.upload(key, snapshot.body, { signal, sizeHint: snapshot.sizeBytes, onBytes: garbagePacer(args.collectGarbage) });
+    const stored = await store.upload(key, snapshot.body, {
+      signal,
+      sizeHint: snapshot.sizeBytes,
+      onBytes: garbagePacer(args.collectGarbage, store.chunksDieYoung ? 'minor' : 'full'),
+      // The decoder hashed every byte it passed on (it needs the database's hash for etcd's check anyway).
+      sha256: () => snapshot.sha256(),
+    });
     if (stored.sizeBytes !== snapshot.sizeBytes) {
       throw new AgentFailure('SnapshotTruncated', `stored ${stored.sizeBytes} bytes, but etcd announced ${snapshot.sizeBytes}`);
     }
@@ -256,7 +262,7 @@ export async function runFetch(args: FetchArgs): Promise<FetchResult> {
     step = `downloading ${args.key} from ${store.description}`;
     await mkdir(dirname(args.out), { recursive: true });
     const source = await store.download(args.key, { signal });
-    const check = new SnapshotFileCheck({ source: locationURI(args.destination, args.key), onBytes: garbagePacer(args.collectGarbage), ...(args.sha256 ? { sha256: args.sha256 } : {}) });
+    const check = new SnapshotFileCheck({ source: locationURI(args.destination, args.key), onBytes: garbagePacer(args.collectGarbage, 'full'), ...(args.sha256 ? { sha256: args.sha256 } : {}) });
     const stallMs = args.stallMs ?? 120_000;
     let seen = -1;
     // A transfer that stops without failing (a server that keeps the connection but sends nothing) must still end.
@@ -369,7 +375,7 @@ function required(values: Record<string, string | undefined>, name: string): str
 }
 
 /** Runs one command from `argv` (without node and the script); returns the exit code. */
-export async function main(argv: string[], signal?: AbortSignal, collectGarbage?: () => void): Promise<number> {
+export async function main(argv: string[], signal?: AbortSignal, collectGarbage?: (kind: Collection) => void): Promise<number> {
   let resultFile = DEFAULT_RESULT_FILE;
   let result: BackupResult | FetchResult | DeleteResult;
   try {

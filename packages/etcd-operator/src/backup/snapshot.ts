@@ -76,6 +76,8 @@ export interface EtcdSnapshot {
   sizeBytes: number;
   /** The storage version etcd 3.6+ reports with each message; '' from 3.5. */
   storageVersion: string;
+  /** The hex SHA-256 of every byte `body` yielded; throws before the body ended. */
+  sha256(): string;
 }
 
 /**
@@ -150,6 +152,7 @@ export class SnapshotDecoder extends Readable {
   #received = 0;
   #messages = 0;
   #trailerVerified = false;
+  #bodySha256: string | undefined;
   /** Called once, when the first message ended (size known). */
   onFirstMessage: (() => void) | undefined;
   /** Resumes the source when the consumer wants more. */
@@ -160,6 +163,11 @@ export class SnapshotDecoder extends Readable {
   constructor(endpoint: string) {
     super({ highWaterMark: 1024 * 1024 });
     this.#endpoint = endpoint;
+  }
+
+  /** The hex SHA-256 of every byte this stream yielded (database and trailer), once the trailer was checked. */
+  get sha256(): string | undefined {
+    return this.#bodySha256;
   }
 
   get trailerVerified(): boolean {
@@ -324,7 +332,8 @@ export class SnapshotDecoder extends Readable {
     if (this.#trailer.length > 0) {
       if (this.#remaining !== 0) throw this.#protocolError(`a trailer with remaining_bytes ${this.#remaining}`);
       const sent = Buffer.concat(this.#trailer);
-      const actual = this.#hash.digest();
+      // A copy: the same hash goes on over the trailer, giving the whole body's SHA-256 (see sha256()).
+      const actual = this.#hash.copy().digest();
       if (!actual.equals(sent)) {
         throw new SnapshotError(
           'SnapshotCorrupted',
@@ -332,6 +341,8 @@ export class SnapshotDecoder extends Readable {
         );
       }
       this.#trailerVerified = true;
+      this.#hash.update(sent);
+      this.#bodySha256 = this.#hash.digest('hex');
       this.push(sent);
     } else if (this.#remaining !== this.dbBytes - this.#received) {
       throw this.#protocolError(`remaining_bytes ${this.#remaining} after ${this.#received} of ${this.dbBytes} bytes`);
@@ -430,7 +441,16 @@ export function openSnapshot(options: SnapshotOptions): Promise<EtcdSnapshot> {
         return;
       }
       resolved = true;
-      resolve({ body, dbBytes: body.dbBytes!, sizeBytes: body.dbBytes! + SNAPSHOT_TRAILER_BYTES, storageVersion: body.storageVersion });
+      resolve({
+        body,
+        dbBytes: body.dbBytes!,
+        sizeBytes: body.dbBytes! + SNAPSHOT_TRAILER_BYTES,
+        storageVersion: body.storageVersion,
+        sha256: () => {
+          if (body.sha256 === undefined) throw new Error('the snapshot has not ended: its SHA-256 is not known yet');
+          return body.sha256;
+        },
+      });
     };
     /** Before the first message: rejects openSnapshot; after it: errors the body. */
     const fail = (err: Error): void => {

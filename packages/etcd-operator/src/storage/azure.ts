@@ -60,6 +60,8 @@ function blobEndpoint(fields: Map<string, string>): string | undefined {
 
 export class AzureStore implements ObjectStore {
   readonly description: string;
+  /** The SDK buffers chunks into blocks. */
+  readonly chunksDieYoung = false;
   readonly #container: ContainerClient;
   readonly #id: StoreIdentity;
 

@@ -29,6 +29,8 @@ interface ServiceAccount {
 
 export class GcsStore implements ObjectStore {
   readonly description: string;
+  /** The SDK buffers chunks until it sends them. */
+  readonly chunksDieYoung = false;
   readonly #storage: Storage;
   readonly #bucket: Bucket;
   readonly #id: StoreIdentity;

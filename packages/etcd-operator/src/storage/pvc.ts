@@ -23,6 +23,8 @@ export function partialPath(path: string): string {
 
 export class PvcStore implements ObjectStore {
   readonly description: string;
+  /** A file stream queues chunks until the disk took them. */
+  readonly chunksDieYoung = false;
   readonly #root: string;
   readonly #claim: string;
 

@@ -9,9 +9,9 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { Upload } from '@aws-sdk/lib-storage';
 import { CREDENTIAL_KEYS, type S3Destination } from '../api/destination.ts';
 import { requireCredential } from './credentials.ts';
+import { multipartUpload } from './s3-multipart.ts';
 import {
   accessDenied,
   bucketNotFound,
@@ -25,7 +25,7 @@ import {
 import { guardedUpload, withErrors, type CallOptions, type ObjectStore, type StoredObject, type StoreOptions, type UploadOptions, type UploadResult } from './store.ts';
 
 const MiB = 1024 * 1024;
-/** 8 MiB parts, two in flight: about 32 MiB of buffers at most (a part being filled, its concatenation, two being sent). */
+/** 8 MiB parts, two in flight: 24 MiB of part buffers (two being sent, one being filled), reused for the whole upload. */
 const MIN_PART_BYTES = 8 * MiB;
 const QUEUE_SIZE = 2;
 /** S3 allows 10,000 parts; leave room for a database that grew since its size was read. */
@@ -52,6 +52,8 @@ export function s3PartSize(sizeHint: number | undefined): number {
 
 export class S3Store implements ObjectStore {
   readonly description: string;
+  /** Parts are copied into pooled buffers (s3-multipart.ts). */
+  readonly chunksDieYoung = true;
   readonly #client: S3Client;
   readonly #bucket: string;
   readonly #id: StoreIdentity;
@@ -75,20 +77,24 @@ export class S3Store implements ObjectStore {
       // A server that never accepts the connection fails fast; one that stops answering mid-transfer too.
       requestHandler: { connectionTimeout: 10_000, socketTimeout: 120_000 },
     });
+    // Parts are not hashed for the signature (see s3-multipart.ts): the header, set before signing, tells
+    // the signer so. Only parts: every other request's payload is small, and stays signed.
+    this.#client.middlewareStack.add(
+      (next, context) => (args) => {
+        const request: unknown = args.request;
+        if (context.commandName === 'UploadPartCommand' && typeof request === 'object' && request !== null && 'headers' in request && typeof request.headers === 'object' && request.headers !== null) {
+          (request.headers as Record<string, string>)['x-amz-content-sha256'] = 'UNSIGNED-PAYLOAD';
+        }
+        return next(args);
+      },
+      { step: 'build', name: 'quorumUnsignedParts' },
+    );
   }
 
   async upload(key: string, body: Readable, opts: UploadOptions = {}): Promise<UploadResult> {
     const stored = await guardedUpload(body, opts, async (stream) => {
-      const upload = new Upload({
-        client: this.#client,
-        params: { Bucket: this.#bucket, Key: key, Body: stream, ContentType: 'application/octet-stream' },
-        partSize: s3PartSize(opts.sizeHint),
-        queueSize: QUEUE_SIZE,
-        // Abort the multipart upload on any error: its parts are invisible, but they cost storage.
-        leavePartsOnError: false,
-      });
       try {
-        await upload.done();
+        await multipartUpload({ client: this.#client, bucket: this.#bucket, key, body: stream, partBytes: s3PartSize(opts.sizeHint), queueSize: QUEUE_SIZE });
       } catch (err) {
         throw this.#classify(err, 'upload');
       }

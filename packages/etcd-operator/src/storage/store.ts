@@ -11,6 +11,11 @@ export interface UploadOptions {
   sizeHint?: number;
   /** Called as bytes pass, with the total so far (e.g. to report progress or pace the garbage collector). */
   onBytes?: (total: number) => void;
+  /**
+   * The hex SHA-256 of every byte the body yielded, once it ended: given when the body's source hashes
+   * them anyway (an etcd snapshot does, for etcd's own check), so the upload does not hash them again.
+   */
+  sha256?: () => string;
 }
 
 /** Driver settings that are not part of the destination. */
@@ -54,6 +59,11 @@ export interface ObjectStore {
   list(prefix: string, opts?: CallOptions): Promise<StoredObject[]>;
   /** Releases connections. */
   close(): void;
+  /**
+   * True when upload copies each chunk of the body into buffers of its own and keeps none, so the chunks
+   * die young and a minor collection frees them (see backup/memory.ts); false when the SDK holds them.
+   */
+  readonly chunksDieYoung: boolean;
 }
 
 /**
@@ -64,7 +74,7 @@ export interface ObjectStore {
  */
 export async function guardedUpload(body: Readable, opts: UploadOptions, send: (stream: Readable) => Promise<void>): Promise<{ sizeBytes: number; sha256: string }> {
   opts.signal?.throwIfAborted();
-  const hash = createHash('sha256');
+  const hash = opts.sha256 ? undefined : createHash('sha256');
   let bytes = 0;
   let sourceError: unknown;
   let sourceEnded = false;
@@ -72,7 +82,7 @@ export async function guardedUpload(body: Readable, opts: UploadOptions, send: (
     highWaterMark: 1024 * 1024,
     transform(chunk: Buffer, _encoding, callback) {
       bytes += chunk.length;
-      hash.update(chunk);
+      hash?.update(chunk);
       opts.onBytes?.(bytes);
       callback(null, chunk);
     },
@@ -127,7 +137,7 @@ export async function guardedUpload(body: Readable, opts: UploadOptions, send: (
   if (sourceError !== undefined) throw asError(sourceError);
   // Every driver here finishes only after its stream ended; this guards a future one that might not.
   if (!sourceEnded) throw new Error('the upload finished before its body ended');
-  return { sizeBytes: bytes, sha256: hash.digest('hex') };
+  return { sizeBytes: bytes, sha256: hash ? hash.digest('hex') : (opts.sha256?.() ?? '') };
 }
 
 /**
