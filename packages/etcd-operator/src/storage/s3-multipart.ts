@@ -49,6 +49,9 @@ export async function multipartUpload(params: MultipartParams): Promise<void> {
   let failure: Error | undefined;
   let partNumber = 0;
 
+  /** Resumes filling once a part was sent (set while the body is paused for want of a buffer). */
+  let onPartDone: (() => void) | undefined;
+
   const send = (buffer: Buffer, length: number): void => {
     const number = ++partNumber;
     const sending = client
@@ -65,39 +68,78 @@ export async function multipartUpload(params: MultipartParams): Promise<void> {
           if (failure === undefined) {
             failure = err instanceof Error ? err : new Error(String(err));
             cancel.abort();
-            // Stops the read loop below at once, and releases the body's source.
+            // Stops the reading below at once (the body errors), and releases the body's source.
             body.destroy(failure);
           }
         },
       )
-      .finally(() => inFlight.delete(sending));
+      .finally(() => {
+        inFlight.delete(sending);
+        onPartDone?.();
+      });
     inFlight.add(sending);
   };
-  /** A free part buffer, once fewer than queueSize parts are in flight. */
-  const nextBuffer = async (): Promise<Buffer> => {
-    while (inFlight.size >= queueSize) await Promise.race(inFlight);
-    if (failure !== undefined) throw failure;
-    return pool.pop() ?? Buffer.allocUnsafeSlow(partBytes);
+
+  let current: Buffer | undefined;
+  let filled = 0;
+  /** Copies `chunk` into part buffers, sending each full one; returns the bytes left over when every buffer is in flight. */
+  const fill = (chunk: Buffer): Buffer | undefined => {
+    let offset = 0;
+    while (offset < chunk.length) {
+      if (current === undefined) {
+        if (inFlight.size >= queueSize) return chunk.subarray(offset);
+        current = pool.pop() ?? Buffer.allocUnsafeSlow(partBytes);
+      }
+      const copied = chunk.copy(current, filled, offset);
+      filled += copied;
+      offset += copied;
+      if (filled === partBytes) {
+        send(current, filled);
+        current = undefined;
+        filled = 0;
+      }
+    }
+    return undefined;
   };
 
   try {
-    let current = await nextBuffer();
-    let filled = 0;
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      let offset = 0;
-      while (offset < chunk.length) {
-        const copied = chunk.copy(current, filled, offset);
-        filled += copied;
-        offset += copied;
-        if (filled === partBytes) {
-          send(current, filled);
-          current = await nextBuffer();
-          filled = 0;
-        }
+    // 'data' events, not an async iterator: the iterator's read() concatenates whatever chunks are
+    // buffered into a new buffer, one more copy of every byte and more garbage.
+    await new Promise<void>((resolve, reject) => {
+      // The body may have failed while the upload was being created: its events are gone by now.
+      if (body.errored) {
+        reject(body.errored);
+        return;
       }
-    }
+      if (body.destroyed) {
+        reject(new Error('the body was destroyed before it ended'));
+        return;
+      }
+      let ended = false;
+      let leftover: Buffer | undefined;
+      onPartDone = () => {
+        if (leftover === undefined || failure !== undefined) return;
+        leftover = fill(leftover);
+        if (leftover !== undefined) return;
+        if (ended) resolve();
+        else body.resume();
+      };
+      body.on('data', (chunk: Buffer) => {
+        leftover = fill(chunk);
+        if (leftover !== undefined) body.pause();
+      });
+      body.once('end', () => {
+        ended = true;
+        if (leftover === undefined) resolve();
+      });
+      body.once('error', reject);
+      body.once('close', () => {
+        if (!ended) reject(failure ?? new Error('the body closed before it ended'));
+      });
+    });
+    onPartDone = undefined;
     // S3 needs at least one part, even for an empty body.
-    if (filled > 0 || partNumber === 0) send(current, filled);
+    if (filled > 0 || partNumber === 0) send(current ?? Buffer.alloc(0), filled);
     while (inFlight.size > 0) await Promise.race(inFlight);
     if (failure !== undefined) throw failure;
     completed.sort((a, b) => (a.PartNumber ?? 0) - (b.PartNumber ?? 0));
