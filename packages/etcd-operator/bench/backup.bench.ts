@@ -81,6 +81,7 @@ async function fill(client: Client, ns: string, cluster: string, mib: number): P
 
 async function takeBackup(client: Client, ns: string, name: string, cluster: string, s3: S3Addon): Promise<{ seconds: number; backup: EtcdBackup; rssGrowthMiB?: number }> {
   const t0 = performance.now();
+  const createdAt = Date.now();
   await client.create(EtcdBackups, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdBackup', metadata: { name, namespace: ns }, spec: { clusterName: cluster, destination: s3.destination(`bench-${ns}`) } });
   const backup = await eventually(`EtcdBackup ${name} finished`, async () => {
     const b = await client.get(EtcdBackups, { namespace: ns, name });
@@ -89,12 +90,17 @@ async function takeBackup(client: Client, ns: string, name: string, cluster: str
   const took = seconds(t0);
   if (backup.status?.phase !== 'Succeeded') throw new Error(`backup ${name} failed: ${JSON.stringify(backup.status?.conditions)}`);
   // The agent's own account of its memory, from its termination message.
-  const pods = (await client.list(Pods, { namespace: ns, labelSelector: `${BACKUP_LABEL}=${name}` })).items as (KubeObject & { status?: { containerStatuses?: { state?: { terminated?: { message?: string } } }[] } })[];
-  const message = pods[0]?.status?.containerStatuses?.[0]?.state?.terminated?.message?.trim().split('\n').at(-1);
+  const pods = (await client.list(Pods, { namespace: ns, labelSelector: `${BACKUP_LABEL}=${name}` })).items as (KubeObject & { status?: { containerStatuses?: { state?: { terminated?: { message?: string; startedAt?: string; finishedAt?: string } } }[] } })[];
+  const terminated = pods[0]?.status?.containerStatuses?.[0]?.state?.terminated;
+  const message = terminated?.message?.trim().split('\n').at(-1);
   const result = message ? (JSON.parse(message) as { rssStartBytes?: number; rssPeakBytes?: number; startedAt?: string; completedAt?: string; sizeBytes?: number }) : {};
   // Where the time went: inside the agent (status, quorum check, snapshot, upload) against the whole.
   const inAgent = (Date.parse(result.completedAt ?? '') - Date.parse(result.startedAt ?? '')) / 1000;
   if (Number.isFinite(inAgent)) progress(`  ${name}: ${took.toFixed(1)} s in all, ${inAgent.toFixed(1)} s in the agent (${((result.sizeBytes ?? 0) / MiB / inAgent).toFixed(1)} MiB/s there)`);
+  // The rest, from the pod's own (whole-second) timestamps: created → container started → agent began;
+  // agent done → container finished → Succeeded seen.
+  const since = (at: string | undefined): string => (at ? `+${((Date.parse(at) - createdAt) / 1000).toFixed(1)}` : '?');
+  progress(`  ${name}: container started ${since(terminated?.startedAt)} s, agent ${since(result.startedAt)}…${since(result.completedAt)} s, container finished ${since(terminated?.finishedAt)} s, Succeeded seen +${took.toFixed(1)} s`);
   const rssGrowthMiB = result.rssPeakBytes !== undefined && result.rssStartBytes !== undefined ? Math.max(0, result.rssPeakBytes - result.rssStartBytes) / MiB : undefined;
   return { seconds: took, backup, ...(rssGrowthMiB !== undefined ? { rssGrowthMiB } : {}) };
 }

@@ -163,7 +163,9 @@ export function observeJob(jobObject: OpenObject, podObjects: OpenObject[], now:
     ? [failed.reason, failed.message, terminated && !result ? `exit code ${terminated.exitCode}: ${terminated.message ?? terminated.reason ?? ''}` : undefined].filter(Boolean).join(': ')
     : undefined;
   return {
-    succeeded: !!condition('Complete'),
+    // The agent exiting 0 is the success: the Job controller says Complete only a batch period (1 s) or
+    // more after it, and with backoffLimit 0 and restartPolicy Never nothing can undo it.
+    succeeded: !!condition('Complete') || terminated?.exitCode === 0,
     failed: !!failed,
     ...(failureMessage ? { failureMessage } : {}),
     ...(result ? { result } : {}),

@@ -22,7 +22,7 @@ export type AgentResult =
   | { ok: false; reason: string; message: string };
 
 export interface ObservedJob {
-  /** The Job's pod ran to success (Job condition Complete). */
+  /** The Job's pod ran to success: its container exited 0, or the Job says Complete. */
   succeeded: boolean;
   /** The Job failed (its pod failed, or activeDeadlineSeconds passed). */
   failed: boolean;

@@ -52,6 +52,18 @@ test('the agent result is read from the termination message; anything else is no
   assert.match(observed.failureMessage ?? '', /DeadlineExceeded.*exit code 137/);
 });
 
+test('a backup succeeds when the agent exited 0 with its result, before the Job controller says Complete', () => {
+  const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: { active: 1 } };
+  const pod = (exitCode: number, message?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: {}, status: { containerStatuses: [{ name: 'backup', state: { terminated: { exitCode, ...(message ? { message } : {}) } } }] } });
+  const running = (observed: BackupObserved['job']): BackupObserved => base({ phase: 'Running', recordedMember: 'c-1', job: observed });
+  const done = observeJob(job, [pod(0, JSON.stringify(OK))], 0);
+  assert.equal(done.succeeded, true);
+  assert.deepEqual(planBackup(running(done)), { type: 'succeed', result: OK });
+  // Exit 0 without a result is still not trusted; a failed exit is not a success.
+  assert.equal(planBackup(running(observeJob(job, [pod(0)], 0))).type, 'fail');
+  assert.equal(observeJob(job, [pod(1)], 0).succeeded, false);
+});
+
 test("a pod that cannot start is timed from its creation, which survives an operator restart", () => {
   const created = Date.parse('2026-11-23T10:00:00Z');
   const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { creationTimestamp: '2026-11-23T10:00:00Z' }, status: { containerStatuses: [{ name: 'backup', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } } }] } };
