@@ -128,6 +128,19 @@ export interface RangeResult {
   revision: string;
 }
 
+/** GET /version: the member's binary version and the cluster version etcd's leader decided. */
+export interface Versions {
+  /** This member's binary, e.g. "3.5.35". */
+  server: string;
+  /**
+   * The cluster version, e.g. "3.5.0": the lowest minor every member runs, decided by the leader once it has
+   * heard every member's version; undefined while etcd says "not_decided".
+   */
+  cluster?: string;
+  /** 3.6+: the storage schema version of this member's backend, e.g. "3.6.0". */
+  storage?: string;
+}
+
 export interface Health {
   healthy: boolean;
   /** etcd's reason when unhealthy, e.g. "RAFT NO LEADER"; '' when healthy or not given. */
@@ -249,6 +262,29 @@ export class EtcdClient {
   async disarm(alarm: Alarm, opts: CallOptions = {}): Promise<void> {
     checkId(alarm.memberId);
     await this.#post('/v3/maintenance/alarm', { action: 'DEACTIVATE', memberID: alarm.memberId, alarm: alarm.alarm }, 'write', opts, () => undefined);
+  }
+
+  /**
+   * GET /version (served by every member on its client URL, answered locally). The cluster version is what
+   * decides whether members may still go back to an older minor binary: once it has moved up, an older etcd
+   * refuses to start ("cluster cannot be downgraded").
+   */
+  async version(opts: CallOptions = {}): Promise<Versions> {
+    const path = '/version';
+    const reply = await this.#exchange('GET', path, undefined, 'read', opts);
+    const body = this.#parse(path, reply);
+    if (reply.status < 200 || reply.status >= 300) throw this.#failure(path, reply, body);
+    try {
+      const o = asObject(body, 'version');
+      const server = str(o, 'etcdserver');
+      if (!server) throw new WireError('etcdserver: missing');
+      const cluster = str(o, 'etcdcluster');
+      const storage = str(o, 'storage');
+      return { server, ...(cluster && cluster !== 'not_decided' ? { cluster } : {}), ...(storage ? { storage } : {}) };
+    } catch (err) {
+      if (err instanceof WireError) throw new EtcdProtocolError(this.endpoint, path, reply.status, err.message);
+      throw err;
+    }
   }
 
   /** GET /health. EtcdUnavailableError when there is no answer: silence is not "unhealthy". */

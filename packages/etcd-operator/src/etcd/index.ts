@@ -15,6 +15,7 @@ export {
   type RangeOptions,
   type RangeResult,
   type StoredKey,
+  type Versions,
 } from './client.ts';
 export { activePeers, parseActivePeers } from './metrics.ts';
 export {

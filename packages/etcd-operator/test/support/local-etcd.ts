@@ -67,6 +67,12 @@ export interface LocalEtcdCluster {
    * the one with no name yet and the slot's peer URL is the new member.
    */
   startAdded(slot: MemberSlot, peers: PeerEntry[]): Promise<LocalMember>;
+  /**
+   * Stops a member gracefully and starts it again on its data directory, with the etcd binary of `version`
+   * (the cluster's own by default): what a rolling update does to one member. Resolves once it serves;
+   * rejects with its log when it exits instead (e.g. an older binary refused by a newer cluster version).
+   */
+  restart(name: string, version?: string): Promise<LocalMember>;
   /** Kills every process (no graceful shutdown: the data is thrown away) and removes the data dir. */
   stop(): Promise<void>;
 }
@@ -270,6 +276,17 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
       const member = launch(binary, dir, slot, initialCluster, 'existing', token, electionTimeoutMs);
       members.push(member);
       await waitReady(member, 'status', readyTimeoutMs);
+      return member;
+    },
+    async restart(name, memberVersion = version) {
+      const index = members.findIndex((m) => m.name === name);
+      const old = members[index];
+      if (!old) throw new Error(`no local etcd member ${name}`);
+      await old.stop();
+      // The data directory exists, so etcd ignores the initial-cluster flags: it rejoins as the same member.
+      const member = launch(etcdBinary(memberVersion), dir, { name: old.name, peerURL: old.peerURL, clientURL: old.clientURL }, `${old.name}=${old.peerURL}`, 'existing', token, electionTimeoutMs);
+      members[index] = member;
+      await waitReady(member, 'health', readyTimeoutMs);
       return member;
     },
     stop,

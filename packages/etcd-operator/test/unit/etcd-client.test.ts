@@ -342,6 +342,16 @@ describe('EtcdClient against a 3-member etcd 3.6 cluster', () => {
     assert.equal((await b!.get('/quorum/range/ρ'))?.value, 'after');
   });
 
+  test('version: the binary, the cluster version the leader decided, and the storage version', async () => {
+    const { client } = await leader();
+    // The leader decides the cluster version a moment after the cluster forms ("not_decided" until then).
+    const versions = await eventually('a decided cluster version', async () => {
+      const v = await client.version();
+      return v.cluster ? v : undefined;
+    });
+    assert.deepEqual(versions, { server: '3.6.16', cluster: '3.6.0', storage: '3.6.0' });
+  });
+
   test('alarms: none, then NOSPACE raised and disarmed', async () => {
     const client = clients.clients()[0]!;
     assert.deepEqual(await client.alarms(), []);
@@ -562,6 +572,16 @@ describe('EtcdClient against etcd 3.5', () => {
     assert.deepEqual(new Set(members.map((m) => m.id)), new Set(view.statuses.map((s) => s.status.memberId)));
     // 3.5 also repeats the message as "error": the same typed error comes out.
     await assert.rejects(clients.clients()[0]!.memberRemove('42'), MemberNotFoundError);
+  });
+
+  test('version: 3.5 reports no storage version', async () => {
+    assert.ok(clients);
+    const client = clients.clients()[0]!;
+    const versions = await eventually('a decided cluster version', async () => {
+      const v = await client.version();
+      return v.cluster ? v : undefined;
+    });
+    assert.deepEqual(versions, { server: '3.5.35', cluster: '3.5.0' });
   });
 
   test('put, paged range at a revision, delete', async () => {
