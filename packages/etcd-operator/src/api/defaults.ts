@@ -7,13 +7,16 @@ import {
   EtcdClusterSpecSchema,
   ETCD_DEFAULT_ELECTION_MS,
   ETCD_DEFAULT_HEARTBEAT_MS,
+  FLAGS_REMOVED_IN,
   MANAGED_FLAG_PATTERN,
+  MIN_35_FOR_36,
   RULES,
   STRUCTURED_FLAG_PATTERN,
   SUPPORTED_MINOR_VERSIONS,
   VERSION_PATTERN,
   type AntiAffinity,
   type EtcdClusterSpec,
+  type EtcdClusterStatus,
   type ReclaimPolicy,
   type StorageSpec,
 } from './etcdcluster.ts';
@@ -80,8 +83,9 @@ function minorOf(version: string): string | undefined {
 }
 
 /**
- * Whether the operator supports moving a cluster from `from` to `to`: any change within a minor version, or
- * one minor version up. Mirrors RULES.versionChange.
+ * Whether the spec allows moving a cluster from `from` to `to`: any change within a minor version, one minor
+ * version up, or one back (a rollback; versionPath() decides whether etcd still allows it). Mirrors
+ * RULES.versionChange.
  */
 export function versionChangeAllowed(from: string, to: string): boolean {
   if (from === to) return true;
@@ -90,7 +94,77 @@ export function versionChangeAllowed(from: string, to: string): boolean {
   if (a === undefined || b === undefined) return false;
   const i = SUPPORTED_MINOR_VERSIONS.indexOf(a);
   const j = SUPPORTED_MINOR_VERSIONS.indexOf(b);
-  return j === i || j === i + 1;
+  return Math.abs(j - i) <= 1;
+}
+
+/**
+ * How a cluster gets from the versions its members run to `target`, as etcd allows it:
+ * - None: every member runs the target already.
+ * - Patch: the target is of the cluster version's minor, and no member runs a newer one.
+ * - Upgrade: one minor up from the cluster version.
+ * - Rollback: back to the cluster version's minor from members that run the next one. etcd allows it only
+ *   while its cluster version has not moved up: it moves within seconds of the last member running the newer
+ *   minor, and an older binary is refused from then on ("server version is lower than determined cluster
+ *   version").
+ * - Refused: anything else, with why (a skipped minor; back a minor once the cluster version moved, which
+ *   needs etcd's downgrade API, not driven by this operator yet; 3.6 from a 3.5 member older than 3.5.32).
+ * Shared by the operator (which acts on it) and the validating webhook (which refuses what it refuses).
+ */
+export type VersionPath = { kind: 'None' | 'Patch' | 'Upgrade' | 'Rollback' } | { kind: 'Refused'; why: string };
+
+export interface VersionFacts {
+  /** Each member's own server version; undefined for a member that did not say. */
+  memberVersions: readonly (string | undefined)[];
+  /** etcd's cluster version, e.g. "3.5.0"; undefined when unknown (the lowest member minor stands in). */
+  clusterVersion?: string;
+  target: string;
+}
+
+const release = (version: string): { minor: number; patch: number } | undefined => {
+  const m = /^3\.(\d+)\.(\d+)/.exec(version);
+  return m ? { minor: Number(m[1]), patch: Number(m[2]) } : undefined;
+};
+
+export function versionPath(f: VersionFacts): VersionPath {
+  const target = release(f.target);
+  if (!target) return { kind: 'Refused', why: `${f.target} is not an etcd version` };
+  if (f.memberVersions.length > 0 && f.memberVersions.every((v) => v === f.target)) return { kind: 'None' };
+  const members = f.memberVersions.flatMap((v) => (v === undefined ? [] : [{ version: v, ...release(v) }])).filter((m) => m.minor !== undefined);
+  const cluster = f.clusterVersion ? release(f.clusterVersion) : undefined;
+  // etcd's own cluster version is the lowest minor every member runs; without it, the members say it.
+  const current = cluster?.minor ?? (members.length > 0 ? Math.min(...members.map((m) => m.minor!)) : undefined);
+  if (current === undefined) return { kind: 'Refused', why: 'no member has reported its version yet' };
+  const newest = Math.max(current, ...members.map((m) => m.minor!));
+  if (target.minor === current) return { kind: newest > current ? 'Rollback' : 'Patch' };
+  if (target.minor === current + 1) {
+    const min = release(MIN_35_FOR_36)!;
+    const tooOld = target.minor === 6 ? members.filter((m) => m.minor === 5 && m.patch! < min.patch).map((m) => m.version) : [];
+    if (tooOld.length > 0) {
+      return { kind: 'Refused', why: `moving to 3.6 needs every member on ${MIN_35_FOR_36} or later first (etcd-io/etcd#19557), and members run ${[...new Set(tooOld)].join(', ')}` };
+    }
+    return { kind: 'Upgrade' };
+  }
+  if (target.minor === current - 1) {
+    return {
+      kind: 'Refused',
+      why: `etcd's cluster version is already 3.${current}, so members cannot go back to 3.${target.minor} binaries (etcd refuses them), and a downgrade through etcd's downgrade API is not built yet`,
+    };
+  }
+  return { kind: 'Refused', why: `${f.target} is more than one minor version away from the cluster version 3.${current}; move one minor version at a time` };
+}
+
+/**
+ * What the validating webhook adds on an update of spec.version: the version path from what the cluster runs
+ * (its status), refused as the operator would refuse it. No status versions yet: nothing to check against,
+ * and the operator decides once it has them.
+ */
+export function versionChangeIssues(spec: unknown, oldSpec: unknown, oldStatus: EtcdClusterStatus | undefined): ValidationIssue[] {
+  const to = isPlainObject(spec) ? spec.version : undefined;
+  const from = isPlainObject(oldSpec) ? oldSpec.version : undefined;
+  const versions = (oldStatus?.members ?? []).map((m) => m.version);
+  if (typeof to !== 'string' || to === from || versions.length === 0 || versions.every((v) => v === undefined)) return [];
+  const path = versionPath({ memberVersions: versions, ...(oldStatus?.clusterVersion ? { clusterVersion: oldStatus.clusterVersion } : {}), target: to });
+  return path.kind === 'Refused' ? [{ field: 'spec.version', message: `spec.version ${to}: ${path.why}` }] : [];
 }
 
 /** How many members can fail with `replicas` members while a majority remains. */
@@ -159,8 +233,21 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
  */
 function beyondCelIssues(spec: Record<string, unknown>): Issue[] {
   const from = isPlainObject(spec.bootstrap) ? spec.bootstrap.fromBackup : undefined;
-  if (!isPlainObject(from) || !isPlainObject(from.destination)) return [];
-  return restoreKeyIssues(from.destination, from.key, [...SPEC, 'bootstrap', 'fromBackup', 'key']);
+  const restore = isPlainObject(from) && isPlainObject(from.destination) ? restoreKeyIssues(from.destination, from.key, [...SPEC, 'bootstrap', 'fromBackup', 'key']) : [];
+  return [...restore, ...removedFlagIssues(spec)];
+}
+
+/** Flags the version's etcd no longer has: every member made from the spec would exit at once. */
+function removedFlagIssues(spec: Record<string, unknown>): Issue[] {
+  const minor = typeof spec.version === 'string' ? minorOf(spec.version) : undefined;
+  const removed = minor === undefined ? [] : (FLAGS_REMOVED_IN[minor] ?? []);
+  const args = isPlainObject(spec.etcd) && Array.isArray(spec.etcd.extraArgs) ? spec.etcd.extraArgs.filter((a): a is string => typeof a === 'string') : [];
+  const refused = args.filter((a) => removed.includes(a.replace(/^--/, '').split('=')[0]!));
+  if (refused.length === 0) return [];
+  const message = `etcd ${minor} (spec.version ${String(spec.version)}) has no ${refused.join(', ')} (spec.etcd.extraArgs) and refuses to start with ${refused.length === 1 ? 'it' : 'them'}`;
+  // At both fields, because ratcheting keeps an issue only where the value changed: a move to the new minor
+  // changes the version, adding the flag changes the arguments.
+  return [{ path: [...SPEC, 'version'], message }, { path: [...SPEC, 'etcd', 'extraArgs'], message }];
 }
 
 /** A snapshot restored from a PVC destination is read at `key`, which the PVC store refuses unless isPvcKey(). */

@@ -104,22 +104,41 @@ export interface CelRule {
   message: string;
 }
 
-/** Whether a `spec.version` change is an upgrade path the operator supports. */
+/**
+ * Whether a `spec.version` change is one the operator may make: within a minor version, one minor up, or one
+ * minor back. CEL sees only the spec, so one minor back is allowed here: it is a rollback of an upgrade that
+ * has not finished, which is safe only while etcd's cluster version has not moved (status.clusterVersion).
+ * The validating webhook and the operator check that (versionPath() in defaults.ts).
+ */
 function versionChangeRule(): string {
   // Built from the supported minors so the CEL rule, versionChangeAllowed() and the docs cannot drift apart.
   const steps = SUPPORTED_MINOR_VERSIONS.map((minor, i) => {
-    const next = SUPPORTED_MINOR_VERSIONS[i + 1];
-    const targets = next === undefined ? `self.startsWith('${minor}.')` : `(self.startsWith('${minor}.') || self.startsWith('${next}.'))`;
-    return `(oldSelf.startsWith('${minor}.') && ${targets})`;
+    const targets = [SUPPORTED_MINOR_VERSIONS[i - 1], minor, SUPPORTED_MINOR_VERSIONS[i + 1]].filter((m) => m !== undefined).map((m) => `self.startsWith('${m}.')`);
+    return `(oldSelf.startsWith('${minor}.') && (${targets.join(' || ')}))`;
   });
   return ['self == oldSelf', ...steps].join(' || ');
 }
+
+/**
+ * Flags an etcd minor version no longer has: etcd exits at once with "flag provided but not defined". 3.6
+ * dropped the v2 store (checked against etcd 3.6.16).
+ */
+export const FLAGS_REMOVED_IN: Readonly<Record<string, readonly string[]>> = {
+  '3.6': ['enable-v2', 'experimental-enable-v2v3'],
+};
+
+/**
+ * The oldest 3.5 patch release a member may run when the cluster moves to 3.6: 3.5.1–3.5.19 did not persist
+ * learner promotions to the v3 store, which 3.6 trusts (etcd-io/etcd#19557; etcd's upgrade guide asks for
+ * 3.5.32 or later), and this operator promotes a learner on every scale-up.
+ */
+export const MIN_35_FOR_36 = '3.5.32';
 
 export const RULES = {
   versionChange: {
     rule: versionChangeRule(),
     message:
-      'spec.version may change within a minor version or move up to the next minor version (e.g. 3.5.x to 3.6.y); skipping a minor version or downgrading to an older minor version is not supported',
+      'spec.version may change within a minor version, move up to the next minor version (e.g. 3.5.x to 3.6.y), or go back one minor version to roll back an upgrade that has not finished; skipping a minor version is not supported',
   },
   imageOrRepository: {
     rule: '!(has(self.image) && has(self.repository))',
@@ -488,6 +507,12 @@ export const EtcdClusterStatusSchema = Type.Object(
     clusterID: Type.Optional(Type.String({ description: 'etcd cluster ID in hexadecimal.' })),
     leader: Type.Optional(Type.String({ description: 'Name of the member that is the raft leader.' })),
     currentVersion: Type.Optional(Type.String({ description: 'Lowest etcd version any member runs.' })),
+    clusterVersion: Type.Optional(
+      Type.String({
+        description:
+          "etcd's cluster version (the etcdcluster of a member's /version, e.g. 3.5.0): the minor every member supports, decided by etcd's leader. It moves up within seconds of the last member running a newer minor version; from then on members cannot go back to the older minor's binaries.",
+      }),
+    ),
     targetVersion: Type.Optional(Type.String({ description: 'etcd version the operator is moving the cluster to.' })),
     clientEndpoint: Type.Optional(Type.String({ description: 'URL clients should use: the client Service.' })),
     nextMemberIndex: Type.Optional(

@@ -1,8 +1,8 @@
 // Admission for EtcdCluster: defaults filled in on create (so the stored object says what runs), and the
 // same validation the operator applies, with warnings for allowed-but-unwise choices (even replicas).
 import type { AdmissionRequest, MutatingHandler, ValidatingHandler } from '@quorum/runtime';
-import { applyDefaults, validateSpec } from '../api/defaults.ts';
-import type { EtcdCluster } from '../api/etcdcluster.ts';
+import { applyDefaults, validateSpec, versionChangeIssues } from '../api/defaults.ts';
+import { MIN_35_FOR_36, type EtcdCluster } from '../api/etcdcluster.ts';
 import { PVC_KEY_RULE } from '../api/destination.ts';
 import { admissionResult, type AdmissionChecks } from './admission.ts';
 
@@ -13,13 +13,19 @@ export const defaultEtcdCluster: MutatingHandler<EtcdCluster> = (req) => {
 
 export const validateEtcdCluster: ValidatingHandler<EtcdCluster> = (req: AdmissionRequest<EtcdCluster>) => {
   if (req.operation === 'DELETE' || !req.object) return { allowed: true };
-  return admissionResult(validateSpec(req.object.spec ?? {}, req.operation === 'UPDATE' ? req.oldObject?.spec : undefined));
+  const old = req.operation === 'UPDATE' ? req.oldObject : undefined;
+  const issues = validateSpec(req.object.spec ?? {}, old?.spec);
+  // What etcd allows depends on what the members run (the status), which CEL cannot see.
+  const versionIssues = old ? versionChangeIssues(req.object.spec, old.spec, old.status) : [];
+  return admissionResult([...versionIssues, ...issues]);
 };
 
 /** What the webhook adds to the CRD's schema and CEL rules (which it also checks, with the same messages). */
 export const ETCDCLUSTER_ADMISSION: AdmissionChecks = {
   errors: [
     `\`spec.bootstrap.fromBackup.key\` with a \`pvc\` destination must be ${PVC_KEY_RULE}. Without the webhook, the operator reports such a spec as \`Degraded\`/\`InvalidSpec\` and creates nothing.`,
+    `A \`spec.version\` change etcd would refuse, judged from \`status.clusterVersion\` and the members' versions: one minor version back once the cluster version has moved to the newer minor, or to 3.6 while a member runs 3.5 older than ${MIN_35_FOR_36}. Without the webhook, the operator changes no member and reports \`Degraded\`/\`UpgradeBlocked\`.`,
+    '`spec.etcd.extraArgs` with a flag the etcd of `spec.version` no longer has (`--enable-v2` and `--experimental-enable-v2v3` in 3.6). Without the webhook, the operator reports `Degraded`/`InvalidSpec` and changes nothing.',
   ],
   warnings: [
     '`spec.replicas` is 1 (no failure tolerated) or even (no more failures tolerated than with one member fewer).',

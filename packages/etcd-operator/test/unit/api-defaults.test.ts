@@ -8,6 +8,8 @@ import {
   validateEtcdCluster,
   validateSpec,
   versionChangeAllowed,
+  versionChangeIssues,
+  versionPath,
   warningsOf,
   type ValidationIssue,
 } from '../../src/api/defaults.ts';
@@ -115,17 +117,72 @@ test('versions of every supported minor are accepted', () => {
   for (const version of ['3.4.37', '3.5.35', '3.6.16', '3.6.0']) assert.deepEqual(errors({ version }), [], version);
 });
 
-test('version changes: patch moves and one minor up are allowed, skips and minor downgrades are not', () => {
+test('version changes: patch moves, one minor up and one minor back are allowed by the spec, skips are not', () => {
   assert.deepEqual(errors({ version: '3.6.16' }, { version: '3.5.35' }), []);
   assert.deepEqual(errors({ version: '3.5.30' }, { version: '3.5.35' }), []);
   assert.deepEqual(messages(errors({ version: '3.6.16' }, { version: '3.4.37' })), [RULES.versionChange.message]);
-  assert.deepEqual(messages(errors({ version: '3.5.35' }, { version: '3.6.16' })), [RULES.versionChange.message]);
+  // One minor back is a rollback of an unfinished upgrade; whether etcd still allows it is versionPath's call.
+  assert.deepEqual(errors({ version: '3.5.35' }, { version: '3.6.16' }), []);
+  assert.deepEqual(messages(errors({ version: '3.4.37' }, { version: '3.6.16' })), [RULES.versionChange.message]);
   // An unset version defaults to the newest: on an old 3.4 cluster that is a skip.
   assert.deepEqual(messages(errors({}, { version: '3.4.37' })), [RULES.versionChange.message]);
   assert.equal(versionChangeAllowed('3.5.35', '3.6.0'), true);
-  assert.equal(versionChangeAllowed('3.6.0', '3.5.35'), false);
+  assert.equal(versionChangeAllowed('3.6.0', '3.5.35'), true);
   assert.equal(versionChangeAllowed('3.4.1', '3.6.0'), false);
+  assert.equal(versionChangeAllowed('3.6.1', '3.4.0'), false);
   assert.equal(versionChangeAllowed('bogus', '3.6.0'), false);
+});
+
+test('versionPath: what etcd allows from what the members run and the cluster version', () => {
+  const path = (memberVersions: (string | undefined)[], target: string, clusterVersion?: string): string => {
+    const p = versionPath({ memberVersions, target, ...(clusterVersion ? { clusterVersion } : {}) });
+    return p.kind === 'Refused' ? `Refused: ${p.why}` : p.kind;
+  };
+  assert.equal(path(['3.5.35', '3.5.35', '3.5.35'], '3.5.35', '3.5.0'), 'None');
+  assert.equal(path(['3.5.30', '3.5.30', '3.5.30'], '3.5.35', '3.5.0'), 'Patch');
+  assert.equal(path(['3.5.35', '3.5.35', '3.5.35'], '3.5.30', '3.5.0'), 'Patch');
+  assert.equal(path(['3.5.35', '3.5.35', '3.5.35'], '3.6.16', '3.5.0'), 'Upgrade');
+  assert.equal(path(['3.4.23', '3.4.23', '3.4.23'], '3.5.35', '3.4.0'), 'Upgrade');
+  // Part-way through an upgrade: going on is an Upgrade, going back a Rollback, while the cluster version is 3.5.
+  assert.equal(path(['3.6.16', '3.5.35', '3.5.35'], '3.6.16', '3.5.0'), 'Upgrade');
+  assert.equal(path(['3.6.16', '3.6.16', '3.5.35'], '3.5.35', '3.5.0'), 'Rollback');
+  // Every member on 3.6 but the leader has not moved the cluster version yet: still a rollback.
+  assert.equal(path(['3.6.16', '3.6.16', '3.6.16'], '3.5.35', '3.5.0'), 'Rollback');
+  // Once it moved, etcd refuses 3.5 binaries: a downgrade, not built.
+  assert.match(path(['3.6.16', '3.6.16', '3.6.16'], '3.5.35', '3.6.0'), /^Refused: etcd's cluster version is already 3\.6.*downgrade API is not built yet/);
+  // Without the cluster version the lowest member minor stands in: a 3.5 member proves it is still 3.5.
+  assert.equal(path(['3.6.16', undefined, '3.5.35'], '3.5.35'), 'Rollback');
+  assert.match(path(['3.6.16', undefined, '3.6.16'], '3.5.35'), /^Refused: etcd's cluster version is already 3\.6/);
+  assert.match(path(['3.4.23', '3.4.23'], '3.6.16', '3.4.0'), /^Refused: 3\.6\.16 is more than one minor version away from the cluster version 3\.4/);
+  // 3.6 trusts the v3 store's learner records that 3.5 before 3.5.32 did not always write.
+  assert.match(path(['3.5.19', '3.5.35', '3.5.35'], '3.6.16', '3.5.0'), /^Refused: moving to 3\.6 needs every member on 3\.5\.32 or later first.*3\.5\.19/);
+  assert.equal(path(['3.5.32', '3.5.35'], '3.6.16', '3.5.0'), 'Upgrade');
+  assert.match(path([undefined, undefined], '3.6.16'), /^Refused: no member has reported its version yet/);
+});
+
+test('versionChangeIssues: the webhook refuses a version change etcd would refuse, judged from the status', () => {
+  const status = (clusterVersion: string | undefined, ...versions: (string | undefined)[]): EtcdCluster['status'] => ({
+    ...(clusterVersion ? { clusterVersion } : {}),
+    members: versions.map((version, i) => ({ name: `c-${i}`, ready: true, learner: false, leader: i === 0, ...(version ? { version } : {}) })),
+  });
+  assert.deepEqual(versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status('3.5.0', '3.6.16', '3.5.35', '3.5.35')), []);
+  const refused = versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status('3.6.0', '3.6.16', '3.6.16', '3.6.16'));
+  assert.equal(refused.length, 1);
+  assert.equal(refused[0]?.field, 'spec.version');
+  assert.match(refused[0]?.message ?? '', /^spec\.version 3\.5\.35: etcd's cluster version is already 3\.6/);
+  // Nothing to judge by yet (a new cluster), or the version unchanged: nothing refused here.
+  assert.deepEqual(versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status(undefined)), []);
+  assert.deepEqual(versionChangeIssues({ version: '3.6.16', replicas: 5 }, { version: '3.6.16' }, status('3.6.0', '3.6.16')), []);
+});
+
+test('extraArgs the etcd of spec.version no longer has are refused (3.6 has no v2 store)', () => {
+  assert.deepEqual(errors({ version: '3.5.35', etcd: { extraArgs: ['--enable-v2=true'] } }), []);
+  const refused = errors({ version: '3.6.16', etcd: { extraArgs: ['--enable-v2=true', '--log-level=warn'] } });
+  assert.deepEqual(refused.map((e) => e.field).sort(), ['spec.etcd.extraArgs', 'spec.version']);
+  assert.match(refused[0]?.message ?? '', /etcd 3\.6 \(spec\.version 3\.6\.16\) has no --enable-v2=true/);
+  // Moving a cluster that has the flag to 3.6 is refused at spec.version (the field that changed).
+  const moving = errors({ version: '3.6.16', etcd: { extraArgs: ['--experimental-enable-v2v3=/v2'] } }, { version: '3.5.35', etcd: { extraArgs: ['--experimental-enable-v2v3=/v2'] } });
+  assert.deepEqual(moving.map((e) => e.field), ['spec.version']);
 });
 
 test('storage: exactly one of volumeClaimTemplate and emptyDir', () => {

@@ -259,6 +259,18 @@ test('EtcdCluster: a fromBackup key a PVC cannot hold is refused by the webhook 
   refused(await review(validateEtcdCluster, cluster({ replicas: 0 })), /spec\.replicas/);
 });
 
+test('EtcdCluster: one minor back is admitted as a rollback only while status.clusterVersion is the older minor', async () => {
+  const running = (clusterVersion: string, ...versions: string[]): EtcdCluster => ({
+    ...cluster({ replicas: 3, version: '3.6.16' }),
+    status: { clusterVersion, members: versions.map((version, i) => ({ name: `example-${i}`, ready: true, learner: false, leader: i === 0, version })) },
+  });
+  allowed(await review(validateEtcdCluster, cluster({ replicas: 3, version: '3.5.35' }), { operation: 'UPDATE', oldObject: running('3.5.0', '3.6.16', '3.5.35', '3.5.35') }));
+  refused(
+    await review(validateEtcdCluster, cluster({ replicas: 3, version: '3.5.35' }), { operation: 'UPDATE', oldObject: running('3.6.0', '3.6.16', '3.6.16', '3.6.16') }),
+    /^spec\.version 3\.5\.35: etcd's cluster version is already 3\.6/,
+  );
+});
+
 // ---- the shared pieces ----
 
 test('isPvcKey is the PVC store\'s own rule: the store refuses exactly the keys it rejects', async () => {
