@@ -16,7 +16,7 @@ export const GENERATE_COMMAND = 'node packages/etcd-operator/scripts/generate.ts
 export const PRINTER_COLUMNS: PrinterColumn[] = [
   { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Desired number of members.' },
   { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Members that are ready.' },
-  { name: 'Version', type: 'string', jsonPath: '.status.currentVersion', description: 'Lowest etcd version any member runs.' },
+  { name: 'Version', type: 'string', jsonPath: '.status.currentVersion', description: 'The etcd version every member runs (the old one until a rolling update is done).' },
   { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Summary of the cluster lifecycle.' },
   { name: 'Leader', type: 'string', jsonPath: '.status.leader', description: 'Member that is the raft leader.', priority: 1 },
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the cluster was created.' },

@@ -93,7 +93,9 @@ export const RECLAIM_POLICIES = ['Retain', 'Delete'] as const;
 export const AUTO_COMPACTION_MODES = ['periodic', 'revision'] as const;
 export const ACCESS_MODES = ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany', 'ReadOnlyMany'] as const;
 export const EMPTY_DIR_MEDIA = ['', 'Memory'] as const;
-export const PHASES = ['Pending', 'Creating', 'Running', 'Scaling', 'Healing', 'Degraded', 'Paused', 'Failed'] as const;
+export const PHASES = ['Pending', 'Creating', 'Running', 'Scaling', 'Healing', 'Updating', 'Degraded', 'Paused', 'Failed'] as const;
+/** Why a rolling update stopped at a member (status.rollout.halted.reason). */
+export const HALT_REASONS = ['CrashLooping', 'CannotStart', 'GateTimeout', 'VersionMismatch'] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 /** Condition types the operator sets; the list is open (conditions are keyed by type). */
 export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const;
@@ -381,12 +383,21 @@ export const EtcdClusterSpecSchema = Type.Object(
       Type.Integer({ description: 'Number of etcd members; odd numbers tolerate the most failures for their size.', format: 'int32', minimum: MIN_REPLICAS, maximum: MAX_REPLICAS, default: DEFAULT_REPLICAS }),
     ),
     version: Type.Optional(
-      Type.String({ description: 'etcd version of new members (3.MINOR.PATCH). Running members are not changed yet: a change is reported by the MembersUpToDate condition, naming the members that differ.', pattern: VERSION_PATTERN, maxLength: 32, default: DEFAULT_VERSION, 'x-kubernetes-validations': [RULES.versionChange] }),
+      Type.String({
+        description:
+          "etcd version of the members (3.MINOR.PATCH). A change is rolled out one member at a time, followers first and the leader last after leadership moved to an updated member, each member gated on being healthy, Ready and caught up before the next goes; a member that fails its gate halts the rollout (docs/upgrades.md). It may move within a minor version, one minor version up, or back one minor version to roll back an upgrade whose cluster version (status.clusterVersion) has not moved yet; the operator changes no member for a move etcd would refuse.",
+        pattern: VERSION_PATTERN,
+        maxLength: 32,
+        default: DEFAULT_VERSION,
+        'x-kubernetes-validations': [RULES.versionChange],
+      }),
     ),
     repository: Type.Optional(
       Type.String({ description: `Image repository, tagged v<version>; ${DEFAULT_REPOSITORY} when neither repository nor image is set.`, minLength: 1, maxLength: 512 }),
     ),
-    image: Type.Optional(Type.String({ description: 'Full image reference overriding repository; it must contain etcd of spec.version.', minLength: 1, maxLength: 1024 })),
+    image: Type.Optional(
+      Type.String({ description: 'Full image reference overriding repository; it must run etcd of spec.version (a rolling update halts with VersionMismatch at a member that runs another).', minLength: 1, maxLength: 1024 }),
+    ),
     storage: Type.Optional(StorageSchema),
     podTemplate: Type.Optional(PodTemplateSchema),
     antiAffinity: Type.Optional(
@@ -484,6 +495,33 @@ export const RecoverySchema = Type.Object(
   { description: 'The last recovery from quorum loss under spec.disasterRecovery.policy Restore: how, from what, and the data-loss window.' },
 );
 
+export const RolloutSchema = Type.Object(
+  {
+    target: Type.String({ description: 'Hash of the spec fields that shape member pods, as the rollout moves them to.', maxLength: 64 }),
+    fromVersion: Type.Optional(Type.String({ description: 'status.currentVersion when the rollout began: what spec.version goes back to for a rollback.', maxLength: 32 })),
+    targetVersion: Type.String({ description: 'spec.version when the rollout began.', maxLength: 32 }),
+    startedAt: Type.String({ description: 'When the rollout began.', format: 'date-time' }),
+    member: Type.Optional(Type.String({ description: 'The member being updated: recorded before its pod is evicted.', maxLength: 63 })),
+    memberSince: Type.Optional(Type.String({ description: "When that member's update began: the start of its gate's bound.", format: 'date-time' })),
+    halted: Type.Optional(
+      Type.Object(
+        {
+          member: Type.String({ description: 'The updated member that failed its gate.', maxLength: 63 }),
+          reason: stringEnum(HALT_REASONS, {
+            description:
+              'CrashLooping: its etcd keeps exiting; CannotStart: its container cannot start (the kubelet says why) past the bound; GateTimeout: it did not become healthy, Ready and caught up within the bound; VersionMismatch: it runs another etcd version than spec.version (spec.image).',
+          }),
+          message: Type.String({ description: "What failed, in etcd's or the kubelet's words.", maxLength: 4096 }),
+          at: Type.String({ description: 'When the rollout halted.', format: 'date-time' }),
+        },
+        { description: 'Set when the rollout stopped: no further member is updated until spec changes (a rollback) or the etcd.quorum.dev/retry-rollout annotation gets a new value.' },
+      ),
+    ),
+    retryToken: Type.Optional(Type.String({ description: 'The etcd.quorum.dev/retry-rollout annotation value when this rollout began; a different value retries a halted rollout.', maxLength: 256 })),
+  },
+  { description: 'The rolling update under way, recorded before each step so that a restarted operator resumes it; removed once every member runs the spec.' },
+);
+
 export const EtcdClusterStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
@@ -497,6 +535,7 @@ export const EtcdClusterStatusSchema = Type.Object(
     ),
     replicas: Type.Optional(Type.Integer({ description: 'Number of members in the etcd member list.', format: 'int32', minimum: 0 })),
     readyReplicas: Type.Optional(Type.Integer({ description: 'Number of members that are ready.', format: 'int32', minimum: 0 })),
+    updatedReplicas: Type.Optional(Type.Integer({ description: 'Number of members whose pod was made from the current spec.', format: 'int32', minimum: 0 })),
     members: Type.Optional(
       Type.Array(MemberSchema, {
         description: 'The etcd members, one entry per member.',
@@ -506,14 +545,16 @@ export const EtcdClusterStatusSchema = Type.Object(
     ),
     clusterID: Type.Optional(Type.String({ description: 'etcd cluster ID in hexadecimal.' })),
     leader: Type.Optional(Type.String({ description: 'Name of the member that is the raft leader.' })),
-    currentVersion: Type.Optional(Type.String({ description: 'Lowest etcd version any member runs.' })),
+    currentVersion: Type.Optional(
+      Type.String({ description: 'The etcd version every member runs. It changes only once every member reports the same version: during a rolling update it keeps the old one until the last member runs the new one.' }),
+    ),
     clusterVersion: Type.Optional(
       Type.String({
         description:
           "etcd's cluster version (the etcdcluster of a member's /version, e.g. 3.5.0): the minor every member supports, decided by etcd's leader. It moves up within seconds of the last member running a newer minor version; from then on members cannot go back to the older minor's binaries.",
       }),
     ),
-    targetVersion: Type.Optional(Type.String({ description: 'etcd version the operator is moving the cluster to.' })),
+    targetVersion: Type.Optional(Type.String({ description: 'spec.version: the etcd version the operator rolls every member to (status.rollout records a rolling update under way).' })),
     clientEndpoint: Type.Optional(Type.String({ description: 'URL clients should use: the client Service.' })),
     nextMemberIndex: Type.Optional(
       Type.Integer({ description: 'Index for the next new member name: member names are never reused.', format: 'int64', minimum: 0 }),
@@ -523,6 +564,7 @@ export const EtcdClusterStatusSchema = Type.Object(
     ),
     step: Type.Optional(StepSchema),
     recovery: Type.Optional(RecoverySchema),
+    rollout: Type.Optional(RolloutSchema),
   },
   { description: 'Observed state of the etcd cluster, written by the operator.' },
 );
@@ -568,6 +610,8 @@ export type PodTemplate = Static<typeof PodTemplateSchema>;
 export type EtcdOptions = Static<typeof EtcdOptionsSchema>;
 export type FromBackup = Static<typeof FromBackupSchema>;
 export type Recovery = Static<typeof RecoverySchema>;
+export type RolloutRecord = Static<typeof RolloutSchema>;
+export type HaltReason = (typeof HALT_REASONS)[number];
 export type AntiAffinity = (typeof ANTI_AFFINITIES)[number];
 export type ReclaimPolicy = (typeof RECLAIM_POLICIES)[number];
 export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number];

@@ -47,7 +47,9 @@ function clusterSpecProperty(field: (typeof RESTORE_CLUSTER_SPEC_FIELDS)[number]
   const property = EtcdClusterSpecSchema.properties[field] as TSchema & { 'x-kubernetes-validations'?: { rule: string }[] };
   const { 'x-kubernetes-validations': rules, ...rest } = property;
   const kept = (rules ?? []).filter((r) => !r.rule.includes('oldSelf'));
-  return (kept.length > 0 ? { ...rest, 'x-kubernetes-validations': kept } : rest);
+  // EtcdCluster's description of version is about changing it on a running cluster; here it is set once.
+  const described = field === 'version' ? { ...rest, description: "etcd version of the new cluster's members (3.MINOR.PATCH)." } : rest;
+  return (kept.length > 0 ? { ...described, 'x-kubernetes-validations': kept } : described);
 }
 
 export const RestoreClusterSpecSchema = Type.Object(

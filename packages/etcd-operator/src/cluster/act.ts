@@ -90,6 +90,22 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       .sort((x, y) => Number(y.id === leader) - Number(x.id === leader))
       .flatMap((m) => (byMember.has(m.member) ? [{ member: m.member, endpoint: byMember.get(m.member)! }] : []));
   };
+  const endpointOf = (member: string): string | undefined => {
+    const p = c.pods.find((x) => x.metadata.labels?.[LABELS.member] === member && x.status?.podIP && !x.metadata.deletionTimestamp);
+    return p ? `http://${p.status!.podIP}:2379` : undefined;
+  };
+  /** The eviction API, not a delete: it refuses when the PodDisruptionBudget does not allow it (a drain under way shares it). */
+  const evict = async (member: string): Promise<void> => {
+    try {
+      await c.client.request('POST', `/api/v1/namespaces/${namespace}/pods/${member}/eviction`, { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: member, namespace } }, { signal });
+    } catch (err) {
+      if (err instanceof NotFoundError) return;
+      // 429: the budget allows no disruption now (another member is down or being drained): a wait, retried.
+      if (err instanceof ApiError && err.code === 429) throw new StepError('DisruptionBudget', `the PodDisruptionBudget allows no eviction of ${member} now: ${err.status.message ?? err.message}`);
+      throw err;
+    }
+    await c.wrote(`evict pod ${member}`);
+  };
   const through = (r: { through: string; refusals: { member: string; error: string }[] }): string =>
     r.refusals.length ? ` through ${r.through}, after ${r.refusals.map((x) => `${x.member}: ${x.error}`).join('; ')}` : '';
 
@@ -102,6 +118,22 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     for (const claim of c.pvcs.filter((x) => !x.metadata.deletionTimestamp)) {
       await c.client.delete(PersistentVolumeClaims, { namespace, name: claim.metadata.name! }, { signal }).catch(ignoreNotFound);
       await c.wrote(`delete pvc ${claim.metadata.name}`);
+    }
+  };
+
+  /**
+   * A rollback to an older minor is safe only while etcd's cluster version is still that minor: once it has
+   * moved up, an older binary refuses to start ("server version is lower than determined cluster version").
+   * Read again right before the member goes, since the plan's reading may be seconds old.
+   */
+  const checkClusterVersion = async (atMost: string): Promise<void> => {
+    const endpoint = c.view.health.filter((h) => h.healthy).map((h) => endpointOf(h.member)).find(Boolean);
+    if (!endpoint) throw new StepError('ClusterVersionUnknown', 'no member serves to read the cluster version from before a rollback');
+    const version = (await c.etcd.get(endpoint).version({ signal })).cluster;
+    if (!version) throw new StepError('ClusterVersionUnknown', 'etcd has not decided its cluster version yet; a rollback waits for it');
+    const minor = (v: string): number => Number(v.split('.')[1]);
+    if (minor(version) > minor(atMost)) {
+      throw new StepError('ClusterVersionMoved', `etcd's cluster version moved to ${version}: members can no longer go back to ${atMost} binaries`);
     }
   };
 
@@ -148,16 +180,41 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       return { requeueAfter: 500 };
     }
     case 'restartMember': {
-      // The eviction API, not a delete: it refuses when the PodDisruptionBudget does not allow it.
-      await c.client.request('POST', `/api/v1/namespaces/${namespace}/pods/${a.member}/eviction`, {
-        apiVersion: 'policy/v1',
-        kind: 'Eviction',
-        metadata: { name: a.member, namespace },
-      }, { signal });
-      await c.wrote(`evict pod ${a.member}`);
+      await evict(a.member);
       c.event('Warning', 'MemberRestarted', `evicted pod ${a.member} so that its peers reconnect to it: ${a.detail}`);
       return { requeueAfter: 2000 };
     }
+    case 'startRollout':
+      // Status records the rollout (written before this step): nothing else to do.
+      c.event('Normal', 'RollingUpdateStarted', a.detail);
+      return { requeueAfter: 100 };
+    case 'updateMember': {
+      // Status already names this member as the rollout's (a crash from here resumes with it).
+      if (a.clusterVersionAtMost) await checkClusterVersion(a.clusterVersionAtMost);
+      if (a.via === 'evict') {
+        await evict(a.member);
+        c.event('Normal', 'MemberUpdating', `evicted pod ${a.member}: it is recreated from the current spec on its volume, as the same member (${a.detail})`);
+      } else {
+        // emptyDir: deleting the pod loses the data, so the member is replaced by a new one made from the spec.
+        const r = await changeMembership({ kind: 'remove', id: a.id }, votingEndpoints(), c.etcd, signal);
+        await c.wrote(`etcd member remove ${a.member}`);
+        c.event('Normal', 'MemberUpdating', `removed ${a.member} to replace it with a new member made from the current spec (its data is on emptyDir)${through(r)}`);
+      }
+      return { requeueAfter: 1000 };
+    }
+    case 'moveLeader': {
+      const endpoint = endpointOf(a.from);
+      if (!endpoint) throw new StepError('LeaderUnreachable', `the leader ${a.from} has no running pod to send the leadership transfer to`);
+      // It returns once the transfer is done: longer than an ordinary call.
+      await c.etcd.get(endpoint).moveLeader(a.toId, { signal, timeoutMs: 10_000 });
+      await c.wrote(`etcd move-leader ${a.to}`);
+      c.event('Normal', 'LeaderMoved', `moved leadership from ${a.from} to the updated member ${a.to}, so that ${a.from} is updated last, as a follower`);
+      return { requeueAfter: 500 };
+    }
+    case 'haltRollout':
+      // Status records the halt (written before this step); what remains is to say it.
+      c.event('Warning', 'UpgradeFailed', `rolling update halted at ${a.member} (${a.reason}): ${a.message}`);
+      return { requeueAfter: 30_000 };
     case 'startRecovery': {
       // Status already records the recovery (written before this step), so a crash from here resumes it.
       c.event('Warning', 'RecoveryStarted', `${a.detail}. Writes after revision ${a.revision}${a.dataTime ? ` (${a.dataTime})` : ''} are lost`);

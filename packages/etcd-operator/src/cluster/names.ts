@@ -8,6 +8,8 @@ export const LABELS = {
 } as const;
 
 export const FIELD_MANAGER = 'quorum-etcd-operator';
+/** An EtcdCluster annotation: setting it to a new value retries a halted rolling update (docs/upgrades.md). */
+export const RETRY_ROLLOUT_ANNOTATION = 'etcd.quorum.dev/retry-rollout';
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;

@@ -61,10 +61,13 @@ export function observePod(pod: PodObject, now: number, previousCrashSince?: num
   // deletionTimestamp is when the graceful deletion should be over (request time + grace period): a pod
   // still there after it is one the kubelet has not confirmed gone; that is the moment "stuck" counts from.
   const deletion = pod.metadata.deletionTimestamp ? Date.parse(pod.metadata.deletionTimestamp) : undefined;
+  const ready = pod.status?.conditions?.find((c) => c.type === 'Ready' && c.status === 'True');
+  const readySince = ready?.lastTransitionTime ? Date.parse(ready.lastTransitionTime) : undefined;
   return {
     member: pod.metadata.labels?.[LABELS.member] ?? pod.metadata.name ?? '',
     phase: pod.status?.phase ?? 'Pending',
-    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    ready: ready !== undefined,
+    ...(readySince !== undefined && Number.isFinite(readySince) ? { readySince } : {}),
     deleting: pod.metadata.deletionTimestamp !== undefined,
     ...(deletion !== undefined && Number.isFinite(deletion) ? { deletingSince: deletion } : {}),
     ...(pod.spec?.nodeName ? { nodeName: pod.spec.nodeName } : {}),
@@ -159,7 +162,10 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
   const voters = list.filter((m) => !m.isLearner).length;
   const named = mostCommon(health.filter((h) => h.healthy && !h.learner).map((h) => h.leaderId).filter((l): l is string => !!l && l !== '0'));
   const leaderId = named && health.filter((h) => h.healthy && !h.learner && h.leaderId === named).length >= quorum(voters) ? named : undefined;
-  const members: ObservedMember[] = list.map((m, i) => ({ id: m.id, member: health[i]!.member, started: m.name !== '', learner: m.isLearner, healthy: health[i]!.healthy }));
+  const members: ObservedMember[] = list.map((m, i) => ({
+    id: m.id, member: health[i]!.member, started: m.name !== '', learner: m.isLearner, healthy: health[i]!.healthy,
+    ...(health[i]!.version ? { version: health[i]!.version } : {}),
+  }));
   // Every member that answered its status named the cluster ID: no extra call for it.
   const clusterId = health.find((h) => h.clusterId)?.clusterId;
   return { membership: { members, leaderId }, health, clusterId, unreachable: [] };

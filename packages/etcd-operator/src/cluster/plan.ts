@@ -3,9 +3,13 @@
 // step. No step is taken on silence: a member that does not answer is not presumed gone; only Kubernetes
 // (a Pod or PVC that is gone or failed) or a quorum's member list counts as evidence.
 // docs/design.md walks through why each step is safe, including when the operator dies right after it.
+import type { VersionPath } from '../api/defaults.ts';
+import type { HaltReason, RolloutRecord } from '../api/etcdcluster.ts';
 import { quorum } from '../etcd/quorum.ts';
 import type { RestoreSource } from './resources.ts';
-import { memberIndex, memberName } from './names.ts';
+import { memberIndex, memberName, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
+
+export type { HaltReason, RolloutRecord };
 
 export interface ObservedPod {
   member: string;
@@ -37,6 +41,8 @@ export interface ObservedPod {
   dataLost?: boolean;
   /** The pod runs etcd with --force-new-cluster (a disaster recovery from this member's data). */
   forcedNewCluster?: boolean;
+  /** Since when the pod has been Ready (its Ready condition's lastTransitionTime, ms since epoch); unset when not Ready. */
+  readySince?: number;
 }
 
 /** The newest Succeeded EtcdBackup of the cluster: what a Restore policy falls back on. */
@@ -63,11 +69,47 @@ export interface ObservedMember {
   learner: boolean;
   /** Whether its own endpoint answered a status request just now. */
   healthy: boolean;
+  /** The etcd server version it reports (its status), e.g. "3.5.35". */
+  version?: string;
+  /** Read during a rollout only: its applied raft index (status raftAppliedIndex) after the leader's commit index was read. */
+  appliedIndex?: string;
+  /** Read during a rollout only: its applied index is at or above the leader's commit index read before it (Membership.leaderCommit). */
+  caughtUp?: boolean;
 }
 
 export interface Membership {
   members: ObservedMember[];
   leaderId: string | undefined;
+  /** Read during a rollout only: the leader's raft index (its committed index), read before each member's applied index. */
+  leaderCommit?: string;
+}
+
+/**
+ * What a rolling update of member pods decides from (see rolloutStep). Gathered only while something is
+ * outdated or a rollout is recorded, so a cluster at rest costs no extra etcd calls.
+ */
+export interface ObservedRollout {
+  /** Members whose pod was not made from the current spec, with the fields that differ. */
+  outdated: { member: string; fields: string[] }[];
+  /** The current spec's template hash: RolloutRecord.target of a rollout to it. */
+  target: string;
+  /** spec.version. */
+  targetVersion: string;
+  /** status.currentVersion: every member's version before the rollout, when they all ran one. */
+  currentVersion?: string;
+  /** status.rollout, as the last status write left it. */
+  record?: RolloutRecord;
+  /** The etcd.quorum.dev/retry-rollout annotation: a value the record has not consumed yet asks to retry a halted rollout. */
+  retryToken?: string;
+  /** How the members' versions get to spec.version, as etcd allows it (api/defaults.ts versionPath). */
+  path: VersionPath;
+  /** etcd's active alarms, by member name; undefined when they could not be read (alarmsUnread says why). */
+  alarms?: { member: string; alarm: string }[];
+  alarmsUnread?: string;
+  /** How long an updated member may take to pass its gate before the rollout halts. */
+  gateBoundMs: number;
+  /** How long an updated member's pod must have been Ready before the next member goes. */
+  minReadyMs: number;
 }
 
 /**
@@ -124,6 +166,7 @@ export interface Observed {
   localRevisions?: Record<string, string>;
   newestBackup?: BackupCandidate;
   recovery?: RecoveryInProgress;
+  rollout: ObservedRollout;
 }
 
 export type Action =
@@ -140,7 +183,21 @@ export type Action =
   | { type: 'clearForRestore'; reason: string }
   /** Evict (PDB-respecting) a healthy member's pod so that its peers reconnect to it: etcd-io/etcd#14523. */
   | { type: 'restartMember'; member: string; reason: 'StalePeerView'; detail: string }
-  | { type: 'wait'; reason: string; detail: string; requeueAfterMs: number }
+  /** A rolling update begins (status only: the record is written before anything is touched). */
+  | { type: 'startRollout'; record: RolloutRecord; detail: string }
+  /**
+   * One member gets the current spec: its pod is evicted (PDB-respecting) and recreated on the same PVC as
+   * the same member (`evict`), or, on emptyDir, the member is removed and replaced by a new one (`replace`).
+   * Status records it as the rollout's member before this is done. `clusterVersionAtMost`: a rollback to an
+   * older minor, refused at the last moment if etcd's cluster version has moved past it meanwhile.
+   */
+  | { type: 'updateMember'; member: string; id: string; via: 'evict' | 'replace'; detail: string; clusterVersionAtMost?: string }
+  /** Leadership to an updated, caught-up member, so that the old leader is updated as a follower. */
+  | { type: 'moveLeader'; from: string; fromId: string; to: string; toId: string; detail: string }
+  /** An updated member failed its gate: the rollout stops here (status only, plus a Warning event). */
+  | { type: 'haltRollout'; member: string; reason: HaltReason; message: string }
+  /** `subject`: the member the wait is about (a step per member); `boundMs`: its own bound instead of the default step deadline. */
+  | { type: 'wait'; reason: string; detail: string; requeueAfterMs: number; subject?: string; boundMs?: number }
   | { type: 'steady' };
 
 /** The next unused member index: never one that a member, pod, PVC or the status has used. */
@@ -255,7 +312,8 @@ export function plan(o: Observed): Action {
   for (const m of members) {
     if (pod(m.member)) continue;
     if (!m.started) return { type: 'createPod', member: m.member, state: 'existing', initialMembers: names, reason: 'MemberAdded' };
-    if (hasPVC(m.member)) return { type: 'createPod', member: m.member, state: 'existing', initialMembers: names, reason: 'PodMissing' };
+    // The rollout's member comes back on its PVC with the current spec: the second half of its update.
+    if (hasPVC(m.member)) return { type: 'createPod', member: m.member, state: 'existing', initialMembers: names, reason: o.rollout.record?.member === m.member ? 'RollingUpdate' : 'PodMissing' };
     // Its data is gone with its PVC (or its emptyDir): the member cannot come back as itself.
     return { type: 'removeMember', member: m.member, id: m.id, reason: 'DataLost' };
   }
@@ -285,12 +343,14 @@ export function plan(o: Observed): Action {
     return { type: 'removeMember', member: stuckMember.member, id: stuckMember.id, reason: 'PodStuckTerminating' };
   }
 
-  // A member crash-looping for longer than the grace period, while the rest keep a quorum: replace it.
+  // A member crash-looping for longer than the grace period, while the rest keep a quorum: replace it. Not
+  // during a rollout: a member that crash-loops on a new spec is the rollout's failure (it halts), and a
+  // replacement would get the same spec, over and over.
   const crashing = members.find((m) => {
     const since = pod(m.member)?.crashLoopingSince;
     return since !== undefined && o.now - since >= o.crashLoopGraceMs;
   });
-  if (crashing && survivesWithout(crashing)) return { type: 'removeMember', member: crashing.member, id: crashing.id, reason: 'CrashLooping' };
+  if (crashing && !o.rollout.record && survivesWithout(crashing)) return { type: 'removeMember', member: crashing.member, id: crashing.id, reason: 'CrashLooping' };
 
   // A change etcd has refused through every member for too long, while all members are healthy: some
   // member holds a stale "inactive" view of a peer (etcd-io/etcd#14523). Restart the peer it reports
@@ -315,6 +375,9 @@ export function plan(o: Observed): Action {
   // membership is healthy, and scale-down removes a member that is down before any healthy one.
   const down = members.filter((m) => !(serving(m) && pod(m.member)?.ready));
   if (members.length < o.replicas) {
+    // A new member would get the spec the rollout halted on.
+    const halted = haltedRollout(o.rollout);
+    if (halted) return { type: 'wait', reason: 'UpgradeFailed', detail: `no member is added while the rollout is halted: ${haltMessage(halted)}`, requeueAfterMs: 30_000 };
     // Once promoted, the new member serves too: a quorum of the larger membership must then be healthy.
     if (healthyVoters.length + 1 < quorum(voters.length + 1) || down.some((m) => !pod(m.member)?.deleting && pod(m.member)?.crashLoopingSince === undefined)) {
       return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: `a member is added only while the others serve; not serving: ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')}`, requeueAfterMs: 2000 };
@@ -330,6 +393,10 @@ export function plan(o: Observed): Action {
     const victim = byAge.find((m) => m.id !== o.membership!.leaderId) ?? byAge[0]!;
     return { type: 'removeMember', member: victim.member, id: victim.id, reason: 'ScaleDown' };
   }
+  // Rolling updates, once membership matches the spec (healing and scaling come first).
+  const rolling = rolloutStep(o, members, serving);
+  if (rolling) return rolling;
+
   const terminating = o.pods.find((p) => p.deleting && inMembership.has(p.member));
   if (terminating) {
     const for_ = o.now - (terminating.deletingSince ?? o.now);
@@ -427,4 +494,165 @@ function disaster(o: Observed): Action | undefined {
     };
   }
   return { type: 'wait', reason: 'QuorumLost', detail: `${what}, and this cluster has no Succeeded EtcdBackup: nothing to restore from`, requeueAfterMs: 30_000 };
+}
+
+const retryRequested = (r: ObservedRollout): boolean => r.retryToken !== undefined && r.retryToken !== r.record?.retryToken;
+
+/** The halted record that still holds: the spec it halted on is still the spec, and no retry was asked for since. */
+export function haltedRollout(r: ObservedRollout): RolloutRecord | undefined {
+  const record = r.record;
+  return record?.halted && record.target === r.target && !retryRequested(r) ? record : undefined;
+}
+
+/** What a person reads when a rollout has halted: where, why in etcd's or the kubelet's words, and the ways on. */
+export function haltMessage(record: RolloutRecord): string {
+  const halted = record.halted;
+  if (!halted) return `rolling update to ${record.targetVersion}`;
+  const back = record.fromVersion && record.fromVersion !== record.targetVersion ? `set spec.version back to ${record.fromVersion}` : 'revert the spec change';
+  return `rolling update to ${record.targetVersion} halted at ${halted.member} (${halted.reason}): ${halted.message}. No further member is updated. To roll back, ${back}; to try again after fixing the cause, set the annotation ${RETRY_ROLLOUT_ANNOTATION} to a new value`;
+}
+
+const minorOf = (version: string): string => version.split('.').slice(0, 2).join('.');
+
+function compareVersions(a: string, b: string): number {
+  const x = a.split('.').map(Number);
+  const y = b.split('.').map(Number);
+  for (let i = 0; i < Math.max(x.length, y.length); i++) if ((x[i] ?? 0) !== (y[i] ?? 0)) return (x[i] ?? 0) - (y[i] ?? 0);
+  return 0;
+}
+
+/**
+ * Rolling updates of member pods (any change of the spec that shapes them: version, image, podTemplate,
+ * antiAffinity, etcd options), one member at a time, only while membership matches the spec. In order:
+ * - nothing outdated and nothing recorded: not a rollout (undefined);
+ * - a halted rollout waits for a person: a spec change (rollback) or a retry token starts a new one;
+ * - a version move etcd would refuse changes nothing (UpgradeBlocked);
+ * - a new target is recorded before anything is touched (startRollout), so a crash anywhere resumes it;
+ * - every member on the new spec must pass its gate (started, healthy, Ready for minReadyMs, caught up with
+ *   the leader's commit index, on spec.version) before the next one goes; a crash-looping updated member, one
+ *   on another version, or the rollout's member past the gate's bound halts the rollout;
+ * - nothing left outdated: done (steady; status drops the record);
+ * - pre-checks: every other member serves; no CORRUPT alarm, and no NOSPACE for a version move;
+ * - the next member: one that serves nobody now (its update costs nothing), then followers by index, then the
+ *   leader, after leadership moved to the updated member that has applied the most.
+ */
+function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: ObservedMember) => boolean): Action | undefined {
+  const r = o.rollout;
+  const record = r.record;
+  if (!record && r.outdated.length === 0) return undefined;
+
+  const halted = haltedRollout(r);
+  if (halted) return { type: 'wait', reason: 'UpgradeFailed', detail: haltMessage(halted), requeueAfterMs: 30_000 };
+  if (r.outdated.length > 0 && r.path.kind === 'Refused') {
+    return { type: 'wait', reason: 'UpgradeBlocked', detail: `spec.version ${r.targetVersion} is not rolled out: ${r.path.why}. No member is changed`, requeueAfterMs: 30_000 };
+  }
+
+  const outdated = new Map(r.outdated.map((x) => [x.member, x.fields]));
+  const isOutdated = (m: ObservedMember): boolean => outdated.has(m.member);
+  const describeFields = (m: ObservedMember): string => outdated.get(m.member)?.join(', ') ?? '';
+  if (!record || record.target !== r.target || retryRequested(r)) {
+    const known = members.map((m) => m.version).filter((v): v is string => v !== undefined).sort(compareVersions);
+    const fromVersion = r.currentVersion ?? known[0];
+    return {
+      type: 'startRollout',
+      record: { target: r.target, ...(fromVersion ? { fromVersion } : {}), targetVersion: r.targetVersion, startedAt: new Date(o.now).toISOString(), ...(r.retryToken !== undefined ? { retryToken: r.retryToken } : {}) },
+      detail: `rolling update of ${r.outdated.length} member${r.outdated.length === 1 ? '' : 's'} to ${r.targetVersion}: ${r.outdated.map((x) => `${x.member} (${x.fields.join(', ')})`).join('; ')}`,
+    };
+  }
+
+  const pod = (member: string): ObservedPod | undefined => o.pods.find((p) => p.member === member);
+  const byIndex = (a: ObservedMember, b: ObservedMember): number => (memberIndex(o.cluster, a.member) ?? 0) - (memberIndex(o.cluster, b.member) ?? 0);
+  const updatedCount = members.filter((m) => !isOutdated(m) && pod(m.member) && !pod(m.member)!.deleting).length;
+  const progress = `${updatedCount}/${members.length} updated`;
+  const heading = `rolling update to ${r.targetVersion} (${progress})`;
+  const versionMove = record.fromVersion !== record.targetVersion;
+
+  // The gate. A member not outdated is on the new spec, or about to be (its pod is missing or terminating,
+  // and is recreated from the current spec): each must pass before the next member goes.
+  const inFlight = members.find((m) => m.member === record.member);
+  const gated = members.filter((m) => !isOutdated(m)).sort((a, b) => Number(b === inFlight) - Number(a === inFlight) || byIndex(a, b));
+  const missing = (m: ObservedMember): string | undefined => {
+    const p = pod(m.member);
+    if (!p) return 'its pod is being recreated';
+    if (p.deleting) return 'its old pod is terminating';
+    if (p.cannotStart) return `it cannot start: ${p.cannotStart}`;
+    if (!m.started || !m.healthy) return 'its etcd does not answer yet, or knows no leader';
+    if (!p.ready || p.readySince === undefined) return 'its pod is not Ready yet';
+    if (o.now - p.readySince < r.minReadyMs) return `its pod has been Ready for ${seconds(o.now - p.readySince)} s of the ${seconds(r.minReadyMs)} s required`;
+    if (!m.caughtUp) {
+      const commit = o.membership?.leaderCommit;
+      return m.appliedIndex && commit ? `it has applied raft index ${m.appliedIndex}, behind the leader's commit index ${commit}` : 'it has not been seen caught up with the leader yet';
+    }
+    return undefined;
+  };
+  const checks = gated.map((m) => {
+    const p = pod(m.member);
+    const live = p !== undefined && !p.deleting;
+    if (live && p.crashLoopingSince !== undefined) {
+      const t = p.lastTermination;
+      return { m, halt: { reason: 'CrashLooping' as const, message: t ? `its etcd keeps exiting: exit code ${t.exitCode}: ${t.message}` : 'its etcd keeps exiting' } };
+    }
+    if (live && versionMove && m.version !== undefined && m.version !== record.targetVersion) {
+      return { m, halt: { reason: 'VersionMismatch' as const, message: `its image runs etcd ${m.version}, but spec.version is ${record.targetVersion}` } };
+    }
+    const why = missing(m);
+    const since = m === inFlight && record.memberSince ? Date.parse(record.memberSince) : undefined;
+    if (why && since !== undefined && o.now - since > r.gateBoundMs) {
+      return { m, halt: { reason: p?.cannotStart ? ('CannotStart' as const) : ('GateTimeout' as const), message: `${why}, ${seconds(o.now - since)} s after its update began (the bound is ${seconds(r.gateBoundMs)} s)` } };
+    }
+    return { m, why };
+  });
+  const halt = checks.find((c) => c.halt);
+  if (halt?.halt) return { type: 'haltRollout', member: halt.m.member, reason: halt.halt.reason, message: halt.halt.message };
+  const waiting = checks.find((c) => c.why);
+  if (waiting?.why) {
+    const what = waiting.m === inFlight ? `updating ${waiting.m.member}` : `updated member ${waiting.m.member}`;
+    return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: ${what}: ${waiting.why}`, requeueAfterMs: 1000, subject: waiting.m.member, boundMs: r.gateBoundMs };
+  }
+  if (outdated.size === 0) return { type: 'steady' };
+
+  // Pre-checks, again before each member. An outdated member whose pod crash-loops or cannot start serves
+  // nobody: updating it first costs nothing (and is how a rollback reaches the member a rollout halted on).
+  const broken = (m: ObservedMember): boolean => {
+    const p = pod(m.member);
+    return isOutdated(m) && !serving(m) && p !== undefined && (p.crashLoopingSince !== undefined || p.cannotStart !== undefined);
+  };
+  const down = members.filter((m) => !(serving(m) && pod(m.member)?.ready) && !broken(m));
+  if (down.length > 0) {
+    return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: the next member is updated only while every other member serves; not serving: ${down.map((m) => m.member).join(', ')}`, requeueAfterMs: 2000 };
+  }
+  if (!r.alarms) return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: etcd's alarms could not be read (${r.alarmsUnread ?? 'no answer'}); no member is updated until they are`, requeueAfterMs: 2000 };
+  // A configuration change goes on under NOSPACE: raising quotaBackendBytes is how NOSPACE is fixed.
+  const blocking = r.alarms.filter((a) => a.alarm === 'CORRUPT' || (a.alarm === 'NOSPACE' && r.path.kind !== 'None'));
+  if (blocking.length > 0) {
+    const advice = blocking.some((a) => a.alarm === 'CORRUPT')
+      ? "members' data differ (etcd's corruption check): find the corrupted member (etcdctl endpoint hashkv) and replace it before changing any member"
+      : 'compact and defragment, then etcdctl alarm disarm (a change of spec.etcd alone, such as a larger quotaBackendBytes, is still rolled out)';
+    return { type: 'wait', reason: 'UpgradeBlocked', detail: `${blocking.map((a) => `${a.alarm} alarm on ${a.member}`).join(', ')}: ${advice}. No member is updated while it is raised`, requeueAfterMs: 10_000 };
+  }
+
+  const leaderId = o.membership?.leaderId;
+  if (leaderId === undefined) return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: no leader is agreed by a quorum; the leader is updated last, so the next member waits for one`, requeueAfterMs: 2000 };
+  const candidates = members.filter(isOutdated).sort(byIndex);
+  const update = (m: ObservedMember, why: string): Action => ({
+    type: 'updateMember',
+    member: m.member,
+    id: m.id,
+    via: o.persistent ? 'evict' : 'replace',
+    detail: `${heading}: updating ${m.member}, ${why} (${describeFields(m)})`,
+    ...(r.path.kind === 'Rollback' ? { clusterVersionAtMost: minorOf(r.targetVersion) } : {}),
+  });
+  const idle = candidates.find(broken);
+  if (idle) return update(idle, 'which serves nobody now');
+  const follower = candidates.find((m) => m.id !== leaderId);
+  if (follower) return update(follower, 'a follower');
+  const leader = candidates.find((m) => m.id === leaderId)!;
+  if (members.length === 1) return update(leader, 'the only member');
+  // The leader is updated as a follower: leadership first goes to the updated member that has applied the most
+  // (etcd would otherwise hand it, on shutdown, to the longest-connected member, which may be the old leader's next restart).
+  const heir = members
+    .filter((m) => m.id !== leaderId && !m.learner && !isOutdated(m) && m.caughtUp && m.appliedIndex !== undefined)
+    .sort((a, b) => (BigInt(b.appliedIndex!) > BigInt(a.appliedIndex!) ? 1 : BigInt(b.appliedIndex!) < BigInt(a.appliedIndex!) ? -1 : byIndex(a, b)))[0];
+  if (!heir) return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: no updated member has been seen caught up to take over leadership from ${leader.member}`, requeueAfterMs: 1000 };
+  return { type: 'moveLeader', from: leader.member, fromId: leader.id, to: heir.member, toId: heir.id, detail: `${heading}: moving leadership from ${leader.member} to the updated member ${heir.member}, so that ${leader.member} is updated last, as a follower` };
 }

@@ -38,14 +38,23 @@ export const STEP_WARN_MS = 30_000;
 /** The default bound of a step; past it the cluster is Degraded and Progressing is False. */
 export const DEFAULT_STEP_DEADLINE_MS = 120_000;
 
-/** The step's name; undefined for steady (and paused), which are not steps. */
+/**
+ * Waits that only a person ends (a halted or refused rolling update): not steps to retry, so they have no
+ * step record, no retry warnings and no stall; their voice is the Degraded condition and one Warning event.
+ */
+export const PERSON_WAITS: readonly string[] = ['UpgradeFailed', 'UpgradeBlocked'];
+
+/** The step's name; undefined for steady, paused and PERSON_WAITS, which are not steps. */
 export function stepName(a: Action): string | undefined {
   switch (a.type) {
     case 'steady': return undefined;
-    case 'wait': return a.reason === 'Paused' ? undefined : `wait ${a.reason}`;
+    // A wait about one member is a step of its own per member: each member's gate has its own age.
+    case 'wait': return a.reason === 'Paused' || PERSON_WAITS.includes(a.reason) ? undefined : `wait ${a.reason}${a.subject ? ` ${a.subject}` : ''}`;
     case 'bootstrap': return 'bootstrap';
     case 'startRecovery': return `startRecovery ${a.method} ${a.from}`;
     case 'clearForRestore': return 'clearForRestore';
+    case 'startRollout': return 'startRollout';
+    case 'moveLeader': return `moveLeader ${a.to}`;
     default: return `${a.type} ${a.member}`;
   }
 }

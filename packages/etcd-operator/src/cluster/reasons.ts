@@ -2,7 +2,7 @@
 // reconcile.ts use these names; docs/operations.md's tables are generated from this file
 // (`node packages/etcd-operator/scripts/generate.ts`), so the docs list exactly what the code can set.
 
-import { STEP_WARN_MS } from './progress.ts';
+import { PERSON_WAITS, STEP_WARN_MS } from './progress.ts';
 
 export interface ReasonDoc {
   reason: string;
@@ -22,6 +22,10 @@ export const STEP_REASONS = {
   restartMember: 'RestartingMember',
   startRecovery: 'RecoveringFromQuorumLoss',
   clearForRestore: 'ClearingForRestore',
+  startRollout: 'RollingUpdate',
+  updateMember: 'RollingUpdate',
+  moveLeader: 'RollingUpdate',
+  haltRollout: 'UpgradeFailed',
 } as const;
 
 /** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
@@ -39,6 +43,12 @@ export const WAIT_REASONS = {
   BackupNotReady: 'spec.bootstrap.fromBackup names an EtcdBackup that does not exist or has not succeeded yet; no member is created until it has (the message says which)',
   SnapshotRefused: "a restored member's init containers refused the snapshot (SHA-256 mismatch, truncated, or etcd's own hash check failed); no member started on it, and the message has the refusal",
   PodStuckTerminating: 'a member pod has been terminating for a long time (its node is probably down); the message names the node and what a person can do, and the member is replaced after spec.replaceStuckMemberAfterSeconds',
+  RollingUpdate:
+    "a rolling update of member pods is under way (docs/upgrades.md): the message names the member being updated or waited for and what it still lacks (Ready for long enough, caught up with the leader's commit index), how many members are updated, and whether leadership is moving",
+  UpgradeBlocked:
+    'a rolling update changes no member: etcd would refuse the version move (a skipped minor version, back a minor version after the cluster version moved), or a CORRUPT alarm (or NOSPACE, for a version move) is raised; the message says which and what to do',
+  UpgradeFailed:
+    "a rolling update halted at a member that failed its gate (crash-looping, cannot start, not healthy and caught up within the bound, or another etcd version than spec.version); no further member is updated until spec changes (a rollback) or the etcd.quorum.dev/retry-rollout annotation gets a new value. While it is halted no member is added either",
 } as const;
 
 export type WaitReason = keyof typeof WAIT_REASONS;
@@ -56,8 +66,9 @@ export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[
   Progressing: {
     trueMeans: 'a step is under way or being retried; the reason names it, the message says for how long and the last refusal in etcd\'s or Kubernetes\' words',
     reasons: [
-      ...Object.values(STEP_REASONS).map((reason): ReasonDoc => ({ reason, status: 'True', meaning: `the step ${reason.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()} is under way` })),
-      ...Object.entries(WAIT_REASONS).map(([reason, meaning]): ReasonDoc => ({ reason, status: 'True', meaning })),
+      // A step whose reason is also a wait's (a rolling update's steps and waits share one) is documented once, as the wait.
+      ...[...new Set(Object.values(STEP_REASONS))].filter((reason) => !(reason in WAIT_REASONS)).map((reason): ReasonDoc => ({ reason, status: 'True', meaning: `the step ${reason.replace(/([a-z])([A-Z])/g, '$1 $2').toLowerCase()} is under way` })),
+      ...Object.entries(WAIT_REASONS).map(([reason, meaning]): ReasonDoc => ({ reason, status: PERSON_WAITS.includes(reason) ? 'False' : 'True', meaning })),
       { reason: 'ProgressDeadlineExceeded', status: 'False', meaning: 'the current step has made no progress for longer than its bound; Degraded says which step and why' },
       { reason: 'Stable', status: 'False', meaning: 'membership, pods and spec agree; nothing to do' },
       { reason: 'Paused', status: 'False', meaning: 'spec.paused is true: the operator makes no changes' },
@@ -65,9 +76,11 @@ export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[
     ],
   },
   Degraded: {
-    trueMeans: 'something needs attention: a member does not serve, a step is stuck, or the spec is invalid',
+    trueMeans: 'something needs attention: a member does not serve, a step is stuck, a rolling update halted or is blocked, or the spec is invalid',
     reasons: [
       { reason: 'InvalidSpec', status: 'True', meaning: 'the spec failed validation (possible when the webhooks are off); the message is the validation error' },
+      { reason: 'UpgradeFailed', status: 'True', meaning: "a rolling update halted at a member: the message names it, says why in etcd's or the kubelet's words, and how to roll back or retry (docs/upgrades.md)" },
+      { reason: 'UpgradeBlocked', status: 'True', meaning: 'a rolling update changes no member: the message says what etcd would refuse or which alarm is raised, and what to do' },
       { reason: 'MembersCrashLooping', status: 'True', meaning: 'member containers keep exiting; the message names each with its exit code and the last lines etcd printed' },
       { reason: 'MembersCannotStart', status: 'True', meaning: 'a member container cannot start (image pull failure, bad configuration); the message has the kubelet\'s reason and message' },
       { reason: 'SnapshotRefused', status: 'True', meaning: 'the snapshot of spec.bootstrap.fromBackup was refused before any member started; the message says why (restore from another backup: create a new EtcdCluster)' },
@@ -81,7 +94,8 @@ export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[
     trueMeans: 'every member pod runs what the spec asks for (version, image, podTemplate, antiAffinity, etcd options), rendered the way this operator renders member pods',
     reasons: [
       { reason: 'UpToDate', status: 'True', meaning: 'every member pod matches the spec' },
-      { reason: 'RolloutNotSupported', status: 'False', meaning: 'the spec changed, or the operator now renders member pods differently (the field `render`, e.g. after an operator upgrade), in a way running members do not pick up (rolling updates are not built yet); the message names the members and fields that differ. New members, and member pods recreated (deleted or evicted), get the new pod.' },
+      { reason: 'RollingUpdate', status: 'False', meaning: 'the spec changed, or the operator now renders member pods differently (the field `render`, e.g. after an operator upgrade): members are being updated one at a time (docs/upgrades.md); the message counts them and names the members and fields that still differ' },
+      { reason: 'UpgradeFailed', status: 'False', meaning: 'the rolling update halted (see Degraded); the message names the members and fields that still differ' },
     ],
   },
   EvenReplicas: {
@@ -95,6 +109,7 @@ export const PHASE_DOCS: Record<string, string> = {
   Running: 'membership matches the spec and every member serves',
   Scaling: 'members are being added or removed because replicas changed',
   Healing: 'a member pod is being recreated or a lost member replaced',
+  Updating: 'a rolling update of member pods is under way (spec.version, image, podTemplate, antiAffinity or etcd options changed)',
   Degraded: 'waiting on members that do not serve, or a step is stuck',
   Paused: 'spec.paused is true',
   Failed: 'the spec is invalid',
@@ -117,6 +132,12 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   StepStalled: { type: 'Warning', meaning: 'a step made no progress within its bound' },
   StepFailed: { type: 'Warning', meaning: 'Kubernetes refused a write (admission, quota, validation); the note carries its message' },
   MembersCrashLooping: { type: 'Warning', meaning: 'member containers keep exiting; the note has the exit code and the last lines etcd printed' },
+  RollingUpdateStarted: { type: 'Normal', meaning: 'a rolling update began: the target version and the members and fields that differ' },
+  MemberUpdating: { type: 'Normal', meaning: "a member's pod was evicted to be recreated from the current spec on its volume, as the same member (on emptyDir: the member was replaced)" },
+  LeaderMoved: { type: 'Normal', meaning: 'leadership moved to an updated member, so that the old leader is updated last, as a follower' },
+  RollingUpdateCompleted: { type: 'Normal', meaning: 'every member runs the current spec, each having passed its gate' },
+  UpgradeFailed: { type: 'Warning', meaning: 'a rolling update halted at a member; the note says why and how to roll back or retry' },
+  UpgradeBlocked: { type: 'Warning', meaning: 'a rolling update changes no member (a version move etcd would refuse, or an alarm); the note says why' },
 };
 
 /** The Markdown for docs/operations.md between the generated markers. */

@@ -21,11 +21,12 @@ import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { RestoreSource } from './resources.ts';
 import { act, describeFailure } from './act.ts';
 import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
-import { clientService, outdatedFields, peerService, podDisruptionBudget } from './resources.ts';
+import { clientService, peerService, podDisruptionBudget } from './resources.ts';
 import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName } from './names.ts';
 import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
 import { nextIndex, plan, type Action, type BackupCandidate, type Observed } from './plan.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
+import { observeRollout } from './rollout.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
 
 /** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */
@@ -87,7 +88,10 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(cluster, { type, reason, action: reason, note });
     const writeStatus = async (status: StatusShape): Promise<void> => {
       if (sameStatus(previous, status)) return;
-      await deps.client.mergePatch(EtcdClusters, { namespace, name }, { status: { ...status, step: status.step ?? null, clusterID: status.clusterID ?? null } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+      // A JSON merge patch merges objects key by key: a record that replaces another (a new step, a rollout
+      // that is no longer halted) must remove the keys it no longer has, or the old ones would stay.
+      const patch = { ...status, step: replacing(previous?.step, status.step), clusterID: status.clusterID ?? null, rollout: replacing(previous?.rollout, status.rollout) };
+      await deps.client.mergePatch(EtcdClusters, { namespace, name }, { status: patch }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
     };
 
     // Invalid specs (possible when the webhooks are off) are reported and change nothing.
@@ -113,6 +117,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       return o;
     });
     const view = await observeEtcd(name, namespace, pods, deps.etcd, signal);
+    const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal);
     const refusedSince = previous?.step?.refusedEverywhereSince;
     const policy = spec.disasterRecovery?.policy ?? 'Manual';
     const ongoing = previous?.recovery && !previous.recovery.completedAt ? previous.recovery : undefined;
@@ -125,7 +130,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       reclaimPolicy: spec.storage.reclaimPolicy,
       pods: observedPods,
       pvcs: pvcs.filter((c) => !c.metadata.deletionTimestamp).map((c) => c.metadata.labels?.[LABELS.member] ?? ''),
-      membership: view.membership,
+      membership: rolling.membership,
       unreachable: view.unreachable,
       lastKnownMembers: previous?.members?.map((m) => m.name) ?? [],
       bootstrapped: !!previous?.clusterID,
@@ -147,6 +152,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       ...(refusedSince && view.membership
         ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal), restarts: previous?.step?.restarts ?? 0 } }
         : {}),
+      rollout: rolling.rollout,
     };
 
     // ---- plan ----
@@ -157,8 +163,10 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
 
     // ---- report ----
     const next = nextIndex(observed);
+    // A wait about one member's gate has its own bound (the rollout's), longer than a step's default.
+    const bound = action.type === 'wait' && action.boundMs !== undefined ? action.boundMs : stepDeadlineMs;
     // Before the status is built: the step's voice marks it (warned, stalled) in what status records.
-    reportStep(key, log, event, previous?.step, step, action, failure, now);
+    reportStep(key, log, event, previous?.step, step, action, failure, now, bound);
     const status = buildStatus({
       ...base(cluster, previous, now),
       pods: observedPods,
@@ -167,8 +175,9 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       nextMemberIndex: next,
       paused: spec.paused,
       ...(step ? { step } : {}),
-      stepDeadlineMs,
-      outdated: pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec) })).filter((o) => o.fields.length > 0),
+      stepDeadlineMs: bound,
+      outdated: rolling.rollout.outdated,
+      ...(rolling.clusterVersion ? { clusterVersion: rolling.clusterVersion } : {}),
     });
     if (action.type === 'startRecovery' && action.method === 'Backup') {
       // The old cluster ends here: a new one (new ID, new member names) is bootstrapped from the backup.
@@ -184,6 +193,16 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     if (action.type === 'wait' && action.reason === 'QuorumLost' && previous?.step?.name !== step?.name) {
       event('Warning', 'QuorumLost', action.detail);
       log.warn({ cluster: name }, action.detail);
+    }
+    if (action.type === 'haltRollout') log.warn({ cluster: name, member: action.member, reason: action.reason }, `rolling update halted: ${action.message}`);
+    if (previous?.rollout && !status.rollout) {
+      event('Normal', 'RollingUpdateCompleted', `every member runs the spec (etcd ${status.currentVersion ?? spec.version}), each having passed its gate`);
+    }
+    const blocked = status.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'UpgradeBlocked');
+    const wasBlocked = previous?.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'UpgradeBlocked');
+    if (blocked && blocked.status === 'True' && blocked.message !== wasBlocked?.message) {
+      event('Warning', 'UpgradeBlocked', blocked.message);
+      log.warn({ cluster: name }, blocked.message);
     }
     if (status.recovery?.completedAt && !previous?.recovery?.completedAt) {
       const r = status.recovery;
@@ -211,7 +230,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
 
     // A step's voice: info when it starts, then (while it repeats) a Warning event after STEP_WARN_MS and
     // past the bound, a warn log at most every STEP_WARN_MS, and a retry metric for every repeat.
-    function reportStep(k: string, l: Logger, ev: typeof event, before: StepRecord | undefined, record: StepRecord | undefined, a: Action, f: StepFailure | undefined, at: Date): void {
+    function reportStep(k: string, l: Logger, ev: typeof event, before: StepRecord | undefined, record: StepRecord | undefined, a: Action, f: StepFailure | undefined, at: Date, boundMs: number): void {
       if (!record) {
         lastWarnLog.delete(k);
         return;
@@ -229,7 +248,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
         record.warned = true;
         ev('Warning', 'StepRetrying', message);
       }
-      if (age >= stepDeadlineMs && !record.stalled) {
+      if (age >= boundMs && !record.stalled) {
         record.stalled = true;
         ev('Warning', 'StepStalled', `no progress for ${formatAge(age)}: ${message}`);
       }
@@ -321,6 +340,16 @@ function applyDefaultsSafe(cluster: EtcdCluster): { version: string } {
 
 function ignoreNotFound(err: unknown): void {
   if (!(err instanceof NotFoundError)) throw err;
+}
+
+/**
+ * A status record as a JSON merge patch must send it to replace `before`: null when it is gone, and null for
+ * each key it no longer has (a merge patch merges nested objects, and keeps what is not mentioned).
+ */
+function replacing<T extends object>(before: T | undefined, after: T | undefined): Record<string, unknown> | null {
+  if (!after) return null;
+  const removed = Object.keys(before ?? {}).filter((k) => !(k in after));
+  return { ...Object.fromEntries(removed.map((k) => [k, null])), ...after };
 }
 
 /** Status equality that ignores what setCondition keeps stable anyway (so unchanged status means no write). */

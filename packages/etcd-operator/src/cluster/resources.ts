@@ -74,7 +74,9 @@ export function podDisruptionBudget(cluster: EtcdCluster): Obj {
     apiVersion: 'policy/v1',
     kind: 'PodDisruptionBudget',
     metadata: meta(cluster, pdbName(name), clusterLabels(name)),
-    spec: { maxUnavailable: 1, selector: { matchLabels: clusterLabels(name) } },
+    // AlwaysAllow: a member that is not Ready (crash-looping on a bad spec) can always be evicted, for a
+    // rollback that replaces its pod; it serves nobody, so the budget loses nothing.
+    spec: { maxUnavailable: 1, selector: { matchLabels: clusterLabels(name) }, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
   };
 }
 

@@ -3,11 +3,11 @@
 // reasons.ts (and so in docs/operations.md).
 import { setCondition, type Condition } from '@quorum/runtime';
 import { memberIdToHex } from '../etcd/ids.ts';
-import type { Recovery } from '../api/etcdcluster.ts';
+import type { Recovery, RolloutRecord } from '../api/etcdcluster.ts';
 import type { EtcdView } from './observe.ts';
-import { quorum, type Action, type ObservedPod } from './plan.ts';
+import { haltMessage, quorum, type Action, type ObservedPod } from './plan.ts';
 import { clientServiceName, clientURL, peerURL } from './names.ts';
-import { formatAge, progressMessage, stepAgeMs, type StepRecord } from './progress.ts';
+import { formatAge, PERSON_WAITS, progressMessage, stepAgeMs, type StepRecord } from './progress.ts';
 import { STEP_REASONS } from './reasons.ts';
 
 export interface StatusInput {
@@ -28,6 +28,8 @@ export interface StatusInput {
   stepDeadlineMs?: number;
   /** Members whose pods differ from what the spec asks for, with the fields that differ. */
   outdated?: { member: string; fields: string[] }[];
+  /** etcd's cluster version as just read; undefined when it was not read (the previous one stays). */
+  clusterVersion?: string;
   now: Date;
 }
 
@@ -50,16 +52,19 @@ export interface StatusShape {
   conditions?: Condition[];
   replicas?: number;
   readyReplicas?: number;
+  updatedReplicas?: number;
   members?: MemberStatusShape[];
   clusterID?: string;
   leader?: string;
   currentVersion?: string;
+  clusterVersion?: string;
   targetVersion?: string;
   clientEndpoint?: string;
   nextMemberIndex?: number;
   bootstrapMembers?: string[];
   step?: StepRecord;
   recovery?: Recovery;
+  rollout?: RolloutRecord;
 }
 
 export function actionMessage(a: Action): string {
@@ -74,6 +79,10 @@ export function actionMessage(a: Action): string {
     case 'restartMember': return `restarting member ${a.member}: ${a.detail}`;
     case 'startRecovery': return `recovering from quorum loss: ${a.detail}`;
     case 'clearForRestore': return `deleting the old members' pods and volumes (${a.reason})`;
+    case 'startRollout': return a.detail;
+    case 'updateMember': return a.detail;
+    case 'moveLeader': return a.detail;
+    case 'haltRollout': return `rolling update halted at ${a.member} (${a.reason}): ${a.message}`;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';
   }
@@ -97,6 +106,24 @@ function recoveryOf(i: StatusInput, quorumServes: boolean): Recovery | undefined
   const previous = i.previous?.recovery;
   if (previous && !previous.completedAt && quorumServes && i.previous?.clusterID !== undefined) return { ...previous, completedAt: i.now.toISOString() };
   return previous;
+}
+
+/**
+ * The rollout record after this step: begun by startRollout, the member recorded before its update (keeping
+ * when it began while the same member is retried), halted by haltRollout, and gone once steady (every member
+ * runs the spec). Anything else leaves it as it was, so a restarted operator resumes where it stopped.
+ */
+function rolloutOf(i: StatusInput): RolloutRecord | undefined {
+  const a = i.action;
+  const previous = i.previous?.rollout;
+  if (i.invalid) return previous;
+  switch (a.type) {
+    case 'startRollout': return a.record;
+    case 'updateMember': return previous && { ...previous, member: a.member, memberSince: previous.member === a.member && previous.memberSince ? previous.memberSince : i.now.toISOString() };
+    case 'haltRollout': return previous && { ...previous, halted: { member: a.member, reason: a.reason, message: a.message, at: i.now.toISOString() } };
+    case 'steady': return undefined;
+    default: return previous;
+  }
 }
 
 export function buildStatus(i: StatusInput): StatusShape {
@@ -133,7 +160,13 @@ export function buildStatus(i: StatusInput): StatusShape {
   const quorumServes = etcd.membership !== undefined && voters > 0 && readyReplicas >= quorum(voters);
   const allServe = members.length > 0 && members.every((m) => m.ready && !m.learner);
   const recovery = recoveryOf(i, quorumServes);
-  const versions = [...new Set(members.map((m) => m.version).filter(Boolean))];
+  const rollout = rolloutOf(i);
+  const halted = rollout?.halted ? rollout : undefined;
+  // One version only once every member reports it: during a rolling update (or while a member is down) the
+  // previous one stays, so it moves exactly when the last member runs the new version.
+  const versions = members.every((m) => m.version) ? [...new Set(members.map((m) => m.version))] : [];
+  const outdatedNames = new Set((i.outdated ?? []).map((o) => o.member));
+  const updatedReplicas = members.filter((m) => !outdatedNames.has(m.name) && pod(m.name) && !pod(m.name)!.deleting).length;
   const cond = (list: Condition[] | undefined, type: string, status: boolean, reason: string, message: string): Condition[] =>
     setCondition(list, { type, status: status ? 'True' : 'False', reason, message, observedGeneration: i.generation }, i.now);
 
@@ -156,15 +189,24 @@ export function buildStatus(i: StatusInput): StatusShape {
       quorumServes ? `${readyReplicas}/${voters} voting members serve` : etcd.membership ? `${readyReplicas}/${voters} voting members serve; ${quorum(voters)} are needed` : 'no quorum answered',
     );
     const description = actionMessage(action);
+    // A halted or refused rolling update waits for a person: nothing progresses until the spec changes.
+    const personWait = action.type === 'haltRollout' ? 'UpgradeFailed' : action.type === 'wait' && PERSON_WAITS.includes(action.reason) ? action.reason : undefined;
+    const haltedMessage = halted ? haltMessage(halted) : description;
     conditions = i.paused
       ? cond(conditions, 'Progressing', false, 'Paused', 'spec.paused is true: the operator makes no changes')
       : action.type === 'steady'
         ? cond(conditions, 'Progressing', false, 'Stable', description)
-        : stalled
-          ? cond(conditions, 'Progressing', false, 'ProgressDeadlineExceeded', progressMessage(description, i.step, i.now))
-          : cond(conditions, 'Progressing', true, action.type === 'wait' ? action.reason : STEP_REASONS[action.type], progressMessage(description, i.step, i.now));
+        : personWait
+          ? cond(conditions, 'Progressing', false, personWait, personWait === 'UpgradeFailed' ? haltedMessage : description)
+          : stalled
+            ? cond(conditions, 'Progressing', false, 'ProgressDeadlineExceeded', progressMessage(description, i.step, i.now))
+            : cond(conditions, 'Progressing', true, action.type === 'wait' ? action.reason : STEP_REASONS[action.type], progressMessage(description, i.step, i.now));
     const [degraded, reason, message]: [boolean, string, string] = action.type === 'wait' && action.reason === 'SnapshotRefused'
       ? [true, 'SnapshotRefused', action.detail]
+      : halted
+      ? [true, 'UpgradeFailed', haltedMessage]
+      : personWait === 'UpgradeBlocked'
+      ? [true, 'UpgradeBlocked', description]
       : crashing.length > 0
       ? [true, 'MembersCrashLooping', groupByText(crashing.map((p) => [p.member, p.lastTermination ? `exited with code ${p.lastTermination.exitCode}: ${p.lastTermination.message}` : 'crash-looping']))]
       : cannotStart.length > 0
@@ -180,10 +222,12 @@ export function buildStatus(i: StatusInput): StatusShape {
       ? cond(conditions, 'EvenReplicas', true, 'EvenReplicas', `${i.replicas} members tolerate no more failures than ${i.replicas - 1}`)
       : conditions.filter((c) => c.type !== 'EvenReplicas');
     if (i.outdated) {
+      const differ = i.outdated.map((o) => `${o.member} (${o.fields.join(', ')})`).join('; ');
       conditions = i.outdated.length === 0
         ? cond(conditions, 'MembersUpToDate', true, 'UpToDate', 'every member pod matches the spec')
-        : cond(conditions, 'MembersUpToDate', false, 'RolloutNotSupported',
-          `running members do not pick up this change (rolling updates are not built yet; new members get it): ${i.outdated.map((o) => `${o.member} (${o.fields.join(', ')})`).join('; ')}`);
+        : halted
+          ? cond(conditions, 'MembersUpToDate', false, 'UpgradeFailed', `the rolling update halted at ${halted.halted!.member}; still to update: ${differ}`)
+          : cond(conditions, 'MembersUpToDate', false, 'RollingUpdate', `${updatedReplicas}/${members.length} members updated; still to update: ${differ}`);
     }
   }
 
@@ -196,7 +240,7 @@ export function buildStatus(i: StatusInput): StatusShape {
     conditions = cond(conditions, 'QuorumLost', false, recovery?.completedAt ? 'Recovered' : 'QuorumServes', recovery?.completedAt ? `recovered by ${recovery.method} from ${recovery.from} at revision ${recovery.revision}` : 'a quorum serves');
   }
 
-  const phase = phaseOf(i, allServe && members.length === i.replicas, stalled || crashing.length > 0 || cannotStart.length > 0);
+  const phase = phaseOf(i, allServe && members.length === i.replicas, stalled || crashing.length > 0 || cannotStart.length > 0 || halted !== undefined, rollout !== undefined);
 
   return {
     observedGeneration: i.generation,
@@ -204,16 +248,19 @@ export function buildStatus(i: StatusInput): StatusShape {
     conditions,
     replicas: voters,
     readyReplicas,
+    ...(i.outdated ? { updatedReplicas } : i.previous?.updatedReplicas !== undefined ? { updatedReplicas: i.previous.updatedReplicas } : {}),
     members,
     ...(etcd.clusterId ? { clusterID: hex(etcd.clusterId) } : i.previous?.clusterID ? { clusterID: i.previous.clusterID } : {}),
     ...(members.find((m) => m.leader) ? { leader: members.find((m) => m.leader)!.name } : {}),
     ...(versions.length === 1 ? { currentVersion: versions[0] } : i.previous?.currentVersion ? { currentVersion: i.previous.currentVersion } : {}),
+    ...(i.clusterVersion ? { clusterVersion: i.clusterVersion } : i.previous?.clusterVersion ? { clusterVersion: i.previous.clusterVersion } : {}),
     targetVersion: i.targetVersion,
     clientEndpoint: `http://${clientServiceName(i.cluster)}.${i.namespace}.svc:2379`,
     nextMemberIndex: i.nextMemberIndex,
     ...(i.previous?.bootstrapMembers ? { bootstrapMembers: i.previous.bootstrapMembers } : {}),
     ...(i.step ? { step: i.step } : {}),
     ...(recovery ? { recovery } : {}),
+    ...(rollout ? { rollout } : {}),
   };
 }
 
@@ -225,7 +272,7 @@ function groupByText(entries: [string, string][]): string {
 }
 
 /** The one-word summary in `kubectl get etcd`. */
-function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean): string {
+function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean, rolling: boolean): string {
   const a = i.action;
   if (i.invalid) return 'Failed';
   if (i.paused) return 'Paused';
@@ -236,6 +283,7 @@ function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean): string {
   const scaling = a.type === 'addMember' || a.type === 'promoteMember' || (a.type === 'removeMember' && a.reason === 'ScaleDown') ||
     (a.type === 'createPod' && a.reason === 'MemberAdded') || (a.type === 'wait' && (a.reason === 'LearnerStarting' || a.reason === 'WaitingForHealthyMembers'));
   if (scaling) return 'Scaling';
+  if (rolling) return 'Updating';
   if (a.type === 'createPod' || a.type === 'deletePod' || a.type === 'removeMember' || a.type === 'deletePVC' || a.type === 'restartMember') return 'Healing';
   return 'Degraded';
 }

@@ -27,6 +27,7 @@ function observed(over: Partial<Observed> = {}): Observed {
     stuckTerminatingReplaceMs: 300_000,
     refusedRestartMs: 120_000,
     disasterRecovery: 'Manual',
+    rollout: { outdated: [], target: 't1', targetVersion: '3.6.16', currentVersion: '3.6.16', path: { kind: 'None' }, alarms: [], gateBoundMs: 300_000, minReadyMs: 2000 },
     ...over,
   };
 }

@@ -38,6 +38,7 @@ test('every condition reason buildStatus sets, in each kind of situation, is doc
   const view = { membership: { members, leaderId: '100' }, health: [], unreachable: [] };
   const pods = [0, 1, 2].map((i) => ({ member: `c-${i}`, phase: 'Running', ready: i !== 2, deleting: false, ...(i === 2 ? { crashLoopingSince: 0, lastTermination: { exitCode: 2, message: 'panic: unrecognized level: "shouting"' } } : {}) }));
   const base = { cluster: 'c', namespace: 'n', generation: 1, replicas: 4, targetVersion: '3.6.16', previous: undefined, pods, etcd: view, nextMemberIndex: 3, paused: false, now };
+  const rollout = { target: 't', fromVersion: '3.5.35', targetVersion: '3.6.16', startedAt: '2026-11-23T07:00:00Z' };
   const inputs: StatusInput[] = [
     { ...base, action: { type: 'steady' }, outdated: [] },
     { ...base, action: { type: 'addMember', member: 'c-3' }, step: { name: 'addMember c-3', startedAt: '2026-11-23T07:00:00Z', lastError: 'etcd refused' }, stepDeadlineMs: 1000, outdated: [{ member: 'c-0', fields: ['etcd'] }] },
@@ -46,6 +47,10 @@ test('every condition reason buildStatus sets, in each kind of situation, is doc
     { ...base, action: { type: 'steady' }, invalid: 'spec.replicas: too many' },
     { ...base, pods: [pods[0]!, pods[1]!, { member: 'c-2', phase: 'Pending', ready: false, deleting: false, cannotStart: 'peer-wait: ImagePullBackOff: Back-off pulling image' }], action: { type: 'wait', reason: 'MembersNotReady', detail: 'x', requeueAfterMs: 1 } },
     { ...base, pods: pods.slice(0, 2), action: { type: 'createPod', member: 'c-2', state: 'existing', initialMembers: [], reason: 'PodMissing' } },
+    // A rolling update: under way, halted, and blocked.
+    { ...base, previous: { rollout }, action: { type: 'updateMember', member: 'c-1', id: '101', via: 'evict', detail: 'x' }, outdated: [{ member: 'c-1', fields: ['etcd'] }] },
+    { ...base, previous: { rollout }, action: { type: 'haltRollout', member: 'c-1', reason: 'CrashLooping', message: 'exit code 2' }, outdated: [{ member: 'c-0', fields: ['etcd'] }] },
+    { ...base, action: { type: 'wait', reason: 'UpgradeBlocked', detail: 'x', requeueAfterMs: 1 }, outdated: [{ member: 'c-0', fields: ['etcd'] }] },
   ];
   const seen = new Set<string>();
   for (const input of inputs) {
@@ -54,5 +59,8 @@ test('every condition reason buildStatus sets, in each kind of situation, is doc
       assert.ok(documented.get(c.type)?.has(c.reason), `condition ${c.type} reason ${c.reason} is not documented`);
     }
   }
-  for (const wanted of ['Degraded/MembersCrashLooping', 'Progressing/ProgressDeadlineExceeded', 'MembersUpToDate/RolloutNotSupported', 'Available/Unreachable', 'Degraded/InvalidSpec', 'Degraded/MembersCannotStart']) assert.ok(seen.has(wanted), wanted);
+  for (const wanted of [
+    'Degraded/MembersCrashLooping', 'Progressing/ProgressDeadlineExceeded', 'MembersUpToDate/RollingUpdate', 'Available/Unreachable', 'Degraded/InvalidSpec', 'Degraded/MembersCannotStart',
+    'Progressing/RollingUpdate', 'Progressing/UpgradeFailed', 'Degraded/UpgradeFailed', 'MembersUpToDate/UpgradeFailed', 'Progressing/UpgradeBlocked', 'Degraded/UpgradeBlocked',
+  ]) assert.ok(seen.has(wanted), wanted);
 });

@@ -5,11 +5,13 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { createLogger, Store, type Client, type EventInput, type KubeObject, type OpenObject } from '@quorum/runtime';
+import { applyDefaults } from '../../src/api/defaults.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
+import { TEMPLATE_ANNOTATION, templateFingerprint } from '../../src/cluster/resources.ts';
 import { EtcdClients, type PodObject } from '../../src/cluster/observe.ts';
 import type { EtcdCluster } from '../../src/cluster/spec.ts';
 import type { StatusShape } from '../../src/cluster/status.ts';
-import type { EtcdClient, EtcdStatus, Member } from '../../src/etcd/client.ts';
+import type { Alarm, EtcdClient, EtcdStatus, Member, Versions } from '../../src/etcd/client.ts';
 import { UnhealthyClusterError } from '../../src/etcd/errors.ts';
 
 const NS = 'ns';
@@ -27,6 +29,8 @@ class ScriptedEtcd extends EtcdClients {
       memberList: (): Promise<Member[]> => Promise.resolve(this.members),
       status: (): Promise<EtcdStatus> =>
         Promise.resolve({ memberId: String(100 + i), leaderId: '100', version: '3.6.16', dbSize: 1, raftIndex: '9', raftTerm: '2', revision: '1', clusterId: '999', isLearner: false, errors: [] }),
+      version: (): Promise<Versions> => Promise.resolve({ server: '3.6.16', cluster: '3.6.0' }),
+      alarms: (): Promise<Alarm[]> => Promise.resolve([]),
       memberAdd: (peerURLs: string[]): Promise<{ member: Member; members: Member[] }> => {
         this.calls.push(`add via c-${i}`);
         if (this.refuse.has(`c-${i}`)) return Promise.reject(new UnhealthyClusterError(endpoint, '/v3/cluster/member/add', 503, 14, 'etcdserver: unhealthy cluster'));
@@ -53,7 +57,11 @@ function setUp() {
   for (const i of [0, 1, 2]) {
     const pod: PodObject = {
       apiVersion: 'v1', kind: 'Pod',
-      metadata: { name: `c-${i}`, namespace: NS, uid: `p${i}`, labels: { 'app.kubernetes.io/instance': 'c', 'app.kubernetes.io/managed-by': 'quorum', 'etcd.quorum.dev/member': `c-${i}` } },
+      metadata: {
+        name: `c-${i}`, namespace: NS, uid: `p${i}`, labels: { 'app.kubernetes.io/instance': 'c', 'app.kubernetes.io/managed-by': 'quorum', 'etcd.quorum.dev/member': `c-${i}` },
+        // Made from the current spec: no rolling update to do.
+        annotations: { [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(applyDefaults(cluster.spec))) },
+      },
       status: { phase: 'Running', podIP: ip(i), conditions: [{ type: 'Ready', status: 'True' }] },
     };
     pods.upsert(pod as OpenObject);

@@ -1,0 +1,144 @@
+// What a rolling update is decided from (plan.ts rolloutStep): which members' pods were made from another spec,
+// the rollout recorded in status, and, only while there is something to roll, what etcd says: how far each
+// member has applied against the leader's commit index, the alarms, and the cluster version. A cluster at
+// rest costs no extra etcd call (the cluster version is read again only when it may have moved).
+import { createHash } from 'node:crypto';
+import { versionPath } from '../api/defaults.ts';
+import type { EtcdCluster } from '../api/etcdcluster.ts';
+import { CLIENT_PORT, LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
+import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
+import type { Membership, ObservedRollout } from './plan.ts';
+import { outdatedFields, templateFingerprint } from './resources.ts';
+import type { DefaultedSpec } from './spec.ts';
+import type { StatusShape } from './status.ts';
+
+/**
+ * How long an updated member's pod must have been Ready before the next member goes: one readiness period
+ * (2 s), which catches an etcd that starts and exits at once.
+ */
+export const MIN_READY_MS = 2000;
+/** An updated member's bound to pass its gate: 5 minutes, plus its database read at 20 MiB/s. */
+const GATE_BASE_MS = 300_000;
+const GATE_BYTES_PER_SECOND = 20 * 1024 * 1024;
+
+export function gateBoundMs(dbSizes: readonly number[]): number {
+  return GATE_BASE_MS + Math.ceil((Math.max(0, ...dbSizes) / GATE_BYTES_PER_SECOND) * 1000);
+}
+
+/** The rollout target of a spec: a hash of the per-field fingerprint member pods record (resources.ts). */
+export function rolloutTarget(spec: DefaultedSpec): string {
+  const fingerprint = templateFingerprint(spec);
+  const canonical = Object.fromEntries(Object.keys(fingerprint).sort().map((k) => [k, fingerprint[k]]));
+  return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 16);
+}
+
+/** Members whose pod (not being deleted) was made from another spec, with the fields that differ. */
+export function outdatedMembers(pods: readonly PodObject[], spec: DefaultedSpec): { member: string; fields: string[] }[] {
+  return pods
+    .filter((p) => !p.metadata.deletionTimestamp)
+    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec) }))
+    .filter((o) => o.fields.length > 0);
+}
+
+export interface RolloutObservation {
+  rollout: ObservedRollout;
+  /** The membership, with each member's applied index and whether it caught up (only while rolling). */
+  membership: Membership | undefined;
+  /** etcd's cluster version, when it was read. */
+  clusterVersion?: string;
+}
+
+const minor = (version: string | undefined): string | undefined => version?.split('.').slice(0, 2).join('.');
+
+export async function observeRollout(
+  cluster: EtcdCluster,
+  spec: DefaultedSpec,
+  previous: StatusShape | undefined,
+  pods: readonly PodObject[],
+  view: EtcdView,
+  clients: EtcdClients,
+  signal: AbortSignal,
+): Promise<RolloutObservation> {
+  const outdated = outdatedMembers(pods, spec);
+  const record = previous?.rollout;
+  const rolling = outdated.length > 0 || record !== undefined;
+  const membership = view.membership;
+  const endpoints = new Map(
+    pods.filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp).map((p) => [p.metadata.labels?.[LABELS.member] ?? '', `http://${p.status!.podIP}:${CLIENT_PORT}`]),
+  );
+  const leader = membership?.members.find((m) => m.id === membership.leaderId);
+  const leaderEndpoint = leader ? endpoints.get(leader.member) : undefined;
+  // Alarms and the cluster version are the cluster's: any member that serves can say them.
+  const anyEndpoint = leaderEndpoint ?? membership?.members.filter((m) => m.healthy).map((m) => endpoints.get(m.member)).find(Boolean);
+  const versions = membership?.members.map((m) => m.version) ?? [];
+  const lowest = versions.filter((v): v is string => v !== undefined).sort()[0];
+
+  // The cluster version can only move when the members' lowest minor differs from it.
+  let clusterVersion: string | undefined;
+  if (anyEndpoint && (rolling || !previous?.clusterVersion || minor(previous.clusterVersion) !== minor(lowest))) {
+    clusterVersion = await clients.get(anyEndpoint).version({ signal }).then((v) => v.cluster, () => undefined);
+  }
+  let alarms: ObservedRollout['alarms'];
+  let alarmsUnread: string | undefined;
+  let observed = membership;
+  if (rolling && membership) {
+    const names = new Map(membership.members.map((m) => [m.id, m.member]));
+    if (!anyEndpoint) alarmsUnread = 'no member serves to ask';
+    else {
+      try {
+        alarms = (await clients.get(anyEndpoint).alarms({ signal })).map((a) => ({ member: names.get(a.memberId) ?? a.memberId, alarm: a.alarm }));
+      } catch (err) {
+        alarmsUnread = err instanceof Error ? err.message : String(err);
+      }
+    }
+    observed = await withCatchUp(membership, leaderEndpoint, endpoints, clients, signal);
+  }
+  return {
+    membership: observed,
+    ...(clusterVersion ? { clusterVersion } : {}),
+    rollout: {
+      outdated,
+      target: rolloutTarget(spec),
+      targetVersion: spec.version,
+      ...(previous?.currentVersion ? { currentVersion: previous.currentVersion } : {}),
+      ...(record ? { record } : {}),
+      ...(cluster.metadata.annotations?.[RETRY_ROLLOUT_ANNOTATION] !== undefined ? { retryToken: cluster.metadata.annotations[RETRY_ROLLOUT_ANNOTATION] } : {}),
+      // Only a cluster version read just now decides a rollback: without it, the members' versions stand in.
+      path: versionPath({ memberVersions: versions, ...(clusterVersion ? { clusterVersion } : {}), target: spec.version }),
+      ...(alarms ? { alarms } : {}),
+      ...(alarmsUnread !== undefined ? { alarmsUnread } : {}),
+      gateBoundMs: gateBoundMs(view.health.map((h) => h.dbSize ?? 0)),
+      minReadyMs: MIN_READY_MS,
+    },
+  };
+}
+
+/**
+ * "Caught up", race-free under a constant write load: the leader's commit index is read first, then each
+ * member's applied index. An applied index at or above a commit index read earlier proves the member has
+ * everything that was committed before it was asked.
+ */
+async function withCatchUp(membership: Membership, leaderEndpoint: string | undefined, endpoints: Map<string, string>, clients: EtcdClients, signal: AbortSignal): Promise<Membership> {
+  if (!leaderEndpoint) return membership;
+  let commit: string;
+  try {
+    commit = (await clients.get(leaderEndpoint).status({ signal })).raftIndex;
+  } catch {
+    return membership;
+  }
+  const members = await Promise.all(
+    membership.members.map(async (m) => {
+      const endpoint = endpoints.get(m.member);
+      if (!endpoint || !m.started) return m;
+      try {
+        const s = await clients.get(endpoint).status({ signal });
+        const applied = s.raftAppliedIndex ?? s.raftIndex;
+        return { ...m, appliedIndex: applied, caughtUp: BigInt(applied) >= BigInt(commit) };
+      } catch {
+        // No answer: not seen caught up, which the gate waits for.
+        return m;
+      }
+    }),
+  );
+  return { ...membership, members, leaderCommit: commit };
+}
