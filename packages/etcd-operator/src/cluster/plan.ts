@@ -553,9 +553,12 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   if (!record || record.target !== r.target || retryRequested(r)) {
     const known = members.map((m) => m.version).filter((v): v is string => v !== undefined).sort(compareVersions);
     const fromVersion = r.currentVersion ?? known[0];
+    const now = new Date(o.now).toISOString();
+    // A retry of the same target starts again at the member it halted on, with a fresh bound.
+    const retried = record?.halted && record.target === r.target ? { member: record.halted.member, memberSince: now } : {};
     return {
       type: 'startRollout',
-      record: { target: r.target, ...(fromVersion ? { fromVersion } : {}), targetVersion: r.targetVersion, startedAt: new Date(o.now).toISOString(), ...(r.retryToken !== undefined ? { retryToken: r.retryToken } : {}) },
+      record: { target: r.target, ...(fromVersion ? { fromVersion } : {}), targetVersion: r.targetVersion, startedAt: now, ...retried, ...(r.retryToken !== undefined ? { retryToken: r.retryToken } : {}) },
       detail: `rolling update of ${r.outdated.length} member${r.outdated.length === 1 ? '' : 's'} to ${r.targetVersion}: ${r.outdated.map((x) => `${x.member} (${x.fields.join(', ')})`).join('; ')}`,
     };
   }
@@ -566,6 +569,15 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   const progress = `${updatedCount}/${members.length} updated`;
   const heading = `rolling update to ${r.targetVersion} (${progress})`;
   const versionMove = record.fromVersion !== record.targetVersion;
+
+  const update = (m: ObservedMember, why: string): Action => ({
+    type: 'updateMember',
+    member: m.member,
+    id: m.id,
+    via: o.persistent ? 'evict' : 'replace',
+    detail: `${heading}: updating ${m.member}, ${why}${isOutdated(m) ? ` (${describeFields(m)})` : ''}`,
+    ...(r.path.kind === 'Rollback' ? { clusterVersionAtMost: minorOf(r.targetVersion) } : {}),
+  });
 
   // The gate. A member not outdated is on the new spec, or about to be (its pod is missing or terminating,
   // and is recreated from the current spec): each must pass before the next member goes.
@@ -588,6 +600,10 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   const checks = gated.map((m) => {
     const p = pod(m.member);
     const live = p !== undefined && !p.deleting;
+    const since = m === inFlight && record.memberSince ? Date.parse(record.memberSince) : undefined;
+    // Crash-looping since before its update began: a retry of the member a rollout halted on, whose pod is in
+    // the kubelet's back-off. It gets a fresh pod; only a crash of that one halts again.
+    if (live && p.crashLoopingSince !== undefined && since !== undefined && p.crashLoopingSince < since) return { m, again: true };
     if (live && p.crashLoopingSince !== undefined) {
       const t = p.lastTermination;
       return { m, halt: { reason: 'CrashLooping' as const, message: t ? `its etcd keeps exiting: exit code ${t.exitCode}: ${t.message}` : 'its etcd keeps exiting' } };
@@ -596,12 +612,13 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
       return { m, halt: { reason: 'VersionMismatch' as const, message: `its image runs etcd ${m.version}, but spec.version is ${record.targetVersion}` } };
     }
     const why = missing(m);
-    const since = m === inFlight && record.memberSince ? Date.parse(record.memberSince) : undefined;
     if (why && since !== undefined && o.now - since > r.gateBoundMs) {
       return { m, halt: { reason: p?.cannotStart ? ('CannotStart' as const) : ('GateTimeout' as const), message: `${why}, ${seconds(o.now - since)} s after its update began (the bound is ${seconds(r.gateBoundMs)} s)` } };
     }
     return { m, why };
   });
+  const again = checks.find((c) => c.again);
+  if (again) return update(again.m, 'again, on a fresh pod (a retry)');
   const halt = checks.find((c) => c.halt);
   if (halt?.halt) return { type: 'haltRollout', member: halt.m.member, reason: halt.halt.reason, message: halt.halt.message };
   const waiting = checks.find((c) => c.why);
@@ -634,14 +651,6 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   const leaderId = o.membership?.leaderId;
   if (leaderId === undefined) return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: no leader is agreed by a quorum; the leader is updated last, so the next member waits for one`, requeueAfterMs: 2000 };
   const candidates = members.filter(isOutdated).sort(byIndex);
-  const update = (m: ObservedMember, why: string): Action => ({
-    type: 'updateMember',
-    member: m.member,
-    id: m.id,
-    via: o.persistent ? 'evict' : 'replace',
-    detail: `${heading}: updating ${m.member}, ${why} (${describeFields(m)})`,
-    ...(r.path.kind === 'Rollback' ? { clusterVersionAtMost: minorOf(r.targetVersion) } : {}),
-  });
   const idle = candidates.find(broken);
   if (idle) return update(idle, 'which serves nobody now');
   const follower = candidates.find((m) => m.id !== leaderId);

@@ -252,10 +252,19 @@ describe('rollback and retry', () => {
     assert.equal(next.type === 'updateMember' && next.clusterVersionAtMost, '3.5');
   });
 
-  test('a new value of the retry annotation retries the same target; the consumed one does not', () => {
+  test('a new value of the retry annotation retries the same target at the halted member, on a fresh pod; the consumed value does not', () => {
     assert.ok(isWait(plan(observed({ members, pods, rollout: { outdated: outdated(0, 2), record: halted, retryToken: 'a' } })), 'UpgradeFailed'));
     const retry = plan(observed({ members, pods, rollout: { outdated: outdated(0, 2), record: halted, retryToken: 'b' } }));
-    assert.ok(retry.type === 'startRollout' && retry.record.retryToken === 'b' && retry.record.target === NEW && !retry.record.halted, JSON.stringify(retry));
+    assert.ok(retry.type === 'startRollout', JSON.stringify(retry));
+    assert.deepEqual(retry.record, { target: NEW, fromVersion: '3.5.35', targetVersion: '3.6.16', startedAt: iso(NOW), member: 'c-1', memberSince: iso(NOW), retryToken: 'b' });
+    // Its pod has crash-looped since before the retry (the kubelet's back-off): it is evicted for a fresh one.
+    const later = { over: { now: NOW + 1000 }, rollout: { outdated: outdated(0, 2), record: retry.record, retryToken: 'b' } };
+    const again = plan(observed({ members, pods, ...later }));
+    assert.ok(again.type === 'updateMember' && again.member === 'c-1' && /again, on a fresh pod/.test(again.detail), JSON.stringify(again));
+    // The fresh pod crash-loops too: that halts again.
+    const fresh = [pod(0), pod(1, { ready: false, crashLoopingSince: NOW + 500 }), pod(2)];
+    const haltedAgain = plan(observed({ members, pods: fresh, ...later }));
+    assert.ok(haltedAgain.type === 'haltRollout' && haltedAgain.member === 'c-1' && haltedAgain.reason === 'CrashLooping', JSON.stringify(haltedAgain));
   });
 });
 

@@ -90,6 +90,7 @@ interface Harness {
   tick(ms: number): void;
   status(): StatusShape;
   setSpec(spec: EtcdClusterSpec): void;
+  annotate(key: string, value: string): void;
   podImage(member: string): string | undefined;
 }
 
@@ -188,6 +189,10 @@ function setUp(spec: EtcdClusterSpec): Harness {
       cluster = { ...cluster, spec: next, metadata: { ...cluster.metadata, generation: (cluster.metadata.generation ?? 0) + 1 } };
       clusters.upsert(cluster);
     },
+    annotate: (key, value) => {
+      cluster = { ...cluster, metadata: { ...cluster.metadata, annotations: { ...cluster.metadata.annotations, [key]: value } } };
+      clusters.upsert(cluster);
+    },
     podImage: (member) => (pods.get(`${NS}/${member}`) as PodObject | undefined)?.spec?.containers?.find((c) => c.name === 'etcd')?.image,
   };
 }
@@ -252,7 +257,7 @@ test('the operator restarted right after each of its writes resumes the same rol
   assert.equal(t.status().currentVersion, '3.6.16');
 });
 
-test('a crash-looping image halts at the first member: Degraded UpgradeFailed in its words, no other member touched, no replacement; rollback restores it', async () => {
+test('a crash-looping image halts at the first member: Degraded UpgradeFailed in its words, no other member touched, no replacement; a retry halts there again; rollback restores it', async () => {
   const t = setUp({ replicas: 3, version: '3.5.35', storage: PVC_STORAGE });
   await t.run();
   t.setSpec({ replicas: 3, version: '3.6.16', image: 'quorum.test/etcd-crashloop:v3.6.16', storage: PVC_STORAGE });
@@ -275,13 +280,23 @@ test('a crash-looping image halts at the first member: Degraded UpgradeFailed in
   assert.equal(condition(t.status(), 'Available')?.status, 'True');
   assert.equal(t.status().phase, 'Degraded');
 
+  // A retry with nothing fixed: the halted member gets a fresh pod, which crash-loops too, and it halts again there.
+  t.annotate('etcd.quorum.dev/retry-rollout', '1');
+  for (let i = 0; i < 10; i++) {
+    await t.run();
+    t.tick(3000);
+  }
+  assert.deepEqual(t.writes, ['evict c-1', 'create c-1', 'evict c-1', 'create c-1']);
+  assert.equal(t.status().rollout?.retryToken, '1');
+  assert.equal(t.status().rollout?.halted?.member, 'c-1');
+
   // Rollback: spec.version back, the image unset.
   t.setSpec({ replicas: 3, version: '3.5.35', storage: PVC_STORAGE });
   for (let i = 0; i < 30 && (t.status().rollout !== undefined || condition(t.status(), 'Degraded')?.status !== 'False'); i++) {
     await t.run();
     t.tick(3000);
   }
-  assert.deepEqual(t.writes, ['evict c-1', 'create c-1', 'evict c-1', 'create c-1']);
+  assert.deepEqual(t.writes, ['evict c-1', 'create c-1', 'evict c-1', 'create c-1', 'evict c-1', 'create c-1']);
   assert.equal(t.podImage('c-1'), 'gcr.io/etcd-development/etcd:v3.5.35');
   const s = t.status();
   assert.equal(s.rollout, undefined, 'the record is gone, halted part included');
