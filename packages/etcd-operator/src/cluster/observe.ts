@@ -94,7 +94,9 @@ const clip = (text: string, max: number): string => (text.length > max ? `${text
  */
 export function lastLines(message: string, lines = 3, maxChars = 600): string {
   const all = message.trim().split('\n').map((l) => l.trimEnd()).filter(Boolean);
-  const cause = all.find((l) => /^(panic: |fatal error: )|"level":"(fatal|panic)"/.test(l)) ?? all.find((l) => /"level":"error"/.test(l));
+  // Go's flag package names a refused flag first, then prints the whole usage: the flag is the cause (etcd 3.6
+  // refuses the flags it dropped this way, e.g. "flag provided but not defined: -enable-v2").
+  const cause = all.find((l) => /^(panic: |fatal error: |flag provided but not defined: |flag needs an argument: |invalid value .* for flag )|"level":"(fatal|panic)"/.test(l)) ?? all.find((l) => /"level":"error"/.test(l));
   const kept = cause ? [cause, ...(all.at(-1) !== cause && !/^\s|^goroutine |\.go:\d+/.test(all.at(-1) ?? '') ? [all.at(-1)!] : [])].join('\n') : all.slice(-lines).join('\n');
   return kept.length > maxChars ? `${kept.slice(0, maxChars)}…` : kept;
 }

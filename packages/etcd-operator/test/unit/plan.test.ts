@@ -168,6 +168,9 @@ test("a crash's termination message is reduced to its cause, not the stack trace
   const fatal = '{"level":"info","msg":"starting"}\n{"level":"fatal","msg":"discovery failed","error":"member x has already been bootstrapped"}\n{"level":"info","msg":"bye"}';
   assert.equal(lastLines(fatal), '{"level":"fatal","msg":"discovery failed","error":"member x has already been bootstrapped"}\n{"level":"info","msg":"bye"}');
   assert.equal(lastLines('a\nb\nc\nd'), 'b\nc\nd');
+  // A flag etcd does not have (3.6 dropped --enable-v2): Go's flag package names it, then prints the usage.
+  const usage = ['flag provided but not defined: -enable-v2', 'Usage:', '', '  etcd [flags]', '    Start an etcd server.', '  etcd grpc-proxy', '    Run the stateless etcd v3 gRPC L7 reverse proxy.'].join('\n');
+  assert.equal(lastLines(usage), 'flag provided but not defined: -enable-v2');
 });
 
 test('a one-member cluster grows: the learner it adds counts once promoted', () => {
