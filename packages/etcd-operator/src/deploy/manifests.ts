@@ -81,7 +81,7 @@ export function clusterRules(): Record<string, unknown>[] {
     // themselves: the operator never reads a Secret.
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-    // A member with a stale peer view is restarted through the eviction API, which honours the PDB.
+    // Members are restarted through the eviction API, which honours the PDB: a stale peer view, a rolling update.
     { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
     { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
