@@ -15,6 +15,7 @@ import { baseImageEntries, imageFromEntries } from '@quorum/images';
 import { PersistentVolumeClaims, Pods } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/runtime/testing';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
+import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 import { buildMemberToolBinary } from '../../src/deploy/peer-wait-image.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
@@ -101,7 +102,8 @@ async function verify(checker: DataChecker, label: string): Promise<void> {
 }
 
 test('3.5.35 → 3.6.16 on 3 members while writing: one member at a time, followers first, the leader last; same members, IDs and PVCs; versions move at the end; no write lost', async () => {
-  const ns = await env.namespace('upgrade');
+  // Restricted, enforced by the API server: every pod a rollout makes must pass it.
+  const ns = await env.namespace('upgrade', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'up';
   await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
   await waitAvailable(env.client, ns, NAME, 3);
@@ -179,7 +181,7 @@ test('3.5.35 → 3.6.16 on 3 members while writing: one member at a time, follow
 });
 
 test('a crash-looping image halts at its first member: Degraded UpgradeFailed in its words, no second member touched, still Available; rolling back restores that member', async () => {
-  const ns = await env.namespace('upgrade-halt');
+  const ns = await env.namespace('upgrade-halt', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'halt';
   await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
   await waitAvailable(env.client, ns, NAME, 3);
