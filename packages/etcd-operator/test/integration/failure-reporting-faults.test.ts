@@ -114,7 +114,8 @@ test('a learner whose pod can never be scheduled does not hold back a lower repl
   await applyCluster(env.client, ns, NAME, { replicas: 3 });
   try {
     await waitAvailable(env.client, ns, NAME, 3);
-    // Only new members get the template (no rollouts): the fourth member's pod matches no node.
+    // Membership comes before a rolling update: the fourth member (made from the new template) is added first,
+    // and its pod matches no node, so the learner never starts and no running member is touched.
     await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { spec: { replicas: 4, podTemplate: { spec: { nodeSelector: { 'quorum.dev/none': 'x' } } } } });
     const { learner, state } = await eventually('a learner whose pod is Pending, reported as LearnerStarting', async () => {
       const s = await getCluster(env.client, ns, NAME);
