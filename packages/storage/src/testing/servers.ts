@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { storageServers, type StorageServers } from '@quorum/localkube';
-import { freePorts } from './local-etcd.ts';
+import { freePorts } from './ports.ts';
 
 /** Azurite's fixed development account (documented, not a secret). */
 export const AZURITE_ACCOUNT = 'devstoreaccount1';
@@ -50,7 +50,9 @@ async function launch(name: string, command: string, args: string[], env: NodeJS
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(command, args.map((a) => a.replaceAll('{dir}', join(dir, 'data'))), { stdio: ['ignore', fd, fd], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, cwd: dir });
+    // Each server is started by its absolute path: the test's own PATH is passed on as it is (none when unset).
+    const path = process.env.PATH === undefined ? {} : { PATH: process.env.PATH };
+    child = spawn(command, args.map((a) => a.replaceAll('{dir}', join(dir, 'data'))), { stdio: ['ignore', fd, fd], env: { ...path, HOME: dir, ...env }, cwd: dir });
   } finally {
     closeSync(fd);
   }
