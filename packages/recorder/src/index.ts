@@ -6,7 +6,8 @@ export { applyDefaults, validateSpec, type DefaultedSpec } from './api/defaults.
 export { changeRecorderCRD } from './api/crd.ts';
 export { ChangeRecorders } from './resources.ts';
 export { createRecorder, SessionRegistry, STATUS_REFRESH_MS, type Recorder, type RecorderOptions } from './operator/recorder.ts';
-export { RecordStore, type ObjectRef } from './store/record-store.ts';
+export { FileRecordStore, type RecordStore } from './store/record-store.ts';
+export type { ObjectRef } from './store/layout.ts';
 export { parseRecord, parseLastSeen, type RecordMeta, type RecordReason, type LastSeenMeta } from './record/record-file.ts';
 export { historyCommand, type HistoryIO } from './cli/history.ts';
 export { HISTORY_USAGE } from './cli/args.ts';

@@ -1,5 +1,5 @@
 // Reading record stores, and nothing else: the history endpoint and `quorum history --path` read the files
-// that the recorder's RecordStore writes, without opening a RecordStore (which creates folders, removes a
+// that the recorder's FileRecordStore writes, without opening one (which creates folders, removes a
 // crash's temporary files and may write a redaction key). Writes are atomic renames, so whatever is read is a
 // whole file; a record that retention removes between a listing and a read is reported as missing.
 //
@@ -8,7 +8,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { isRecordFileName, parseLastSeen, parseRecord, parseRecordMeta, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
-import { CLUSTER_FOLDER, kindFolder, LAST_SEEN_FILE, parseKindFolder, REDACTION_KEY_FILE } from '../store/record-store.ts';
+import { CLUSTER_FOLDER, kindFolder, LAST_SEEN_FILE, parseKindFolder, REDACTION_KEY_FILE } from '../store/layout.ts';
 import type { KindInfo, ObjectId } from './protocol.ts';
 
 export interface StoreInfo {

@@ -16,7 +16,8 @@ import {
 } from '../record/changes.ts';
 import { sameVersion, type CleanSettings } from '../record/clean.ts';
 import type { RetentionPolicy } from '../record/retention.ts';
-import { kindFolder, RecordStore, type ObjectRef, type StoreStats } from '../store/record-store.ts';
+import { objectPath, type ObjectRef } from '../store/layout.ts';
+import { FileRecordStore, type RecordStore, type StoreStats } from '../store/record-store.ts';
 import type { ResolvedKind } from './discovery.ts';
 import { KindWatch, targetKey, type ChangeSink, type WatchTarget } from './kind-watch.ts';
 import { NamespaceWatch } from './namespace-watch.ts';
@@ -101,7 +102,7 @@ export class RecorderSession implements ChangeSink {
   }
 
   static async open(options: SessionOptions): Promise<RecorderSession> {
-    return new RecorderSession(await RecordStore.open(options.directory, options.log), options);
+    return new RecorderSession(await FileRecordStore.open(options.directory, options.log), options);
   }
 
   /**
@@ -202,6 +203,7 @@ export class RecorderSession implements ChangeSink {
     await this.#namespaces?.stop();
     this.#namespaces = undefined;
     await this.#work.stop();
+    this.#store.close();
   }
 
   // ---- ChangeSink: what the watches see ----
@@ -303,5 +305,5 @@ function refOf(kind: ResolvedKind, obj: OpenObject): ObjectRef {
 }
 
 function refKey(ref: ObjectRef): string {
-  return `${ref.namespace || '_cluster'}/${kindFolder(ref.group, ref.kind)}/${ref.name}`;
+  return objectPath(ref);
 }

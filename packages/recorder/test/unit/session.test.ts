@@ -12,7 +12,7 @@ import { cleanObject } from '../../src/record/clean.ts';
 import { objectYAML, parseRecord, type RecordMeta } from '../../src/record/record-file.ts';
 import type { ResolvedKind } from '../../src/recorder/discovery.ts';
 import { RecorderSession, type SessionSettings } from '../../src/recorder/session.ts';
-import { LAST_SEEN_FILE } from '../../src/store/record-store.ts';
+import { LAST_SEEN_FILE } from '../../src/store/layout.ts';
 import { FakeApi, until } from './fake-api.ts';
 
 const kindOf = (type: ResourceType<OpenObject>, group: string): ResolvedKind => ({
