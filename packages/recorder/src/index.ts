@@ -6,7 +6,9 @@ export { applyDefaults, validateSpec, type DefaultedSpec } from './api/defaults.
 export { changeRecorderCRD } from './api/crd.ts';
 export { ChangeRecorders } from './resources.ts';
 export { createRecorder, SessionRegistry, STATUS_REFRESH_MS, type Recorder, type RecorderOptions } from './operator/recorder.ts';
-export { FileRecordStore, type RecordStore } from './store/record-store.ts';
+export { FileRecordStore, type RecordStore, type StoreStats } from './store/record-store.ts';
+export { ObjectRecordStore } from './store/object-record-store.ts';
+export { openRecordStore, storeLocationKey, type StoreLocation } from './store/open-store.ts';
 export type { ObjectRef } from './store/layout.ts';
 export { parseRecord, parseLastSeen, type RecordMeta, type RecordReason, type LastSeenMeta } from './record/record-file.ts';
 export { historyCommand, type HistoryIO } from './cli/history.ts';

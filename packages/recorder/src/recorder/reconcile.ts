@@ -7,6 +7,7 @@ import type { Client, EventRecorder, Informer, Logger, Reconciler, Result } from
 import type { ChangeRecorder, ChangeRecorderStatus, GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults, maxAgeMs, selectorString, storagePath, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
+import type { StoreLocation } from '../store/open-store.ts';
 import { groupKindName, resolveKinds, type Resolution } from './discovery.ts';
 import {
   allKinds,
@@ -27,8 +28,8 @@ export const FIELD_MANAGER = 'quorum-recorder';
 
 /** The running sessions, one per ChangeRecorder. */
 export interface Sessions {
-  /** The recorder's session on `directory`, opening it (and closing one on another directory) as needed. */
-  open(name: string, directory: string): Promise<RecorderSession>;
+  /** The recorder's session on `location`, opening it (and closing one on another location) as needed. */
+  open(name: string, location: StoreLocation): Promise<RecorderSession>;
   close(name: string): Promise<void>;
 }
 
@@ -94,7 +95,7 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     if (rival) return stop({ reason: 'StoragePathInUse', message: `ChangeRecorder ${rival.metadata.name} (older) records into ${storagePath(rival.metadata.name ?? '', applyDefaults(rival.spec))}, which overlaps ${path}` });
     let session: RecorderSession;
     try {
-      session = await deps.sessions.open(name, join(deps.storageRoot, path));
+      session = await deps.sessions.open(name, { directory: join(deps.storageRoot, path) });
     } catch (err) {
       await report({ blocked: { reason: 'StorageUnavailable', message: `${join(deps.storageRoot, path)}: ${(err as Error).message}` } });
       return { requeueAfter: UNSETTLED_REFRESH_MS };

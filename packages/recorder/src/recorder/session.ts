@@ -17,7 +17,8 @@ import {
 import { sameVersion, type CleanSettings } from '../record/clean.ts';
 import type { RetentionPolicy } from '../record/retention.ts';
 import { objectPath, type ObjectRef } from '../store/layout.ts';
-import { FileRecordStore, type RecordStore, type StoreStats } from '../store/record-store.ts';
+import { openRecordStore, type StoreLocation } from '../store/open-store.ts';
+import type { RecordStore, StoreStats } from '../store/record-store.ts';
 import type { ResolvedKind } from './discovery.ts';
 import { KindWatch, targetKey, type ChangeSink, type WatchTarget } from './kind-watch.ts';
 import { NamespaceWatch } from './namespace-watch.ts';
@@ -32,8 +33,8 @@ export interface SessionSettings {
 export interface SessionOptions {
   /** The ChangeRecorder's name. */
   name: string;
-  /** The store's directory (storage root + the spec's path). */
-  directory: string;
+  /** Where the records go: a directory (storage root + the spec's path), or an object store prefix. */
+  location: StoreLocation;
   client: Client;
   log?: RetryLog;
   metrics?: RetryMetrics;
@@ -69,7 +70,9 @@ const DEFAULT_WRITE_CONCURRENCY = 8;
 
 export class RecorderSession implements ChangeSink {
   readonly name: string;
-  readonly directory: string;
+  readonly location: StoreLocation;
+  /** Where the records go, for messages: a directory, or `s3://bucket at <endpoint>, under <prefix>/`. */
+  readonly storeDescription: string;
   readonly startedAt: Date;
   readonly #store: RecordStore;
   readonly #options: SessionOptions;
@@ -83,11 +86,12 @@ export class RecorderSession implements ChangeSink {
 
   private constructor(store: RecordStore, options: SessionOptions) {
     this.name = options.name;
-    this.directory = options.directory;
+    this.location = options.location;
+    this.storeDescription = store.description;
     this.startedAt = (options.now ?? (() => new Date()))();
     this.#store = store;
     this.#options = options;
-    this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: options.metrics, fields: { directory: options.directory } });
+    this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: options.metrics, fields: { store: store.description } });
     this.#work = new OrderedWork({
       concurrency: options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY,
       onFailure: (key, err, retryInMs) => {
@@ -102,7 +106,7 @@ export class RecorderSession implements ChangeSink {
   }
 
   static async open(options: SessionOptions): Promise<RecorderSession> {
-    return new RecorderSession(await FileRecordStore.open(options.directory, options.log), options);
+    return new RecorderSession(await openRecordStore(options.location, options.log), options);
   }
 
   /**

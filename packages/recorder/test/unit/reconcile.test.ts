@@ -56,8 +56,8 @@ async function harness(t: { after: (fn: () => Promise<void>) => void }, resoluti
   const root = await mkdtemp(join(tmpdir(), 'recorder-reconcile-'));
   const api = new FakeApi();
   const recorders = new Store<ChangeRecorder>();
-  const sessions = new SessionRegistry((name, directory) =>
-    RecorderSession.open({ name, directory, client: api.asClient(), onActivity: () => undefined, onNamespacesChanged: () => undefined }),
+  const sessions = new SessionRegistry((name, location) =>
+    RecorderSession.open({ name, location, client: api.asClient(), onActivity: () => undefined, onNamespacesChanged: () => undefined }),
   );
   t.after(async () => {
     await sessions.closeAll();
@@ -151,7 +151,7 @@ test('an unknown kind in spec.resources is rejected by name (Ready False, Unknow
   assert.equal(status.recordsWritten, 0);
   assert.ok(status.watchingSince);
   assert.ok((status.storageBytes ?? 0) > 0, 'the last-seen copies take space');
-  assert.equal(h.sessions.get('main')?.directory, join(h.root, 'main'), 'storage defaults to the recorder name');
+  assert.deepEqual(h.sessions.get('main')?.location, { directory: join(h.root, 'main') }, 'storage defaults to the recorder name');
   assert.equal(h.asked.length, 1, 'status refreshes do not ask discovery again');
   assert.equal(h.events.length, 1);
 
@@ -279,7 +279,7 @@ test('two recorders on overlapping storage paths: the older keeps it, the younge
   await h.reconcile('old');
   assert.equal(h.sessions.get('old'), undefined, 'a deleted recorder stops');
   await h.reconcile('new');
-  assert.equal(h.sessions.get('new')?.directory, join(h.root, 'shared/inner'));
+  assert.deepEqual(h.sessions.get('new')?.location, { directory: join(h.root, 'shared/inner') });
 });
 
 test('a selector watches the namespaces it picks; cluster-scoped kinds are watched whole', async (t) => {

@@ -9,6 +9,7 @@ export {
   MINIO_PASSWORD,
   MINIO_USER,
   azuriteConnectionString,
+  createAzuriteContainer,
   createGcsBucket,
   createMinioBucket,
   credentialsDir,

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { storageServers, type StorageServers } from '@quorum/localkube';
 import { freePorts } from './ports.ts';
 
@@ -120,6 +121,10 @@ export async function startAzurite(): Promise<StorageServer> {
 
 export function azuriteConnectionString(endpoint: string, key = AZURITE_KEY): string {
   return `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${key};BlobEndpoint=${endpoint};`;
+}
+
+export async function createAzuriteContainer(endpoint: string, container: string): Promise<void> {
+  await new BlobServiceClient(endpoint, new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY)).getContainerClient(container).create();
 }
 
 export async function startMinio(): Promise<StorageServer> {
