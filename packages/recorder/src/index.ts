@@ -17,7 +17,7 @@ export { HistoryServer, historyServerRunnable, type HistoryServerOptions } from 
 export { HistoryHandlers } from './history/handlers.ts';
 export { StoreReader } from './history/store-reader.ts';
 export * from './history/protocol.ts';
-export { recorderManifests, sampleChangeRecorder, recordedKindRules, RECORDER_IMAGE, type RecorderManifestOptions } from './deploy/manifests.ts';
+export { recorderManifests, sampleChangeRecorder, recordedKindRules, storageSecretsOf, RECORDER_IMAGE, type RecorderManifestOptions } from './deploy/manifests.ts';
 
 /** Builds the recorder's image (OCI archive); loaded on demand, since it needs @quorum/images, a build-time package. */
 export async function buildRecorderImage(name?: string): Promise<ImageArchive> {

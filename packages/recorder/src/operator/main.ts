@@ -8,6 +8,7 @@ import { createRecorder } from './recorder.ts';
 const config = configFromEnv();
 const { manager } = await createRecorder({
   storageRoot: config.storageRoot,
+  credentialsRoot: config.credentialsRoot,
   instance: config.podName,
   manager: {
     probePort: config.probePort,

@@ -5,6 +5,7 @@ import { Manager, generationChanged, type Logger, type ManagerOptions } from '@q
 import type { ChangeRecorder } from '../api/changerecorder.ts';
 import { changeRecorderReconciler, type Sessions } from '../recorder/reconcile.ts';
 import { RecorderSession } from '../recorder/session.ts';
+import { DEFAULT_CREDENTIALS_ROOT } from './config.ts';
 import { ChangeRecorders } from '../resources.ts';
 import { storeLocationKey, type StoreLocation } from '../store/open-store.ts';
 
@@ -14,6 +15,8 @@ export const STATUS_REFRESH_MS = 2_000;
 export interface RecorderOptions {
   /** The directory every ChangeRecorder's storage path is relative to: the recorder's volume. */
   storageRoot: string;
+  /** The folder the object stores' credentials Secrets are mounted below, one folder per Secret; default DEFAULT_CREDENTIALS_ROOT. */
+  credentialsRoot?: string;
   manager?: Partial<ManagerOptions>;
   logger?: Logger;
   /** Store writes in flight at once, per ChangeRecorder. */
@@ -96,6 +99,7 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
         recorders,
         sessions,
         storageRoot: options.storageRoot,
+        credentialsRoot: options.credentialsRoot ?? DEFAULT_CREDENTIALS_ROOT,
         events: manager.eventRecorder({ controller: EVENT_CONTROLLER, instance: options.instance ?? hostname() }),
       }),
     );
