@@ -15,7 +15,8 @@ export { historyCommand, type HistoryIO } from './cli/history.ts';
 export { HISTORY_USAGE } from './cli/args.ts';
 export { HistoryServer, historyServerRunnable, type HistoryServerOptions } from './history/server.ts';
 export { HistoryHandlers } from './history/handlers.ts';
-export { StoreReader } from './history/store-reader.ts';
+export { StoreReader, type ObjectStoreSource, type StoreReaderOptions } from './history/store-reader.ts';
+export { objectStoreSources, storageTarget, type StorageTarget } from './store/target.ts';
 export * from './history/protocol.ts';
 export { recorderManifests, sampleChangeRecorder, recordedKindRules, storageSecretsOf, RECORDER_IMAGE, type RecorderManifestOptions } from './deploy/manifests.ts';
 

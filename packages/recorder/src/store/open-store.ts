@@ -2,7 +2,7 @@
 // recorder's volume, or a key prefix in an object store bucket whose credentials Secret is mounted into the
 // recorder's pod. Opening it gives the RecordStore the session writes through.
 import { stat } from 'node:fs/promises';
-import { locationKind, locationPrefix, openStore, StorageError, type Location } from '@quorum/storage';
+import { locationKind, locationPrefix, openStore, StorageError, type Location, type ObjectStore } from '@quorum/storage';
 import { ObjectRecordStore } from './object-record-store.ts';
 import { FileRecordStore, type RecordStore, type StoreLog } from './record-store.ts';
 
@@ -19,6 +19,11 @@ export function storeLocationKey(location: StoreLocation): string {
 /** The store at `location`, created if needed (a directory, a redaction key). */
 export async function openRecordStore(location: StoreLocation, log?: StoreLog): Promise<RecordStore> {
   if ('directory' in location) return FileRecordStore.open(location.directory, log);
+  return ObjectRecordStore.open(await openObjectStore(location), locationPrefix(location.objectStore), log);
+}
+
+/** The object store of a location, once its credentials Secret is mounted where the location says. */
+export async function openObjectStore(location: { objectStore: Location; credentialsDir: string }): Promise<ObjectStore> {
   const { objectStore, credentialsDir } = location;
   const kind = locationKind(objectStore);
   if (kind === 'pvc') throw new Error('a record store on a PVC is a directory, not an object store location');
@@ -33,5 +38,5 @@ export async function openRecordStore(location: StoreLocation, log?: StoreLog): 
       `the credentials Secret ${secret} is not mounted into the recorder's pod (no ${credentialsDir}): install the recorder with it (recorderManifests({ storageSecrets: ['${secret}'] }))`,
     );
   }
-  return ObjectRecordStore.open(await openStore(objectStore, credentialsDir), locationPrefix(objectStore), log);
+  return openStore(objectStore, credentialsDir);
 }

@@ -4,7 +4,9 @@
 // store), names them in messages, and resolves them to the StoreLocation a session opens.
 import { join } from 'node:path';
 import { locationKind, locationURI, type Location } from '@quorum/storage';
-import type { DefaultedSpec } from '../api/defaults.ts';
+import type { ChangeRecorder } from '../api/changerecorder.ts';
+import { applyDefaults, type DefaultedSpec } from '../api/defaults.ts';
+import type { ObjectStoreSource } from '../history/store-reader.ts';
 import type { StoreLocation } from './open-store.ts';
 
 export type StorageTarget =
@@ -71,4 +73,21 @@ export function credentialsSecretOf(target: StorageTarget): string | undefined {
 export function storeLocationOf(target: StorageTarget, roots: { storageRoot: string; credentialsRoot: string }): StoreLocation {
   if ('path' in target) return { directory: join(roots.storageRoot, target.path) };
   return { objectStore: target.objectStore, credentialsDir: join(roots.credentialsRoot, folderOf(target.objectStore).credentialsSecret) };
+}
+
+/**
+ * The stores in object stores that `recorders` name, for the history endpoint: each once, by name, with where
+ * its credentials Secret is mounted. Those of deleted ChangeRecorders are not among them.
+ */
+export function objectStoreSources(recorders: readonly Pick<ChangeRecorder, 'metadata' | 'spec'>[], credentialsRoot: string): ObjectStoreSource[] {
+  const sources = new Map<string, ObjectStoreSource>();
+  for (const recorder of recorders) {
+    const target = storageTarget(recorder.metadata.name ?? '', applyDefaults(recorder.spec));
+    if ('path' in target) continue;
+    const location = storeLocationOf(target, { storageRoot: '', credentialsRoot });
+    if (!('objectStore' in location)) continue;
+    const name = targetName(target);
+    if (!sources.has(name)) sources.set(name, { name, description: describeTarget(target, ''), ...location });
+  }
+  return [...sources.values()];
 }

@@ -2,7 +2,8 @@
 // MinIO (S3), fake-gcs-server (GCS) and Azurite (Azure Blob). The layout under the prefix, the index read
 // back at open (records, last-seen copies, the redaction key, bytes used), retention deleting objects, an
 // upload that fails leaving no record, and a session that was down finding what changed meanwhile from
-// the last-seen copies in the bucket.
+// the last-seen copies in the bucket; and the history endpoint's reader serving the store beside those on
+// the volume.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -26,13 +27,19 @@ import {
   startMinio,
   type StorageServer,
 } from '@quorum/storage/testing';
+import type { ChangeRecorder } from '../../src/api/changerecorder.ts';
+import { allowAll } from '../../src/history/access.ts';
+import { HistoryHandlers } from '../../src/history/handlers.ts';
+import type { DiffResponse, ErrorResponse, ObjectsResponse, RecordResponse, RecordsResponse } from '../../src/history/protocol.ts';
+import { StoreReader } from '../../src/history/store-reader.ts';
 import { lastSeenOf, recordOfDeletion, recordOfUpdate, type CleaningContext } from '../../src/record/changes.ts';
 import { parseRecord } from '../../src/record/record-file.ts';
 import type { ResolvedKind } from '../../src/recorder/discovery.ts';
 import { RecorderSession, type SessionSettings } from '../../src/recorder/session.ts';
 import { LAST_SEEN_FILE, REDACTION_KEY_FILE, type ObjectRef } from '../../src/store/layout.ts';
 import { ObjectRecordStore } from '../../src/store/object-record-store.ts';
-import type { RecordStore } from '../../src/store/record-store.ts';
+import { FileRecordStore, type RecordStore } from '../../src/store/record-store.ts';
+import { objectStoreName, objectStoreSources } from '../../src/store/target.ts';
 import { FakeApi, until } from './fake-api.ts';
 
 const BUCKET = 'quorum-records';
@@ -76,7 +83,7 @@ const BACKENDS: Backend[] = [
     return {
       server,
       location: (prefix) => ({ s3: { bucket: BUCKET, prefix, endpoint: server.endpoint, forcePathStyle: true, credentialsSecret: SECRET } }),
-      credentials: await credentialsDir(scratch, 's3', { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD }),
+      credentials: await credentialsDir(scratch, SECRET, { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD }),
     };
   }),
   backend('gcs (fake-gcs-server)', async (scratch) => {
@@ -86,7 +93,7 @@ const BACKENDS: Backend[] = [
       server,
       location: (prefix) => ({ gcs: { bucket: BUCKET, prefix, endpoint: server.endpoint, credentialsSecret: SECRET } }),
       // An emulator needs no service account: the Secret may be empty.
-      credentials: await credentialsDir(scratch, 'gcs', {}),
+      credentials: await credentialsDir(scratch, SECRET, {}),
     };
   }),
   backend('azure (Azurite)', async (scratch) => {
@@ -95,7 +102,7 @@ const BACKENDS: Backend[] = [
     return {
       server,
       location: (prefix) => ({ azure: { container: BUCKET, prefix, credentialsSecret: SECRET } }),
-      credentials: await credentialsDir(scratch, 'azure', { connectionString: azuriteConnectionString(server.endpoint) }),
+      credentials: await credentialsDir(scratch, SECRET, { connectionString: azuriteConnectionString(server.endpoint) }),
     };
   }),
 ];
@@ -255,6 +262,54 @@ for (const b of BACKENDS) {
       const retried = await store.writeRecord(cm, recordOfUpdate(configMap('2', 'blue'), configMap('3', 'green'), context, t1)!);
       assert.deepEqual(store.records(cm), [kept, retried]);
       assert.equal(parseRecord(await text(await raw.download(`failures/default/core.ConfigMap/app/${retried}`)), retried).meta.replacedBy, '3');
+    });
+
+    test('the history endpoint reads the store in the bucket beside those on the volume; a store it cannot open fails only the requests that read it', async (t) => {
+      const store = await open('history');
+      t.after(() => store.close());
+      const context = contextOf(store);
+      const at = (minute: number): Date => new Date(Date.UTC(2026, 2, 1, 12, minute));
+      const versions = ['red', 'blue', 'green'].map((color, i) => configMap(String(i + 1), color));
+      const ids: string[] = [];
+      for (let i = 0; i < 2; i++) ids.push((await store.writeRecord(cm, recordOfUpdate(versions[i]!, versions[i + 1]!, context, at(i))!)).slice(0, -'.yaml'.length));
+      await store.writeLastSeen(cm, lastSeenOf(versions[2]!, context, at(2)));
+      const volume = join(scratch, 'volume');
+      const onVolume = await FileRecordStore.open(join(volume, 'team-b'));
+      await onVolume.writeRecord(cm, recordOfUpdate(versions[0]!, versions[1]!, contextOf(onVolume), at(3))!);
+
+      const recorder = (name: string, storage: Location): ChangeRecorder => ({ metadata: { name }, spec: { namespaces: { all: true }, storage } });
+      const unmounted = ((l: Location): Location => JSON.parse(JSON.stringify(l).replaceAll(SECRET, 'not-mounted')) as Location)(location('broken'));
+      const recorders = [recorder('history', location('history')), recorder('broken', unmounted)];
+      const reader = new StoreReader(volume, { objectStores: () => Promise.resolve(objectStoreSources(recorders, scratch)) });
+      t.after(() => reader.close());
+      const handlers = new HistoryHandlers(reader);
+      const url = (path: string, query: Record<string, string> = {}): URL => new URL(`${path}?${new URLSearchParams(query).toString()}`, 'http://x.invalid');
+      const name = objectStoreName(location('history'));
+      assert.match(name, /^(s3|gs|azure):\/\/quorum-records\/history$/);
+      assert.deepEqual((await reader.stores()).map((s) => s.name).sort(), [objectStoreName(unmounted), name, 'team-b'].sort());
+
+      const everything = await handlers.handle(url('/v1/objects'), allowAll());
+      assert.equal(everything.status, 503, 'a store that cannot be read is not skipped in silence');
+      assert.match((everything.body as ErrorResponse).error, /the credentials Secret not-mounted is not mounted into the recorder's pod/);
+
+      const objects = (await handlers.handle(url('/v1/objects', { store: name }), allowAll())).body as ObjectsResponse;
+      assert.deepEqual(objects.objects.map((o) => [o.store, o.namespace, o.kind, o.name, o.records, o.live]), [[name, 'default', 'ConfigMap', 'app', 2, true]]);
+      const id = { group: '', kind: 'ConfigMap', namespace: 'default', name: 'app' };
+      const records = (await handlers.handle(url('/v1/records', { ...id, store: name }), allowAll())).body as RecordsResponse;
+      assert.deepEqual(records.records.map((r) => r.id), ids);
+      assert.deepEqual(records.lastSeen, [{ store: name, resourceVersion: '3', seenAt: at(2).toISOString() }]);
+      const record = (await handlers.handle(url('/v1/record', { ...id, id: ids[0]!, store: name }), allowAll())).body as RecordResponse;
+      assert.deepEqual((parse(record.yaml) as { data: unknown }).data, { color: 'red' });
+      const diff = (await handlers.handle(url('/v1/diff', { ...id, id: ids[1]!, to: 'current', store: name }), allowAll())).body as DiffResponse;
+      assert.match(diff.diff, /^-\s+color: blue\n\+\s+color: green$/m);
+      const missing = await handlers.handle(url('/v1/record', { ...id, id: '20260301T130000.000Z-9', store: name }), allowAll());
+      assert.equal(missing.status, 404);
+      assert.match((missing.body as ErrorResponse).error, new RegExp(`ConfigMap default/app has no record 20260301T130000.000Z-9 \\(its records: ${ids.join(', ')}`));
+
+      // Once no ChangeRecorder names the broken store, every store is read together.
+      recorders.pop();
+      const together = (await new HistoryHandlers(new StoreReader(volume, { objectStores: () => Promise.resolve(objectStoreSources(recorders, scratch)) })).handle(url('/v1/records', id), allowAll())).body as RecordsResponse;
+      assert.deepEqual(together.records.map((r) => r.store).sort(), [name, name, 'team-b'].sort());
     });
 
     test('a session that was down finds the changes and deletions made meanwhile from the last-seen copies in the bucket', async (t) => {
