@@ -71,8 +71,6 @@ const DEFAULT_WRITE_CONCURRENCY = 8;
 export class RecorderSession implements ChangeSink {
   readonly name: string;
   readonly location: StoreLocation;
-  /** Where the records go, for messages: a directory, or `s3://bucket at <endpoint>, under <prefix>/`. */
-  readonly storeDescription: string;
   readonly startedAt: Date;
   readonly #store: RecordStore;
   readonly #options: SessionOptions;
@@ -87,7 +85,6 @@ export class RecorderSession implements ChangeSink {
   private constructor(store: RecordStore, options: SessionOptions) {
     this.name = options.name;
     this.location = options.location;
-    this.storeDescription = store.description;
     this.startedAt = (options.now ?? (() => new Date()))();
     this.#store = store;
     this.#options = options;

@@ -84,10 +84,9 @@ export function objectStoreSources(recorders: readonly Pick<ChangeRecorder, 'met
   for (const recorder of recorders) {
     const target = storageTarget(recorder.metadata.name ?? '', applyDefaults(recorder.spec));
     if ('path' in target) continue;
-    const location = storeLocationOf(target, { storageRoot: '', credentialsRoot });
-    if (!('objectStore' in location)) continue;
-    const name = targetName(target);
-    if (!sources.has(name)) sources.set(name, { name, description: describeTarget(target, ''), ...location });
+    const name = objectStoreName(target.objectStore);
+    const credentialsDir = join(credentialsRoot, folderOf(target.objectStore).credentialsSecret);
+    if (!sources.has(name)) sources.set(name, { name, description: describeTarget(target, ''), objectStore: target.objectStore, credentialsDir });
   }
   return [...sources.values()];
 }
