@@ -6,6 +6,7 @@ import { BACKUP_KIND, BACKUP_PLURAL } from './etcdbackup.ts';
 import { SCHEDULE_KIND, SCHEDULE_PLURAL } from './etcdbackupschedule.ts';
 import { RESTORE_KIND, RESTORE_PLURAL } from './etcdrestore.ts';
 import { API_VERSION, DEFAULT_REPOSITORY, KIND, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
+import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../cluster/resources.ts';
 import type { AdmissionChecks } from '../webhooks/admission.ts';
 import { ETCDBACKUP_ADMISSION } from '../webhooks/etcdbackup.ts';
 import { ETCDBACKUPSCHEDULE_ADMISSION } from '../webhooks/etcdbackupschedule.ts';
@@ -15,10 +16,22 @@ import { ETCDRESTORE_ADMISSION } from '../webhooks/etcdrestore.ts';
 /** The file the generator writes, relative to the repository root. */
 export const DOCS_FILE = 'docs/api.md';
 
+/** The member pod's defaults (cluster/resources.ts), under an EtcdCluster's spec and an EtcdRestore's clusterSpec. */
+function podTemplateDefaults(prefix: string): Record<string, string> {
+  const fieldByField = 'field by field: each field set replaces one (used by the operator, never stored)';
+  return {
+    [`${prefix}.podTemplate.spec.securityContext`]: `${code(MEMBER_POD_SECURITY)}, ${fieldByField}`,
+    [`${prefix}.podTemplate.spec.containerSecurityContext`]: `${code(MEMBER_CONTAINER_SECURITY)}, ${fieldByField}`,
+    [`${prefix}.podTemplate.spec.resources`]: `${code(DEFAULT_ETCD_RESOURCES)} on the etcd container (used by the operator, never stored)`,
+  };
+}
+
 const REFERENCE: ReferenceOptions = {
-  /** Defaults the operator applies in code rather than in the schema (see applyDefaults and etcdImage). */
+  /** Defaults the operator applies in code rather than in the schema (see applyDefaults, etcdImage and memberPod). */
   codeDefaults: {
     'spec.repository': `\`${DEFAULT_REPOSITORY}\` when \`image\` is unset (used by the operator, never stored)`,
+    ...podTemplateDefaults('spec'),
+    ...podTemplateDefaults('spec.clusterSpec'),
   },
 };
 

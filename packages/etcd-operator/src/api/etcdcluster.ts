@@ -6,6 +6,7 @@
 // deliberately absent from the schema until implemented, so the API server rejects them instead of
 // accepting settings that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { ObjectMeta } from '@quorum/runtime';
 import { DESTINATION_EXACTLY_ONE, DestinationSchema } from './destination.ts';
 import { stringEnum } from './schema-nodes.ts';
@@ -186,9 +187,10 @@ function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, str
 /** A Kubernetes-typed value (Affinity, Toleration, …) passed through to the pod as is. */
 export type KubeValue = Record<string, unknown>;
 
-function kubeObject(description: string): TUnsafe<KubeValue> {
+/** `T` types the value for the code that renders pods (a client-node model); the API server checks its content. */
+function kubeObject<T extends object = KubeValue>(description: string): TUnsafe<T> {
   // Kept structural by declaring only `type: object`; the pod's own validation checks the content.
-  return Type.Unsafe<KubeValue>({ description, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+  return Type.Unsafe<T>({ description, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
 }
 
 // ---- spec ----
@@ -262,15 +264,28 @@ export const PodTemplateSchema = Type.Object(
     spec: Type.Optional(
       Type.Object(
         {
-          affinity: Type.Optional(kubeObject('Pod affinity (core/v1 Affinity), merged with the antiAffinity shortcut.')),
+          affinity: Type.Optional(kubeObject<V1Affinity>('Pod affinity (core/v1 Affinity), merged with the antiAffinity shortcut.')),
           nodeSelector: Type.Optional(stringMap({ description: 'Node labels a member pod must match.' })),
-          tolerations: Type.Optional(Type.Array(kubeObject('A core/v1 Toleration.'), { description: 'Tolerations of every member pod.' })),
+          tolerations: Type.Optional(Type.Array(kubeObject<V1Toleration>('A core/v1 Toleration.'), { description: 'Tolerations of every member pod.' })),
           topologySpreadConstraints: Type.Optional(
-            Type.Array(kubeObject('A core/v1 TopologySpreadConstraint.'), { description: 'Topology spread constraints of every member pod.' }),
+            Type.Array(kubeObject<V1TopologySpreadConstraint>('A core/v1 TopologySpreadConstraint.'), { description: 'Topology spread constraints of every member pod.' }),
           ),
-          resources: Type.Optional(kubeObject('Compute resources (core/v1 ResourceRequirements) of the etcd container.')),
+          resources: Type.Optional(
+            kubeObject<V1ResourceRequirements>(
+              'Compute resources (core/v1 ResourceRequirements) of the etcd container, and of the restore-snapshot init container of a restored member. Unset: the etcd container requests cpu 50m and memory 128Mi, with no limits; {} sets no requests.',
+            ),
+          ),
           priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of every member pod.', minLength: 1, maxLength: 253 })),
-          securityContext: Type.Optional(kubeObject('Pod-level security context (core/v1 PodSecurityContext).')),
+          securityContext: Type.Optional(
+            kubeObject<V1PodSecurityContext>(
+              'Pod-level security context (core/v1 PodSecurityContext). Each field set here replaces the default for that field: runAsNonRoot true, runAsUser, runAsGroup and fsGroup 65532, fsGroupChangePolicy OnRootMismatch, seccompProfile RuntimeDefault.',
+            ),
+          ),
+          containerSecurityContext: Type.Optional(
+            kubeObject<V1SecurityContext>(
+              "Security context (core/v1 SecurityContext) of the etcd container, and of the restore-snapshot init container, which writes a restored member's data. Each field set here replaces the default for that field: allowPrivilegeEscalation false, readOnlyRootFilesystem true, capabilities drop ALL. Its runAsUser and runAsNonRoot also apply to the fetch-snapshot init container.",
+            ),
+          ),
         },
         { description: 'Pod spec fields applied to every member pod.' },
       ),

@@ -78,10 +78,10 @@ export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[
     ],
   },
   MembersUpToDate: {
-    trueMeans: 'every member pod runs what the spec asks for (version, image, podTemplate, antiAffinity, etcd options)',
+    trueMeans: 'every member pod runs what the spec asks for (version, image, podTemplate, antiAffinity, etcd options), rendered the way this operator renders member pods',
     reasons: [
       { reason: 'UpToDate', status: 'True', meaning: 'every member pod matches the spec' },
-      { reason: 'RolloutNotSupported', status: 'False', meaning: 'the spec changed in a way running members do not pick up (rolling updates are not built yet); the message names the members and fields that differ. New members get the new spec.' },
+      { reason: 'RolloutNotSupported', status: 'False', meaning: 'the spec changed, or the operator now renders member pods differently (the field `render`, e.g. after an operator upgrade), in a way running members do not pick up (rolling updates are not built yet); the message names the members and fields that differ. New members, and member pods recreated (deleted or evicted), get the new pod.' },
     ],
   },
   EvenReplicas: {

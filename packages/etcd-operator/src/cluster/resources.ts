@@ -1,10 +1,11 @@
 // The Kubernetes objects a cluster consists of, as the operator wants them: the peer (headless) and client
 // Services, the PodDisruptionBudget, and one PVC and one Pod per member.
 import { createHash } from 'node:crypto';
+import type { V1Affinity, V1Container, V1PodSecurityContext, V1PodSpec, V1ResourceRequirements, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { KubeObject, OwnerReference } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
 import type { Destination } from '../api/destination.ts';
-import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_CONTAINER, RESTRICTED_POD } from '../backup/job.ts';
+import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_POD } from '../backup/job.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import {
   CLIENT_PORT,
@@ -93,6 +94,51 @@ export function memberPVC(cluster: EtcdCluster, spec: DefaultedSpec, member: str
   };
 }
 
+/**
+ * The revision of how the operator renders member pods, recorded in each pod's template fingerprint. Raised
+ * whenever a change of this file must reach running members, so that pods made before it count as outdated.
+ * 1: before the fingerprint recorded it; 2: the restricted Pod Security Standard (securityContext defaults,
+ * no service account token, default requests).
+ */
+export const RENDER_REVISION = 2;
+
+/**
+ * Pod-level defaults; each field the user sets in podTemplate.spec.securityContext replaces one. No etcd image
+ * declares a USER, so the numeric runAsUser is what satisfies runAsNonRoot (the kubelet checks the effective
+ * uid). fsGroup makes the data volume the group's (the kubelet chgrps it and adds g+rw), including a volume
+ * written by root before; OnRootMismatch walks it only when its root is not the group's yet.
+ */
+export const MEMBER_POD_SECURITY: Readonly<V1PodSecurityContext> = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  fsGroup: 65532,
+  fsGroupChangePolicy: 'OnRootMismatch',
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+/**
+ * Every container's defaults; for the etcd container, each field set in podTemplate.spec.containerSecurityContext
+ * replaces one. The root filesystem can be read-only: etcd and etcdutl write only under the data directory,
+ * and every init container writes only to its volumes.
+ */
+export const MEMBER_CONTAINER_SECURITY: Readonly<V1SecurityContext> = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+
+/**
+ * The etcd container's requests when podTemplate.spec.resources is unset: enough to make the pod Burstable
+ * rather than BestEffort (the first evicted under node pressure), and small, because one node may run dozens
+ * of members. No limits: a CPU limit throttles etcd into missed heartbeats, and a memory limit would kill a
+ * member whose database grows.
+ */
+export const DEFAULT_ETCD_RESOURCES: Readonly<V1ResourceRequirements> = { requests: { cpu: '50m', memory: '128Mi' } };
+
+/** The member tools (peer-wait, restore-tools) run as this user whatever the pod's: they need no other. */
+const TOOLS_USER: V1SecurityContext = { runAsNonRoot: true, runAsUser: 65532 };
+
 export interface MemberPodOptions {
   member: string;
   /** `new` only for the first member of a new cluster; `existing` for every member added later. */
@@ -134,23 +180,39 @@ const MEMBER_DATA = `${DATA_DIR}/data`;
  *   sandbox may be recreated long after etcd wrote to it).
  * No etcd starts on a snapshot that failed a check: the member's pod stays in its init containers.
  */
-function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & { restore: NonNullable<MemberPodOptions['restore']> }, name: string, ns: string, token: string, toolsImage: string): { containers: Record<string, unknown>[]; volumes: Record<string, unknown>[] } {
+function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & { restore: NonNullable<MemberPodOptions['restore']> }, name: string, ns: string, token: string, toolsImage: string, etcdSecurity: V1SecurityContext): { containers: V1Container[]; volumes: V1Volume[] } {
   const { source, agentImage } = options.restore;
   const store = destinationVolumes(source.destination);
+  // destinationVolumes (backup/job.ts, shared with the backup Jobs) builds core/v1 Volumes and VolumeMounts,
+  // typed loosely there.
+  const storeMounts = store.mounts as unknown as V1VolumeMount[];
   // The secret may be deleted once the cluster runs: the restore is skipped then, and must not need it.
-  const volumes = store.volumes.map((v) => (v['secret'] ? { ...v, secret: { ...(v['secret']), optional: true } } : v));
-  const podUser = (spec.podTemplate?.spec?.securityContext as { runAsUser?: number } | undefined)?.runAsUser;
+  const volumes = (store.volumes as unknown as V1Volume[]).map((v) => (v.secret ? { ...v, secret: { ...v.secret, optional: true } } : v));
+  // The user etcd runs as: the snapshot fetch-snapshot leaves is then etcd's user's, which restore-snapshot
+  // (running as that user too) deletes once restored.
+  const etcdUser: V1SecurityContext = {
+    ...(etcdSecurity.runAsUser !== undefined ? { runAsUser: etcdSecurity.runAsUser } : {}),
+    ...(etcdSecurity.runAsNonRoot !== undefined ? { runAsNonRoot: etcdSecurity.runAsNonRoot } : {}),
+  };
   return {
-    volumes: [...volumes, { name: 'restore-tools', emptyDir: { sizeLimit: '64Mi' } }],
+    volumes: [
+      ...volumes,
+      { name: 'restore-tools', emptyDir: { sizeLimit: '64Mi' } },
+      // The agent's own scratch space (Node.js and the storage SDKs may write under /tmp): the root filesystem
+      // is read-only, and the binary restore-snapshot runs must not sit in a directory the agent writes to.
+      { name: 'restore-tmp', emptyDir: { sizeLimit: '16Mi' } },
+    ],
     containers: [
       {
         name: 'restore-tools',
         image: toolsImage,
         imagePullPolicy: 'IfNotPresent',
         command: ['/member-restore', 'install', '/restore-tools'],
+        // It writes only the restore-tools volume.
         volumeMounts: [{ name: 'restore-tools', mountPath: '/restore-tools' }],
         resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
-        securityContext: { runAsNonRoot: true, runAsUser: 65532, ...RESTRICTED_CONTAINER },
+        // Never the user's identity: it touches no member data, and the binary it copies is 0755.
+        securityContext: { ...MEMBER_CONTAINER_SECURITY, ...TOOLS_USER },
       },
       {
         name: 'fetch-snapshot',
@@ -166,12 +228,12 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
           ...store.args,
         ],
         terminationMessagePolicy: 'FallbackToLogsOnError',
-        volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...store.mounts, { name: 'restore-tools', mountPath: '/tmp' }],
+        // It writes the snapshot under the data volume, and its scratch files under /tmp.
+        volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...storeMounts, { name: 'restore-tmp', mountPath: '/tmp' }],
         resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '320Mi' } },
-        // The user etcd runs as (it owns the data volume): the pod's, or the etcd image's own when unset.
         // In the backup Jobs' group: a backup on a PVC is their file (0640, group fsGroup), and this user has
         // no capability to read past that.
-        securityContext: { ...RESTRICTED_CONTAINER, runAsGroup: RESTRICTED_POD.fsGroup, ...(podUser === undefined ? { runAsUser: 0, runAsNonRoot: false } : {}) },
+        securityContext: { ...MEMBER_CONTAINER_SECURITY, ...etcdUser, runAsGroup: RESTRICTED_POD.fsGroup },
       },
       {
         name: 'restore-snapshot',
@@ -185,8 +247,12 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
           `--initial-advertise-peer-urls=${peerURL(name, ns, options.member)}`,
         ],
         terminationMessagePolicy: 'FallbackToLogsOnError',
+        // etcdutl writes only under --data-dir (its scratch directory, then renamed) and deletes the snapshot.
         volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, { name: 'restore-tools', mountPath: '/restore-tools', readOnly: true }],
         ...(spec.podTemplate?.spec?.resources ? { resources: spec.podTemplate.spec.resources } : {}),
+        // etcd's own identity: the data it restores is etcd's (0700 directories, 0600 files), so it must be
+        // written by the user that etcd then runs as.
+        securityContext: etcdSecurity,
       },
     ],
   };
@@ -200,21 +266,25 @@ export const TEMPLATE_ANNOTATION = 'etcd.quorum.dev/template';
 
 /**
  * What each user-facing part of the spec that shapes a member pod was when the pod was made: the image
- * (version or image), etcd options, podTemplate and antiAffinity, each as a short hash. Comparing with
- * the current spec names the fields a running member has not picked up.
+ * (version or image), etcd options, podTemplate and antiAffinity, each as a short hash, and the operator's
+ * own way of rendering pods (`render`, RENDER_REVISION). Comparing with the current spec names the fields a
+ * running member has not picked up.
  */
 export function templateFingerprint(spec: DefaultedSpec): Record<string, string> {
   const h = (v: unknown): string => createHash('sha256').update(JSON.stringify(v ?? null)).digest('hex').slice(0, 12);
-  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity };
+  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity, render: String(RENDER_REVISION) };
 }
 
-/** The fields of `spec` a pod was not made from; pods made before the annotation existed compare by image. */
+/**
+ * The fields of `spec` a pod was not made from; pods made before the annotation existed compare by image.
+ * A pod whose fingerprint has no `render` was rendered before the revision was recorded: revision 1.
+ */
 export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec): string[] {
   const want = templateFingerprint(spec);
   const recorded = pod.metadata.annotations?.[TEMPLATE_ANNOTATION];
   let had: Record<string, string>;
   try {
-    had = recorded ? (JSON.parse(recorded) as Record<string, string>) : { image: pod.spec?.containers?.find((c) => c.name === 'etcd')?.image ?? '' };
+    had = { render: '1', ...(recorded ? (JSON.parse(recorded) as Record<string, string>) : { image: pod.spec?.containers?.find((c) => c.name === 'etcd')?.image ?? '' }) };
   } catch {
     had = {};
   }
@@ -224,7 +294,10 @@ export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name:
 /** The cluster's own initial-cluster-token: a restored cluster gets a new cluster ID from it. */
 const clusterToken = (cluster: EtcdCluster): string => `${cluster.metadata.name}-${cluster.metadata.uid}`;
 
-export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: MemberPodOptions): Obj {
+/** A member pod: the Pod object, with its spec typed for the code (and tests) that read it back. */
+export type MemberPod = Obj & { spec: V1PodSpec };
+
+export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: MemberPodOptions): MemberPod {
   const name = cluster.metadata.name!;
   const ns = cluster.metadata.namespace!;
   const { member } = options;
@@ -252,18 +325,21 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
     ...(options.forceNewCluster ? ['--force-new-cluster'] : []),
   ];
   const antiAffinityTerm = { labelSelector: { matchLabels: clusterLabels(name) }, topologyKey: 'kubernetes.io/hostname' };
-  const userAffinity = (podSpec['affinity'] ?? {}) as Record<string, unknown>;
-  const affinity =
+  const userAffinity = podSpec.affinity ?? {};
+  const affinity: V1Affinity =
     spec.antiAffinity === 'Required'
       ? { ...userAffinity, podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [antiAffinityTerm] } }
       : spec.antiAffinity === 'Preferred'
         ? { ...userAffinity, podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: antiAffinityTerm }] } }
         : userAffinity;
-  const volume = spec.storage.emptyDir
+  const volume: V1Volume = spec.storage.emptyDir
     ? { name: 'data', emptyDir: spec.storage.emptyDir }
     : { name: 'data', persistentVolumeClaim: { claimName: pvcName(member) } };
-  const restore = options.restore && options.peerWaitImage ? restoreInitContainers(spec, { ...options, restore: options.restore }, name, ns, clusterToken(cluster), options.peerWaitImage) : undefined;
-  const peerWait = options.peerWaitImage && options.waitForNames?.length
+  // The user's fields win, one by one (a whole seccompProfile, say, replaces the default one).
+  const podSecurity: V1PodSecurityContext = { ...MEMBER_POD_SECURITY, ...podSpec.securityContext };
+  const etcdSecurity: V1SecurityContext = { ...MEMBER_CONTAINER_SECURITY, ...podSpec.containerSecurityContext };
+  const restore = options.restore && options.peerWaitImage ? restoreInitContainers(spec, { ...options, restore: options.restore }, name, ns, clusterToken(cluster), options.peerWaitImage, etcdSecurity) : undefined;
+  const peerWait: V1Container[] = options.peerWaitImage && options.waitForNames?.length
     ? [
         {
           name: 'peer-wait',
@@ -271,9 +347,10 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
           imagePullPolicy: 'IfNotPresent',
           args: ['--timeout=120s', ...options.waitForNames],
           // Its last lines explain a wait that timed out (`kubectl describe pod`, status.members[].lastError).
+          // It writes nothing but that termination message (a file the kubelet mounts).
           terminationMessagePolicy: 'FallbackToLogsOnError',
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
-          securityContext: { runAsNonRoot: true, runAsUser: 65532, allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+          securityContext: { ...MEMBER_CONTAINER_SECURITY, ...TOOLS_USER },
         },
       ]
     : [];
@@ -298,7 +375,13 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       restartPolicy: 'Always',
       terminationGracePeriodSeconds: 30,
       enableServiceLinks: false,
-      ...pick(podSpec, ['nodeSelector', 'tolerations', 'topologySpreadConstraints', 'priorityClassName', 'securityContext']),
+      // etcd never calls the Kubernetes API: a token would only be something to steal.
+      automountServiceAccountToken: false,
+      securityContext: podSecurity,
+      ...(podSpec.nodeSelector ? { nodeSelector: podSpec.nodeSelector } : {}),
+      ...(podSpec.tolerations ? { tolerations: podSpec.tolerations } : {}),
+      ...(podSpec.topologySpreadConstraints ? { topologySpreadConstraints: podSpec.topologySpreadConstraints } : {}),
+      ...(podSpec.priorityClassName ? { priorityClassName: podSpec.priorityClassName } : {}),
       ...(Object.keys(affinity).length ? { affinity } : {}),
       ...(initContainers.length > 0 ? { initContainers } : {}),
       containers: [
@@ -316,7 +399,9 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
           volumeMounts: [{ name: 'data', mountPath: DATA_DIR }],
           // etcd prints why it exits (a bad flag, a corrupt WAL) to its log: the kubelet keeps the last lines.
           terminationMessagePolicy: 'FallbackToLogsOnError',
-          ...(podSpec['resources'] ? { resources: podSpec['resources'] } : {}),
+          // Only an unset field gets the default: `{}` is the user asking for no requests at all.
+          resources: podSpec.resources ?? DEFAULT_ETCD_RESOURCES,
+          securityContext: etcdSecurity,
           // Ready = this member serves: it has a leader and no alarm.
           readinessProbe: { httpGet: { path: '/health', port: METRICS_PORT }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 3 },
           // Alive = the process answers locally; never restart a member just because the cluster lost quorum.
@@ -326,10 +411,4 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       volumes: [volume, ...(restore?.volumes ?? [])],
     },
   };
-}
-
-function pick(source: Record<string, unknown>, keys: string[]): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const k of keys) if (source[k] !== undefined) out[k] = source[k];
-  return out;
 }

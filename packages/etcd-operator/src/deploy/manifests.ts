@@ -51,6 +51,19 @@ type Obj = KubeObject & Record<string, unknown>;
 
 const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/version': OPERATOR_VERSION };
 
+/**
+ * The operator's namespace admits only pods that meet the restricted Pod Security Standard, which the
+ * operator's own pods do (non-root, no privilege escalation, no capabilities, the runtime's seccomp profile).
+ */
+export const RESTRICTED_NAMESPACE_LABELS: Readonly<Record<string, string>> = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+  'pod-security.kubernetes.io/warn': 'restricted',
+  'pod-security.kubernetes.io/warn-version': 'latest',
+  'pod-security.kubernetes.io/audit': 'restricted',
+  'pod-security.kubernetes.io/audit-version': 'latest',
+};
+
 /** RBAC rules: one line per call the operator makes (see cluster/reconcile.ts, runtime/manager, operator/webhook-certs.ts). */
 export function clusterRules(): Record<string, unknown>[] {
   return [
@@ -92,7 +105,7 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
   const ns = options.namespace ?? 'quorum-system';
   const webhooks = options.webhooks ?? true;
   const objects: Obj[] = [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { ...labels, ...RESTRICTED_NAMESPACE_LABELS } } },
     etcdClusterCRD(),
     etcdBackupCRD(),
     etcdBackupScheduleCRD(),

@@ -13,6 +13,7 @@ import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { enableS3, type S3Addon } from '../support/s3-addon.ts';
 import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -23,7 +24,8 @@ const PREFIX = 'e2e';
 
 before(async () => {
   env = await setUpOperator();
-  ns = await env.namespace('backup');
+  // Restricted, enforced by the API server: every member pod (and restore init container) must pass it.
+  ns = await env.namespace('backup', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   s3 = await enableS3(env, [ns]);
   hostS3 = s3.hostClient;
 });

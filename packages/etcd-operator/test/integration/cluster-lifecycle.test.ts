@@ -8,6 +8,7 @@ import type { TestEnv } from '@quorum/runtime/testing';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import { applyCluster, clientServiceEndpoint, etcdctl, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -16,7 +17,8 @@ const NAME = 'e2e';
 
 before(async () => {
   env = await setUpOperator({ crashLoopGraceSeconds: 15 });
-  ns = await env.namespace('etcd');
+  // Restricted, enforced by the API server: every member pod (and restore init container) must pass it.
+  ns = await env.namespace('etcd', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
 });
 after(async () => {
   await checker?.close();

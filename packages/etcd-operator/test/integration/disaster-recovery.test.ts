@@ -10,6 +10,7 @@ import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
+import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -17,7 +18,8 @@ let s3: { endpoint: string; bucket: string; secretName: string };
 
 before(async () => {
   env = await setUpOperator({ crashLoopGraceSeconds: 600 });
-  ns = await env.namespace('dr');
+  // Restricted, enforced by the API server: every member pod (and restore init container) must pass it.
+  ns = await env.namespace('dr', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   s3 = await env.kube.enableAddon('s3', { namespaces: [ns] });
 });
 after(async () => {

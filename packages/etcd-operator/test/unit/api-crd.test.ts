@@ -225,6 +225,7 @@ test('unknown fields are only kept inside the Kubernetes-typed pass-through obje
     .map(([path]) => path);
   assert.deepEqual(preserving, [
     'spec.podTemplate.spec.affinity',
+    'spec.podTemplate.spec.containerSecurityContext',
     'spec.podTemplate.spec.resources',
     'spec.podTemplate.spec.securityContext',
     'spec.podTemplate.spec.tolerations[]',

@@ -68,10 +68,13 @@ for (const version of ETCD_VERSIONS) {
       assert.equal(a.subarray(-32).toString('hex'), sha256(a.subarray(0, -32)));
       assert.equal(b.subarray(-32).toString('hex'), sha256(b.subarray(0, -32)));
       // Two snapshots are never byte-identical: each Snapshot RPC commits the backend first (backend.Snapshot),
-      // which rewrites bbolt's meta page. Their contents are: etcdutl's hash covers every bucket's keys and values.
-      assert.equal(a.length, b.length);
+      // which rewrites bbolt's meta page, and that commit may allocate a page for the freelist (seen with 3.5:
+      // 4 KiB apart). Their contents are: etcdutl's hash covers every bucket's keys and values.
+      assert.ok(Math.abs(a.length - b.length) <= 4 * 4096, `ours ${a.length} bytes, etcdctl's ${b.length}`);
       const [mine, etcdctl] = await Promise.all([etcdutlStatus(version, ours), etcdutlStatus(version, theirs)]);
-      assert.deepEqual(mine, etcdctl);
+      // totalSize is the file's size, which the page above may change; the hash, revision and keys are the contents.
+      const contents = ({ hash, revision, totalKey }: typeof mine): object => ({ hash, revision, totalKey });
+      assert.deepEqual(contents(mine), contents(etcdctl));
       assert.ok(mine.totalKey > 20, JSON.stringify(mine));
     });
 

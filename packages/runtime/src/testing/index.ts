@@ -29,10 +29,13 @@ export class TestEnv {
     return this.kube.kubeconfig;
   }
 
-  /** Creates a namespace that `stop()` deletes. */
-  async namespace(prefix = 'test'): Promise<string> {
+  /**
+   * Creates a namespace that `stop()` deletes, with `labels` (e.g. pod-security.kubernetes.io/enforce, so
+   * that the API server itself checks every pod made in it).
+   */
+  async namespace(prefix = 'test', options: { labels?: Record<string, string> } = {}): Promise<string> {
     const name = `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1296).toString(36)}`;
-    await this.client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    await this.client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(options.labels ? { labels: options.labels } : {}) } });
     this.#namespaces.push(name);
     return name;
   }

@@ -1,0 +1,225 @@
+// The Secrets that hold an operator-managed cluster's certificates: their names and keys, which of them must be
+// issued again (pure: tlsSecretsToIssue), their new contents (issueTLSSecrets, which makes keys), and the
+// Secret objects themselves. Nothing here writes to the API server or is wired into the reconciler yet.
+//
+//   <cluster>-peer-ca     kubernetes.io/tls  ca.crt, tls.crt, tls.key    signs member peer certificates only
+//   <cluster>-client-ca   kubernetes.io/tls  ca.crt, tls.crt, tls.key    signs member server and client certificates
+//   <member>-tls          Opaque             peer.crt, peer.key, peer-ca.crt, server.crt, server.key, client-ca.crt
+//   <cluster>-client-tls  kubernetes.io/tls  ca.crt, tls.crt, tls.key    for applications and the operator itself
+//
+// A CA that is about to expire is reported, not replaced: replacing one without downtime takes three rolling
+// passes (trust both, reissue, drop the old one), because etcd loads its trusted CAs only at start.
+import { createPrivateKey, X509Certificate } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import type { OwnerReference } from '@quorum/runtime';
+import { clusterLabels, memberLabels } from '../cluster/names.ts';
+import {
+  clientCAProfile,
+  clientCertificateProfile,
+  needsRenewal,
+  peerCAProfile,
+  peerCertificateProfile,
+  serverCertificateProfile,
+} from './issue.ts';
+import { issueCertificate, loadCertificateAuthority, toPem, type CertificateAuthority, type CertificateRequest } from './x509.ts';
+
+/** The keys of a kubernetes.io/tls Secret, plus the CA bundle its holder trusts. */
+export const TLS_KEYS = { ca: 'ca.crt', certificate: 'tls.crt', key: 'tls.key' } as const;
+
+/** The files of a member's Secret, as etcd's flags name them under the mount. */
+export const MEMBER_TLS_FILES = {
+  peerCertificate: 'peer.crt',
+  peerKey: 'peer.key',
+  peerCA: 'peer-ca.crt',
+  serverCertificate: 'server.crt',
+  serverKey: 'server.key',
+  clientCA: 'client-ca.crt',
+} as const;
+
+export const peerCASecretName = (cluster: string): string => `${cluster}-peer-ca`;
+export const clientCASecretName = (cluster: string): string => `${cluster}-client-ca`;
+export const clientTLSSecretName = (cluster: string): string => `${cluster}-client-tls`;
+export const memberTLSSecretName = (member: string): string => `${member}-tls`;
+
+/** A Secret's data, decoded (PEM text). */
+export type SecretContents = Readonly<Record<string, string>>;
+
+export interface ObservedTLSSecrets {
+  peerCA?: SecretContents;
+  clientCA?: SecretContents;
+  client?: SecretContents;
+  /** By member name; a member without its Secret is absent or undefined. */
+  members: Readonly<Record<string, SecretContents | undefined>>;
+}
+
+export interface TLSSubject {
+  cluster: string;
+  namespace: string;
+  clusterDomain: string;
+  /** The members that must have certificates: every member the cluster has or is about to create. */
+  members: readonly string[];
+}
+
+export type IssueReason =
+  /** There is no such Secret. */
+  | 'Missing'
+  /** It lacks a key, or its certificate or key does not parse or does not match. */
+  | 'Unreadable'
+  /** Less than a third of its validity is left, or it expired. */
+  | 'Expiring'
+  /** Its names differ from what the member or cluster needs now (e.g. another cluster domain). */
+  | 'NamesChanged'
+  /** Its CA is being issued, or it was not signed by the CA the cluster has now. */
+  | 'IssuerChanged';
+
+export type TLSSecretToIssue =
+  | { kind: 'peerCA' | 'clientCA' | 'client'; name: string; reason: IssueReason }
+  | { kind: 'member'; member: string; name: string; reason: IssueReason };
+
+export interface TLSIssuePlan {
+  issue: TLSSecretToIssue[];
+  /** CAs with less than a third of their validity left: rotating them is not built yet, so they are only reported. */
+  expiringCAs: { kind: 'peerCA' | 'clientCA'; name: string; notAfter: Date }[];
+}
+
+/** Which Secrets must be issued (again), and why. Pure but for parsing certificates. */
+export function tlsSecretsToIssue(subject: TLSSubject, observed: ObservedTLSSecrets, now: Date): TLSIssuePlan {
+  const { cluster, namespace, clusterDomain } = subject;
+  const issue: TLSSecretToIssue[] = [];
+  const expiringCAs: TLSIssuePlan['expiringCAs'] = [];
+
+  const ca = (kind: 'peerCA' | 'clientCA', name: string, contents: SecretContents | undefined): CertificateAuthority | undefined => {
+    const loaded = loadCA(contents);
+    if (typeof loaded === 'string') {
+      issue.push({ kind, name, reason: loaded });
+      return undefined;
+    }
+    if (needsRenewal(loaded.certificate, now)) expiringCAs.push({ kind, name, notAfter: loaded.certificate.validToDate });
+    return loaded;
+  };
+  const peerCA = ca('peerCA', peerCASecretName(cluster), observed.peerCA);
+  const clientCA = ca('clientCA', clientCASecretName(cluster), observed.clientCA);
+
+  for (const member of subject.members) {
+    const contents = observed.members[member];
+    const name = memberTLSSecretName(member);
+    const reason =
+      leafProblem(contents, MEMBER_TLS_FILES.peerCertificate, MEMBER_TLS_FILES.peerKey, peerCA, peerCertificateProfile(member, cluster, namespace, clusterDomain), now) ??
+      leafProblem(contents, MEMBER_TLS_FILES.serverCertificate, MEMBER_TLS_FILES.serverKey, clientCA, serverCertificateProfile(member, cluster, namespace, clusterDomain), now) ??
+      bundleProblem(contents, MEMBER_TLS_FILES.peerCA, peerCA) ??
+      bundleProblem(contents, MEMBER_TLS_FILES.clientCA, clientCA);
+    if (reason) issue.push({ kind: 'member', member, name, reason });
+  }
+  const clientReason =
+    leafProblem(observed.client, TLS_KEYS.certificate, TLS_KEYS.key, clientCA, clientCertificateProfile(cluster), now) ?? bundleProblem(observed.client, TLS_KEYS.ca, clientCA);
+  if (clientReason) issue.push({ kind: 'client', name: clientTLSSecretName(cluster), reason: clientReason });
+  return { issue, expiringCAs };
+}
+
+/** The CA a Secret holds, or why it holds none. */
+function loadCA(contents: SecretContents | undefined): CertificateAuthority | IssueReason {
+  if (!contents) return 'Missing';
+  const certificate = contents[TLS_KEYS.certificate];
+  const key = contents[TLS_KEYS.key];
+  if (!certificate || !key) return 'Unreadable';
+  try {
+    return loadCertificateAuthority(certificate, key);
+  } catch {
+    return 'Unreadable';
+  }
+}
+
+/**
+ * What is wrong with the certificate at `certificateKey` (and its key at `keyKey`) in `contents`, if anything.
+ * `issuer` undefined means its CA is being issued now: whatever it holds was signed by another one.
+ */
+function leafProblem(contents: SecretContents | undefined, certificateKey: string, keyKey: string, issuer: CertificateAuthority | undefined, profile: CertificateRequest, now: Date): IssueReason | undefined {
+  if (!contents) return 'Missing';
+  const pem = contents[certificateKey];
+  const key = contents[keyKey];
+  if (!pem || !key) return 'Unreadable';
+  let certificate: X509Certificate;
+  try {
+    certificate = new X509Certificate(pem);
+    if (!certificate.checkPrivateKey(createPrivateKey(key))) return 'Unreadable';
+  } catch {
+    return 'Unreadable';
+  }
+  if (!issuer || certificate.issuer !== issuer.certificate.subject || !certificate.verify(issuer.certificate.publicKey)) return 'IssuerChanged';
+  if (!sameNames(certificate, profile)) return 'NamesChanged';
+  if (needsRenewal(certificate, now)) return 'Expiring';
+  return undefined;
+}
+
+/** The CA bundle a holder trusts must be exactly its CA's certificate (rotation, which bundles two, is not built). */
+function bundleProblem(contents: SecretContents | undefined, bundleKey: string, issuer: CertificateAuthority | undefined): IssueReason | undefined {
+  if (!contents) return 'Missing';
+  const bundle = contents[bundleKey];
+  if (!bundle) return 'Unreadable';
+  if (!issuer) return 'IssuerChanged';
+  try {
+    return new X509Certificate(bundle).fingerprint256 === issuer.certificate.fingerprint256 ? undefined : 'IssuerChanged';
+  } catch {
+    return 'Unreadable';
+  }
+}
+
+/** The certificate names exactly the profile's DNS names and IPs: each one, and no others. */
+function sameNames(certificate: X509Certificate, profile: CertificateRequest): boolean {
+  const entries = (certificate.subjectAltName ?? '').split(', ').filter((e) => e.length > 0);
+  if (entries.length !== profile.dnsNames.length + profile.ipAddresses.length) return false;
+  return (
+    profile.dnsNames.every((name) => certificate.checkHost(name, { subject: 'never', wildcards: false }) === name) &&
+    profile.ipAddresses.every((ip) => certificate.checkIP(ip) === ip)
+  );
+}
+
+/** New contents for each Secret in `plan.issue`, by Secret name. Makes keys: not pure. */
+export function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLSSecrets, plan: TLSIssuePlan, now: Date): Map<string, SecretContents> {
+  const { cluster, namespace, clusterDomain } = subject;
+  const out = new Map<string, SecretContents>();
+  const authority = (kind: 'peerCA' | 'clientCA', current: SecretContents | undefined): CertificateAuthority => {
+    const todo = plan.issue.find((i) => i.kind === kind);
+    if (!todo) {
+      const loaded = loadCA(current);
+      if (typeof loaded === 'string') throw new Error(`the ${kind === 'peerCA' ? 'peer' : 'client'} CA of ${cluster} is ${loaded}, but the plan does not issue it`);
+      return loaded;
+    }
+    const issued = issueCertificate(kind === 'peerCA' ? peerCAProfile(cluster, namespace) : clientCAProfile(cluster, namespace), now);
+    out.set(todo.name, { [TLS_KEYS.ca]: issued.certificatePem, [TLS_KEYS.certificate]: issued.certificatePem, [TLS_KEYS.key]: issued.privateKeyPem });
+    return { certificate: issued.certificate, privateKey: issued.privateKey };
+  };
+  const peerCA = authority('peerCA', observed.peerCA);
+  const clientCA = authority('clientCA', observed.clientCA);
+  const pem = (ca: CertificateAuthority): string => toPem('CERTIFICATE', ca.certificate.raw);
+  for (const todo of plan.issue) {
+    if (todo.kind === 'member') {
+      const peer = issueCertificate(peerCertificateProfile(todo.member, cluster, namespace, clusterDomain), now, peerCA);
+      const server = issueCertificate(serverCertificateProfile(todo.member, cluster, namespace, clusterDomain), now, clientCA);
+      out.set(todo.name, {
+        [MEMBER_TLS_FILES.peerCertificate]: peer.certificatePem,
+        [MEMBER_TLS_FILES.peerKey]: peer.privateKeyPem,
+        [MEMBER_TLS_FILES.peerCA]: pem(peerCA),
+        [MEMBER_TLS_FILES.serverCertificate]: server.certificatePem,
+        [MEMBER_TLS_FILES.serverKey]: server.privateKeyPem,
+        [MEMBER_TLS_FILES.clientCA]: pem(clientCA),
+      });
+    } else if (todo.kind === 'client') {
+      const client = issueCertificate(clientCertificateProfile(cluster), now, clientCA);
+      out.set(todo.name, { [TLS_KEYS.ca]: pem(clientCA), [TLS_KEYS.certificate]: client.certificatePem, [TLS_KEYS.key]: client.privateKeyPem });
+    }
+  }
+  return out;
+}
+
+/** The Secret object for `name`, owned by the cluster (deleted with it), labelled as the operator's. */
+export function tlsSecret(cluster: string, namespace: string, name: string, contents: SecretContents, owner: OwnerReference, member?: string): V1Secret {
+  const isTLS = TLS_KEYS.certificate in contents && TLS_KEYS.key in contents;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: { name, namespace, labels: member ? memberLabels(cluster, member) : clusterLabels(cluster), ownerReferences: [owner] },
+    type: isTLS ? 'kubernetes.io/tls' : 'Opaque',
+    data: Object.fromEntries(Object.entries(contents).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
+  };
+}

@@ -1,0 +1,115 @@
+import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
+import { test } from 'node:test';
+import {
+  clientCASecretName,
+  clientTLSSecretName,
+  issueTLSSecrets,
+  MEMBER_TLS_FILES,
+  memberTLSSecretName,
+  peerCASecretName,
+  TLS_KEYS,
+  tlsSecret,
+  tlsSecretsToIssue,
+  type ObservedTLSSecrets,
+  type SecretContents,
+  type TLSSubject,
+} from '../../src/tls/secrets.ts';
+
+const NOW = new Date('2026-11-23T12:00:00Z');
+const DAY = 86_400_000;
+const subject: TLSSubject = { cluster: 'c', namespace: 'ns', clusterDomain: 'cluster.local', members: ['c-0', 'c-1', 'c-2'] };
+
+/** What the API server would hold after the operator wrote every Secret the plan issued. */
+function apply(observed: ObservedTLSSecrets, written: Map<string, SecretContents>, forSubject: TLSSubject = subject): ObservedTLSSecrets {
+  const get = (name: string, current: SecretContents | undefined): SecretContents | undefined => written.get(name) ?? current;
+  return {
+    peerCA: get(peerCASecretName(forSubject.cluster), observed.peerCA),
+    clientCA: get(clientCASecretName(forSubject.cluster), observed.clientCA),
+    client: get(clientTLSSecretName(forSubject.cluster), observed.client),
+    members: Object.fromEntries(forSubject.members.map((m) => [m, get(memberTLSSecretName(m), observed.members[m])])),
+  };
+}
+
+function converge(observed: ObservedTLSSecrets, now = NOW, forSubject = subject): ObservedTLSSecrets {
+  const plan = tlsSecretsToIssue(forSubject, observed, now);
+  return apply(observed, issueTLSSecrets(forSubject, observed, plan, now), forSubject);
+}
+
+const reasons = (observed: ObservedTLSSecrets, now = NOW, forSubject = subject): string[] =>
+  tlsSecretsToIssue(forSubject, observed, now).issue.map((i) => `${i.name}:${i.reason}`).sort();
+
+test('a new cluster gets both CAs, a Secret per member and the client Secret; once written, nothing more', () => {
+  const empty: ObservedTLSSecrets = { members: {} };
+  assert.deepEqual(reasons(empty), ['c-0-tls:Missing', 'c-1-tls:Missing', 'c-2-tls:Missing', 'c-client-ca:Missing', 'c-client-tls:Missing', 'c-peer-ca:Missing'].sort());
+  const done = converge(empty);
+  assert.deepEqual(tlsSecretsToIssue(subject, done, NOW), { issue: [], expiringCAs: [] });
+
+  const peerCA = new X509Certificate(done.peerCA![TLS_KEYS.certificate]!);
+  const clientCA = new X509Certificate(done.clientCA![TLS_KEYS.certificate]!);
+  assert.notEqual(peerCA.fingerprint256, clientCA.fingerprint256, 'two CAs, never one');
+  const member = done.members['c-1']!;
+  const peer = new X509Certificate(member[MEMBER_TLS_FILES.peerCertificate]!);
+  const server = new X509Certificate(member[MEMBER_TLS_FILES.serverCertificate]!);
+  assert.ok(peer.verify(peerCA.publicKey) && !peer.verify(clientCA.publicKey), 'the peer certificate is signed by the peer CA only');
+  assert.ok(server.verify(clientCA.publicKey), 'the server certificate is signed by the client CA');
+  assert.equal(peer.checkHost('c-1.c.ns.svc', { subject: 'never' }), 'c-1.c.ns.svc');
+  assert.equal(server.checkHost('c-client.ns.svc.cluster.local', { subject: 'never' }), 'c-client.ns.svc.cluster.local');
+  assert.equal(new X509Certificate(member[MEMBER_TLS_FILES.peerCA]!).fingerprint256, peerCA.fingerprint256);
+  assert.equal(new X509Certificate(member[MEMBER_TLS_FILES.clientCA]!).fingerprint256, clientCA.fingerprint256);
+  const client = new X509Certificate(done.client![TLS_KEYS.certificate]!);
+  assert.ok(client.verify(clientCA.publicKey));
+  assert.equal(new X509Certificate(done.client![TLS_KEYS.ca]!).fingerprint256, clientCA.fingerprint256, 'applications trust the client CA');
+});
+
+test('a new member gets its Secret; the others and the CAs are left alone', () => {
+  const done = converge({ members: {} });
+  const grown: TLSSubject = { ...subject, members: [...subject.members, 'c-3'] };
+  assert.deepEqual(reasons({ ...done, members: { ...done.members } }, NOW, grown), ['c-3-tls:Missing']);
+});
+
+test('a lost peer CA is issued again, and every member Secret with it; the client Secret keeps its CA', () => {
+  const done = converge({ members: {} });
+  const { peerCA: _lost, ...rest } = done;
+  assert.deepEqual(reasons(rest), ['c-0-tls:IssuerChanged', 'c-1-tls:IssuerChanged', 'c-2-tls:IssuerChanged', 'c-peer-ca:Missing'].sort());
+  assert.deepEqual(tlsSecretsToIssue(subject, converge(rest), NOW).issue, []);
+});
+
+test('another cluster domain changes the member names: members are issued again, the client certificate (no names) is not', () => {
+  const done = converge({ members: {} });
+  assert.deepEqual(reasons(done, NOW, { ...subject, clusterDomain: 'example.internal' }), ['c-0-tls:NamesChanged', 'c-1-tls:NamesChanged', 'c-2-tls:NamesChanged']);
+});
+
+test('leaves are renewed with a third of their year left; a CA near its end is reported, not replaced', () => {
+  const done = converge({ members: {} });
+  assert.deepEqual(reasons(done, new Date(NOW.getTime() + 200 * DAY)), []);
+  assert.deepEqual(reasons(done, new Date(NOW.getTime() + 250 * DAY)), ['c-0-tls:Expiring', 'c-1-tls:Expiring', 'c-2-tls:Expiring', 'c-client-tls:Expiring']);
+  const late = new Date(NOW.getTime() + 7 * 365 * DAY);
+  const plan = tlsSecretsToIssue(subject, done, late);
+  assert.deepEqual(plan.expiringCAs.map((c) => c.name).sort(), ['c-client-ca', 'c-peer-ca']);
+  assert.ok(!plan.issue.some((i) => i.kind === 'peerCA' || i.kind === 'clientCA'), 'CA rotation is not built: never replaced silently');
+});
+
+test('a Secret whose key does not match its certificate, or is missing a file, is Unreadable', () => {
+  const done = converge({ members: {} });
+  const other = done.members['c-2']!;
+  const mixed: ObservedTLSSecrets = { ...done, members: { ...done.members, 'c-1': { ...done.members['c-1']!, [MEMBER_TLS_FILES.serverKey]: other[MEMBER_TLS_FILES.serverKey]! } } };
+  assert.deepEqual(reasons(mixed), ['c-1-tls:Unreadable']);
+  const { [TLS_KEYS.key]: _key, ...noKey } = done.client!;
+  assert.deepEqual(reasons({ ...done, client: noKey }), ['c-client-tls:Unreadable']);
+  assert.deepEqual(reasons({ ...done, clientCA: { ...done.clientCA!, [TLS_KEYS.key]: 'not a key' } }), ['c-0-tls:IssuerChanged', 'c-1-tls:IssuerChanged', 'c-2-tls:IssuerChanged', 'c-client-ca:Unreadable', 'c-client-tls:IssuerChanged'].sort());
+});
+
+test('the Secret objects: kubernetes.io/tls where a tls.crt/tls.key pair is, the cluster as owner, our labels', () => {
+  const done = converge({ members: {} });
+  const owner = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', name: 'c', uid: 'u-1', controller: true, blockOwnerDeletion: true };
+  const ca = tlsSecret('c', 'ns', peerCASecretName('c'), done.peerCA!, owner);
+  assert.equal(ca.type, 'kubernetes.io/tls');
+  assert.equal(Buffer.from(ca.data![TLS_KEYS.certificate]!, 'base64').toString(), done.peerCA![TLS_KEYS.certificate]);
+  assert.deepEqual(ca.metadata?.ownerReferences, [owner]);
+  assert.equal(ca.metadata?.labels?.['app.kubernetes.io/managed-by'], 'quorum');
+  const member = tlsSecret('c', 'ns', memberTLSSecretName('c-0'), done.members['c-0']!, owner, 'c-0');
+  assert.equal(member.type, 'Opaque');
+  assert.deepEqual(Object.keys(member.data!).sort(), Object.values(MEMBER_TLS_FILES).sort());
+  assert.equal(member.metadata?.labels?.['etcd.quorum.dev/member'], 'c-0');
+});
