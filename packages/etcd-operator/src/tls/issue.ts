@@ -74,15 +74,14 @@ export function clientCAProfile(cluster: string, namespace: string): Certificate
   return caProfile(`${cluster}-client-ca`, namespace);
 }
 
+/** A member's leaf certificate with these names: both of a member's certificates are served and presented. */
+function memberLeafProfile(member: string, names: SubjectAltNames): CertificateRequest {
+  return { subject: { commonName: member }, isCA: false, extendedKeyUsage: ['serverAuth', 'clientAuth'], ...names, validityDays: LEAF_VALIDITY_DAYS };
+}
+
 /** A member's peer certificate: serverAuth for its listener, clientAuth for dialing the other members. */
 export function peerCertificateProfile(member: string, cluster: string, namespace: string, clusterDomain: string): CertificateRequest {
-  return {
-    subject: { commonName: member },
-    isCA: false,
-    extendedKeyUsage: ['serverAuth', 'clientAuth'],
-    ...peerCertificateSANs(member, cluster, namespace, clusterDomain),
-    validityDays: LEAF_VALIDITY_DAYS,
-  };
+  return memberLeafProfile(member, peerCertificateSANs(member, cluster, namespace, clusterDomain));
 }
 
 /**
@@ -92,13 +91,7 @@ export function peerCertificateProfile(member: string, cluster: string, namespac
  * (etcd-io/etcd#9785, #16590; kubeadm issues its etcd server certificates the same way).
  */
 export function serverCertificateProfile(member: string, cluster: string, namespace: string, clusterDomain: string): CertificateRequest {
-  return {
-    subject: { commonName: member },
-    isCA: false,
-    extendedKeyUsage: ['serverAuth', 'clientAuth'],
-    ...serverCertificateSANs(member, cluster, namespace, clusterDomain),
-    validityDays: LEAF_VALIDITY_DAYS,
-  };
+  return memberLeafProfile(member, serverCertificateSANs(member, cluster, namespace, clusterDomain));
 }
 
 /** `<cluster>-client`: the identity of applications and of the operator itself. etcd's auth, when on, takes the CN as the user name. */

@@ -92,8 +92,15 @@ async function tryStaleView(): Promise<StaleView | string> {
     for (let round = 1; round <= 3 && !stale; round++) {
       const from = (await transitions()).length;
       await net('-I', ...resetRule);
-      await eventually('the leader marks the follower inactive', async () => !(await active()), { timeoutMs: 20_000, intervalMs: 100 });
+      // Seen once in CI: the leader did not mark the follower inactive within 20 s (its stream writes kept
+      // succeeding, or leadership had moved). That is a try that did not count, not a failure of the operator.
+      const marked = await eventually('the leader marks the follower inactive', async () => !(await active()), { timeoutMs: 20_000, intervalMs: 100 }).then(() => true, () => false);
       await net('-D', ...resetRule);
+      if (!marked) {
+        const { members: now } = await getCluster(env.client, ns, NAME);
+        rounds.push(`round ${round}: the leader never marked the follower inactive within 20 s of the reset (leader now: ${now.find((m) => m.leader)?.name ?? 'none'}, was ${leader.name})`);
+        break;
+      }
       // The follower's stream readers time out and redial: the streams come back and the peer is active
       // again, while the pipeline sends queued until then are still stuck in a DNS lookup. When those fail,
       // the leader marks the follower inactive once more, with its streams up: the stale view. etcd logs
@@ -126,7 +133,7 @@ test('a leader with a stale inactive view of a follower does not stall a scale-u
   await applyCluster(env.client, ns, NAME, { replicas: 3 });
   let view: StaleView | undefined;
   const misses: string[] = [];
-  for (let attempt = 1; attempt <= 2 && !view; attempt++) {
+  for (let attempt = 1; attempt <= 3 && !view; attempt++) {
     const outcome = await tryStaleView();
     if (typeof outcome === 'string') {
       misses.push(`try ${attempt}: ${outcome}`);
