@@ -6,6 +6,7 @@ COPY package.json package-lock.json ./
 COPY packages/images/package.json packages/images/
 COPY packages/localkube/package.json packages/localkube/
 COPY packages/runtime/package.json packages/runtime/
+COPY packages/storage/package.json packages/storage/
 COPY packages/etcd-operator/package.json packages/etcd-operator/
 COPY packages/recorder/package.json packages/recorder/
 RUN npm ci --omit=dev --ignore-scripts --workspace @quorum/etcd-operator --include-workspace-root=false
@@ -16,6 +17,8 @@ COPY --from=deps /app/node_modules node_modules
 COPY package.json ./
 COPY packages/runtime/package.json packages/runtime/
 COPY packages/runtime/src packages/runtime/src
+COPY packages/storage/package.json packages/storage/
+COPY packages/storage/src packages/storage/src
 COPY packages/etcd-operator/package.json packages/etcd-operator/
 COPY packages/etcd-operator/src packages/etcd-operator/src
 USER 65532:65532

@@ -20,7 +20,7 @@ import {
   type ReclaimPolicy,
   type StorageSpec,
 } from './etcdcluster.ts';
-import { destinationIssues, isPvcKey, PVC_KEY_RULE } from './destination.ts';
+import { destinationIssues } from './destination.ts';
 import {
   applySchemaDefaults,
   deepEqual,
@@ -33,6 +33,7 @@ import {
   type Path,
   type SchemaNode,
 } from '@quorum/runtime/crd';
+import { isPvcKey, PVC_KEY_RULE } from '@quorum/storage';
 
 export type { FieldError } from '@quorum/runtime/crd';
 

@@ -1,28 +1,21 @@
 // Where a backup is stored: one object store bucket (S3, GCS, Azure Blob) or a PVC. Shared by EtcdBackup,
 // EtcdBackupSchedule and EtcdCluster.spec.bootstrap.fromBackup, so the one schema is validated, defaulted
-// and documented the same way everywhere.
+// and documented the same way everywhere. The drivers, and what they need of a location (credential keys,
+// the PVC key rule, the prefix and endpoint patterns), are @quorum/storage's; the schema is the etcd API's,
+// since where its credentials Secret lives (the backup's namespace) is this API's to say. These types are
+// assignable to @quorum/storage's Location types, which openStore() takes.
 import { Type, type Static } from '@sinclair/typebox';
 import type { Issue, Path } from '@quorum/runtime/crd';
+import { ENDPOINT_PATTERN, KEY_PREFIX_PATTERN } from '@quorum/storage';
 
 /** A Secret name in the backup's namespace (a DNS-1123 subdomain). */
 const SECRET_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
-/** An object key prefix: no leading slash, no `..` segment, no empty segment. */
-export const PREFIX_PATTERN = '^([A-Za-z0-9!_.*\'()-]+(/[A-Za-z0-9!_.*\'()-]+)*/?)?$';
-/** An http(s) URL of an object store server. */
-const ENDPOINT_PATTERN = '^https?://[^\\s/]+(/[^\\s]*)?$';
-
-/** The keys each kind of credentials Secret must hold (docs and the agent read these names). */
-export const CREDENTIAL_KEYS = {
-  s3: ['accessKeyId', 'secretAccessKey'],
-  gcs: ['serviceAccount.json'],
-  azure: ['connectionString'],
-} as const;
 
 const secretName = (what: string): ReturnType<typeof Type.String> =>
   Type.String({ description: what, pattern: SECRET_NAME_PATTERN, minLength: 1, maxLength: 253 });
 const prefix = Type.String({
   description: "Key prefix for the stored objects (e.g. `prod/etcd`); '' stores them at the top of the bucket.",
-  pattern: PREFIX_PATTERN,
+  pattern: KEY_PREFIX_PATTERN,
   maxLength: 512,
   default: '',
 });
@@ -63,7 +56,7 @@ export const AzureDestinationSchema = Type.Object(
 export const PvcDestinationSchema = Type.Object(
   {
     claimName: Type.String({ description: 'PersistentVolumeClaim in the same namespace; ReadWriteMany lets backups run on any node.', pattern: SECRET_NAME_PATTERN, minLength: 1, maxLength: 253 }),
-    path: Type.Optional(Type.String({ description: "Folder inside the volume; its top when unset.", pattern: PREFIX_PATTERN, maxLength: 512 })),
+    path: Type.Optional(Type.String({ description: "Folder inside the volume; its top when unset.", pattern: KEY_PREFIX_PATTERN, maxLength: 512 })),
   },
   { description: 'A folder on a PersistentVolumeClaim.' },
 );
@@ -88,46 +81,9 @@ export type GcsDestination = Static<typeof GcsDestinationSchema>;
 export type AzureDestination = Static<typeof AzureDestinationSchema>;
 export type PvcDestination = Static<typeof PvcDestinationSchema>;
 export type Destination = Static<typeof DestinationSchema>;
-export type DestinationKind = 's3' | 'gcs' | 'azure' | 'pvc';
-
-/** Which backend a destination names (the schema guarantees exactly one). */
-export function destinationKind(d: Destination): DestinationKind {
-  if (d.s3) return 's3';
-  if (d.gcs) return 'gcs';
-  if (d.azure) return 'azure';
-  if (d.pvc) return 'pvc';
-  throw new Error('a destination must set exactly one of s3, gcs, azure or pvc');
-}
-
-/** The URI a stored object is reported by (status.location): s3://bucket/key, gs://…, azure://container/key, pvc://claim/path. */
-export function locationURI(d: Destination, key: string): string {
-  if (d.s3) return `s3://${d.s3.bucket}/${key}`;
-  if (d.gcs) return `gs://${d.gcs.bucket}/${key}`;
-  if (d.azure) return `azure://${d.azure.container}/${key}`;
-  if (d.pvc) return `pvc://${d.pvc.claimName}/${key}`;
-  throw new Error('a destination must set exactly one of s3, gcs, azure or pvc');
-}
-
-/** The folder (object key prefix) a destination stores under, with a trailing slash unless empty. */
-export function destinationPrefix(d: Destination): string {
-  const p = d.s3?.prefix ?? d.gcs?.prefix ?? d.azure?.prefix ?? d.pvc?.path ?? '';
-  return p === '' || p.endsWith('/') ? p : `${p}/`;
-}
 
 /** DESTINATION_EXACTLY_ONE in code, for the operator's and the webhooks' own validation. */
 export function destinationIssues(d: Record<string, unknown>, path: Path): Issue[] {
   const set = (['s3', 'gcs', 'azure', 'pvc'] as const).filter((k) => d[k] !== undefined).length;
   return set === 1 ? [] : [{ path, message: DESTINATION_EXACTLY_ONE.message }];
 }
-
-/**
- * Whether `key` can name a file on a PVC destination: relative, and inside the volume. The PVC store refuses
- * any other key; admission (and the operator's check of spec.bootstrap.fromBackup) refuses one a spec makes certain.
- */
-export function isPvcKey(key: string): boolean {
-  const segments = key.split('/');
-  return !(key === '' || key.startsWith('/') || segments.some((s) => s === '' || s === '.' || s === '..'));
-}
-
-/** What isPvcKey() asks for, in the words of the errors that refuse a key. */
-export const PVC_KEY_RULE = "a file path inside the volume: relative, with no empty, '.' or '..' segment";

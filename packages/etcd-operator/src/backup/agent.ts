@@ -15,11 +15,11 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
-import { DestinationSchema, destinationIssues, destinationPrefix, locationURI, type Destination } from '../api/destination.ts';
+import { locationPrefix, locationURI, openStore, type ObjectStore, type StoreOptions } from '@quorum/storage';
+import { DestinationSchema, destinationIssues, type Destination } from '../api/destination.ts';
 import { EtcdClient } from '../etcd/client.ts';
 import { EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
 import { isMemberId, memberIdToHex } from '../etcd/ids.ts';
-import { openStore, type ObjectStore, type StoreOptions } from '../storage/index.ts';
 import { AgentFailure, describeFailure, type AgentFailureReason, type Failure } from './failure.ts';
 import { exposeGarbageCollector, garbagePacer, type Collection } from './memory.ts';
 import { openSnapshot } from './snapshot.ts';
@@ -113,7 +113,7 @@ export function compactTimestamp(date: Date): string {
 }
 
 export function backupKey(destination: Destination, cluster: string, startedAt: Date, revision: string): string {
-  return `${destinationPrefix(destination)}${cluster}-${compactTimestamp(startedAt)}-rev${revision}.db`;
+  return `${locationPrefix(destination)}${cluster}-${compactTimestamp(startedAt)}-rev${revision}.db`;
 }
 
 /**

@@ -1,7 +1,7 @@
 // Why a backup, fetch or delete failed, as one machine-readable reason (the EtcdBackup condition's reason)
 // and one message a person can act on.
+import { StorageError, type StorageFailureReason } from '@quorum/storage';
 import { EtcdError, EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
-import { StorageError, type StorageFailureReason } from '../storage/errors.ts';
 import { SnapshotError, type SnapshotFailureReason } from './snapshot.ts';
 
 export type AgentFailureReason =

@@ -4,8 +4,9 @@
 // only a pod can mount.
 import { createHash } from 'node:crypto';
 import type { OpenObject } from '@quorum/runtime';
+import { locationKind } from '@quorum/storage';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
-import { destinationKind, type Destination } from '../api/destination.ts';
+import type { Destination } from '../api/destination.ts';
 import { clientURL, LABELS } from '../cluster/names.ts';
 import type { AgentResult, ObservedJob } from './plan.ts';
 
@@ -27,7 +28,7 @@ export function jobDeadlineSeconds(dbSize: number): number {
 
 /** The volumes and mounts that give the agent its credentials or its PVC, read-only where it only reads. */
 export function destinationVolumes(destination: Destination): { volumes: Record<string, unknown>[]; mounts: Record<string, unknown>[]; args: string[] } {
-  const kind = destinationKind(destination);
+  const kind = locationKind(destination);
   if (kind === 'pvc') {
     return {
       volumes: [{ name: 'backup-volume', persistentVolumeClaim: { claimName: destination.pvc!.claimName } }],

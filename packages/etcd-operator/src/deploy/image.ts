@@ -10,7 +10,8 @@ import { OPERATOR_IMAGE } from './manifests.ts';
 // The workspace root, from this file's place in it (packages/etcd-operator/src/deploy/).
 const repoRoot = resolve(import.meta.dirname, '../../../..');
 
-const WORKSPACES = ['packages/runtime', 'packages/etcd-operator'];
+// The backup agent runs from this image too, so the storage drivers are in it.
+const WORKSPACES = ['packages/runtime', 'packages/storage', 'packages/etcd-operator'];
 
 /**
  * Builds the image; unless a name is given it is tagged `<version>-dev.<content digest>`, so that loading a

@@ -3,7 +3,7 @@
 // share. The checks themselves are the operator's own functions, never copies (see each kind's webhook).
 import type { ValidationResult } from '@quorum/runtime';
 import { formatPath, isPlainObject, type Issue, type Path } from '@quorum/runtime/crd';
-import { isPvcKey, PVC_KEY_RULE } from '../api/destination.ts';
+import { isPvcKey, PVC_KEY_RULE } from '@quorum/storage';
 import type { ValidationIssue } from '../api/defaults.ts';
 
 /** What a kind's validating webhook checks beyond the CRD, in words: for docs/api.md. */

@@ -1,9 +1,9 @@
 // Admission for EtcdCluster: defaults filled in on create (so the stored object says what runs), and the
 // same validation the operator applies, with warnings for allowed-but-unwise choices (even replicas).
 import type { AdmissionRequest, MutatingHandler, ValidatingHandler } from '@quorum/runtime';
+import { PVC_KEY_RULE } from '@quorum/storage';
 import { applyDefaults, validateSpec, versionChangeIssues } from '../api/defaults.ts';
 import { MIN_35_FOR_36, type EtcdCluster } from '../api/etcdcluster.ts';
-import { PVC_KEY_RULE } from '../api/destination.ts';
 import { admissionResult, type AdmissionChecks } from './admission.ts';
 
 export const defaultEtcdCluster: MutatingHandler<EtcdCluster> = (req) => {

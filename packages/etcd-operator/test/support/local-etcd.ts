@@ -4,11 +4,14 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer, type Server } from 'node:net';
 import { homedir, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { freePorts } from '@quorum/storage/testing';
 import { EtcdClient } from '../../src/etcd/client.ts';
+
+// One reservation of ports per process, shared with the object-store servers that tests start beside etcd.
+export { freePorts };
 
 export const ETCD_VERSIONS = ['3.6.16', '3.5.35'] as const;
 
@@ -87,35 +90,6 @@ function installBackstop(): void {
   process.on('exit', () => {
     for (const child of live) child.kill('SIGKILL');
   });
-}
-
-// Ports already handed out in this process: the kernel may hand a closed port out again, and clusters
-// started in parallel must never share one.
-const usedPorts = new Set<number>();
-
-/** Free loopback ports, never one this process has handed out before. */
-export async function freePorts(n: number): Promise<number[]> {
-  const servers: Server[] = [];
-  try {
-    const ports: number[] = [];
-    while (ports.length < n) {
-      const server = createServer();
-      // Held open until every port is chosen, so the kernel cannot give the same one twice in this call.
-      servers.push(server);
-      await new Promise<void>((resolve, reject) => {
-        server.once('error', reject);
-        server.listen(0, '127.0.0.1', resolve);
-      });
-      const address = server.address();
-      if (address === null || typeof address === 'string') throw new Error('no port');
-      if (usedPorts.has(address.port)) continue;
-      usedPorts.add(address.port);
-      ports.push(address.port);
-    }
-    return ports;
-  } finally {
-    await Promise.all(servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve()))));
-  }
 }
 
 /** Waits until /health says true, or (for a member still joining, e.g. a learner) until status answers. */

@@ -26,7 +26,7 @@ import {
   startAzurite,
   startMinio,
   type StorageServer,
-} from '../support/storage-servers.ts';
+} from '@quorum/storage/testing';
 
 const MiB = 1024 * 1024;
 const AGENT = join(import.meta.dirname, '..', '..', 'src', 'backup', 'agent.ts');

@@ -41,7 +41,7 @@ import {
   startFakeGcs,
   startMinio,
   type StorageServer,
-} from '../support/storage-servers.ts';
+} from '@quorum/storage/testing';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 
 const run = promisify(execFile);

@@ -1,12 +1,10 @@
 // The ChangeRecorder API (history.quorum.dev/v1alpha1), declared once: the TypeScript types, the CRD's
 // structural schema (crd.ts), the defaults the recorder applies in code (defaults.ts) and the API section of
 // docs/recorder.md (docs.ts) all come from the schemas in this file.
-//
-// Object-store storage (issue 8's drivers) is deliberately absent until it is built: the API server rejects
-// `spec.storage.objectStore` instead of accepting a setting that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { Condition, ObjectMeta } from '@quorum/runtime';
 import { conditionSchema, type CelRule } from '@quorum/runtime/crd';
+import { CREDENTIAL_KEYS, ENDPOINT_PATTERN } from '@quorum/storage';
 
 export const GROUP = 'history.quorum.dev';
 export const VERSION = 'v1alpha1';
@@ -72,6 +70,8 @@ export const MAX_AGE_PATTERN = '^[1-9][0-9]*(m|h|d)$';
  * with neither a dot nor a slash), so a ChangeRecorder cannot point the recorder outside its volume.
  */
 export const STORAGE_PATH_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]*(/[A-Za-z0-9_-][A-Za-z0-9._-]*)*$';
+/** A Secret name (a DNS-1123 subdomain). */
+export const SECRET_NAME_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$';
 
 /** The CRD's CEL rules; defaults.ts mirrors each one under the same message. */
 export const RULES = {
@@ -94,6 +94,10 @@ export const RULES = {
   storageImmutable: {
     rule: 'self == oldSelf',
     message: 'spec.storage is immutable: records already written stay where they are',
+  },
+  storageAtMostOne: {
+    rule: '(has(self.path) ? 1 : 0) + (has(self.s3) ? 1 : 0) + (has(self.gcs) ? 1 : 0) + (has(self.azure) ? 1 : 0) <= 1',
+    message: 'spec.storage sets at most one of path, s3, gcs or azure',
   },
 } as const satisfies Record<string, CelRule>;
 
@@ -189,20 +193,73 @@ export const RetentionSchema = Type.Object(
   { description: 'How many records are kept, and for how long.', default: {} },
 );
 
+// An object store's folder for one recorder: the same rule as a path on the volume (no `.` or `..` segment,
+// no leading or trailing slash), so the two kinds of store name their folders alike.
+const objectPrefix = Type.String({
+  description: "Folder (key prefix) in the bucket that holds this recorder's records, e.g. `clusters/prod/history`; the ChangeRecorder's name when unset.",
+  pattern: STORAGE_PATH_PATTERN,
+  maxLength: 512,
+});
+const objectEndpoint = (what: string): ReturnType<typeof Type.String> => Type.String({ description: what, pattern: ENDPOINT_PATTERN, maxLength: 1024 });
+/** The recorder reads credentials from a mounted Secret, which the recorder's pod must mount (recorderManifests' storageSecrets). */
+const credentialsSecret = (keys: string): ReturnType<typeof Type.String> =>
+  Type.String({
+    description: `Secret in the recorder's namespace with ${keys}. It is read from the recorder's pod, which mounts only the Secrets named when the recorder was installed (\`storageSecrets\`).`,
+    pattern: SECRET_NAME_PATTERN,
+    minLength: 1,
+    maxLength: 253,
+  });
+
+export const S3StorageSchema = Type.Object(
+  {
+    bucket: Type.String({ description: 'Bucket name.', minLength: 3, maxLength: 63 }),
+    prefix: Type.Optional(objectPrefix),
+    endpoint: Type.Optional(objectEndpoint('URL of an S3-compatible server (MinIO, Ceph…); AWS S3 when unset.')),
+    region: Type.Optional(Type.String({ description: 'Region of the bucket; us-east-1 when unset.', minLength: 1, maxLength: 64 })),
+    forcePathStyle: Type.Optional(Type.Boolean({ description: 'Address the bucket as a path (`endpoint/bucket/key`) rather than a host name, as most S3 servers other than AWS need.' })),
+    credentialsSecret: credentialsSecret(`keys ${CREDENTIAL_KEYS.s3.join(' and ')}`),
+  },
+  { description: 'An S3 or S3-compatible bucket.' },
+);
+
+export const GcsStorageSchema = Type.Object(
+  {
+    bucket: Type.String({ description: 'Bucket name.', minLength: 3, maxLength: 222 }),
+    prefix: Type.Optional(objectPrefix),
+    endpoint: Type.Optional(objectEndpoint('URL of a GCS-compatible server (an emulator); Google Cloud Storage when unset.')),
+    credentialsSecret: credentialsSecret(`key ${CREDENTIAL_KEYS.gcs.join(', ')} (a service account key; an emulator needs none)`),
+  },
+  { description: 'A Google Cloud Storage bucket.' },
+);
+
+export const AzureStorageSchema = Type.Object(
+  {
+    container: Type.String({ description: 'Blob container name.', minLength: 3, maxLength: 63 }),
+    prefix: Type.Optional(objectPrefix),
+    endpoint: Type.Optional(objectEndpoint("URL of the Blob service, overriding the connection string's BlobEndpoint.")),
+    credentialsSecret: credentialsSecret(`key ${CREDENTIAL_KEYS.azure.join(', ')}`),
+  },
+  { description: 'An Azure Blob Storage container.' },
+);
+
 export const StorageSchema = Type.Object(
   {
     path: Type.Optional(
       Type.String({
-        description: "Directory below the recorder's storage root (its volume, typically a PVC) that holds this recorder's records; the ChangeRecorder's name when unset.",
+        description: "Directory below the recorder's storage root (its volume, typically a PVC) that holds this recorder's records; the ChangeRecorder's name when unset, unless an object store is set.",
         pattern: STORAGE_PATH_PATTERN,
         maxLength: 512,
       }),
     ),
+    s3: Type.Optional(S3StorageSchema),
+    gcs: Type.Optional(GcsStorageSchema),
+    azure: Type.Optional(AzureStorageSchema),
   },
   {
-    description: "Where records are written: a directory on the recorder's volume. Fixed at creation.",
+    description:
+      "Where records are written: a directory on the recorder's volume (path, the default), or a folder of an object store bucket (one of s3, gcs or azure). Fixed at creation.",
     default: {},
-    'x-kubernetes-validations': [RULES.storageImmutable],
+    'x-kubernetes-validations': [RULES.storageImmutable, RULES.storageAtMostOne],
   },
 );
 
@@ -301,6 +358,7 @@ export type NamespacesSpec = Static<typeof NamespacesSchema>;
 export type LabelSelector = Static<typeof LabelSelectorSchema>;
 export type ExcludeRule = Static<typeof ExcludeSchema>;
 export type RetentionSpec = Static<typeof RetentionSchema>;
+export type StorageSpec = Static<typeof StorageSchema>;
 export type WatchedKind = Static<typeof WatchedKindSchema>;
 export type SecretMode = (typeof SECRET_MODES)[number];
 

@@ -1,7 +1,7 @@
 // A ChangeRecorder spec as the recorder uses it: the schema's defaults applied in code (the object may predate
 // a default), each CEL rule of the CRD mirrored under the same message (the CRD may be older than this code),
-// and the spec's values turned into what the recorder needs: the storage path, maxAge in milliseconds, the
-// namespace selector as the API server's selector string, and the exclude matcher.
+// and the spec's values turned into what the recorder needs: maxAge in milliseconds, the namespace selector as
+// the API server's selector string, and the exclude matcher. Where records go is store/target.ts's.
 import { applySchemaDefaults, type SchemaNode } from '@quorum/runtime/crd';
 import {
   ChangeRecorderSpecSchema,
@@ -13,6 +13,7 @@ import {
   type GroupKind,
   type LabelSelector,
   type SecretMode,
+  type StorageSpec,
 } from './changerecorder.ts';
 
 /**
@@ -24,7 +25,7 @@ export type DefaultedSpec = Omit<ChangeRecorderSpec, 'resources' | 'ignoreStatus
   ignoreStatusOnly: boolean;
   secrets: SecretMode;
   retention: { maxVersionsPerObject: number; maxAge?: string };
-  storage: { path?: string };
+  storage: StorageSpec;
 };
 
 export function applyDefaults(spec: ChangeRecorderSpec): DefaultedSpec {
@@ -34,9 +35,10 @@ export function applyDefaults(spec: ChangeRecorderSpec): DefaultedSpec {
 }
 
 /**
- * The CRD's CEL rules, as messages for the fields they fail on, and the two patterns whose breach would do
- * harm rather than fail (a storage path leaving the storage root, a maxAge the recorder cannot read). The rest
- * of the OpenAPI part (types, ranges) is left to the API server.
+ * The CRD's CEL rules, as messages for the fields they fail on, and the patterns whose breach would do harm
+ * rather than fail (a storage path leaving the storage root, an object store prefix whose `..` would hide an
+ * overlap with another recorder's, a maxAge the recorder cannot read). The rest of the OpenAPI part (types,
+ * ranges) is left to the API server.
  */
 export function validateSpec(spec: DefaultedSpec): string[] {
   const errors: string[] = [];
@@ -51,20 +53,21 @@ export function validateSpec(spec: DefaultedSpec): string[] {
   for (const x of spec.exclude ?? []) {
     if (x.group === undefined && x.kind === undefined && x.namespace === undefined && x.name === undefined) errors.push(RULES.excludeNotEmpty.message);
   }
-  const path = spec.storage.path;
+  const { path, s3, gcs, azure } = spec.storage;
+  if ([path, s3, gcs, azure].filter((s) => s !== undefined).length > 1) errors.push(RULES.storageAtMostOne.message);
   if (path !== undefined && !new RegExp(STORAGE_PATH_PATTERN).test(path)) {
     errors.push(`spec.storage.path ${JSON.stringify(path)} must be a relative path without . or .. segments`);
+  }
+  for (const [field, prefix] of [['s3', s3?.prefix], ['gcs', gcs?.prefix], ['azure', azure?.prefix]] as const) {
+    if (prefix !== undefined && !new RegExp(STORAGE_PATH_PATTERN).test(prefix)) {
+      errors.push(`spec.storage.${field}.prefix ${JSON.stringify(prefix)} must be a relative path without . or .. segments`);
+    }
   }
   const maxAge = spec.retention.maxAge;
   if (maxAge !== undefined && !new RegExp(MAX_AGE_PATTERN).test(maxAge)) {
     errors.push(`spec.retention.maxAge ${JSON.stringify(maxAge)} must be a whole number of minutes, hours or days (e.g. 30d)`);
   }
   return [...new Set(errors)];
-}
-
-/** The directory, relative to the storage root, that holds a recorder's records. */
-export function storagePath(recorderName: string, spec: DefaultedSpec): string {
-  return spec.storage.path ?? recorderName;
 }
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

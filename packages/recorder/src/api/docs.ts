@@ -17,7 +17,10 @@ export const END = '<!-- END GENERATED API REFERENCE -->';
 const REFERENCE: ReferenceOptions = {
   /** Defaults the recorder applies in code rather than in the schema. */
   codeDefaults: {
-    'spec.storage.path': "the ChangeRecorder's name",
+    'spec.storage.path': "the ChangeRecorder's name, when no object store is set",
+    'spec.storage.s3.prefix': "the ChangeRecorder's name",
+    'spec.storage.gcs.prefix': "the ChangeRecorder's name",
+    'spec.storage.azure.prefix': "the ChangeRecorder's name",
     'spec.resources': "the default kinds (see the description), resolved at each reconcile, Quorum's only where served",
   },
   // This reference has never listed minimum lengths or the (default) atomic list type; listing them now would
@@ -38,7 +41,7 @@ export function apiReferenceMarkdown(): string {
     `${root.description ?? ''} Cluster-scoped; plural \`${PLURAL}\`, short name ${SHORT_NAMES.map((n) => `\`${n}\``).join(', ')}.`,
     'The same schema produces the CRD in `packages/recorder/deploy/crds/`, the TypeScript types, and the defaults the',
     'recorder applies in code (`src/api/defaults.ts`). Unknown fields are rejected (with `kubectl`\'s default strict',
-    'field validation) or pruned: in particular, object-store storage is not accepted yet.',
+    'field validation) or pruned.',
     '',
     '### spec',
     '',

@@ -17,7 +17,8 @@ options:
   -A, --all-namespaces          list: every namespace (the default for list without -n)
   --record ID                   show, diff, restore: this record (an ID from list, or a unique prefix)
   --to ID|current               diff: compare with another record, or with the newest version seen
-  --recorder STORE              only the records of this ChangeRecorder's store (its storage path)
+  --recorder STORE              only the records of this ChangeRecorder's store (its storage path, or
+                                its object store's URI, e.g. s3://bucket/prefix)
   --dry-run                     restore: print what would change, change nothing
   -o, --output json             list, show: the endpoint's JSON
   --path DIR                    read records from a directory (a copy of the recorder's volume, or one

@@ -1,6 +1,6 @@
 // The change recorder's container image, assembled locally as an OCI archive the way the etcd operator's is
 // (packages/etcd-operator/src/deploy/image.ts): the pinned Node 24 binary with its shared libraries, the
-// workspace packages the recorder runs (runtime, recorder), and their production dependencies only, as
+// workspace packages the recorder runs (runtime, storage, recorder), and their production dependencies only, as
 // `npm ls --omit=dev` lists them.
 import { readFile } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
@@ -10,7 +10,7 @@ import { RECORDER_IMAGE } from './manifests.ts';
 // The workspace root, from this file's place in it (packages/recorder/src/deploy/).
 const repoRoot = resolve(import.meta.dirname, '../../../..');
 
-const WORKSPACES = ['packages/runtime', 'packages/recorder'];
+const WORKSPACES = ['packages/runtime', 'packages/storage', 'packages/recorder'];
 
 /**
  * Builds the image; unless a name is given it is tagged `<version>-dev.<content digest>`, so that loading a

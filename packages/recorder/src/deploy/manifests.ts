@@ -1,14 +1,17 @@
 // Everything that runs the change recorder, generated from code like the etcd operator's: the CRD, a
-// ServiceAccount with least-privilege RBAC, the volume its records live on, a one-replica Deployment, and the
-// Service of its read-only history endpoint. The recorded kinds' rules are derived from the kinds to record
+// ServiceAccount with least-privilege RBAC, the volume its records live on, a one-replica Deployment (which
+// mounts the credentials Secrets of the object stores ChangeRecorders write to), and the Service of its
+// read-only history endpoint. The recorded kinds' rules are derived from the kinds to record
 // (the ChangeRecorders' spec.resources, or the defaults): get, list and watch on exactly those. Events about
 // ChangeRecorders go to the `default` namespace (they are cluster-scoped), through a Role there.
 import type { KubeObject } from '@quorum/runtime';
-import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type GroupKind } from '../api/changerecorder.ts';
+import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type ChangeRecorder, type GroupKind } from '../api/changerecorder.ts';
+import { applyDefaults } from '../api/defaults.ts';
 import { changeRecorderCRD } from '../api/crd.ts';
 import { pluralOf } from '../cli/kinds.ts';
 import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
-import { LEASE_NAME } from '../operator/config.ts';
+import { DEFAULT_CREDENTIALS_ROOT, LEASE_NAME } from '../operator/config.ts';
+import { credentialsSecretOf, storageTarget } from '../store/target.ts';
 
 export const RECORDER_VERSION = '0.1.0';
 export const RECORDER_IMAGE = `ghcr.io/quorum-dev/change-recorder:${RECORDER_VERSION}`;
@@ -30,6 +33,14 @@ export interface RecorderManifestOptions {
   /** Size of the records' volume (default 1Gi). */
   storageSize?: string;
   storageClassName?: string;
+  /**
+   * Secrets in the recorder's namespace to mount for ChangeRecorders that write to object stores (their
+   * spec.storage.{s3,gcs,azure}.credentialsSecret; storageSecretsOf() lists them), each read-only at
+   * `<CREDENTIALS_ROOT>/<name>`. A pod can mount only what its spec names, so a Secret a ChangeRecorder names
+   * later needs the manifests applied again with it (the Deployment then rolls). Each is optional: a Secret
+   * created after the recorder appears in its folder within the kubelet's sync period.
+   */
+  storageSecrets?: readonly string[];
   /**
    * Who may reach the history endpoint through the API server (get on services/proxy for its Service); what
    * each caller sees is then decided per object by their own RBAC. Default: every authenticated user.
@@ -139,6 +150,10 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
 
 function deployment(ns: string, options: RecorderManifestOptions): Obj {
   const env = (name: string, value: string): Record<string, unknown> => ({ name, value });
+  const secrets = [...new Set(options.storageSecrets ?? [])].sort();
+  // Volume names are DNS labels, Secret names may be longer subdomains: the volume is numbered, its folder named after the Secret.
+  const secretVolumes = secrets.map((secretName, i) => ({ name: `credentials-${i}`, secret: { secretName, optional: true, defaultMode: 0o440 } }));
+  const secretMounts = secrets.map((secretName, i) => ({ name: `credentials-${i}`, mountPath: `${DEFAULT_CREDENTIALS_ROOT}/${secretName}`, readOnly: true }));
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -163,6 +178,7 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
                 env('STORAGE_ROOT', STORAGE_ROOT),
+                env('CREDENTIALS_ROOT', DEFAULT_CREDENTIALS_ROOT),
                 env('HISTORY_PORT', String(HISTORY_PORT)),
                 env('HISTORY_SERVICE', HISTORY_SERVICE),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
@@ -175,14 +191,20 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
               readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 5 },
               resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '512Mi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }],
+              volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }, ...secretMounts],
             },
           ],
-          volumes: [{ name: 'records', persistentVolumeClaim: { claimName: DATA_CLAIM } }],
+          volumes: [{ name: 'records', persistentVolumeClaim: { claimName: DATA_CLAIM } }, ...secretVolumes],
         },
       },
     },
   };
+}
+
+/** The credentials Secrets the ChangeRecorders' object stores read, sorted, each once: recorderManifests' storageSecrets. */
+export function storageSecretsOf(recorders: readonly Pick<ChangeRecorder, 'metadata' | 'spec'>[]): string[] {
+  const secrets = recorders.map((r) => credentialsSecretOf(storageTarget(r.metadata.name ?? '', applyDefaults(r.spec))));
+  return [...new Set(secrets.filter((s) => s !== undefined))].sort();
 }
 
 /** The sample `npm start` installs: record the default kinds in namespace `default`. */

@@ -2,6 +2,7 @@
 // read the record stores (store-reader.ts) and ask `Access` before showing anything about an object: the
 // recorder's HTTP server passes the caller's access as the API server decides it, `quorum history --path`
 // passes allowAll(). Nothing here writes.
+import { StorageError } from '@quorum/storage';
 import type { GroupKind } from '../api/changerecorder.ts';
 import { unifiedDiff } from '../record/diff.ts';
 import { objectYAML, type RecordMeta } from '../record/record-file.ts';
@@ -162,6 +163,8 @@ export class HistoryHandlers {
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, body: { error: err.message } };
       if (err instanceof InvalidNameError) return { status: 400, body: { error: err.message } };
+      // An object store that refuses or does not answer: the store's own words (they name the server and bucket, never a credential).
+      if (err instanceof StorageError) return { status: 503, body: { error: `the recorder cannot read the records in an object store: ${err.message}` } };
       throw err;
     }
   }

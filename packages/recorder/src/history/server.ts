@@ -15,7 +15,7 @@ import { ApiError, DiscoveryDocumentError, KindUnavailableError, generateCertifi
 import { KubeAuthorizer, type ReviewClient } from './access.ts';
 import { HistoryHandlers, type HistoryResponse } from './handlers.ts';
 import { API_PREFIX, TOKEN_HEADER } from './protocol.ts';
-import { StoreReader } from './store-reader.ts';
+import { StoreReader, type ObjectStoreSource } from './store-reader.ts';
 
 export interface HistoryLog {
   debug(fields: Record<string, unknown>, msg: string): void;
@@ -25,8 +25,10 @@ export interface HistoryLog {
 }
 
 export interface HistoryServerOptions {
-  /** The recorder's storage root: every ChangeRecorder's store is below it. */
+  /** The recorder's storage root: the store of every ChangeRecorder that writes to the volume is below it. */
   storageRoot: string;
+  /** The stores in object stores that the ChangeRecorders name now (store/target.ts, objectStoreSources). */
+  objectStores?: () => Promise<ObjectStoreSource[]>;
   /** Makes the TokenReviews and SubjectAccessReviews (the recorder's own ServiceAccount). */
   client: ReviewClient;
   /** Default HISTORY_PORT; 0 for an ephemeral one. */
@@ -63,7 +65,7 @@ export class HistoryServer {
 
   static async start(options: HistoryServerOptions): Promise<HistoryServer> {
     const tls = options.tls ?? (await generateCertificates({ dnsNames: options.dnsNames?.length ? options.dnsNames : ['quorum-recorder'] }));
-    const handlers = new HistoryHandlers(new StoreReader(options.storageRoot));
+    const handlers = new HistoryHandlers(new StoreReader(options.storageRoot, options.objectStores ? { objectStores: options.objectStores } : {}));
     const authorizer = new KubeAuthorizer(options.client);
     const log = options.log ?? silent;
     const server = createServer({ cert: tls.cert, key: tls.key, requestTimeout: 60_000, headersTimeout: 15_000 });
@@ -87,6 +89,7 @@ export class HistoryServer {
   async close(): Promise<void> {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
     this.#server.closeAllConnections();
+    this.#handlers.reader.close();
   }
 
   async #serve(req: IncomingMessage, res: ServerResponse): Promise<void> {

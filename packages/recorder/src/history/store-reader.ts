@@ -1,20 +1,41 @@
 // Reading record stores, and nothing else: the history endpoint and `quorum history --path` read the files
-// that the recorder's RecordStore writes, without opening a RecordStore (which creates folders, removes a
-// crash's temporary files and may write a redaction key). Writes are atomic renames, so whatever is read is a
-// whole file; a record that retention removes between a listing and a read is reported as missing.
+// that the recorder's record stores write, through store-files.ts, without opening a RecordStore (which creates
+// folders, removes a crash's temporary files and may write a redaction key). Writes are atomic (renames on a
+// volume, whole uploads in an object store), so whatever is read is a whole file; a record that retention
+// removes between a listing and a read is reported as missing.
 //
-// A storage root holds one store per ChangeRecorder (its spec.storage.path, possibly nested): a store is a
-// folder with a `.redaction-key`. A root that is itself a store (a copy of one) is read as that one store.
-import { readdir, readFile, stat } from 'node:fs/promises';
+// A storage root holds one store per ChangeRecorder that writes to the volume (its spec.storage.path, possibly
+// nested): a store is a folder with a `.redaction-key`. A root that is itself a store (a copy of one) is read as
+// that one store. The stores in object stores are the ones the ChangeRecorders name (objectStores), each named
+// by its URI (`s3://bucket/prefix`).
+import { stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
+import { locationPrefix, type Location } from '@quorum/storage';
 import { isRecordFileName, parseLastSeen, parseRecord, parseRecordMeta, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
-import { CLUSTER_FOLDER, kindFolder, LAST_SEEN_FILE, parseKindFolder, REDACTION_KEY_FILE } from '../store/record-store.ts';
+import { CLUSTER_FOLDER, kindFolder, LAST_SEEN_FILE, objectFolders, parseKindFolder, REDACTION_KEY_FILE } from '../store/layout.ts';
+import { openObjectStore, storeLocationKey } from '../store/open-store.ts';
+import { DirectoryFiles, ObjectStoreFiles, type StoreFiles } from './store-files.ts';
 import type { KindInfo, ObjectId } from './protocol.ts';
 
 export interface StoreInfo {
-  /** The store's path below the storage root (a ChangeRecorder's spec.storage.path). */
+  /** The store's path below the storage root (a ChangeRecorder's spec.storage.path), or its URI (`s3://bucket/prefix`). */
   name: string;
-  dir: string;
+  files: StoreFiles;
+}
+
+/** A store in an object store, as a ChangeRecorder names it: `objectStore` with its prefix, and where its credentials Secret is mounted. */
+export interface ObjectStoreSource {
+  /** Its URI: `s3://bucket/prefix`, `gs://…`, `azure://container/prefix`. */
+  name: string;
+  /** For messages: the URI and the server. */
+  description: string;
+  objectStore: Location;
+  credentialsDir: string;
+}
+
+export interface StoreReaderOptions {
+  /** The stores in object stores, as the ChangeRecorders name them now (asked again after STORES_TTL_MS). */
+  objectStores?: () => Promise<ObjectStoreSource[]>;
 }
 
 /** An object as one store holds it. */
@@ -77,13 +98,17 @@ const STORES_TTL_MS = 2_000;
 
 export class StoreReader {
   readonly root: string;
+  readonly #objectStores: (() => Promise<ObjectStoreSource[]>) | undefined;
+  /** The object stores opened so far, by location: kept across scans, so their clients and listings are reused. */
+  readonly #opened = new Map<string, StoreInfo>();
   #stores: { at: number; stores: Promise<StoreInfo[]> } | undefined;
 
-  constructor(root: string) {
+  constructor(root: string, options: StoreReaderOptions = {}) {
     this.root = root;
+    this.#objectStores = options.objectStores;
   }
 
-  /** The stores below the root, by name. */
+  /** The stores below the root and in object stores, by name. */
   stores(): Promise<StoreInfo[]> {
     const now = Date.now();
     if (!this.#stores || now - this.#stores.at > STORES_TTL_MS) {
@@ -97,18 +122,50 @@ export class StoreReader {
   }
 
   async #scan(): Promise<StoreInfo[]> {
-    if (await exists(join(this.root, REDACTION_KEY_FILE))) return [{ name: basename(this.root), dir: this.root }];
+    const found = [...(await this.#directories()), ...(await this.#objectStoreInfos())];
+    return found.sort((a, b) => a.name.localeCompare(b.name));
+  }
+
+  async #directories(): Promise<StoreInfo[]> {
+    const store = (dir: string, name: string): StoreInfo => ({ name, files: new DirectoryFiles(dir) });
+    if (await exists(join(this.root, REDACTION_KEY_FILE))) return [store(this.root, basename(this.root))];
     const found: StoreInfo[] = [];
     const walk = async (dir: string, depth: number): Promise<void> => {
       if (depth > MAX_STORE_DEPTH) return;
-      for (const sub of await subdirectories(dir)) {
+      for (const sub of await new DirectoryFiles(dir).folders([])) {
         const path = join(dir, sub);
-        if (await exists(join(path, REDACTION_KEY_FILE))) found.push({ name: relative(this.root, path).split(sep).join('/'), dir: path });
+        if (await exists(join(path, REDACTION_KEY_FILE))) found.push(store(path, relative(this.root, path).split(sep).join('/')));
         else await walk(path, depth + 1);
       }
     };
     await walk(this.root, 1);
-    return found.sort((a, b) => a.name.localeCompare(b.name));
+    return found;
+  }
+
+  async #objectStoreInfos(): Promise<StoreInfo[]> {
+    const sources = (await this.#objectStores?.()) ?? [];
+    const wanted = new Map(sources.map((source) => [storeLocationKey(source), source]));
+    for (const [key, info] of this.#opened) {
+      if (wanted.has(key)) continue;
+      this.#opened.delete(key);
+      info.files.close();
+    }
+    const found = new Map<string, StoreInfo>();
+    for (const [key, source] of wanted) {
+      let info = this.#opened.get(key);
+      if (!info) {
+        const files = new ObjectStoreFiles(source.name, source.description, locationPrefix(source.objectStore), () => openObjectStore(source));
+        this.#opened.set(key, (info = { name: source.name, files }));
+      }
+      found.set(info.name, info);
+    }
+    return [...found.values()];
+  }
+
+  /** Closes the object stores' clients. */
+  close(): void {
+    for (const info of this.#opened.values()) info.files.close();
+    this.#opened.clear();
   }
 
   async store(name: string): Promise<StoreInfo> {
@@ -121,8 +178,8 @@ export class StoreReader {
   async kinds(): Promise<KindInfo[]> {
     const kinds = new Map<string, KindInfo>();
     for (const store of await this.stores()) {
-      for (const nsFolder of await subdirectories(store.dir)) {
-        for (const folder of await subdirectories(join(store.dir, nsFolder))) {
+      for (const nsFolder of await store.files.folders([])) {
+        for (const folder of await store.files.folders([nsFolder])) {
           const gk = parseKindFolder(folder);
           if (!gk) continue;
           const known = kinds.get(folder);
@@ -140,16 +197,16 @@ export class StoreReader {
     checkFilter(filter);
     const found: StoredObject[] = [];
     for (const store of stores ?? (await this.stores())) {
-      const nsFolders = filter.namespace === undefined ? await subdirectories(store.dir) : [filter.namespace || CLUSTER_FOLDER];
+      const nsFolders = filter.namespace === undefined ? await store.files.folders([]) : [filter.namespace || CLUSTER_FOLDER];
       for (const nsFolder of nsFolders) {
         const namespace = nsFolder === CLUSTER_FOLDER ? '' : nsFolder;
-        const kindFolders = filter.kind !== undefined && filter.group !== undefined ? [kindFolder(filter.group, filter.kind)] : await subdirectories(join(store.dir, nsFolder));
+        const kindFolders = filter.kind !== undefined && filter.group !== undefined ? [kindFolder(filter.group, filter.kind)] : await store.files.folders([nsFolder]);
         for (const folder of kindFolders) {
           const gk = parseKindFolder(folder);
           if (!gk || (filter.kind !== undefined && gk.kind !== filter.kind) || (filter.group !== undefined && gk.group !== filter.group)) continue;
-          const names = filter.name !== undefined ? [filter.name] : await subdirectories(join(store.dir, nsFolder, folder));
+          const names = filter.name !== undefined ? [filter.name] : await store.files.folders([nsFolder, folder]);
           for (const name of names) {
-            const object = await this.#read(store, { ...gk, namespace, name });
+            const object = await this.#read(store, { ...gk, namespace, name }, false);
             if (object) found.push(object);
           }
         }
@@ -164,7 +221,7 @@ export class StoreReader {
     const stores = store === undefined ? await this.stores() : [await this.store(store)];
     const found: StoredObject[] = [];
     for (const s of stores) {
-      const object = await this.#read(s, id);
+      const object = await this.#read(s, id, true);
       if (object) found.push(object);
     }
     return found;
@@ -172,41 +229,42 @@ export class StoreReader {
 
   /** A record's header; undefined when the file is gone (retention removed it). */
   async recordMeta(store: StoreInfo, id: ObjectId, recordId: string): Promise<RecordMeta | undefined> {
-    const file = this.#recordFile(store, id, recordId);
-    const text = await readIfThere(file);
-    return text === undefined ? undefined : parseRecordMeta(text, file);
+    const file = this.#recordFile(id, recordId);
+    const text = await store.files.read(file);
+    return text === undefined ? undefined : parseRecordMeta(text, fileName(store, file));
   }
 
   /** A whole record; undefined when the file is gone. */
   async record(store: StoreInfo, id: ObjectId, recordId: string): Promise<ParsedFile<RecordMeta> | undefined> {
-    const file = this.#recordFile(store, id, recordId);
-    const text = await readIfThere(file);
-    return text === undefined ? undefined : parseRecord(text, file);
+    const file = this.#recordFile(id, recordId);
+    const text = await store.files.read(file);
+    return text === undefined ? undefined : parseRecord(text, fileName(store, file));
   }
 
   async lastSeen(store: StoreInfo, id: ObjectId): Promise<ParsedFile<LastSeenMeta> | undefined> {
     checkObjectId(id);
-    const file = join(objectDir(store, id), LAST_SEEN_FILE);
-    const text = await readIfThere(file);
-    return text === undefined ? undefined : parseLastSeen(text, file);
+    const file = [...objectFolders(id), LAST_SEEN_FILE];
+    const text = await store.files.read(file);
+    return text === undefined ? undefined : parseLastSeen(text, fileName(store, file));
   }
 
-  #recordFile(store: StoreInfo, id: ObjectId, recordId: string): string {
+  #recordFile(id: ObjectId, recordId: string): string[] {
     checkObjectId(id);
     if (!isRecordId(recordId)) throw new InvalidNameError(`invalid record ID ${JSON.stringify(recordId)}`);
-    return join(objectDir(store, id), `${recordId}.yaml`);
+    return [...objectFolders(id), `${recordId}.yaml`];
   }
 
-  async #read(store: StoreInfo, id: ObjectId): Promise<StoredObject | undefined> {
-    let files: string[];
+  /** One object's records and last-seen copy; `fresh` as StoreFiles.files() takes it. */
+  async #read(store: StoreInfo, id: ObjectId, fresh: boolean): Promise<StoredObject | undefined> {
     try {
       checkObjectId(id);
-      files = await readdir(objectDir(store, id));
     } catch (err) {
       // A folder that is not a name Kubernetes allows was not written by a recorder: not an object.
-      if (err instanceof InvalidNameError || (err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return undefined;
+      if (err instanceof InvalidNameError) return undefined;
       throw err;
     }
+    const files = await store.files.files(objectFolders(id), fresh);
+    if (files === undefined) return undefined;
     const records = files.filter(isRecordFileName).map((f) => f.slice(0, -'.yaml'.length)).sort();
     const live = files.includes(LAST_SEEN_FILE);
     if (records.length === 0 && !live) return undefined;
@@ -214,8 +272,9 @@ export class StoreReader {
   }
 }
 
-function objectDir(store: StoreInfo, id: ObjectId): string {
-  return join(store.dir, id.namespace || CLUSTER_FOLDER, kindFolder(id.group, id.kind), id.name);
+/** A file of a store as messages name it: its path, or its URI. */
+function fileName(store: StoreInfo, file: readonly string[]): string {
+  return store.files.where(file);
 }
 
 async function exists(path: string): Promise<boolean> {
@@ -224,26 +283,6 @@ async function exists(path: string): Promise<boolean> {
     return true;
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return false;
-    throw err;
-  }
-}
-
-async function readIfThere(file: string): Promise<string | undefined> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
-    throw err;
-  }
-}
-
-/** Subdirectories, skipping hidden entries; none when `dir` is missing. */
-async function subdirectories(dir: string): Promise<string[]> {
-  try {
-    const entries = await readdir(dir, { withFileTypes: true });
-    return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name).sort();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT' || (err as NodeJS.ErrnoException).code === 'ENOTDIR') return [];
     throw err;
   }
 }

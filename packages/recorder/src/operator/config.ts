@@ -4,10 +4,14 @@ import { HISTORY_PORT, HISTORY_SERVICE } from '../history/protocol.ts';
 
 /** The leader-election Lease, in the recorder's namespace. */
 export const LEASE_NAME = 'quorum-recorder';
+/** Where the credentials Secrets of object stores are mounted, one folder per Secret (named after it). */
+export const DEFAULT_CREDENTIALS_ROOT = '/var/run/secrets/quorum-recorder';
 
 export interface RecorderConfig {
   /** The volume every ChangeRecorder's storage path is below. */
   storageRoot: string;
+  /** The folder each object store's credentials Secret is mounted below (`<root>/<secret name>`). */
+  credentialsRoot: string;
   /** Where the leader-election Lease lives (the recorder's namespace). */
   namespace: string;
   podName: string;
@@ -29,6 +33,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RecorderCon
   };
   return {
     storageRoot: env['STORAGE_ROOT'] || '/var/lib/quorum-recorder',
+    credentialsRoot: env['CREDENTIALS_ROOT'] || DEFAULT_CREDENTIALS_ROOT,
     namespace: env['POD_NAMESPACE'] || 'quorum-system',
     podName: env['POD_NAME'] || `local-${process.pid}`,
     leaderElection: env['LEADER_ELECTION'] !== 'false',

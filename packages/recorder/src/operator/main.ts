@@ -2,12 +2,15 @@
 // controller and its recording sessions run on the leader; the read-only history endpoint on every replica.
 import { LeadershipLostError, shutdownSignal } from '@quorum/runtime';
 import { historyServerRunnable } from '../history/server.ts';
+import { ChangeRecorders } from '../resources.ts';
+import { objectStoreSources } from '../store/target.ts';
 import { configFromEnv, LEASE_NAME } from './config.ts';
 import { createRecorder } from './recorder.ts';
 
 const config = configFromEnv();
 const { manager } = await createRecorder({
   storageRoot: config.storageRoot,
+  credentialsRoot: config.credentialsRoot,
   instance: config.podName,
   manager: {
     probePort: config.probePort,
@@ -19,6 +22,8 @@ if (config.historyPort > 0) {
   manager.add(
     historyServerRunnable({
       storageRoot: config.storageRoot,
+      // Every replica serves reads, leader or not: it asks the API server which object stores the ChangeRecorders name.
+      objectStores: async () => objectStoreSources((await manager.client.list(ChangeRecorders)).items, config.credentialsRoot),
       client: manager.client,
       port: config.historyPort,
       dnsNames: [`${svc}.${config.namespace}.svc`, `${svc}.${config.namespace}.svc.cluster.local`, svc],

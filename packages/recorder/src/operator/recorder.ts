@@ -5,7 +5,9 @@ import { Manager, generationChanged, type Logger, type ManagerOptions } from '@q
 import type { ChangeRecorder } from '../api/changerecorder.ts';
 import { changeRecorderReconciler, type Sessions } from '../recorder/reconcile.ts';
 import { RecorderSession } from '../recorder/session.ts';
+import { DEFAULT_CREDENTIALS_ROOT } from './config.ts';
 import { ChangeRecorders } from '../resources.ts';
+import { storeLocationKey, type StoreLocation } from '../store/open-store.ts';
 
 /** Under a stream of changes, status is refreshed at most this often. */
 export const STATUS_REFRESH_MS = 2_000;
@@ -13,6 +15,8 @@ export const STATUS_REFRESH_MS = 2_000;
 export interface RecorderOptions {
   /** The directory every ChangeRecorder's storage path is relative to: the recorder's volume. */
   storageRoot: string;
+  /** The folder the object stores' credentials Secrets are mounted below, one folder per Secret; default DEFAULT_CREDENTIALS_ROOT. */
+  credentialsRoot?: string;
   manager?: Partial<ManagerOptions>;
   logger?: Logger;
   /** Store writes in flight at once, per ChangeRecorder. */
@@ -26,11 +30,11 @@ export const EVENT_CONTROLLER = 'history.quorum.dev/recorder';
 
 /** The running sessions, by ChangeRecorder name; closed for good when the process stops. */
 export class SessionRegistry implements Sessions {
-  readonly #open: (name: string, directory: string) => Promise<RecorderSession>;
+  readonly #open: (name: string, location: StoreLocation) => Promise<RecorderSession>;
   readonly #sessions = new Map<string, RecorderSession>();
   #closed = false;
 
-  constructor(open: (name: string, directory: string) => Promise<RecorderSession>) {
+  constructor(open: (name: string, location: StoreLocation) => Promise<RecorderSession>) {
     this.#open = open;
   }
 
@@ -38,12 +42,12 @@ export class SessionRegistry implements Sessions {
     return this.#sessions.get(name);
   }
 
-  async open(name: string, directory: string): Promise<RecorderSession> {
+  async open(name: string, location: StoreLocation): Promise<RecorderSession> {
     if (this.#closed) throw new Error('the recorder is stopping');
     const existing = this.#sessions.get(name);
-    if (existing?.directory === directory) return existing;
+    if (existing && storeLocationKey(existing.location) === storeLocationKey(location)) return existing;
     if (existing) await this.close(name);
-    const session = await this.#open(name, directory);
+    const session = await this.#open(name, location);
     this.#sessions.set(name, session);
     return session;
   }
@@ -71,10 +75,10 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
   const key = (name: string): { namespace: string; name: string } => ({ namespace: '', name });
   let refresh: (name: string) => void = () => undefined;
   let wake: (name: string) => void = () => undefined;
-  const sessions = new SessionRegistry((name, directory) =>
+  const sessions = new SessionRegistry((name, location) =>
     RecorderSession.open({
       name,
-      directory,
+      location,
       client: manager.client,
       log: manager.log.child({ changeRecorder: name }),
       metrics: manager.metrics.retries,
@@ -95,6 +99,7 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
         recorders,
         sessions,
         storageRoot: options.storageRoot,
+        credentialsRoot: options.credentialsRoot ?? DEFAULT_CREDENTIALS_ROOT,
         events: manager.eventRecorder({ controller: EVENT_CONTROLLER, instance: options.instance ?? hostname() }),
       }),
     );

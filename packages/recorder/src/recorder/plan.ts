@@ -2,6 +2,7 @@
 import type { MissingKind, UnavailableKind } from '@quorum/runtime';
 import { DEFAULT_RESOURCES, OPTIONAL_DEFAULT_RESOURCES, type ChangeRecorder, type GroupKind, type NamespacesSpec } from '../api/changerecorder.ts';
 import type { DefaultedSpec } from '../api/defaults.ts';
+import { targetsOverlap, type StorageTarget } from '../store/target.ts';
 import type { Resolution, ResolvedKind } from './discovery.ts';
 import type { WatchTarget } from './kind-watch.ts';
 
@@ -96,22 +97,21 @@ export function planTargets(kinds: readonly ResolvedKind[], namespaces: Namespac
   return targets;
 }
 
-/** Whether two storage paths would mix their records: the same directory, or one inside the other. */
-export function pathsOverlap(a: string, b: string): boolean {
-  return a === b || a.startsWith(`${b}/`) || b.startsWith(`${a}/`);
-}
-
 /**
- * The recorder that keeps a storage path when several ask for overlapping ones: the oldest (by creation
- * time, then name), so a new recorder can never take over an existing one's records. Returns the rival that
- * `recorder` must yield to, if any.
+ * The recorder that keeps a store when several ask for overlapping ones (directories, or folders of one
+ * bucket): the oldest (by creation time, then name), so a new recorder can never take over an existing one's
+ * records. Returns the rival that `recorder` must yield to, with its target, if any.
  */
-export function storageRival(recorder: ChangeRecorder, path: string, others: readonly { recorder: ChangeRecorder; path: string }[]): ChangeRecorder | undefined {
+export function storageRival(
+  recorder: ChangeRecorder,
+  target: StorageTarget,
+  others: readonly { recorder: ChangeRecorder; target: StorageTarget }[],
+): { recorder: ChangeRecorder; target: StorageTarget } | undefined {
   const rank = (r: ChangeRecorder): [number, string] => [Date.parse(r.metadata.creationTimestamp ?? '') || 0, r.metadata.name ?? ''];
   const [time, name] = rank(recorder);
-  return others.find(({ recorder: other, path: otherPath }) => {
-    if (other.metadata.name === recorder.metadata.name || other.metadata.deletionTimestamp || !pathsOverlap(path, otherPath)) return false;
+  return others.find(({ recorder: other, target: otherTarget }) => {
+    if (other.metadata.name === recorder.metadata.name || other.metadata.deletionTimestamp || !targetsOverlap(target, otherTarget)) return false;
     const [t, n] = rank(other);
     return t < time || (t === time && n < name);
-  })?.recorder;
+  });
 }

@@ -2,11 +2,12 @@
 // a selector picks), plan (the scopes to watch, plan.ts), act (open the store, start and stop watches, apply
 // retention), report (status). Events from the watched kinds never reach it: they go to the recorder's
 // session, which writes records; the reconcile only decides what is watched and reports how it goes.
-import { join } from 'node:path';
 import type { Client, EventRecorder, Informer, Logger, Reconciler, Result } from '@quorum/runtime';
 import type { ChangeRecorder, ChangeRecorderStatus, GroupKind } from '../api/changerecorder.ts';
-import { applyDefaults, maxAgeMs, selectorString, storagePath, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
+import { applyDefaults, maxAgeMs, selectorString, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
+import type { StoreLocation } from '../store/open-store.ts';
+import { describeTarget, storageTarget, storeLocationOf } from '../store/target.ts';
 import { groupKindName, resolveKinds, type Resolution } from './discovery.ts';
 import {
   allKinds,
@@ -27,8 +28,8 @@ export const FIELD_MANAGER = 'quorum-recorder';
 
 /** The running sessions, one per ChangeRecorder. */
 export interface Sessions {
-  /** The recorder's session on `directory`, opening it (and closing one on another directory) as needed. */
-  open(name: string, directory: string): Promise<RecorderSession>;
+  /** The recorder's session on `location`, opening it (and closing one on another location) as needed. */
+  open(name: string, location: StoreLocation): Promise<RecorderSession>;
   close(name: string): Promise<void>;
 }
 
@@ -38,6 +39,8 @@ export interface ReconcilerDeps {
   sessions: Sessions;
   /** The directory every recorder's storage path is relative to (the recorder's volume). */
   storageRoot: string;
+  /** The directory the credentials Secrets of object stores are mounted below, one folder per Secret. */
+  credentialsRoot: string;
   resolve?: (kinds: readonly GroupKind[], signal: AbortSignal) => Promise<Resolution>;
   /** Where Warning events about the ChangeRecorder go (unknown kinds); none in tests that do not look. */
   events?: Pick<EventRecorder, 'record'>;
@@ -88,15 +91,16 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     const spec = applyDefaults(recorder.spec);
     const invalid = validateSpec(spec);
     if (invalid.length > 0) return stop({ reason: 'InvalidSpec', message: invalid.join('; ') });
-    const path = storagePath(name, spec);
-    const others = deps.recorders.store.list().map((r) => ({ recorder: r, path: storagePath(r.metadata.name ?? '', applyDefaults(r.spec)) }));
-    const rival = storageRival(recorder, path, others);
-    if (rival) return stop({ reason: 'StoragePathInUse', message: `ChangeRecorder ${rival.metadata.name} (older) records into ${storagePath(rival.metadata.name ?? '', applyDefaults(rival.spec))}, which overlaps ${path}` });
+    const target = storageTarget(name, spec);
+    const where = describeTarget(target, deps.storageRoot);
+    const others = deps.recorders.store.list().map((r) => ({ recorder: r, target: storageTarget(r.metadata.name ?? '', applyDefaults(r.spec)) }));
+    const rival = storageRival(recorder, target, others);
+    if (rival) return stop({ reason: 'StoragePathInUse', message: `ChangeRecorder ${rival.recorder.metadata.name} (older) records into ${describeTarget(rival.target, deps.storageRoot)}, which overlaps ${where}` });
     let session: RecorderSession;
     try {
-      session = await deps.sessions.open(name, join(deps.storageRoot, path));
+      session = await deps.sessions.open(name, storeLocationOf(target, deps));
     } catch (err) {
-      await report({ blocked: { reason: 'StorageUnavailable', message: `${join(deps.storageRoot, path)}: ${(err as Error).message}` } });
+      await report({ blocked: { reason: 'StorageUnavailable', message: `${where}: ${(err as Error).message}` } });
       return { requeueAfter: UNSETTLED_REFRESH_MS };
     }
     let cached = resolutions.get(name);

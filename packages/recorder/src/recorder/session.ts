@@ -16,7 +16,9 @@ import {
 } from '../record/changes.ts';
 import { sameVersion, type CleanSettings } from '../record/clean.ts';
 import type { RetentionPolicy } from '../record/retention.ts';
-import { kindFolder, RecordStore, type ObjectRef, type StoreStats } from '../store/record-store.ts';
+import { objectPath, type ObjectRef } from '../store/layout.ts';
+import { openRecordStore, type StoreLocation } from '../store/open-store.ts';
+import type { RecordStore, StoreStats } from '../store/record-store.ts';
 import type { ResolvedKind } from './discovery.ts';
 import { KindWatch, targetKey, type ChangeSink, type WatchTarget } from './kind-watch.ts';
 import { NamespaceWatch } from './namespace-watch.ts';
@@ -31,8 +33,8 @@ export interface SessionSettings {
 export interface SessionOptions {
   /** The ChangeRecorder's name. */
   name: string;
-  /** The store's directory (storage root + the spec's path). */
-  directory: string;
+  /** Where the records go: a directory (storage root + the spec's path), or an object store prefix. */
+  location: StoreLocation;
   client: Client;
   log?: RetryLog;
   metrics?: RetryMetrics;
@@ -68,7 +70,7 @@ const DEFAULT_WRITE_CONCURRENCY = 8;
 
 export class RecorderSession implements ChangeSink {
   readonly name: string;
-  readonly directory: string;
+  readonly location: StoreLocation;
   readonly startedAt: Date;
   readonly #store: RecordStore;
   readonly #options: SessionOptions;
@@ -82,11 +84,11 @@ export class RecorderSession implements ChangeSink {
 
   private constructor(store: RecordStore, options: SessionOptions) {
     this.name = options.name;
-    this.directory = options.directory;
+    this.location = options.location;
     this.startedAt = (options.now ?? (() => new Date()))();
     this.#store = store;
     this.#options = options;
-    this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: options.metrics, fields: { directory: options.directory } });
+    this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: options.metrics, fields: { store: store.description } });
     this.#work = new OrderedWork({
       concurrency: options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY,
       onFailure: (key, err, retryInMs) => {
@@ -101,7 +103,7 @@ export class RecorderSession implements ChangeSink {
   }
 
   static async open(options: SessionOptions): Promise<RecorderSession> {
-    return new RecorderSession(await RecordStore.open(options.directory, options.log), options);
+    return new RecorderSession(await openRecordStore(options.location, options.log), options);
   }
 
   /**
@@ -202,6 +204,7 @@ export class RecorderSession implements ChangeSink {
     await this.#namespaces?.stop();
     this.#namespaces = undefined;
     await this.#work.stop();
+    this.#store.close();
   }
 
   // ---- ChangeSink: what the watches see ----
@@ -303,5 +306,5 @@ function refOf(kind: ResolvedKind, obj: OpenObject): ObjectRef {
 }
 
 function refKey(ref: ObjectRef): string {
-  return `${ref.namespace || '_cluster'}/${kindFolder(ref.group, ref.kind)}/${ref.name}`;
+  return objectPath(ref);
 }

@@ -12,8 +12,8 @@ export const REASONS = {
     Starting: 'some watches are still listing, or comparing the list with the records; the message names them',
     WatchFailing: "a list or watch fails (the message has the API server's words, e.g. Forbidden when RBAC does not allow the kind)",
     StorageFailing: 'writing records fails; they are retried in order, and nothing later of the same object is written before them',
-    StorageUnavailable: 'the storage directory cannot be opened',
-    StoragePathInUse: 'an older ChangeRecorder uses this storage path (or one inside or around it); this one records nothing',
+    StorageUnavailable: "the store cannot be opened: its directory, or its object store (the message has the store's words: access denied, bucket not found, unreachable, or a credentials Secret that is not mounted into the recorder's pod); tried again every 5 seconds",
+    StoragePathInUse: 'an older ChangeRecorder uses this storage path, or this folder of the same bucket (or one inside or around it); this one records nothing',
     InvalidSpec: 'the spec breaks a validation rule (possible when the CRD is older than the recorder); nothing is recorded',
     UnknownKind:
       'spec.resources names kinds the API server does not serve, or cannot list and watch; the message names each one and why. The kinds it serves are recorded meanwhile, and the unknown ones are looked up again every minute (a Warning event and a warn log say so too)',

@@ -1,117 +1,100 @@
-// The record store on a filesystem path (a PVC mounted into the recorder):
-//
-//   <root>/<namespace>/<group>.<kind>/<name>/<timestamp>-<resourceVersion>.yaml   one record each
-//   <root>/<namespace>/<group>.<kind>/<name>/.last-seen.yaml                       newest version seen
-//   <root>/_cluster/…                                                              cluster-scoped objects
-//   <root>/.redaction-key                                                          key of Secret hashes
-//
-// The core group is written `core` (core.ConfigMap, apps.Deployment). Every write is atomic and durable
-// (durable-fs.ts). Opening the store removes temporary files a crash left behind and builds an index of each
-// object's records and last-seen copy from the file names alone; file contents are read only when needed.
+// A record store: where one ChangeRecorder's records and last-seen copies live, in the layout of layout.ts.
+// Two implementations: FileRecordStore, below, on a directory of the recorder's volume (a PVC), and
+// ObjectRecordStore (object-record-store.ts) under a key prefix of an object store bucket. Both write each
+// file atomically (a reader, or a recorder started after a crash, finds the old version or the new one, never
+// a torn one), and both open by listing the store once into an index (store-index.ts) of names and sizes;
+// contents are read only when needed.
 //
 // Callers serialise the operations on one object (the recorder queues them per object); operations on
 // different objects may run at once.
-import { randomBytes } from 'node:crypto';
 import { readdir, readFile, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import type { NewLastSeen, NewRecord } from '../record/changes.ts';
-import { formatLastSeen, formatRecord, isRecordFileName, parseLastSeen, parseRecord, recordFileName, recordTime, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
-import { nextExpiry, recordsToRemove, type RetentionPolicy } from '../record/retention.ts';
+import { formatLastSeen, formatRecord, isRecordFileName, parseLastSeen, parseRecord, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
+import type { RetentionPolicy } from '../record/retention.ts';
 import { isTempName, makeDirs, removeEmptyDir, removeFile, writeFileAtomic } from './durable-fs.ts';
+import { LAST_SEEN_FILE, newRedactionKey, objectFolders, parseKindFolder, parseRedactionKey, REDACTION_KEY_FILE, type ObjectRef } from './layout.ts';
+import { StoreIndex, type StoreStats } from './store-index.ts';
 
-/** An object's place in the store. `namespace` is empty for cluster-scoped objects; `group` for the core group. */
-export interface ObjectRef {
-  group: string;
-  kind: string;
-  namespace: string;
-  name: string;
-}
-
-export const CLUSTER_FOLDER = '_cluster';
-export const LAST_SEEN_FILE = '.last-seen.yaml';
-export const REDACTION_KEY_FILE = '.redaction-key';
-
-/** `apps.Deployment`, `core.ConfigMap`: a kind's folder. Kinds have no dots, so the last one splits it. */
-export function kindFolder(group: string, kind: string): string {
-  return `${group || 'core'}.${kind}`;
-}
-
-/** `apps.Deployment` → apps/Deployment, `core.ConfigMap` → ''/ConfigMap; undefined for anything else. */
-export function parseKindFolder(folder: string): { group: string; kind: string } | undefined {
-  const dot = folder.lastIndexOf('.');
-  if (dot <= 0 || dot === folder.length - 1) return undefined;
-  const group = folder.slice(0, dot);
-  return { group: group === 'core' ? '' : group, kind: folder.slice(dot + 1) };
-}
-
-interface Entry {
-  /** Record file names, oldest first. */
-  records: string[];
-  /** Size of the last-seen copy; undefined when there is none. */
-  lastSeenBytes: number | undefined;
-}
+export type { StoreStats } from './store-index.ts';
 
 export interface StoreLog {
   warn(fields: Record<string, unknown>, msg: string): void;
 }
 
-export interface StoreStats {
-  records: number;
-  bytes: number;
-  /** When the newest record was written (ms since the epoch), if any. */
-  lastRecordMs: number | undefined;
+/** One ChangeRecorder's records, as the recorder's session reads and writes them. */
+export interface RecordStore {
+  /** Where the store is, for messages and logs: a directory, or `s3://bucket/prefix at <endpoint>`. */
+  readonly description: string;
+  /** The key of Secret hashes (`secrets: redact`), created with the store and never changed. */
+  readonly redactionKey: Uint8Array;
+  /** Records kept, bytes used and the newest record's time, as status reports them. */
+  stats(): StoreStats;
+  /** Record file names of an object, oldest first. */
+  records(ref: ObjectRef): readonly string[];
+  hasLastSeen(ref: ObjectRef): boolean;
+  /**
+   * Objects of a kind that have a last-seen copy: in one namespace, or in all when `namespace` is undefined
+   * (cluster-scoped objects are in namespace '').
+   */
+  lastSeenRefs(group: string, kind: string, namespace?: string): ObjectRef[];
+  readLastSeen(ref: ObjectRef): Promise<ParsedFile<LastSeenMeta> | undefined>;
+  readRecord(ref: ObjectRef, name: string): Promise<ParsedFile<RecordMeta>>;
+  /** Replaces the object's last-seen copy, atomically. */
+  writeLastSeen(ref: ObjectRef, copy: NewLastSeen): Promise<void>;
+  /** Removes an object's last-seen copy (it was deleted). */
+  removeLastSeen(ref: ObjectRef): Promise<void>;
+  /** Writes a record, atomically; returns its file name. */
+  writeRecord(ref: ObjectRef, record: NewRecord): Promise<string>;
+  /** Applies the retention policy to one object's records; returns how many were removed. */
+  retain(ref: ObjectRef, policy: RetentionPolicy, now: number): Promise<number>;
+  /** Objects with at least one record that the policy would remove at `now` (for the periodic sweep). */
+  expired(policy: RetentionPolicy, now: number): ObjectRef[];
+  /** When the next record passes maxAge (ms since the epoch), or undefined when none will. */
+  nextExpiry(policy: RetentionPolicy): number | undefined;
+  /** Releases what the store holds open (an object store's connections). */
+  close(): void;
 }
 
-export class RecordStore {
+/**
+ * The record store on a filesystem path (a PVC mounted into the recorder). Every write is atomic and durable
+ * (durable-fs.ts). Opening the store removes temporary files a crash left behind.
+ */
+export class FileRecordStore implements RecordStore {
   readonly root: string;
+  readonly description: string;
   readonly redactionKey: Uint8Array;
-  /** kind folder → namespace folder → name → entry */
-  readonly #index = new Map<string, Map<string, Map<string, Entry>>>();
-  #records = 0;
-  #bytes = 0;
-  #lastRecordMs: number | undefined;
+  readonly #index = new StoreIndex();
 
   private constructor(root: string, redactionKey: Uint8Array) {
     this.root = root;
+    this.description = root;
     this.redactionKey = redactionKey;
   }
 
   /** Opens (creating it if needed) the store at `root`: removes leftover temporary files and indexes the rest. */
-  static async open(root: string, log?: StoreLog): Promise<RecordStore> {
+  static async open(root: string, log?: StoreLog): Promise<FileRecordStore> {
     const absolute = resolve(root);
     await makeDirs('/', absolute.split('/').filter(Boolean));
-    const store = new RecordStore(absolute, await loadRedactionKey(absolute));
+    const store = new FileRecordStore(absolute, await loadRedactionKey(absolute));
     await store.#load(log);
     return store;
   }
 
   stats(): StoreStats {
-    return { records: this.#records, bytes: this.#bytes, lastRecordMs: this.#lastRecordMs };
+    return this.#index.stats();
   }
 
-  /** Record file names of an object, oldest first. */
   records(ref: ObjectRef): readonly string[] {
-    return this.#entry(ref)?.records ?? [];
+    return this.#index.records(ref);
   }
 
   hasLastSeen(ref: ObjectRef): boolean {
-    return this.#entry(ref)?.lastSeenBytes !== undefined;
+    return this.#index.hasLastSeen(ref);
   }
 
-  /**
-   * Objects of a kind that have a last-seen copy: in one namespace, or in all when `namespace` is undefined
-   * (cluster-scoped objects are in namespace '').
-   */
   lastSeenRefs(group: string, kind: string, namespace?: string): ObjectRef[] {
-    const byNamespace = this.#index.get(kindFolder(group, kind));
-    if (!byNamespace) return [];
-    const refs: ObjectRef[] = [];
-    for (const [folder, byName] of byNamespace) {
-      const ns = folder === CLUSTER_FOLDER ? '' : folder;
-      if (namespace !== undefined && ns !== namespace) continue;
-      for (const [name, entry] of byName) if (entry.lastSeenBytes !== undefined) refs.push({ group, kind, namespace: ns, name });
-    }
-    return refs;
+    return this.#index.lastSeenRefs(group, kind, namespace);
   }
 
   async readLastSeen(ref: ObjectRef): Promise<ParsedFile<LastSeenMeta> | undefined> {
@@ -127,115 +110,58 @@ export class RecordStore {
 
   async writeLastSeen(ref: ObjectRef, copy: NewLastSeen): Promise<void> {
     const dir = await this.#makeDir(ref);
-    const bytes = await writeFileAtomic(dir, LAST_SEEN_FILE, formatLastSeen(copy.meta, copy.object));
-    const entry = this.#entryFor(ref);
-    this.#bytes += bytes - (entry.lastSeenBytes ?? 0);
-    entry.lastSeenBytes = bytes;
+    this.#index.setLastSeen(ref, await writeFileAtomic(dir, LAST_SEEN_FILE, formatLastSeen(copy.meta, copy.object)));
   }
 
-  /** Removes an object's last-seen copy (it was deleted), and its folder when no record is left either. */
+  /** Removes an object's last-seen copy, and its folder when no record is left either. */
   async removeLastSeen(ref: ObjectRef): Promise<void> {
-    const entry = this.#entry(ref);
-    if (entry?.lastSeenBytes === undefined) return;
+    if (!this.#index.hasLastSeen(ref)) return;
     await removeFile(this.#dir(ref), LAST_SEEN_FILE);
-    this.#bytes -= entry.lastSeenBytes;
-    entry.lastSeenBytes = undefined;
-    await this.#dropIfEmpty(ref, entry);
+    this.#index.clearLastSeen(ref);
+    await this.#dropIfEmpty(ref);
   }
 
-  /** Writes a record; returns its file name. */
   async writeRecord(ref: ObjectRef, record: NewRecord): Promise<string> {
     const dir = await this.#makeDir(ref);
-    const entry = this.#entryFor(ref);
-    let name = recordFileName(record.meta.recordedAt, record.meta.resourceVersion);
-    // Two records of one version in the same millisecond: the second goes a millisecond later, not over it.
-    for (let at = Date.parse(record.meta.recordedAt) + 1; entry.records.includes(name); at++) name = recordFileName(new Date(at).toISOString(), record.meta.resourceVersion);
-    this.#bytes += await writeFileAtomic(dir, name, formatRecord(record.meta, record.object));
-    entry.records.push(name);
-    entry.records.sort();
-    this.#records++;
-    const time = recordTime(name);
-    if (this.#lastRecordMs === undefined || time > this.#lastRecordMs) this.#lastRecordMs = time;
+    const name = this.#index.newRecordName(ref, record.meta.recordedAt, record.meta.resourceVersion);
+    this.#index.addRecord(ref, name, await writeFileAtomic(dir, name, formatRecord(record.meta, record.object)));
     return name;
   }
 
-  /** Applies the retention policy to one object's records; returns how many were removed. */
   async retain(ref: ObjectRef, policy: RetentionPolicy, now: number): Promise<number> {
-    const entry = this.#entry(ref);
-    if (!entry) return 0;
-    const remove = recordsToRemove(entry.records, policy, now);
+    const remove = this.#index.toRemove(ref, policy, now);
     const dir = this.#dir(ref);
     for (const name of remove) {
-      const { size } = await stat(join(dir, name));
       await removeFile(dir, name);
-      entry.records.splice(entry.records.indexOf(name), 1);
-      this.#records--;
-      this.#bytes -= size;
+      this.#index.removeRecord(ref, name);
     }
-    await this.#dropIfEmpty(ref, entry);
+    await this.#dropIfEmpty(ref);
     return remove.length;
   }
 
-  /** Objects with at least one record that the policy would remove at `now` (for the periodic sweep). */
   expired(policy: RetentionPolicy, now: number): ObjectRef[] {
-    const refs: ObjectRef[] = [];
-    this.#forEach((ref, entry) => {
-      if (recordsToRemove(entry.records, policy, now).length > 0) refs.push(ref);
-    });
-    return refs;
+    return this.#index.expired(policy, now);
   }
 
-  /** When the next record passes maxAge (ms since the epoch), or undefined when none will. */
   nextExpiry(policy: RetentionPolicy): number | undefined {
-    let next: number | undefined;
-    this.#forEach((_ref, entry) => {
-      const at = nextExpiry(entry.records[0], policy);
-      if (at !== undefined && (next === undefined || at < next)) next = at;
-    });
-    return next;
+    return this.#index.nextExpiry(policy);
   }
 
-  #forEach(visit: (ref: ObjectRef, entry: Entry) => void): void {
-    for (const [folder, byNamespace] of this.#index) {
-      const gk = parseKindFolder(folder)!;
-      for (const [nsFolder, byName] of byNamespace) {
-        for (const [name, entry] of byName) visit({ ...gk, namespace: nsFolder === CLUSTER_FOLDER ? '' : nsFolder, name }, entry);
-      }
-    }
-  }
-
-  #parts(ref: ObjectRef): [string, string, string] {
-    return [ref.namespace || CLUSTER_FOLDER, kindFolder(ref.group, ref.kind), ref.name];
-  }
+  close(): void {}
 
   #dir(ref: ObjectRef): string {
-    return join(this.root, ...this.#parts(ref));
+    return join(this.root, ...objectFolders(ref));
   }
 
   #makeDir(ref: ObjectRef): Promise<string> {
     // An object the index knows has its folder already (entries and folders come and go together): no
     // mkdir calls on the hot path of every write.
-    if (this.#entry(ref)) return Promise.resolve(this.#dir(ref));
-    return makeDirs(this.root, this.#parts(ref));
+    if (this.#index.has(ref)) return Promise.resolve(this.#dir(ref));
+    return makeDirs(this.root, objectFolders(ref));
   }
 
-  #entry(ref: ObjectRef): Entry | undefined {
-    const [ns, kind, name] = this.#parts(ref);
-    return this.#index.get(kind)?.get(ns)?.get(name);
-  }
-
-  #entryFor(ref: ObjectRef): Entry {
-    const [ns, kind, name] = this.#parts(ref);
-    return entryIn(this.#index, kind, ns, name);
-  }
-
-  async #dropIfEmpty(ref: ObjectRef, entry: Entry): Promise<void> {
-    if (entry.records.length > 0 || entry.lastSeenBytes !== undefined) return;
-    const [ns, kind, name] = this.#parts(ref);
-    const byName = this.#index.get(kind)?.get(ns);
-    byName?.delete(name);
-    if (byName?.size === 0) this.#index.get(kind)?.delete(ns);
-    await removeEmptyDir(this.#dir(ref));
+  async #dropIfEmpty(ref: ObjectRef): Promise<void> {
+    if (this.#index.dropIfEmpty(ref)) await removeEmptyDir(this.#dir(ref));
   }
 
   async #load(log: StoreLog | undefined): Promise<void> {
@@ -247,46 +173,19 @@ export class RecordStore {
         }
         for (const name of await subdirectories(join(this.root, ns, kind))) {
           const dir = join(this.root, ns, kind, name);
-          const files = await readdir(dir, { withFileTypes: true });
-          const records: string[] = [];
-          let lastSeenBytes: number | undefined;
-          for (const file of files) {
+          for (const file of await readdir(dir, { withFileTypes: true })) {
             if (!file.isFile()) continue;
             if (isTempName(file.name)) {
               // A write that a crash interrupted before its rename: never a record, so it goes.
               await removeFile(dir, file.name);
-            } else if (file.name === LAST_SEEN_FILE) {
-              lastSeenBytes = (await stat(join(dir, file.name))).size;
-              this.#bytes += lastSeenBytes;
-            } else if (isRecordFileName(file.name)) {
-              records.push(file.name);
-              this.#bytes += (await stat(join(dir, file.name))).size;
+            } else if (file.name === LAST_SEEN_FILE || isRecordFileName(file.name)) {
+              this.#index.addListed([ns, kind, name], file.name, (await stat(join(dir, file.name))).size);
             }
-          }
-          if (records.length === 0 && lastSeenBytes === undefined) continue;
-          const entry = entryIn(this.#index, kind, ns, name);
-          entry.records = records.sort();
-          entry.lastSeenBytes = lastSeenBytes;
-          this.#records += records.length;
-          const newest = records.at(-1);
-          if (newest !== undefined) {
-            const time = recordTime(newest);
-            if (this.#lastRecordMs === undefined || time > this.#lastRecordMs) this.#lastRecordMs = time;
           }
         }
       }
     }
   }
-}
-
-function entryIn(index: Map<string, Map<string, Map<string, Entry>>>, kind: string, ns: string, name: string): Entry {
-  let byNamespace = index.get(kind);
-  if (!byNamespace) index.set(kind, (byNamespace = new Map<string, Map<string, Entry>>()));
-  let byName = byNamespace.get(ns);
-  if (!byName) byNamespace.set(ns, (byName = new Map<string, Entry>()));
-  let entry = byName.get(name);
-  if (!entry) byName.set(name, (entry = { records: [], lastSeenBytes: undefined }));
-  return entry;
 }
 
 /** Subdirectories, skipping hidden entries (the redaction key, temporary files). */
@@ -298,14 +197,12 @@ async function subdirectories(dir: string): Promise<string[]> {
 async function loadRedactionKey(root: string): Promise<Uint8Array> {
   const file = join(root, REDACTION_KEY_FILE);
   try {
-    const key = Buffer.from((await readFile(file, 'utf8')).trim(), 'hex');
-    if (key.length >= 32) return key;
-    throw new Error(`${file} holds ${key.length} bytes, not the 32 written when the store was created`);
+    return parseRedactionKey(await readFile(file, 'utf8'), file);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
   }
-  const key = randomBytes(32);
+  const { key, text } = newRedactionKey();
   // Written once, atomically: a changed key would make every redacted Secret look changed.
-  await writeFileAtomic(root, REDACTION_KEY_FILE, `${key.toString('hex')}\n`);
+  await writeFileAtomic(root, REDACTION_KEY_FILE, text);
   return key;
 }

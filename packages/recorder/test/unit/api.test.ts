@@ -9,9 +9,10 @@ import { evaluate } from '@marcbachmann/cel-js';
 import { parse } from 'yaml';
 import { DEFAULT_RESOURCES, OPTIONAL_DEFAULT_RESOURCES, RULES, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
 import { changeRecorderCRD, changeRecorderCRDYAML, CRD_FILE, GENERATE_COMMAND, PRINTER_COLUMNS } from '../../src/api/crd.ts';
-import { applyDefaults, excluder, maxAgeMs, selectorString, storagePath, validateSpec } from '../../src/api/defaults.ts';
+import { applyDefaults, excluder, maxAgeMs, selectorString, validateSpec } from '../../src/api/defaults.ts';
 import { BEGIN, DOCS_FILE, END, apiReferenceMarkdown, withGeneratedReference } from '../../src/api/docs.ts';
 import { requestedKinds } from '../../src/recorder/plan.ts';
+import { describeTarget, storageTarget, storeLocationOf, targetName } from '../../src/store/target.ts';
 import { applySchemaDefaults, type SchemaNode } from '@quorum/runtime/crd';
 
 const packageDir = join(import.meta.dirname, '..', '..');
@@ -63,7 +64,7 @@ test('the schema is structural where the API server checks it most', () => {
   };
   visit(root, '', false);
   assert.deepEqual(problems, []);
-  assert.equal(root.properties?.spec?.properties?.storage?.properties?.objectStore, undefined, 'object stores are not accepted until built');
+  assert.deepEqual(Object.keys(root.properties?.spec?.properties?.storage?.properties ?? {}).sort(), ['azure', 'gcs', 'path', 's3'], 'a directory or one of the object stores @quorum/storage drives');
 });
 
 // ---- CEL: each rule evaluated on the node it sits on, against the mirror in validateSpec ----
@@ -124,6 +125,20 @@ test('storage is immutable', () => {
   assert.ok(cel(RULES.storageImmutable.rule, { path: 'a' }, { path: 'a' }));
   assert.ok(!cel(RULES.storageImmutable.rule, { path: 'b' }, { path: 'a' }));
   assert.ok(!cel(RULES.storageImmutable.rule, { path: 'a' }, {}));
+  const s3 = { bucket: 'records', credentialsSecret: 's' };
+  assert.ok(!cel(RULES.storageImmutable.rule, { s3 }, {}), 'moving to an object store is a change too');
+});
+
+test('storage rule: at most one of path, s3, gcs, azure', () => {
+  const s3 = { bucket: 'records', credentialsSecret: 's' };
+  const gcs = { bucket: 'records', credentialsSecret: 's' };
+  const azure = { container: 'records', credentialsSecret: 's' };
+  for (const storage of [{}, { path: 'a' }, { s3 }, { gcs }, { azure }, { path: 'a', s3 }, { s3, gcs }, { gcs, azure }, { path: 'a', s3, gcs, azure }]) {
+    const celErrors = cel(RULES.storageAtMostOne.rule, storage) ? [] : [RULES.storageAtMostOne.message];
+    const codeErrors = validateSpec(applyDefaults({ namespaces: { all: true }, storage })).filter((m) => m === RULES.storageAtMostOne.message);
+    assert.deepEqual(codeErrors, celErrors, JSON.stringify(storage));
+  }
+  assert.ok(!cel(RULES.storageAtMostOne.rule, { path: 'a', s3 }));
 });
 
 test('defaults: the kinds left to the recorder, ten versions, secrets redacted, status changes ignored, storage at the name', () => {
@@ -135,24 +150,39 @@ test('defaults: the kinds left to the recorder, ten versions, secrets redacted, 
   assert.deepEqual(spec.retention, { maxVersionsPerObject: 10 });
   assert.equal(spec.secrets, 'redact');
   assert.equal(spec.ignoreStatusOnly, true);
-  assert.equal(storagePath('team-a', spec), 'team-a');
-  assert.equal(storagePath('team-a', applyDefaults({ namespaces: { all: true }, storage: { path: 'x/y' } })), 'x/y');
+  assert.deepEqual(storageTarget('team-a', spec), { path: 'team-a' });
+  assert.deepEqual(storageTarget('team-a', applyDefaults({ namespaces: { all: true }, storage: { path: 'x/y' } })), { path: 'x/y' });
   assert.deepEqual(applyDefaults({ namespaces: { all: true }, resources: [{ kind: 'ConfigMap' }] }).resources, [{ group: '', kind: 'ConfigMap' }], 'group defaults to the core group');
   assert.deepEqual(applyDefaults({ namespaces: { all: true }, retention: { maxAge: '7d' } }).retention, { maxAge: '7d', maxVersionsPerObject: 10 }, 'nested defaults apply inside a given parent');
   const schemaDefaults = applySchemaDefaults(root.properties!.spec!, { namespaces: { all: true } });
   assert.deepEqual(applyDefaults({ namespaces: { all: true } }), schemaDefaults, 'the CRD and the code default alike');
 });
 
-test('storage paths and maxAge are checked in code too: a path cannot leave the storage root', () => {
+test('storage paths, prefixes and maxAge are checked in code too: a path cannot leave the storage root', () => {
   for (const path of ['../x', 'a/../b', '/abs', 'a//b', '.', '.hidden']) {
     assert.ok(validateSpec(applyDefaults({ namespaces: { all: true }, storage: { path } })).some((m) => m.startsWith('spec.storage.path')), path);
+    const s3 = { bucket: 'records', prefix: path, credentialsSecret: 's' };
+    assert.ok(validateSpec(applyDefaults({ namespaces: { all: true }, storage: { s3 } })).some((m) => m.startsWith('spec.storage.s3.prefix')), path);
   }
+  assert.deepEqual(validateSpec(applyDefaults({ namespaces: { all: true }, storage: { gcs: { bucket: 'records', prefix: 'clusters/prod', credentialsSecret: 's' } } })), []);
   assert.deepEqual(validateSpec(applyDefaults({ namespaces: { all: true }, storage: { path: 'team-a/records_1.v2' } })), []);
   assert.ok(validateSpec(applyDefaults({ namespaces: { all: true }, retention: { maxAge: '0d' } })).some((m) => m.startsWith('spec.retention.maxAge')));
   assert.equal(maxAgeMs('90m'), 90 * 60_000);
   assert.equal(maxAgeMs('12h'), 12 * 3_600_000);
   assert.equal(maxAgeMs('30d'), 30 * 86_400_000);
   assert.equal(maxAgeMs(undefined), undefined);
+});
+
+test('an object store target: its prefix defaults to the name, it is named by its URI, and its Secret is mounted below the credentials root', () => {
+  const s3 = { bucket: 'records', endpoint: 'http://minio:9000', forcePathStyle: true, credentialsSecret: 'recorder-s3' };
+  const target = storageTarget('team-a', applyDefaults({ namespaces: { all: true }, storage: { s3 } }));
+  assert.deepEqual(target, { objectStore: { s3: { ...s3, prefix: 'team-a' } } });
+  assert.equal(targetName(target), 's3://records/team-a');
+  assert.equal(describeTarget(target, '/var/lib/quorum-recorder'), 's3://records/team-a at http://minio:9000');
+  assert.deepEqual(storeLocationOf(target, { storageRoot: '/data', credentialsRoot: '/etc/creds' }), { objectStore: target.objectStore, credentialsDir: '/etc/creds/recorder-s3' });
+  const azure = storageTarget('x', applyDefaults({ namespaces: { all: true }, storage: { azure: { container: 'history', prefix: 'a/b', credentialsSecret: 'az' } } }));
+  assert.equal(targetName(azure), 'azure://history/a/b');
+  assert.deepEqual(storeLocationOf({ path: 'team-a' }, { storageRoot: '/data', credentialsRoot: '/etc/creds' }), { directory: '/data/team-a' });
 });
 
 test('a label selector becomes the API server selector string', () => {

@@ -4,10 +4,22 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { DEFAULT_RESOURCES } from '../../src/api/changerecorder.ts';
-import { ALL_DEFAULT_RESOURCES, clusterRules, EVENTS_NAMESPACE, EVENTS_ROLE, HISTORY_PROXY_ROLE, recordedKindRules, recorderManifests, sampleChangeRecorder, STORAGE_ROOT } from '../../src/deploy/manifests.ts';
+import {
+  ALL_DEFAULT_RESOURCES,
+  clusterRules,
+  EVENTS_NAMESPACE,
+  EVENTS_ROLE,
+  HISTORY_PROXY_ROLE,
+  recordedKindRules,
+  recorderManifests,
+  sampleChangeRecorder,
+  STORAGE_ROOT,
+  storageSecretsOf,
+} from '../../src/deploy/manifests.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import { applyDefaults, validateSpec } from '../../src/api/defaults.ts';
-import type { ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
+import type { ChangeRecorder, ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
+import { storageTarget, storeLocationOf } from '../../src/store/target.ts';
 
 type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
 
@@ -59,6 +71,7 @@ test('the manifests: one writer on a ReadWriteOnce volume, the endpoint behind i
   const env = Object.fromEntries((container.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
   const config = configFromEnv({ ...env, POD_NAMESPACE: 'ops', POD_NAME: 'p' });
   assert.equal(config.storageRoot, STORAGE_ROOT);
+  assert.equal(config.credentialsRoot, '/var/run/secrets/quorum-recorder');
   assert.equal(config.historyPort, 8443);
   assert.equal(config.historyService, 'quorum-recorder');
   const claim = find(objects, 'PersistentVolumeClaim', 'quorum-recorder-data') as Obj & { spec: { accessModes: string[]; resources: { requests: { storage: string } } } };
@@ -80,4 +93,38 @@ test('the sample ChangeRecorder records namespace default and is valid', () => {
   assert.equal(sample.metadata.name, 'default');
   assert.deepEqual(validateSpec(applyDefaults(sample.spec)), []);
   assert.throws(() => configFromEnv({ HISTORY_PORT: 'x' }), /HISTORY_PORT must be a port number/);
+});
+
+test('object stores: the Secrets the ChangeRecorders name are mounted read-only where the recorder looks for them', () => {
+  const recorder = (name: string, storage: ChangeRecorderSpec['storage']): ChangeRecorder => ({ metadata: { name }, spec: { namespaces: { all: true }, ...(storage ? { storage } : {}) } });
+  const recorders = [
+    recorder('a', { s3: { bucket: 'records', credentialsSecret: 'minio.credentials' } }),
+    recorder('b', { azure: { container: 'records', credentialsSecret: 'azure' } }),
+    recorder('c', { gcs: { bucket: 'records', credentialsSecret: 'minio.credentials' } }),
+    recorder('d', { path: 'd' }),
+    recorder('e', undefined),
+  ];
+  assert.deepEqual(storageSecretsOf(recorders), ['azure', 'minio.credentials'], 'each once; a directory needs none');
+
+  const deployment = find(recorderManifests({ storageSecrets: storageSecretsOf(recorders) }) as Obj[], 'Deployment', 'quorum-recorder') as Obj & {
+    spec: { template: { spec: { volumes: Record<string, unknown>[]; containers: { volumeMounts: Record<string, unknown>[]; env: { name: string; value?: string }[] }[] } } };
+  };
+  const pod = deployment.spec.template.spec;
+  assert.deepEqual(pod.volumes.slice(1), [
+    { name: 'credentials-0', secret: { secretName: 'azure', optional: true, defaultMode: 0o440 } },
+    { name: 'credentials-1', secret: { secretName: 'minio.credentials', optional: true, defaultMode: 0o440 } },
+  ]);
+  const container = pod.containers[0]!;
+  const env = Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+  const config = configFromEnv(env);
+  const mounts = container.volumeMounts.slice(1);
+  assert.deepEqual(mounts, [
+    { name: 'credentials-0', mountPath: '/var/run/secrets/quorum-recorder/azure', readOnly: true },
+    { name: 'credentials-1', mountPath: '/var/run/secrets/quorum-recorder/minio.credentials', readOnly: true },
+  ]);
+  // Where the reconciler looks for a recorder's credentials is where its Secret is mounted.
+  for (const r of recorders.slice(0, 3)) {
+    const location = storeLocationOf(storageTarget(r.metadata.name!, applyDefaults(r.spec)), config);
+    assert.ok('credentialsDir' in location && mounts.some((m) => m.mountPath === location.credentialsDir), r.metadata.name);
+  }
 });

@@ -12,9 +12,10 @@ import { DEFAULT_RESOURCES, type ChangeRecorder, type ChangeRecorderSpec, type C
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { SessionRegistry } from '../../src/operator/recorder.ts';
 import type { ResolvedKind, Resolution } from '../../src/recorder/discovery.ts';
-import { kindVerdict, pathsOverlap, planTargets, requestedKinds, resolutionDue, storageRival } from '../../src/recorder/plan.ts';
+import { kindVerdict, planTargets, requestedKinds, resolutionDue, storageRival } from '../../src/recorder/plan.ts';
 import { ABSENT_DEFAULTS_RETRY_MS, changeRecorderReconciler, MISSING_KINDS_RETRY_MS, UNSETTLED_REFRESH_MS } from '../../src/recorder/reconcile.ts';
 import { RecorderSession } from '../../src/recorder/session.ts';
+import { pathsOverlap, targetsOverlap, type StorageTarget } from '../../src/store/target.ts';
 import { FakeApi, until } from './fake-api.ts';
 
 const CM: ResolvedKind = { group: '', kind: 'ConfigMap', version: 'v1', resource: 'configmaps', namespaced: true, type: ConfigMaps };
@@ -56,8 +57,8 @@ async function harness(t: { after: (fn: () => Promise<void>) => void }, resoluti
   const root = await mkdtemp(join(tmpdir(), 'recorder-reconcile-'));
   const api = new FakeApi();
   const recorders = new Store<ChangeRecorder>();
-  const sessions = new SessionRegistry((name, directory) =>
-    RecorderSession.open({ name, directory, client: api.asClient(), onActivity: () => undefined, onNamespacesChanged: () => undefined }),
+  const sessions = new SessionRegistry((name, location) =>
+    RecorderSession.open({ name, location, client: api.asClient(), onActivity: () => undefined, onNamespacesChanged: () => undefined }),
   );
   t.after(async () => {
     await sessions.closeAll();
@@ -81,6 +82,7 @@ async function harness(t: { after: (fn: () => Promise<void>) => void }, resoluti
     recorders: { store: recorders },
     sessions,
     storageRoot: root,
+    credentialsRoot: join(root, '.credentials'),
     resolve: (kinds) => {
       asked.push([...kinds]);
       return Promise.resolve(resolution(kinds));
@@ -151,7 +153,7 @@ test('an unknown kind in spec.resources is rejected by name (Ready False, Unknow
   assert.equal(status.recordsWritten, 0);
   assert.ok(status.watchingSince);
   assert.ok((status.storageBytes ?? 0) > 0, 'the last-seen copies take space');
-  assert.equal(h.sessions.get('main')?.directory, join(h.root, 'main'), 'storage defaults to the recorder name');
+  assert.deepEqual(h.sessions.get('main')?.location, { directory: join(h.root, 'main') }, 'storage defaults to the recorder name');
   assert.equal(h.asked.length, 1, 'status refreshes do not ask discovery again');
   assert.equal(h.events.length, 1);
 
@@ -279,7 +281,25 @@ test('two recorders on overlapping storage paths: the older keeps it, the younge
   await h.reconcile('old');
   assert.equal(h.sessions.get('old'), undefined, 'a deleted recorder stops');
   await h.reconcile('new');
-  assert.equal(h.sessions.get('new')?.directory, join(h.root, 'shared/inner'));
+  assert.deepEqual(h.sessions.get('new')?.location, { directory: join(h.root, 'shared/inner') });
+});
+
+test('object stores: overlapping folders of one bucket are refused to the younger recorder; a credentials Secret the pod does not mount is named, with how to mount it', async (t) => {
+  const h = await harness(t, onlyConfigMaps);
+  const s3 = (prefix: string): ChangeRecorderSpec['storage'] => ({ s3: { bucket: 'records', prefix, endpoint: 'http://127.0.0.1:1', forcePathStyle: true, credentialsSecret: 'recorder-s3' } });
+  h.add('old', { namespaces: { all: true }, storage: s3('history') }, '2026-01-01T00:00:00Z');
+  h.add('new', { namespaces: { all: true }, storage: s3('history/team-a') }, '2026-02-01T00:00:00Z');
+  assert.deepEqual(await h.reconcile('old'), { requeueAfter: UNSETTLED_REFRESH_MS }, 'tried again');
+  const ready = h.condition('old', 'Ready');
+  assert.equal(ready?.reason, 'StorageUnavailable');
+  assert.equal(
+    ready?.message,
+    `s3://records/history at http://127.0.0.1:1: the credentials Secret recorder-s3 is not mounted into the recorder's pod (no ${join(h.root, '.credentials', 'recorder-s3')}): install the recorder with it (recorderManifests({ storageSecrets: ['recorder-s3'] }))`,
+  );
+  await h.reconcile('new');
+  assert.equal(h.condition('new', 'Ready')?.reason, 'StoragePathInUse');
+  assert.match(h.condition('new', 'Ready')?.message ?? '', /^ChangeRecorder old \(older\) records into s3:\/\/records\/history at http:\/\/127\.0\.0\.1:1, which overlaps s3:\/\/records\/history\/team-a at http:\/\/127\.0\.0\.1:1$/);
+  assert.equal(h.sessions.get('new'), undefined);
 });
 
 test('a selector watches the namespaces it picks; cluster-scoped kinds are watched whole', async (t) => {
@@ -307,6 +327,18 @@ test('storage paths overlap when equal or nested, not when they share a prefix',
   const recorder = (name: string, created: string): ChangeRecorder => ({ metadata: { name, creationTimestamp: created }, spec: { namespaces: { all: true } } });
   const a = recorder('a', '2026-01-01T00:00:00Z');
   const b = recorder('b', '2026-01-01T00:00:00Z');
-  assert.equal(storageRival(b, 'x', [{ recorder: a, path: 'x' }]), a, 'same age: the name decides');
-  assert.equal(storageRival(a, 'x', [{ recorder: b, path: 'x' }]), undefined);
+  const x: StorageTarget = { path: 'x' };
+  assert.equal(storageRival(b, x, [{ recorder: a, target: x }])?.recorder, a, 'same age: the name decides');
+  assert.equal(storageRival(a, x, [{ recorder: b, target: x }]), undefined);
+});
+
+test('object store folders overlap when nested in one bucket of one server; a directory never overlaps a bucket', () => {
+  const s3 = (prefix: string, bucket = 'records', endpoint = 'http://minio:9000'): StorageTarget => ({ objectStore: { s3: { bucket, prefix, endpoint, credentialsSecret: 's' } } });
+  assert.ok(targetsOverlap(s3('team-a'), s3('team-a/inner')));
+  assert.ok(targetsOverlap(s3('team-a'), s3('team-a', 'records', 'http://minio:9000/')), 'a trailing slash names the same server');
+  assert.ok(!targetsOverlap(s3('team-a'), s3('team-ab')));
+  assert.ok(!targetsOverlap(s3('team-a'), s3('team-a', 'other-bucket')));
+  assert.ok(!targetsOverlap(s3('team-a'), s3('team-a', 'records', 'http://other:9000')));
+  assert.ok(!targetsOverlap(s3('team-a'), { objectStore: { gcs: { bucket: 'records', prefix: 'team-a', endpoint: 'http://minio:9000', credentialsSecret: 's' } } }), 'another kind of store');
+  assert.ok(!targetsOverlap(s3('team-a'), { path: 'team-a' }));
 });

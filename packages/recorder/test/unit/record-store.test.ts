@@ -11,7 +11,8 @@ import { lastSeenOf, recordOfDeletion, recordOfUpdate, type CleaningContext } fr
 import { formatRecord, isRecordFileName, parseRecord, recordFileName, recordTime, type RecordMeta } from '../../src/record/record-file.ts';
 import { recordsToRemove } from '../../src/record/retention.ts';
 import { TEMP_PREFIX } from '../../src/store/durable-fs.ts';
-import { LAST_SEEN_FILE, RecordStore, REDACTION_KEY_FILE, type ObjectRef } from '../../src/store/record-store.ts';
+import { LAST_SEEN_FILE, REDACTION_KEY_FILE, type ObjectRef } from '../../src/store/layout.ts';
+import { FileRecordStore, type RecordStore } from '../../src/store/record-store.ts';
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'recorder-store-'));
@@ -62,7 +63,7 @@ test('a record file is the object as YAML under a commented header, and reads ba
 
 test('records and last-seen copies land in ns/group.kind/name, cluster-scoped ones under _cluster, and survive a reopen', async (t) => {
   const root = await tempDir(t);
-  const store = await RecordStore.open(join(root, 'recorder-a'));
+  const store = await FileRecordStore.open(join(root, 'recorder-a'));
   const context = contextOf(store);
   const t0 = new Date('2026-03-01T12:00:00.000Z');
   await store.writeLastSeen(cm, lastSeenOf(configMap('1', 'red'), context, t0));
@@ -82,7 +83,7 @@ test('records and last-seen copies land in ns/group.kind/name, cluster-scoped on
   const before = store.stats();
   assert.equal(before.records, 2);
   assert.equal(before.lastRecordMs, t0.getTime());
-  const reopened = await RecordStore.open(join(root, 'recorder-a'));
+  const reopened = await FileRecordStore.open(join(root, 'recorder-a'));
   assert.deepEqual(reopened.stats(), before, 'counts, bytes and last record time are read back from the files');
   assert.deepEqual(reopened.records(cm), [name]);
   assert.deepEqual(Buffer.from(reopened.redactionKey), Buffer.from(store.redactionKey), 'the redaction key is kept');
@@ -104,7 +105,7 @@ test('records and last-seen copies land in ns/group.kind/name, cluster-scoped on
 
 test('a crash mid-write leaves only a temporary file, which opening the store removes; nothing torn is read', async (t) => {
   const root = await tempDir(t);
-  const store = await RecordStore.open(root);
+  const store = await FileRecordStore.open(root);
   const context = contextOf(store);
   await store.writeLastSeen(cm, lastSeenOf(configMap('1', 'red'), context, new Date()));
   const dir = join(root, 'default', 'core.ConfigMap', 'app');
@@ -113,7 +114,7 @@ test('a crash mid-write leaves only a temporary file, which opening the store re
   await writeFile(join(dir, torn), '# history.quorum.dev record: the version below');
   await writeFile(join(dir, `${TEMP_PREFIX}${LAST_SEEN_FILE}.ffffff`), 'apiVersion: v1\nkind: Conf');
 
-  const reopened = await RecordStore.open(root);
+  const reopened = await FileRecordStore.open(root);
   assert.deepEqual(await readdir(dir), [LAST_SEEN_FILE], 'leftover temporary files are gone');
   assert.deepEqual(reopened.records(cm), [], 'a torn write is never taken for a record');
   assert.equal((await reopened.readLastSeen(cm))?.meta.resourceVersion, '1', 'the last-seen copy is the last complete one');
@@ -122,7 +123,7 @@ test('a crash mid-write leaves only a temporary file, which opening the store re
 
 test('retention keeps exactly maxVersionsPerObject and drops records past maxAge', async (t) => {
   const root = await tempDir(t);
-  const store = await RecordStore.open(root);
+  const store = await FileRecordStore.open(root);
   const context = contextOf(store);
   const start = Date.parse('2026-03-01T00:00:00.000Z');
   const names: string[] = [];
@@ -157,7 +158,7 @@ test('recordsToRemove: count first, then age', () => {
 });
 
 test('two records of one version in the same millisecond do not overwrite each other', async (t) => {
-  const store = await RecordStore.open(await tempDir(t));
+  const store = await FileRecordStore.open(await tempDir(t));
   const record = recordOfDeletion(configMap('7', 'x'), contextOf(store), new Date('2026-03-01T00:00:00.000Z'));
   const first = await store.writeRecord(cm, record);
   const second = await store.writeRecord(cm, record);

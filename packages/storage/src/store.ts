@@ -1,6 +1,6 @@
-// The one interface every backup destination is used through, and the guard every driver's upload runs
+// The one interface every storage location is used through, and the guard every driver's upload runs
 // inside: an upload completes only after its body ended without error, so an interrupted or corrupted
-// snapshot never leaves an object that looks complete.
+// body (an etcd snapshot, a change record) never leaves an object that looks complete.
 import { createHash } from 'node:crypto';
 import { PassThrough, type Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -61,7 +61,7 @@ export interface ObjectStore {
   close(): void;
   /**
    * True when upload copies each chunk of the body into buffers of its own and keeps none, so the chunks
-   * die young and a minor collection frees them (see backup/memory.ts); false when the SDK holds them.
+   * die young and a minor collection frees them (see the etcd operator's backup/memory.ts); false when the SDK holds them.
    */
   readonly chunksDieYoung: boolean;
 }

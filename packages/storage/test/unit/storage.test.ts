@@ -10,9 +10,9 @@ import { Readable } from 'node:stream';
 import { after, before, describe, test } from 'node:test';
 import { ListMultipartUploadsCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
-import type { Destination } from '../../src/api/destination.ts';
-import { openStore, StorageError, type ObjectStore, type StorageFailureReason } from '../../src/storage/index.ts';
-import { freePorts } from '../support/local-etcd.ts';
+import { isPvcKey, locationKind, locationPrefix, locationURI, openStore, StorageError, type Location, type ObjectStore, type StorageFailureReason } from '../../src/index.ts';
+import { PvcStore } from '../../src/pvc.ts';
+import { guardedUpload } from '../../src/store.ts';
 import {
   AZURITE_ACCOUNT,
   AZURITE_KEY,
@@ -20,13 +20,14 @@ import {
   createGcsBucket,
   createMinioBucket,
   credentialsDir,
+  freePorts,
   MINIO_PASSWORD,
   MINIO_USER,
   startAzurite,
   startFakeGcs,
   startMinio,
   type StorageServer,
-} from '../support/storage-servers.ts';
+} from '../../src/testing/index.ts';
 
 const MiB = 1024 * 1024;
 const BUCKET = 'quorum-test';
@@ -84,7 +85,7 @@ interface Backend {
   name: string;
   start(): Promise<void>;
   stop(): Promise<void>;
-  destination(options?: { bucket?: string; prefix?: string; endpoint?: string }): Destination;
+  destination(options?: { bucket?: string; prefix?: string; endpoint?: string }): Location;
   /** The credentials folder for `destination()`; `wrong` gives credentials the server refuses. */
   credentials(wrong?: boolean): Promise<string | undefined>;
   pvcRoot?: string;
@@ -319,7 +320,6 @@ for (const backend of BACKENDS) {
 }
 
 test('a store that gives up and destroys the stream it reads: its own classified error wins, not the AbortError it left on the body', async () => {
-  const { guardedUpload } = await import('../../src/storage/store.ts');
   const body = Readable.from((function* () {
     for (let i = 0; i < 64; i++) yield Buffer.alloc(64 * 1024, i);
   })());
@@ -331,4 +331,37 @@ test('a store that gives up and destroys the stream it reads: its own classified
     throw classified;
   });
   await assert.rejects(upload, (err: unknown) => err === classified);
+});
+
+test('isPvcKey is the PVC store\'s own rule: the store refuses exactly the keys it rejects', async () => {
+  const root = await mkdtemp(join(tmpdir(), 'quorum-pvc-'));
+  try {
+    const store = new PvcStore({ claimName: 'etcd-backups' }, root);
+    for (const [key, ok] of [['a.db', true], ['a/b/c.db', true], ['.a.db', true], ['a..b', true], ['', false], ['/a', false], ['a//b', false], ['./a', false], ['a/./b', false], ['../a', false], ['a/..', false]] as const) {
+      assert.equal(isPvcKey(key), ok, key);
+      await store.delete(key).then(
+        () => assert.ok(ok, `the store took ${JSON.stringify(key)}`),
+        (err: unknown) => {
+          assert.ok(!ok, `the store refused ${JSON.stringify(key)}: ${String(err)}`);
+          assert.ok(err instanceof StorageError && err.reason === 'StorageFailed', String(err));
+        },
+      );
+    }
+  } finally {
+    await rm(root, { recursive: true, force: true });
+  }
+});
+
+test('a location names its kind, its key prefix (with one trailing slash) and the URI objects are reported by', () => {
+  const s3: Location = { s3: { bucket: 'b', prefix: 'prod/etcd', credentialsSecret: 'c' } };
+  const gcs: Location = { gcs: { bucket: 'g', prefix: 'x/', credentialsSecret: 'c' } };
+  const azure: Location = { azure: { container: 'a', credentialsSecret: 'c' } };
+  const pvc: Location = { pvc: { claimName: 'claim', path: 'folder' } };
+  assert.deepEqual([s3, gcs, azure, pvc].map(locationKind), ['s3', 'gcs', 'azure', 'pvc']);
+  assert.deepEqual([s3, gcs, azure, pvc].map(locationPrefix), ['prod/etcd/', 'x/', '', 'folder/']);
+  assert.deepEqual(
+    [s3, gcs, azure, pvc].map((l) => locationURI(l, `${locationPrefix(l)}k.db`)),
+    ['s3://b/prod/etcd/k.db', 'gs://g/x/k.db', 'azure://a/k.db', 'pvc://claim/folder/k.db'],
+  );
+  assert.throws(() => locationKind({}), /exactly one of s3, gcs, azure or pvc/);
 });

@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 import { storageServers, type StorageServers } from '@quorum/localkube';
-import { freePorts } from './local-etcd.ts';
+import { freePorts } from './ports.ts';
 
 /** Azurite's fixed development account (documented, not a secret). */
 export const AZURITE_ACCOUNT = 'devstoreaccount1';
@@ -50,7 +51,9 @@ async function launch(name: string, command: string, args: string[], env: NodeJS
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(command, args.map((a) => a.replaceAll('{dir}', join(dir, 'data'))), { stdio: ['ignore', fd, fd], env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: dir, ...env }, cwd: dir });
+    // Each server is started by its absolute path: the test's own PATH is passed on as it is (none when unset).
+    const path = process.env.PATH === undefined ? {} : { PATH: process.env.PATH };
+    child = spawn(command, args.map((a) => a.replaceAll('{dir}', join(dir, 'data'))), { stdio: ['ignore', fd, fd], env: { ...path, HOME: dir, ...env }, cwd: dir });
   } finally {
     closeSync(fd);
   }
@@ -118,6 +121,10 @@ export async function startAzurite(): Promise<StorageServer> {
 
 export function azuriteConnectionString(endpoint: string, key = AZURITE_KEY): string {
   return `DefaultEndpointsProtocol=http;AccountName=${AZURITE_ACCOUNT};AccountKey=${key};BlobEndpoint=${endpoint};`;
+}
+
+export async function createAzuriteContainer(endpoint: string, container: string): Promise<void> {
+  await new BlobServiceClient(endpoint, new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY)).getContainerClient(container).create();
 }
 
 export async function startMinio(): Promise<StorageServer> {

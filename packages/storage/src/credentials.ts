@@ -1,5 +1,5 @@
-// The credentials Secret, as Kubernetes mounts it: one file per key in a directory. Only the backup agent
-// reads it; values never reach a log or a message.
+// The credentials Secret, as Kubernetes mounts it: one file per key in a directory. Only the process that
+// opens the store reads it (the etcd backup agent, the change recorder); values never reach a log or a message.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { StorageError } from './errors.ts';

@@ -6,7 +6,7 @@ import { mkdir, open, readdir, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, relative, resolve, sep } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { isPvcKey, type PvcDestination } from '../api/destination.ts';
+import { isPvcKey, type PvcLocation } from './location.ts';
 import { errorText, StorageError } from './errors.ts';
 import { guardedUpload, type CallOptions, type ObjectStore, type StoredObject, type UploadOptions, type UploadResult } from './store.ts';
 
@@ -28,7 +28,7 @@ export class PvcStore implements ObjectStore {
   readonly #root: string;
   readonly #claim: string;
 
-  constructor(destination: PvcDestination, root: string) {
+  constructor(destination: PvcLocation, root: string) {
     this.#root = resolve(root);
     this.#claim = destination.claimName;
     this.description = `pvc://${destination.claimName} mounted at ${this.#root}`;
@@ -126,7 +126,7 @@ async function syncDirectory(path: string): Promise<void> {
   }
 }
 
-export async function openPvc(destination: PvcDestination, root: string | undefined): Promise<PvcStore> {
+export async function openPvc(destination: PvcLocation, root: string | undefined): Promise<PvcStore> {
   if (root === undefined) throw new StorageError('StorageFailed', `a pvc destination needs the folder its claim ${destination.claimName} is mounted at (--pvc-root)`);
   const info = await stat(root).catch(() => undefined);
   if (!info?.isDirectory()) throw new StorageError('BucketNotFound', `PersistentVolumeClaim ${destination.claimName} is not mounted: ${root} is not a folder`);

@@ -4,7 +4,7 @@
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { ApiError, Storage, type Bucket } from '@google-cloud/storage';
-import type { GcsDestination } from '../api/destination.ts';
+import type { GcsLocation } from './location.ts';
 import { readCredential } from './credentials.ts';
 import {
   accessDenied,
@@ -35,7 +35,7 @@ export class GcsStore implements ObjectStore {
   readonly #bucket: Bucket;
   readonly #id: StoreIdentity;
 
-  constructor(destination: GcsDestination, serviceAccount: ServiceAccount | undefined, options: StoreOptions = {}) {
+  constructor(destination: GcsLocation, serviceAccount: ServiceAccount | undefined, options: StoreOptions = {}) {
     const endpoint = destination.endpoint?.replace(/\/+$/, '') ?? 'https://storage.googleapis.com';
     this.#id = { endpoint, bucket: `bucket ${destination.bucket}`, secret: serviceAccount ? destination.credentialsSecret : undefined };
     this.description = `gs://${destination.bucket} at ${endpoint}`;
@@ -131,7 +131,7 @@ function httpStatus(err: unknown): number | undefined {
   return typeof status === 'number' ? status : undefined;
 }
 
-export async function openGcs(destination: GcsDestination, credentialsDir: string | undefined, options: StoreOptions): Promise<GcsStore> {
+export async function openGcs(destination: GcsLocation, credentialsDir: string | undefined, options: StoreOptions): Promise<GcsStore> {
   const secret = destination.credentialsSecret;
   const text = await readCredential(credentialsDir, 'serviceAccount.json');
   if (text === undefined && !destination.endpoint) {

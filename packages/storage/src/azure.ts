@@ -9,7 +9,7 @@ import {
   type ContainerClient,
   type StoragePipelineOptions,
 } from '@azure/storage-blob';
-import { CREDENTIAL_KEYS, type AzureDestination } from '../api/destination.ts';
+import { CREDENTIAL_KEYS, type AzureLocation } from './location.ts';
 import { requireCredential } from './credentials.ts';
 import {
   accessDenied,
@@ -65,7 +65,7 @@ export class AzureStore implements ObjectStore {
   readonly #container: ContainerClient;
   readonly #id: StoreIdentity;
 
-  constructor(destination: AzureDestination, connectionString: string, options: StoreOptions = {}) {
+  constructor(destination: AzureLocation, connectionString: string, options: StoreOptions = {}) {
     const secret = destination.credentialsSecret;
     const fields = parseConnectionString(connectionString);
     const endpoint = (destination.endpoint ?? blobEndpoint(fields))?.replace(/\/+$/, '');
@@ -162,7 +162,7 @@ function firstLine(text: string): string {
   return text.split('\n')[0]?.trim() ?? text;
 }
 
-export async function openAzure(destination: AzureDestination, credentialsDir: string | undefined, options: StoreOptions): Promise<AzureStore> {
+export async function openAzure(destination: AzureLocation, credentialsDir: string | undefined, options: StoreOptions): Promise<AzureStore> {
   const connectionString = await requireCredential(credentialsDir, 'connectionString', destination.credentialsSecret, CREDENTIAL_KEYS.azure);
   return new AzureStore(destination, connectionString, options);
 }

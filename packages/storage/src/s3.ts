@@ -9,7 +9,7 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { CREDENTIAL_KEYS, type S3Destination } from '../api/destination.ts';
+import { CREDENTIAL_KEYS, type S3Location } from './location.ts';
 import { requireCredential } from './credentials.ts';
 import { multipartUpload } from './s3-multipart.ts';
 import {
@@ -58,7 +58,7 @@ export class S3Store implements ObjectStore {
   readonly #bucket: string;
   readonly #id: StoreIdentity;
 
-  constructor(destination: S3Destination, credentials: { accessKeyId: string; secretAccessKey: string }, options: StoreOptions = {}) {
+  constructor(destination: S3Location, credentials: { accessKeyId: string; secretAccessKey: string }, options: StoreOptions = {}) {
     const region = destination.region ?? 'us-east-1';
     const endpoint = destination.endpoint ?? `https://s3.${region}.amazonaws.com`;
     this.#bucket = destination.bucket;
@@ -165,7 +165,7 @@ export class S3Store implements ObjectStore {
   }
 }
 
-export async function openS3(destination: S3Destination, credentialsDir: string | undefined, options: StoreOptions): Promise<S3Store> {
+export async function openS3(destination: S3Location, credentialsDir: string | undefined, options: StoreOptions): Promise<S3Store> {
   const keys = CREDENTIAL_KEYS.s3;
   const secret = destination.credentialsSecret;
   const accessKeyId = await requireCredential(credentialsDir, 'accessKeyId', secret, keys);
