@@ -2,8 +2,8 @@
 // OpenAPI schema (crd.ts), the defaults and validation the operator and webhooks apply (defaults.ts) and the
 // reference in docs/api.md (docs.ts) are all derived from the schemas in this file.
 //
-// Room is left for `spec.tls` and `spec.backup` (see RESERVED_SPEC_FIELDS). They are
-// deliberately absent from the schema until implemented, so the API server rejects them instead of
+// Room is left for `spec.tls` (see RESERVED_SPEC_FIELDS). It is
+// deliberately absent from the schema until implemented, so the API server rejects it instead of
 // accepting settings that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
@@ -95,7 +95,8 @@ export const ACCESS_MODES = ['ReadWriteOnce', 'ReadWriteOncePod', 'ReadWriteMany
 export const EMPTY_DIR_MEDIA = ['', 'Memory'] as const;
 export const PHASES = ['Pending', 'Creating', 'Running', 'Scaling', 'Healing', 'Updating', 'Degraded', 'Paused', 'Failed'] as const;
 /** Why a rolling update stopped at a member (status.rollout.halted.reason). */
-export const HALT_REASONS = ['CrashLooping', 'CannotStart', 'GateTimeout', 'VersionMismatch'] as const;
+export const HALT_REASONS = ['CrashLooping', 'CannotStart', 'GateTimeout', 'VersionMismatch', 'BackupFailed'] as const;
+export const BEFORE_VERSION_CHANGE = ['Always', 'Never'] as const;
 export const CONDITION_STATUSES = ['True', 'False', 'Unknown'] as const;
 /** Condition types the operator sets; the list is open (conditions are keyed by type). */
 export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const;
@@ -195,7 +196,6 @@ export const RULES = {
 /** Spec fields planned but not yet in the schema: listed in docs/api.md, rejected by the API server for now. */
 export const RESERVED_SPEC_FIELDS: readonly { field: string; description: string }[] = [
   { field: 'spec.tls', description: 'Peer and client TLS: certificates managed by the operator, or user-provided Secrets.' },
-  { field: 'spec.backup', description: 'Default backup target and schedule for the cluster (EtcdBackup and EtcdBackupSchedule carry backups until then).' },
 ];
 
 // ---- helpers for schema nodes TypeBox does not express in a structural form ----
@@ -377,6 +377,20 @@ export const DisasterRecoverySchema = Type.Object(
   { description: 'What happens after a majority of members is permanently lost.', default: {} },
 );
 
+export const ClusterBackupSchema = Type.Object(
+  {
+    destination: DestinationSchema,
+    beforeVersionChange: Type.Optional(
+      stringEnum(BEFORE_VERSION_CHANGE, {
+        description:
+          'Always: before the first member of a rolling update that changes spec.version is touched, the operator creates an EtcdBackup of the cluster to spec.backup.destination (named <cluster>-pre-<version>-<hash>, labelled etcd.quorum.dev/purpose=before-version-change, not owned by the cluster so that it outlives it) and waits for it to succeed; if it fails, the rollout halts with reason BackupFailed. Never: version changes are rolled out without one. Changes that keep the version are never preceded by a backup.',
+        default: 'Always',
+      }),
+    ),
+  },
+  { description: "The cluster's backup destination, used for a backup before each change of spec.version. Scheduled backups are EtcdBackupSchedule's." },
+);
+
 export const EtcdClusterSpecSchema = Type.Object(
   {
     replicas: Type.Optional(
@@ -406,6 +420,7 @@ export const EtcdClusterSpecSchema = Type.Object(
     etcd: Type.Optional(EtcdOptionsSchema),
     bootstrap: Type.Optional(BootstrapSchema),
     disasterRecovery: Type.Optional(DisasterRecoverySchema),
+    backup: Type.Optional(ClusterBackupSchema),
     paused: Type.Optional(Type.Boolean({ description: 'Stop reconciling the cluster (members keep running) until set back to false.', default: false })),
     replaceStuckMemberAfterSeconds: Type.Optional(
       Type.Integer({
@@ -506,10 +521,10 @@ export const RolloutSchema = Type.Object(
     halted: Type.Optional(
       Type.Object(
         {
-          member: Type.String({ description: 'The updated member that failed its gate.', maxLength: 63 }),
+          member: Type.String({ description: 'The updated member that failed its gate (for BackupFailed: the first member that would have been updated).', maxLength: 63 }),
           reason: stringEnum(HALT_REASONS, {
             description:
-              'CrashLooping: its etcd keeps exiting; CannotStart: its container cannot start (the kubelet says why) past the bound; GateTimeout: it did not become healthy, Ready and caught up within the bound; VersionMismatch: it runs another etcd version than spec.version (spec.image).',
+              'CrashLooping: its etcd keeps exiting; CannotStart: its container cannot start (the kubelet says why) past the bound; GateTimeout: it did not become healthy, Ready and caught up within the bound; VersionMismatch: it runs another etcd version than spec.version (spec.image); BackupFailed: the backup spec.backup asks for before a version change failed, so no member was touched (member names the first member that would have been updated).',
           }),
           message: Type.String({ description: "What failed, in etcd's or the kubelet's words.", maxLength: 4096 }),
           at: Type.String({ description: 'When the rollout halted.', format: 'date-time' }),
@@ -518,6 +533,7 @@ export const RolloutSchema = Type.Object(
       ),
     ),
     retryToken: Type.Optional(Type.String({ description: 'The etcd.quorum.dev/retry-rollout annotation value when this rollout began; a different value retries a halted rollout.', maxLength: 256 })),
+    backup: Type.Optional(Type.String({ description: 'The EtcdBackup taken before this rollout touched a member (spec.backup.beforeVersionChange Always, for a change of spec.version).', maxLength: 63 })),
   },
   { description: 'The rolling update under way, recorded before each step so that a restarted operator resumes it; removed once every member runs the spec.' },
 );

@@ -13,7 +13,10 @@ import {
 } from '@quorum/runtime';
 import { EtcdError, EtcdUnavailableError, LearnerNotReadyError } from '../etcd/errors.ts';
 import { changeMembership, MembershipRefusedError, type MemberEndpoint } from './membership.ts';
-import { FIELD_MANAGER, LABELS, memberHost, peerURL, pvcName } from './names.ts';
+import { API_VERSION } from '../api/etcdcluster.ts';
+import { BACKUP_KIND } from '../api/etcdbackup.ts';
+import { EtcdBackups } from '../resources.ts';
+import { FIELD_MANAGER, LABELS, memberHost, peerURL, PURPOSE_LABEL, pvcName } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
 import type { Action } from './plan.ts';
 import { memberPod, memberPVC, type RestoreSource } from './resources.ts';
@@ -210,6 +213,26 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       await c.wrote(`etcd move-leader ${a.to}`);
       c.event('Normal', 'LeaderMoved', `moved leadership from ${a.from} to the updated member ${a.to}, so that ${a.from} is updated last, as a follower`);
       return { requeueAfter: 500 };
+    }
+    case 'createBackup': {
+      // No ownerReference: the backup must outlive the cluster it was taken of.
+      try {
+        await c.client.create(
+          EtcdBackups,
+          {
+            apiVersion: API_VERSION,
+            kind: BACKUP_KIND,
+            metadata: { name: a.name, namespace, labels: { [PURPOSE_LABEL]: 'before-version-change', [LABELS.instance]: name } },
+            spec: { clusterName: name, destination: a.destination },
+          },
+          { fieldManager: FIELD_MANAGER, signal },
+        );
+        await c.wrote(`create EtcdBackup ${a.name}`);
+        c.event('Normal', 'BackupBeforeUpgrade', `created EtcdBackup ${a.name}; no member is updated until it succeeds`);
+      } catch (err) {
+        if (!(err instanceof AlreadyExistsError)) throw err;
+      }
+      return { requeueAfter: 2000 };
     }
     case 'haltRollout':
       // Status records the halt (written before this step); what remains is to say it.

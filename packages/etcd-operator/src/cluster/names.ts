@@ -10,6 +10,8 @@ export const LABELS = {
 export const FIELD_MANAGER = 'quorum-etcd-operator';
 /** An EtcdCluster annotation: setting it to a new value retries a halted rolling update (docs/upgrades.md). */
 export const RETRY_ROLLOUT_ANNOTATION = 'etcd.quorum.dev/retry-rollout';
+/** On an EtcdBackup the operator took itself: why (`before-version-change`). */
+export const PURPOSE_LABEL = 'etcd.quorum.dev/purpose';
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;

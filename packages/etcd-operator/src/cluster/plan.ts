@@ -4,6 +4,8 @@
 // (a Pod or PVC that is gone or failed) or a quorum's member list counts as evidence.
 // docs/design.md walks through why each step is safe, including when the operator dies right after it.
 import type { VersionPath } from '../api/defaults.ts';
+import type { BackupPhase } from '../api/etcdbackup.ts';
+import type { Destination } from '../api/destination.ts';
 import type { HaltReason, RolloutRecord } from '../api/etcdcluster.ts';
 import { quorum } from '../etcd/quorum.ts';
 import type { RestoreSource } from './resources.ts';
@@ -84,6 +86,18 @@ export interface Membership {
   leaderCommit?: string;
 }
 
+/** The EtcdBackup a version change takes before it touches a member (spec.backup.beforeVersionChange Always). */
+export interface PreUpgradeBackup {
+  name: string;
+  destination: Destination;
+  /** Missing: not created yet. */
+  phase: BackupPhase | 'Missing';
+  /** Why it failed, in its own Failed condition's words. */
+  message?: string;
+  /** How long to wait for it: its Job's deadline and a minute to start. */
+  boundMs: number;
+}
+
 /**
  * What a rolling update of member pods decides from (see rolloutStep). Gathered only while something is
  * outdated or a rollout is recorded, so a cluster at rest costs no extra etcd calls.
@@ -110,6 +124,8 @@ export interface ObservedRollout {
   gateBoundMs: number;
   /** How long an updated member's pod must have been Ready before the next member goes. */
   minReadyMs: number;
+  /** Set for a recorded version change when spec.backup asks for a backup before it. */
+  preBackup?: PreUpgradeBackup;
 }
 
 /**
@@ -194,6 +210,8 @@ export type Action =
   | { type: 'updateMember'; member: string; id: string; via: 'evict' | 'replace'; detail: string; clusterVersionAtMost?: string }
   /** Leadership to an updated, caught-up member, so that the old leader is updated as a follower. */
   | { type: 'moveLeader'; from: string; fromId: string; to: string; toId: string; detail: string }
+  /** The backup spec.backup asks for before a version change (AlreadyExists is this step done). */
+  | { type: 'createBackup'; name: string; destination: Destination; detail: string }
   /** An updated member failed its gate: the rollout stops here (status only, plus a Warning event). */
   | { type: 'haltRollout'; member: string; reason: HaltReason; message: string }
   /** `subject`: the member the wait is about (a step per member); `boundMs`: its own bound instead of the default step deadline. */
@@ -533,6 +551,8 @@ function compareVersions(a: string, b: string): number {
  *   on another version, or the rollout's member past the gate's bound halts the rollout;
  * - nothing left outdated: done (steady; status drops the record);
  * - pre-checks: every other member serves; no CORRUPT alarm, and no NOSPACE for a version move;
+ * - before the first member of a version change, the backup spec.backup asks for: created, then waited for;
+ *   a failed one halts the rollout (BackupFailed) with nothing touched;
  * - the next member: one that serves nobody now (its update costs nothing), then followers by index, then the
  *   leader, after leadership moved to the updated member that has applied the most.
  */
@@ -648,9 +668,21 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
     return { type: 'wait', reason: 'UpgradeBlocked', detail: `${blocking.map((a) => `${a.alarm} alarm on ${a.member}`).join(', ')}: ${advice}. No member is updated while it is raised`, requeueAfterMs: 10_000 };
   }
 
+  const candidates = members.filter(isOutdated).sort(byIndex);
+  // Only before the first member: once one is on the new spec, the data the backup was for has moved on.
+  const backup = r.preBackup;
+  if (backup && versionMove && gated.length === 0 && backup.phase !== 'Succeeded') {
+    if (backup.phase === 'Missing') {
+      return { type: 'createBackup', name: backup.name, destination: backup.destination, detail: `${heading}: taking EtcdBackup ${backup.name} before any member is updated (spec.backup.beforeVersionChange is Always)` };
+    }
+    if (backup.phase === 'Failed') {
+      return { type: 'haltRollout', member: candidates[0]!.member, reason: 'BackupFailed', message: `EtcdBackup ${backup.name}, taken before the version change, failed (${backup.message ?? 'no reason given'}); no member was updated` };
+    }
+    return { type: 'wait', reason: 'BackupBeforeUpgrade', detail: `${heading}: waiting for EtcdBackup ${backup.name} (${backup.phase}) to succeed before any member is updated`, requeueAfterMs: 2000, boundMs: backup.boundMs };
+  }
+
   const leaderId = o.membership?.leaderId;
   if (leaderId === undefined) return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: no leader is agreed by a quorum; the leader is updated last, so the next member waits for one`, requeueAfterMs: 2000 };
-  const candidates = members.filter(isOutdated).sort(byIndex);
   const idle = candidates.find(broken);
   if (idle) return update(idle, 'which serves nobody now');
   const follower = candidates.find((m) => m.id !== leaderId);

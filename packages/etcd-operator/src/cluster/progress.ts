@@ -55,6 +55,7 @@ export function stepName(a: Action): string | undefined {
     case 'clearForRestore': return 'clearForRestore';
     case 'startRollout': return 'startRollout';
     case 'moveLeader': return `moveLeader ${a.to}`;
+    case 'createBackup': return `createBackup ${a.name}`;
     default: return `${a.type} ${a.member}`;
   }
 }

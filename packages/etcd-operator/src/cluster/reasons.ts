@@ -26,6 +26,7 @@ export const STEP_REASONS = {
   updateMember: 'RollingUpdate',
   moveLeader: 'RollingUpdate',
   haltRollout: 'UpgradeFailed',
+  createBackup: 'BackupBeforeUpgrade',
 } as const;
 
 /** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
@@ -47,8 +48,10 @@ export const WAIT_REASONS = {
     "a rolling update of member pods is under way (docs/upgrades.md): the message names the member being updated or waited for and what it still lacks (Ready for long enough, caught up with the leader's commit index), how many members are updated, and whether leadership is moving",
   UpgradeBlocked:
     'a rolling update changes no member: etcd would refuse the version move (a skipped minor version, back a minor version after the cluster version moved), or a CORRUPT alarm (or NOSPACE, for a version move) is raised; the message says which and what to do',
+  BackupBeforeUpgrade:
+    'a rolling update that changes spec.version waits, before it touches any member, for the EtcdBackup spec.backup asks for (named in the message) to succeed; a failed one halts the rollout (UpgradeFailed, BackupFailed)',
   UpgradeFailed:
-    "a rolling update halted at a member that failed its gate (crash-looping, cannot start, not healthy and caught up within the bound, or another etcd version than spec.version); no further member is updated until spec changes (a rollback) or the etcd.quorum.dev/retry-rollout annotation gets a new value. While it is halted no member is added either",
+    "a rolling update halted at a member that failed its gate (crash-looping, cannot start, not healthy and caught up within the bound, or another etcd version than spec.version), or before any member because the backup taken before a version change failed (BackupFailed); no further member is updated until spec changes (a rollback) or the etcd.quorum.dev/retry-rollout annotation gets a new value. While it is halted no member is added either",
 } as const;
 
 export type WaitReason = keyof typeof WAIT_REASONS;
@@ -135,6 +138,7 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   RollingUpdateStarted: { type: 'Normal', meaning: 'a rolling update began: the target version and the members and fields that differ' },
   MemberUpdating: { type: 'Normal', meaning: "a member's pod was evicted to be recreated from the current spec on its volume, as the same member (on emptyDir: the member was replaced)" },
   LeaderMoved: { type: 'Normal', meaning: 'leadership moved to an updated member, so that the old leader is updated last, as a follower' },
+  BackupBeforeUpgrade: { type: 'Normal', meaning: 'an EtcdBackup was created before a version change touches any member (spec.backup.beforeVersionChange Always)' },
   RollingUpdateCompleted: { type: 'Normal', meaning: 'every member runs the current spec, each having passed its gate' },
   UpgradeFailed: { type: 'Warning', meaning: 'a rolling update halted at a member; the note says why and how to roll back or retry' },
   UpgradeBlocked: { type: 'Warning', meaning: 'a rolling update changes no member (a version move etcd would refuse, or an alarm); the note says why' },

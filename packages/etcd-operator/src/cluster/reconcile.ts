@@ -20,13 +20,13 @@ import { EtcdClusters } from '../resources.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { RestoreSource } from './resources.ts';
 import { act, describeFailure } from './act.ts';
-import { applyDefaults, validateSpec, type EtcdCluster } from './spec.ts';
+import { applyDefaults, validateSpec, type DefaultedSpec, type EtcdCluster } from './spec.ts';
 import { clientService, peerService, podDisruptionBudget } from './resources.ts';
 import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName } from './names.ts';
 import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
-import { nextIndex, plan, type Action, type BackupCandidate, type Observed } from './plan.ts';
+import { nextIndex, plan, type Action, type BackupCandidate, type Observed, type PreUpgradeBackup, type RolloutRecord } from './plan.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
-import { observeRollout } from './rollout.ts';
+import { observePreUpgradeBackup, observeRollout } from './rollout.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
 
 /** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */
@@ -119,6 +119,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     const view = await observeEtcd(name, namespace, pods, deps.etcd, signal);
     const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal);
     const refusedSince = previous?.step?.refusedEverywhereSince;
+    const preBackupOf = (record: RolloutRecord | undefined): { preBackup?: PreUpgradeBackup } => preBackupOfCluster(name, namespace, spec, record, deps.backups, view.health.map((h) => h.dbSize ?? 0));
     const policy = spec.disasterRecovery?.policy ?? 'Manual';
     const ongoing = previous?.recovery && !previous.recovery.completedAt ? previous.recovery : undefined;
     // Survivors' own revisions matter only when the cluster has lost its quorum and may restore itself.
@@ -152,7 +153,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       ...(refusedSince && view.membership
         ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal), restarts: previous?.step?.restarts ?? 0 } }
         : {}),
-      rollout: rolling.rollout,
+      rollout: { ...rolling.rollout, ...preBackupOf(rolling.rollout.record) },
     };
 
     // ---- plan ----
@@ -274,6 +275,12 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       }
     }
   };
+}
+
+/** The rollout's backup before a version change, when spec.backup asks for one. */
+function preBackupOfCluster(name: string, namespace: string, spec: DefaultedSpec, record: RolloutRecord | undefined, backups: Pick<Informer<EtcdBackup>, 'store'> | undefined, dbSizes: number[]): { preBackup?: PreUpgradeBackup } {
+  const preBackup = observePreUpgradeBackup(name, namespace, spec, record, backups, dbSizes);
+  return preBackup ? { preBackup } : {};
 }
 
 /** The newest Succeeded EtcdBackup of this cluster (by revision), as a Restore recovery would use it. */

@@ -4,10 +4,12 @@
 // rest costs no extra etcd call (the cluster version is read again only when it may have moved).
 import { createHash } from 'node:crypto';
 import { versionPath } from '../api/defaults.ts';
-import type { EtcdCluster } from '../api/etcdcluster.ts';
+import type { EtcdBackup } from '../api/etcdbackup.ts';
+import type { EtcdCluster, RolloutRecord } from '../api/etcdcluster.ts';
+import { jobDeadlineSeconds } from '../backup/job.ts';
 import { CLIENT_PORT, LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
-import type { Membership, ObservedRollout } from './plan.ts';
+import type { Membership, ObservedRollout, PreUpgradeBackup } from './plan.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';
 import type { DefaultedSpec } from './spec.ts';
 import type { StatusShape } from './status.ts';
@@ -23,6 +25,46 @@ const GATE_BYTES_PER_SECOND = 20 * 1024 * 1024;
 
 export function gateBoundMs(dbSizes: readonly number[]): number {
   return GATE_BASE_MS + Math.ceil((Math.max(0, ...dbSizes) / GATE_BYTES_PER_SECOND) * 1000);
+}
+
+/**
+ * The EtcdBackup a rollout takes before it touches a member: named after its target version, its target and
+ * its retry token, so that a crash after creating it meets AlreadyExists and reuses it, while a retry of a
+ * rollout that halted on a failed backup takes a new one. At most 63 characters: the name is a label value
+ * (etcd.quorum.dev/backup) on the backup's Job.
+ */
+export function preUpgradeBackupName(cluster: string, record: Pick<RolloutRecord, 'target' | 'targetVersion' | 'retryToken'>): string {
+  const hash = createHash('sha256').update(`${record.target}/${record.retryToken ?? ''}`).digest('hex').slice(0, 5);
+  const tail = `-pre-${record.targetVersion.replace(/[^0-9a-z]+/g, '-')}-${hash}`;
+  return `${cluster.slice(0, 63 - tail.length).replace(/-+$/, '')}${tail}`;
+}
+
+/**
+ * The backup a recorded rollout waits for before its first member, when spec.backup asks for one before a
+ * version change (and this rollout changes the version): its name, and its phase as the backups' cache has it.
+ */
+export function observePreUpgradeBackup(
+  cluster: string,
+  namespace: string,
+  spec: DefaultedSpec,
+  record: RolloutRecord | undefined,
+  backups: { store: { get(key: string): EtcdBackup | undefined } } | undefined,
+  dbSizes: readonly number[],
+): PreUpgradeBackup | undefined {
+  const backup = spec.backup;
+  if (!record || !backup || (backup.beforeVersionChange ?? 'Always') !== 'Always' || record.fromVersion === record.targetVersion) return undefined;
+  const name = preUpgradeBackupName(cluster, record);
+  const found = backups?.store.get(`${namespace}/${name}`);
+  const s = found?.status;
+  const failed = s?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  return {
+    name,
+    destination: backup.destination,
+    phase: found ? (s?.phase ?? 'Pending') : 'Missing',
+    ...(failed ? { message: `${failed.reason}: ${failed.message}` } : {}),
+    // The backup Job's own deadline, plus a minute for its pod to be scheduled and started.
+    boundMs: (jobDeadlineSeconds(Math.max(0, ...dbSizes)) + 60) * 1000,
+  };
 }
 
 /** The rollout target of a spec: a hash of the per-field fingerprint member pods record (resources.ts). */

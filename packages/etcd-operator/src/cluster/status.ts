@@ -82,6 +82,7 @@ export function actionMessage(a: Action): string {
     case 'startRollout': return a.detail;
     case 'updateMember': return a.detail;
     case 'moveLeader': return a.detail;
+    case 'createBackup': return a.detail;
     case 'haltRollout': return `rolling update halted at ${a.member} (${a.reason}): ${a.message}`;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';
@@ -120,6 +121,7 @@ function rolloutOf(i: StatusInput): RolloutRecord | undefined {
   switch (a.type) {
     case 'startRollout': return a.record;
     case 'updateMember': return previous && { ...previous, member: a.member, memberSince: previous.member === a.member && previous.memberSince ? previous.memberSince : i.now.toISOString() };
+    case 'createBackup': return previous && { ...previous, backup: a.name };
     case 'haltRollout': return previous && { ...previous, halted: { member: a.member, reason: a.reason, message: a.message, at: i.now.toISOString() } };
     case 'steady': return undefined;
     default: return previous;

@@ -6,6 +6,9 @@
 // - an image that crash-loops halts the rollout at its first member (Degraded/UpgradeFailed with the exit code
 //   and the binary's own words), touches no second member and replaces nobody while the cluster stays
 //   Available, and setting spec.version back (the image unset) rolls that member back.
+// - with spec.backup, a version change first takes an EtcdBackup: one that fails (a missing bucket) halts the
+//   rollout with BackupFailed before any member is touched; with the destination fixed and a retry, a new
+//   backup succeeds before the first member's pod is replaced, and the upgrade completes.
 // Every absence is asserted only after a positive signal (a condition, an event, a replaced pod).
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
@@ -17,7 +20,8 @@ import type { TestEnv } from '@quorum/runtime/testing';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 import { buildMemberToolBinary } from '../../src/deploy/peer-wait-image.ts';
-import { EtcdClusters } from '../../src/resources.ts';
+import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
+import { enableS3 } from '../support/s3-addon.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
 
@@ -54,7 +58,7 @@ after(async () => {
 });
 
 interface PodObj {
-  metadata: { name: string; uid: string; deletionTimestamp?: string };
+  metadata: { name: string; uid: string; deletionTimestamp?: string; creationTimestamp?: string };
   spec: { containers: { name: string; image: string }[] };
   status?: { conditions?: { type: string; status: string }[] };
 }
@@ -235,4 +239,47 @@ test('a crash-looping image halts at its first member: Degraded UpgradeFailed in
   assert.equal(back.cluster.status?.currentVersion, '3.5.35');
   assert.equal(back.cluster.status?.clusterVersion, '3.5.0');
   await verify(checker, 'halt and rollback');
+});
+
+test('spec.backup: a failed backup before a version change halts it with nothing touched; fixed and retried, a new backup succeeds before the first member goes', async () => {
+  const ns = await env.namespace('upgrade-backup', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
+  const s3 = await enableS3(env, [ns]);
+  const NAME = 'bk';
+  const missingBucket = { backup: { destination: s3.destination('pre-upgrade', { bucket: 'quorum-missing' }) } };
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35', ...missingBucket });
+  await waitAvailable(env.client, ns, NAME, 3);
+  const uidsBefore = new Map((await pods(ns, NAME)).map((p) => [p.metadata.name, p.metadata.uid]));
+
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16', ...missingBucket });
+  const halted = await eventually('Degraded UpgradeFailed (BackupFailed)', async () => {
+    const s = await getCluster(env.client, ns, NAME);
+    return s.cluster.status?.rollout?.halted?.reason === 'BackupFailed' && condition(s.cluster, 'Degraded')?.reason === 'UpgradeFailed' ? s : undefined;
+  }, { timeoutMs: 300_000, intervalMs: 1000 });
+  const first = halted.cluster.status!.rollout!.backup!;
+  assert.match(first, /^bk-pre-3-6-16-[0-9a-f]{5}$/, describe(halted));
+  assert.match(condition(halted.cluster, 'Degraded')!.message, new RegExp(`EtcdBackup ${first}, taken before the version change, failed \\(BucketNotFound: .*quorum-missing.*\\); no member was updated`));
+  const failedBackup = await env.client.get(EtcdBackups, { namespace: ns, name: first });
+  assert.equal(failedBackup.metadata.labels?.['etcd.quorum.dev/purpose'], 'before-version-change');
+  assert.equal(failedBackup.metadata.ownerReferences, undefined, 'not owned: it outlives the cluster');
+  const untouched = await pods(ns, NAME);
+  for (const [m, uid] of uidsBefore) assert.equal(untouched.find((p) => p.metadata.name === m)?.metadata.uid, uid, `${m} untouched`);
+  assert.ok((await events(ns, NAME)).some((e) => e.reason === 'BackupBeforeUpgrade'));
+
+  // Fixed and retried: a new backup (a new name: the retry token is part of it) must succeed first.
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16', backup: { destination: s3.destination('pre-upgrade') } });
+  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { metadata: { annotations: { 'etcd.quorum.dev/retry-rollout': '1' } } });
+  const done = await eventually('upgraded after the retry', async () => {
+    const s = await waitAvailable(env.client, ns, NAME, 3);
+    return !s.cluster.status?.rollout && s.cluster.status?.currentVersion === '3.6.16' && condition(s.cluster, 'MembersUpToDate')?.status === 'True' ? s : undefined;
+  }, { timeoutMs: 600_000, intervalMs: 1000 });
+  assert.equal(condition(done.cluster, 'Degraded')?.status, 'False', describe(done));
+  const backups = (await env.client.list(EtcdBackups, { namespace: ns, labelSelector: 'etcd.quorum.dev/purpose=before-version-change' })).items;
+  const succeeded = backups.filter((b) => b.status?.phase === 'Succeeded');
+  assert.equal(succeeded.length, 1, JSON.stringify(backups.map((b) => [b.metadata.name, b.status?.phase])));
+  const taken = succeeded[0]!;
+  assert.notEqual(taken.metadata.name, first);
+  assert.equal(taken.status?.etcdVersion?.startsWith('3.5.'), true, 'taken from a 3.5 member, before any was updated');
+  const completed = Date.parse(taken.status.completedAt!);
+  for (const p of await pods(ns, NAME)) assert.ok(Date.parse(p.metadata.creationTimestamp!) >= completed - 1000, `${p.metadata.name} was recreated after the backup completed`);
+  s3.hostClient.destroy();
 });

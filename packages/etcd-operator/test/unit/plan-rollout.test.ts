@@ -324,3 +324,43 @@ describe('the operator dies between any two writes: the next reconcile goes on f
     assert.ok(isWait(plan(observed({ rollout: { outdated: outdated(0, 2), record: halted } })), 'UpgradeFailed'));
   });
 });
+
+describe('the backup before a version change (spec.backup.beforeVersionChange Always)', () => {
+  const destination = { s3: { bucket: 'b', credentialsSecret: 's' } };
+  const preBackup = (phase: NonNullable<ObservedRollout['preBackup']>['phase'], message?: string): ObservedRollout['preBackup'] => ({
+    name: 'c-pre-3-6-16-abcde', destination, phase, ...(message ? { message } : {}), boundMs: 360_000,
+  });
+  const rolling = (s: Situation): Action => plan(observed({ ...s, rollout: { record: record(), ...s.rollout } }));
+
+  test('before the first member: the backup is created, then waited for, and only its success lets the first follower go', () => {
+    const create = rolling({ rollout: { preBackup: preBackup('Missing') } });
+    assert.ok(create.type === 'createBackup' && create.name === 'c-pre-3-6-16-abcde' && create.destination === destination, JSON.stringify(create));
+    assert.match(create.detail, /taking EtcdBackup c-pre-3-6-16-abcde before any member is updated/);
+    for (const phase of ['Pending', 'Running'] as const) {
+      const a = rolling({ rollout: { preBackup: preBackup(phase) } });
+      assert.ok(isWait(a, 'BackupBeforeUpgrade') && a.boundMs === 360_000 && a.detail.includes(`EtcdBackup c-pre-3-6-16-abcde (${phase})`), JSON.stringify(a));
+    }
+    assert.equal(updating(rolling({ rollout: { preBackup: preBackup('Succeeded') } })), 'c-1');
+  });
+
+  test('a failed backup halts the rollout with its reason, before any member is touched', () => {
+    const a = rolling({ rollout: { preBackup: preBackup('Failed', 'BucketNotFound: the bucket b does not exist') } });
+    assert.ok(a.type === 'haltRollout' && a.reason === 'BackupFailed' && a.member === 'c-0', JSON.stringify(a));
+    assert.match(a.message, /EtcdBackup c-pre-3-6-16-abcde, taken before the version change, failed \(BucketNotFound: the bucket b does not exist\); no member was updated/);
+  });
+
+  test('pre-checks come first: no backup is taken while a member does not serve', () => {
+    const a = rolling({ members: [member(0), member(1, { healthy: false }), member(2)], rollout: { preBackup: preBackup('Missing') } });
+    assert.ok(isWait(a, 'RollingUpdate'), JSON.stringify(a));
+  });
+
+  test('once a member is on the new spec, the backup is not waited for again (the data it was for has moved on)', () => {
+    const a = rolling({ members: [member(0), updated(1), member(2)], rollout: { outdated: outdated(0, 2), record: record({ member: 'c-1', memberSince: iso(NOW - 30_000) }), preBackup: preBackup('Missing') } });
+    assert.equal(updating(a), 'c-2');
+  });
+
+  test('a change that keeps the version takes no backup, even with one observed', () => {
+    const a = rolling({ rollout: { targetVersion: '3.5.35', record: record({ targetVersion: '3.5.35' }), path: { kind: 'None' }, preBackup: preBackup('Missing') } });
+    assert.equal(updating(a), 'c-1');
+  });
+});
