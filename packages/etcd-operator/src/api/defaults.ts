@@ -107,11 +107,16 @@ export function versionChangeAllowed(from: string, to: string): boolean {
  *   while its cluster version has not moved up: it moves within seconds of the last member running the newer
  *   minor, and an older binary is refused from then on ("server version is lower than determined cluster
  *   version").
- * - Refused: anything else, with why (a skipped minor; back a minor once the cluster version moved, which
- *   needs etcd's downgrade API, not driven by this operator yet; 3.6 from a 3.5 member older than 3.5.32).
+ * - Downgrade: one minor below the cluster version, through etcd's downgrade API (3.6 → 3.5: etcd has the API
+ *   from 3.6 on), or on with a downgrade already enabled to the target's minor (the cluster version is then
+ *   already the lower one).
+ * - Refused: anything else, with why (a skipped minor; 3.5 → 3.4; 3.6 from a 3.5 member older than 3.5.32).
  * Shared by the operator (which acts on it) and the validating webhook (which refuses what it refuses).
  */
-export type VersionPath = { kind: 'None' | 'Patch' | 'Upgrade' | 'Rollback' } | { kind: 'Refused'; why: string };
+export type VersionPath = { kind: 'None' | 'Patch' | 'Upgrade' | 'Rollback' | 'Downgrade' } | { kind: 'Refused'; why: string };
+
+/** The first minor version whose etcd has the downgrade API (and whose members migrate their storage version down). */
+export const MIN_DOWNGRADE_MINOR = 6;
 
 export interface VersionFacts {
   /** Each member's own server version; undefined for a member that did not say. */
@@ -119,6 +124,8 @@ export interface VersionFacts {
   /** etcd's cluster version, e.g. "3.5.0"; undefined when unknown (the lowest member minor stands in). */
   clusterVersion?: string;
   target: string;
+  /** The cluster version a downgrade in flight goes to (a 3.6 member's status), e.g. "3.5.0". */
+  downgradeTarget?: string;
 }
 
 const release = (version: string): { minor: number; patch: number } | undefined => {
@@ -136,6 +143,8 @@ export function versionPath(f: VersionFacts): VersionPath {
   const current = cluster?.minor ?? (members.length > 0 ? Math.min(...members.map((m) => m.minor!)) : undefined);
   if (current === undefined) return { kind: 'Refused', why: 'no member has reported its version yet' };
   const newest = Math.max(current, ...members.map((m) => m.minor!));
+  const downgrading = f.downgradeTarget ? release(f.downgradeTarget) : undefined;
+  if (downgrading && downgrading.minor === target.minor) return { kind: 'Downgrade' };
   if (target.minor === current) return { kind: newest > current ? 'Rollback' : 'Patch' };
   if (target.minor === current + 1) {
     const min = release(MIN_35_FOR_36)!;
@@ -146,10 +155,8 @@ export function versionPath(f: VersionFacts): VersionPath {
     return { kind: 'Upgrade' };
   }
   if (target.minor === current - 1) {
-    return {
-      kind: 'Refused',
-      why: `etcd's cluster version is already 3.${current}, so members cannot go back to 3.${target.minor} binaries (etcd refuses them), and a downgrade through etcd's downgrade API is not built yet`,
-    };
+    if (current >= MIN_DOWNGRADE_MINOR) return { kind: 'Downgrade' };
+    return { kind: 'Refused', why: `etcd 3.${current} cannot be downgraded to 3.${target.minor}: etcd has a downgrade API from 3.${MIN_DOWNGRADE_MINOR} on` };
   }
   return { kind: 'Refused', why: `${f.target} is more than one minor version away from the cluster version 3.${current}; move one minor version at a time` };
 }

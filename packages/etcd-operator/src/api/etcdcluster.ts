@@ -399,7 +399,7 @@ export const EtcdClusterSpecSchema = Type.Object(
     version: Type.Optional(
       Type.String({
         description:
-          "etcd version of the members (3.MINOR.PATCH). A change is rolled out one member at a time, followers first and the leader last after leadership moved to an updated member, each member gated on being healthy, Ready and caught up before the next goes; a member that fails its gate halts the rollout (docs/upgrades.md). It may move within a minor version, one minor version up, or back one minor version to roll back an upgrade whose cluster version (status.clusterVersion) has not moved yet; the operator changes no member for a move etcd would refuse.",
+          "etcd version of the members (3.MINOR.PATCH). A change is rolled out one member at a time, followers first and the leader last after leadership moved to an updated member, each member gated on being healthy, Ready and caught up before the next goes; a member that fails its gate halts the rollout (docs/upgrades.md). It may move within a minor version, one minor version up, or back one minor version: a rollback of an upgrade whose cluster version (status.clusterVersion) has not moved yet, or from 3.6 a downgrade through etcd's downgrade API (enabled first; no member goes back before every member migrated its data). The operator changes no member for a move etcd would refuse (3.5 to 3.4 once the cluster version is 3.5).",
         pattern: VERSION_PATTERN,
         maxLength: 32,
         default: DEFAULT_VERSION,

@@ -194,6 +194,11 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     case 'updateMember': {
       // Status already names this member as the rollout's (a crash from here resumes with it).
       if (a.clusterVersionAtMost) await checkClusterVersion(a.clusterVersionAtMost);
+      if (a.storageVersion) {
+        const endpoint = endpointOf(a.member);
+        const storage = endpoint ? (await c.etcd.get(endpoint).version({ signal })).storage : undefined;
+        if (storage !== a.storageVersion) throw new StepError('StorageNotMigrated', `${a.member}'s data has storage version ${storage ?? 'unknown'}, not ${a.storageVersion}: an older etcd would not read it, so it does not go back yet`);
+      }
       if (a.via === 'evict') {
         await evict(a.member);
         c.event('Normal', 'MemberUpdating', `evicted pod ${a.member}: it is recreated from the current spec on its volume, as the same member (${a.detail})`);
@@ -233,6 +238,33 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
         if (!(err instanceof AlreadyExistsError)) throw err;
       }
       return { requeueAfter: 2000 };
+    }
+    case 'downgrade': {
+      const endpoint = endpointOf(a.via);
+      if (!endpoint) throw new StepError('MemberUnreachable', `${a.via} has no running pod to call etcd's downgrade API through`);
+      const client = c.etcd.get(endpoint);
+      const enabledTo = async (): Promise<string | undefined> => {
+        const d = (await client.status({ signal })).downgrade;
+        return d?.enabled && d.targetVersion ? d.targetVersion.split('.').slice(0, 2).join('.') : undefined;
+      };
+      if (a.op === 'enable') {
+        try {
+          await client.downgrade('VALIDATE', a.target, { signal });
+          await client.downgrade('ENABLE', a.target, { signal });
+        } catch (err) {
+          // An ENABLE whose answer was lost is refused when tried again (the cluster version moved): the status says.
+          if ((await enabledTo().catch(() => undefined)) !== a.target) throw err;
+        }
+        await c.wrote(`etcd downgrade enable ${a.target}`);
+        c.event('Normal', 'DowngradeEnabled', `etcd's downgrade to ${a.target} is enabled: its cluster version is now ${a.target}.0, and every member migrates its data to that storage version before any member goes back`);
+      } else {
+        await client.downgrade('CANCEL', '', { signal });
+        // 3.6 answers a failed cancel with success: only the status tells.
+        if ((await enabledTo()) !== undefined) throw new StepError('DowngradeNotCancelled', `etcd still reports its downgrade to ${a.target} enabled after CANCEL`);
+        await c.wrote(`etcd downgrade cancel`);
+        c.event('Normal', 'DowngradeCancelled', `etcd's downgrade to ${a.target} was cancelled: spec.version no longer goes there`);
+      }
+      return { requeueAfter: 1000 };
     }
     case 'haltRollout':
       // Status records the halt (written before this step); what remains is to say it.

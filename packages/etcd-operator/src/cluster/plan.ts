@@ -77,6 +77,10 @@ export interface ObservedMember {
   appliedIndex?: string;
   /** Read during a rollout only: its applied index is at or above the leader's commit index read before it (Membership.leaderCommit). */
   caughtUp?: boolean;
+  /** Read during a rollout only (3.6+): the storage schema version of its data, e.g. "3.5.0" once migrated down. */
+  storageVersion?: string;
+  /** Read during a rollout only (3.6+): a downgrade in flight as it sees it. */
+  downgrade?: { enabled: boolean; targetVersion?: string };
 }
 
 export interface Membership {
@@ -126,6 +130,10 @@ export interface ObservedRollout {
   minReadyMs: number;
   /** Set for a recorded version change when spec.backup asks for a backup before it. */
   preBackup?: PreUpgradeBackup;
+  /** etcd's cluster version, when it was read (e.g. "3.5.0"). */
+  clusterVersion?: string;
+  /** A downgrade in flight, as a 3.6 member reports it; undefined when no member says (3.5 members do not). */
+  downgrade?: { enabled: boolean; targetVersion?: string };
 }
 
 /**
@@ -204,10 +212,17 @@ export type Action =
   /**
    * One member gets the current spec: its pod is evicted (PDB-respecting) and recreated on the same PVC as
    * the same member (`evict`), or, on emptyDir, the member is removed and replaced by a new one (`replace`).
-   * Status records it as the rollout's member before this is done. `clusterVersionAtMost`: a rollback to an
+   * Status records it as the rollout's member before this is done. `storageVersion`: a downgrade's member on
+   * the newer binary goes only if its own data says it was migrated to this storage version (read at the last
+   * moment from the member itself). `clusterVersionAtMost`: a rollback to an
    * older minor, refused at the last moment if etcd's cluster version has moved past it meanwhile.
    */
-  | { type: 'updateMember'; member: string; id: string; via: 'evict' | 'replace'; detail: string; clusterVersionAtMost?: string }
+  | { type: 'updateMember'; member: string; id: string; via: 'evict' | 'replace'; detail: string; clusterVersionAtMost?: string; storageVersion?: string }
+  /**
+   * etcd's downgrade API, through `via` (a 3.6 member): `enable` (VALIDATE, then ENABLE) before the first member
+   * of a downgrade goes back; `cancel` when spec.version no longer goes to the downgrade's minor.
+   */
+  | { type: 'downgrade'; op: 'enable' | 'cancel'; target: string; via: string; detail: string }
   /** Leadership to an updated, caught-up member, so that the old leader is updated as a follower. */
   | { type: 'moveLeader'; from: string; fromId: string; to: string; toId: string; detail: string }
   /** The backup spec.backup asks for before a version change (AlreadyExists is this step done). */
@@ -532,6 +547,12 @@ export function haltMessage(record: RolloutRecord): string {
 
 const minorOf = (version: string): string => version.split('.').slice(0, 2).join('.');
 
+/** The member etcd's downgrade API is called through: one that reports downgrades (3.6+), the leader first. */
+function downgradeVia(o: Observed, members: ObservedMember[]): string | undefined {
+  const able = members.filter((m) => m.healthy && m.downgrade !== undefined);
+  return (able.find((m) => m.id === o.membership?.leaderId) ?? able[0])?.member;
+}
+
 function compareVersions(a: string, b: string): number {
   const x = a.split('.').map(Number);
   const y = b.split('.').map(Number);
@@ -566,6 +587,13 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   if (r.outdated.length > 0 && r.path.kind === 'Refused') {
     return { type: 'wait', reason: 'UpgradeBlocked', detail: `spec.version ${r.targetVersion} is not rolled out: ${r.path.why}. No member is changed`, requeueAfterMs: 30_000 };
   }
+  // spec.version went back during a downgrade: etcd's downgrade ends first, then members on the lower minor (if
+  // any) are upgraded back like any upgrade.
+  const downgrading = r.downgrade?.enabled && r.downgrade.targetVersion ? minorOf(r.downgrade.targetVersion) : undefined;
+  if (downgrading !== undefined && downgrading !== minorOf(r.targetVersion)) {
+    const via = downgradeVia(o, members);
+    if (via) return { type: 'downgrade', op: 'cancel', target: downgrading, via, detail: `spec.version ${r.targetVersion} is not ${downgrading}: cancelling etcd's downgrade to ${downgrading}; members already on ${downgrading} are upgraded back` };
+  }
 
   const outdated = new Map(r.outdated.map((x) => [x.member, x.fields]));
   const isOutdated = (m: ObservedMember): boolean => outdated.has(m.member);
@@ -596,7 +624,8 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
     id: m.id,
     via: o.persistent ? 'evict' : 'replace',
     detail: `${heading}: updating ${m.member}, ${why}${isOutdated(m) ? ` (${describeFields(m)})` : ''}`,
-    ...(r.path.kind === 'Rollback' ? { clusterVersionAtMost: minorOf(r.targetVersion) } : {}),
+    ...(r.path.kind === 'Rollback' || r.path.kind === 'Downgrade' ? { clusterVersionAtMost: minorOf(r.targetVersion) } : {}),
+    ...(r.path.kind === 'Downgrade' && m.version !== undefined && minorOf(m.version) !== minorOf(r.targetVersion) ? { storageVersion: `${minorOf(r.targetVersion)}.0` } : {}),
   });
 
   // The gate. A member not outdated is on the new spec, or about to be (its pod is missing or terminating,
@@ -679,6 +708,27 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
       return { type: 'haltRollout', member: candidates[0]!.member, reason: 'BackupFailed', message: `EtcdBackup ${backup.name}, taken before the version change, failed (${backup.message ?? 'no reason given'}); no member was updated` };
     }
     return { type: 'wait', reason: 'BackupBeforeUpgrade', detail: `${heading}: waiting for EtcdBackup ${backup.name} (${backup.phase}) to succeed before any member is updated`, requeueAfterMs: 2000, boundMs: backup.boundMs };
+  }
+
+  // A downgrade: etcd is told first (its cluster version moves down at once), and every member on the newer
+  // binary migrates its data to the older storage version before any member goes back (an older binary would
+  // not read the newer schema). etcd ends the downgrade itself once every member runs the older minor.
+  if (r.path.kind === 'Downgrade') {
+    const to = minorOf(r.targetVersion);
+    const cluster = `${to}.0`;
+    const newer = members.filter((m) => m.version !== undefined && minorOf(m.version) !== to);
+    if (!r.downgrade?.enabled && gated.length === 0 && r.clusterVersion !== undefined && r.clusterVersion !== cluster) {
+      const via = downgradeVia(o, members);
+      if (!via) return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: no member on ${minorOf(r.clusterVersion)} answers to enable etcd's downgrade through`, requeueAfterMs: 2000 };
+      return { type: 'downgrade', op: 'enable', target: to, via, detail: `${heading}: enabling etcd's downgrade to ${to} (its cluster version moves to ${cluster}, and every member migrates its data) before any member goes back` };
+    }
+    const unmigrated = newer.filter((m) => m.storageVersion !== cluster);
+    if (unmigrated.length > 0) {
+      return { type: 'wait', reason: 'DowngradeMigratingStorage', detail: `${heading}: waiting for ${unmigrated.map((m) => `${m.member} (storage version ${m.storageVersion ?? 'not read'})`).join(', ')} to migrate its data to storage version ${cluster} before any member goes back`, requeueAfterMs: 1000, boundMs: r.gateBoundMs };
+    }
+    if (r.clusterVersion !== cluster) {
+      return { type: 'wait', reason: 'DowngradeMigratingStorage', detail: `${heading}: etcd's cluster version is ${r.clusterVersion ?? 'not read'}, not ${cluster} yet; no member goes back before it is`, requeueAfterMs: 1000, boundMs: r.gateBoundMs };
+    }
   }
 
   const leaderId = o.membership?.leaderId;

@@ -56,6 +56,7 @@ export function stepName(a: Action): string | undefined {
     case 'startRollout': return 'startRollout';
     case 'moveLeader': return `moveLeader ${a.to}`;
     case 'createBackup': return `createBackup ${a.name}`;
+    case 'downgrade': return `downgrade ${a.op} ${a.target}`;
     default: return `${a.type} ${a.member}`;
   }
 }

@@ -27,6 +27,7 @@ export const STEP_REASONS = {
   moveLeader: 'RollingUpdate',
   haltRollout: 'UpgradeFailed',
   createBackup: 'BackupBeforeUpgrade',
+  downgrade: 'Downgrading',
 } as const;
 
 /** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
@@ -48,6 +49,8 @@ export const WAIT_REASONS = {
     "a rolling update of member pods is under way (docs/upgrades.md): the message names the member being updated or waited for and what it still lacks (Ready for long enough, caught up with the leader's commit index), how many members are updated, and whether leadership is moving",
   UpgradeBlocked:
     'a rolling update changes no member: etcd would refuse the version move (a skipped minor version, back a minor version after the cluster version moved), or a CORRUPT alarm (or NOSPACE, for a version move) is raised; the message says which and what to do',
+  DowngradeMigratingStorage:
+    "a downgrade (spec.version one minor below etcd's cluster version) was enabled through etcd's downgrade API; no member goes back to the older binary until every member on the newer one has migrated its data to the older storage version and the cluster version is the older one (the message names the members still migrating)",
   BackupBeforeUpgrade:
     'a rolling update that changes spec.version waits, before it touches any member, for the EtcdBackup spec.backup asks for (named in the message) to succeed; a failed one halts the rollout (UpgradeFailed, BackupFailed)',
   UpgradeFailed:
@@ -138,6 +141,8 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   RollingUpdateStarted: { type: 'Normal', meaning: 'a rolling update began: the target version and the members and fields that differ' },
   MemberUpdating: { type: 'Normal', meaning: "a member's pod was evicted to be recreated from the current spec on its volume, as the same member (on emptyDir: the member was replaced)" },
   LeaderMoved: { type: 'Normal', meaning: 'leadership moved to an updated member, so that the old leader is updated last, as a follower' },
+  DowngradeEnabled: { type: 'Normal', meaning: "etcd's downgrade API was told to go one minor down (VALIDATE, then ENABLE): the cluster version moved to the older minor at once" },
+  DowngradeCancelled: { type: 'Normal', meaning: "spec.version went back during a downgrade: etcd's downgrade was cancelled, and members already on the older minor are upgraded back" },
   BackupBeforeUpgrade: { type: 'Normal', meaning: 'an EtcdBackup was created before a version change touches any member (spec.backup.beforeVersionChange Always)' },
   RollingUpdateCompleted: { type: 'Normal', meaning: 'every member runs the current spec, each having passed its gate' },
   UpgradeFailed: { type: 'Warning', meaning: 'a rolling update halted at a member; the note says why and how to roll back or retry' },

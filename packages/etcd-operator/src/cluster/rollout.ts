@@ -135,6 +135,8 @@ export async function observeRollout(
     }
     observed = await withCatchUp(membership, leaderEndpoint, endpoints, clients, signal);
   }
+  // A downgrade in flight, as a 3.6 member's status says it (3.5 members do not).
+  const downgrade = observed?.members.find((m) => m.downgrade !== undefined)?.downgrade;
   return {
     membership: observed,
     ...(clusterVersion ? { clusterVersion } : {}),
@@ -146,7 +148,14 @@ export async function observeRollout(
       ...(record ? { record } : {}),
       ...(cluster.metadata.annotations?.[RETRY_ROLLOUT_ANNOTATION] !== undefined ? { retryToken: cluster.metadata.annotations[RETRY_ROLLOUT_ANNOTATION] } : {}),
       // Only a cluster version read just now decides a rollback: without it, the members' versions stand in.
-      path: versionPath({ memberVersions: versions, ...(clusterVersion ? { clusterVersion } : {}), target: spec.version }),
+      path: versionPath({
+        memberVersions: versions,
+        ...(clusterVersion ? { clusterVersion } : {}),
+        target: spec.version,
+        ...(downgrade?.enabled && downgrade.targetVersion ? { downgradeTarget: downgrade.targetVersion } : {}),
+      }),
+      ...(clusterVersion ? { clusterVersion } : {}),
+      ...(downgrade ? { downgrade } : {}),
       ...(alarms ? { alarms } : {}),
       ...(alarmsUnread !== undefined ? { alarmsUnread } : {}),
       gateBoundMs: gateBoundMs(view.health.map((h) => h.dbSize ?? 0)),
@@ -175,7 +184,13 @@ async function withCatchUp(membership: Membership, leaderEndpoint: string | unde
       try {
         const s = await clients.get(endpoint).status({ signal });
         const applied = s.raftAppliedIndex ?? s.raftIndex;
-        return { ...m, appliedIndex: applied, caughtUp: BigInt(applied) >= BigInt(commit) };
+        return {
+          ...m,
+          appliedIndex: applied,
+          caughtUp: BigInt(applied) >= BigInt(commit),
+          ...(s.storageVersion ? { storageVersion: s.storageVersion } : {}),
+          ...(s.downgrade ? { downgrade: s.downgrade } : {}),
+        };
       } catch {
         // No answer: not seen caught up, which the gate waits for.
         return m;

@@ -83,6 +83,7 @@ export function actionMessage(a: Action): string {
     case 'updateMember': return a.detail;
     case 'moveLeader': return a.detail;
     case 'createBackup': return a.detail;
+    case 'downgrade': return a.detail;
     case 'haltRollout': return `rolling update halted at ${a.member} (${a.reason}): ${a.message}`;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';

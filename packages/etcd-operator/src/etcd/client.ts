@@ -70,6 +70,8 @@ export interface EtcdStatus {
   dbSizeQuota?: number;
   /** 3.6+. */
   storageVersion?: string;
+  /** 3.6+: a downgrade in flight (enabled, with the cluster version it goes to, e.g. "3.5.0"). 3.5 does not say. */
+  downgrade?: { enabled: boolean; targetVersion?: string };
   raftIndex: string;
   raftTerm: string;
   raftAppliedIndex?: string;
@@ -214,6 +216,12 @@ export class EtcdClient {
       if (applied !== undefined) status.raftAppliedIndex = applied;
       const storageVersion = str(o, 'storageVersion');
       if (storageVersion) status.storageVersion = storageVersion;
+      // 3.5 has no such field; 3.6 sends {} when no downgrade is in flight.
+      if (o.downgradeInfo !== undefined && o.downgradeInfo !== null) {
+        const downgrade = optObject(o, 'downgradeInfo');
+        const target = str(downgrade, 'targetVersion');
+        status.downgrade = { enabled: bool(downgrade, 'enabled'), ...(target ? { targetVersion: target } : {}) };
+      }
       return status;
     });
   }
@@ -251,6 +259,17 @@ export class EtcdClient {
   async moveLeader(targetId: string, opts: CallOptions = {}): Promise<void> {
     checkId(targetId);
     await this.#post('/v3/maintenance/transfer-leadership', { targetID: targetId }, 'write', opts, () => undefined);
+  }
+
+  /**
+   * POST /v3/maintenance/downgrade (3.6+): VALIDATE checks that `version` (a minor, "3.5") is exactly one minor
+   * below the cluster version with no downgrade in flight; ENABLE does that check again and proposes the
+   * downgrade through raft (the cluster version moves to it at once, and every member migrates its storage
+   * version); CANCEL ends one in flight. Answers with the cluster version. Not retried: after an unanswered
+   * ENABLE, read status().downgrade (a second ENABLE is refused once the cluster version moved).
+   */
+  async downgrade(action: 'VALIDATE' | 'ENABLE' | 'CANCEL', version: string, opts: CallOptions = {}): Promise<string> {
+    return this.#post('/v3/maintenance/downgrade', { action, version }, 'write', opts, (o) => str(o, 'version'));
   }
 
   /** POST /v3/maintenance/alarm (GET): the cluster's active alarms. */

@@ -283,3 +283,55 @@ test('spec.backup: a failed backup before a version change halts it with nothing
   for (const p of await pods(ns, NAME)) assert.ok(Date.parse(p.metadata.creationTimestamp!) >= completed - 1000, `${p.metadata.name} was recreated after the backup completed`);
   s3.hostClient.destroy();
 });
+
+test("3.6.16 → 3.5.35 on 3 members while writing, through etcd's downgrade API: enabled first, storage migrated, then one member at a time, the leader last; same IDs and PVCs; no write lost", async () => {
+  const ns = await env.namespace('downgrade', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
+  const NAME = 'dg';
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16' });
+  await waitAvailable(env.client, ns, NAME, 3);
+  const before = await eventually('cluster version 3.6.0', async () => {
+    const s = await getCluster(env.client, ns, NAME);
+    return s.cluster.status?.clusterVersion === '3.6.0' && s.cluster.status.currentVersion === '3.6.16' ? s : undefined;
+  }, { timeoutMs: 60_000 });
+  const leaderBefore = before.cluster.status?.leader;
+  const claimsBefore = await claimUids(ns, NAME);
+  const uidsBefore = new Map((await pods(ns, NAME)).map((p) => [p.metadata.name, p.metadata.uid]));
+  const checker = await startChecker(ns, NAME);
+
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
+  const replaced: string[] = [];
+  let replacedBeforeEnabled = false;
+  const deadline = Date.now() + 600_000;
+  for (;;) {
+    assert.ok(Date.now() < deadline, 'the downgrade finished within 10 minutes');
+    const [s, current] = await Promise.all([getCluster(env.client, ns, NAME), pods(ns, NAME)]);
+    for (const [member, uid] of uidsBefore) {
+      if (replaced.includes(member)) continue;
+      const p = current.find((x) => x.metadata.name === member);
+      if (!p || p.metadata.uid !== uid || p.metadata.deletionTimestamp) {
+        replaced.push(member);
+        // etcd's downgrade came first: the cluster version was 3.5.0 before any member went back.
+        if (replaced.length === 1 && !(await events(ns, NAME)).some((e) => e.reason === 'DowngradeEnabled')) replacedBeforeEnabled = true;
+      }
+    }
+    const down = [...uidsBefore.keys()].filter((m) => !current.some((p) => p.metadata.name === m && ready(p)));
+    assert.ok(down.length <= 1, `at most one member down at a time; down: ${down.join(', ')}\n${describe(s)}`);
+    assert.notEqual(condition(s.cluster, 'Degraded')?.reason, 'UpgradeFailed', describe(s));
+    const allOld = current.length === 3 && current.every((x) => !x.metadata.deletionTimestamp && etcdImage(x).endsWith(':v3.5.35'));
+    if (allOld && current.every(ready) && !s.cluster.status?.rollout && s.cluster.status?.currentVersion === '3.5.35') break;
+    await sleep(200);
+  }
+  assert.equal(replacedBeforeEnabled, false, "no member went back before etcd's downgrade was enabled");
+  assert.deepEqual([...replaced].sort(), [...uidsBefore.keys()].sort(), 'every member pod was replaced once');
+  assert.equal(replaced.at(-1), leaderBefore, `the leader last: ${replaced.join(', ')}`);
+  const done = await eventually('every member on 3.5.35, cluster version 3.5.0', async () => {
+    const s = await waitAvailable(env.client, ns, NAME, 3);
+    return s.cluster.status?.clusterVersion === '3.5.0' && s.members.every((m) => m.version === '3.5.35') && condition(s.cluster, 'MembersUpToDate')?.status === 'True' ? s : undefined;
+  }, { timeoutMs: 60_000 });
+  assert.deepEqual(ids(done), ids(before), 'the same members with the same IDs');
+  assert.deepEqual(await claimUids(ns, NAME), claimsBefore, 'the same PVCs');
+  const seen = await events(ns, NAME);
+  for (const reason of ['DowngradeEnabled', 'LeaderMoved', 'RollingUpdateCompleted']) assert.ok(seen.some((e) => e.reason === reason), reason);
+  for (const reason of ['StepStalled', 'UpgradeFailed', 'MemberRemoved']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}`);
+  await verify(checker, 'downgrade');
+});

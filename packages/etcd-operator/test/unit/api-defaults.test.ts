@@ -148,11 +148,18 @@ test('versionPath: what etcd allows from what the members run and the cluster ve
   assert.equal(path(['3.6.16', '3.6.16', '3.5.35'], '3.5.35', '3.5.0'), 'Rollback');
   // Every member on 3.6 but the leader has not moved the cluster version yet: still a rollback.
   assert.equal(path(['3.6.16', '3.6.16', '3.6.16'], '3.5.35', '3.5.0'), 'Rollback');
-  // Once it moved, etcd refuses 3.5 binaries: a downgrade, not built.
-  assert.match(path(['3.6.16', '3.6.16', '3.6.16'], '3.5.35', '3.6.0'), /^Refused: etcd's cluster version is already 3\.6.*downgrade API is not built yet/);
+  // Once it moved, etcd refuses 3.5 binaries: a downgrade through etcd's downgrade API (3.6 has it).
+  assert.equal(path(['3.6.16', '3.6.16', '3.6.16'], '3.5.35', '3.6.0'), 'Downgrade');
+  // Once the downgrade is enabled, the cluster version is already 3.5: still a downgrade, not a rollback.
+  const enabled = versionPath({ memberVersions: ['3.6.16', '3.5.35', '3.6.16'], target: '3.5.35', clusterVersion: '3.5.0', downgradeTarget: '3.5.0' });
+  assert.equal(enabled.kind, 'Downgrade');
+  // spec.version back to 3.6 during it: an upgrade of the members already on 3.5 (the downgrade is cancelled first).
+  assert.equal(versionPath({ memberVersions: ['3.6.16', '3.5.35', '3.6.16'], target: '3.6.16', clusterVersion: '3.5.0', downgradeTarget: '3.5.0' }).kind, 'Upgrade');
+  // etcd 3.5 has no downgrade to 3.4.
+  assert.match(path(['3.5.35', '3.5.35', '3.5.35'], '3.4.37', '3.5.0'), /^Refused: etcd 3\.5 cannot be downgraded to 3\.4: etcd has a downgrade API from 3\.6 on/);
   // Without the cluster version the lowest member minor stands in: a 3.5 member proves it is still 3.5.
   assert.equal(path(['3.6.16', undefined, '3.5.35'], '3.5.35'), 'Rollback');
-  assert.match(path(['3.6.16', undefined, '3.6.16'], '3.5.35'), /^Refused: etcd's cluster version is already 3\.6/);
+  assert.equal(path(['3.6.16', undefined, '3.6.16'], '3.5.35'), 'Downgrade');
   assert.match(path(['3.4.23', '3.4.23'], '3.6.16', '3.4.0'), /^Refused: 3\.6\.16 is more than one minor version away from the cluster version 3\.4/);
   // 3.6 trusts the v3 store's learner records that 3.5 before 3.5.32 did not always write.
   assert.match(path(['3.5.19', '3.5.35', '3.5.35'], '3.6.16', '3.5.0'), /^Refused: moving to 3\.6 needs every member on 3\.5\.32 or later first.*3\.5\.19/);
@@ -166,10 +173,12 @@ test('versionChangeIssues: the webhook refuses a version change etcd would refus
     members: versions.map((version, i) => ({ name: `c-${i}`, ready: true, learner: false, leader: i === 0, ...(version ? { version } : {}) })),
   });
   assert.deepEqual(versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status('3.5.0', '3.6.16', '3.5.35', '3.5.35')), []);
-  const refused = versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status('3.6.0', '3.6.16', '3.6.16', '3.6.16'));
+  // Back a minor once the cluster version moved: a downgrade through etcd's API, admitted.
+  assert.deepEqual(versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status('3.6.0', '3.6.16', '3.6.16', '3.6.16')), []);
+  const refused = versionChangeIssues({ version: '3.4.37' }, { version: '3.5.35' }, status('3.5.0', '3.5.35', '3.5.35', '3.5.35'));
   assert.equal(refused.length, 1);
   assert.equal(refused[0]?.field, 'spec.version');
-  assert.match(refused[0]?.message ?? '', /^spec\.version 3\.5\.35: etcd's cluster version is already 3\.6/);
+  assert.match(refused[0]?.message ?? '', /^spec\.version 3\.4\.37: etcd 3\.5 cannot be downgraded to 3\.4/);
   // Nothing to judge by yet (a new cluster), or the version unchanged: nothing refused here.
   assert.deepEqual(versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status(undefined)), []);
   assert.deepEqual(versionChangeIssues({ version: '3.6.16', replicas: 5 }, { version: '3.6.16' }, status('3.6.0', '3.6.16')), []);

@@ -87,7 +87,7 @@ describe('starting', () => {
   });
 
   test('a version move etcd would refuse changes nothing: UpgradeBlocked with the reason', () => {
-    const why = "etcd's cluster version is already 3.6, so members cannot go back to 3.5 binaries (etcd refuses them), and a downgrade through etcd's downgrade API is not built yet";
+    const why = 'etcd 3.5 cannot be downgraded to 3.4: etcd has a downgrade API from 3.6 on';
     const a = plan(observed({ rollout: { path: { kind: 'Refused', why } } }));
     assert.ok(isWait(a, 'UpgradeBlocked') && a.detail.includes(why) && a.detail.includes('No member is changed'), JSON.stringify(a));
     // Also mid-rollout: nothing is touched.
@@ -362,5 +362,53 @@ describe('the backup before a version change (spec.backup.beforeVersionChange Al
   test('a change that keeps the version takes no backup, even with one observed', () => {
     const a = rolling({ rollout: { targetVersion: '3.5.35', record: record({ targetVersion: '3.5.35' }), path: { kind: 'None' }, preBackup: preBackup('Missing') } });
     assert.equal(updating(a), 'c-1');
+  });
+});
+
+describe("a downgrade 3.6 → 3.5 through etcd's downgrade API", () => {
+  const on36 = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => member(i, { version: '3.6.16', storageVersion: '3.6.0', downgrade: { enabled: false }, ...extra });
+  const down = (over: Partial<ObservedRollout> = {}, members = [on36(0), on36(1), on36(2)]): Action =>
+    plan(observed({
+      members,
+      rollout: {
+        outdated: outdated(...members.filter((m) => m.version === '3.6.16').map((m) => Number(m.member.slice(2)))),
+        targetVersion: '3.5.35', currentVersion: '3.6.16', path: { kind: 'Downgrade' }, clusterVersion: '3.6.0', downgrade: { enabled: false },
+        record: record({ fromVersion: '3.6.16', targetVersion: '3.5.35' }),
+        ...over,
+      },
+    }));
+
+  test('first etcd is told, through the leader, before any member is touched', () => {
+    const a = down();
+    assert.ok(a.type === 'downgrade' && a.op === 'enable' && a.target === '3.5' && a.via === 'c-0', JSON.stringify(a));
+    assert.match(a.detail, /enabling etcd's downgrade to 3\.5 \(its cluster version moves to 3\.5\.0/);
+  });
+
+  test('then no member goes back until every member migrated its storage version and the cluster version is 3.5.0', () => {
+    const enabled = { enabled: true, targetVersion: '3.5.0' };
+    const migrating = down({ clusterVersion: '3.5.0', downgrade: enabled }, [on36(0, { storageVersion: '3.5.0', downgrade: enabled }), on36(1, { downgrade: enabled }), on36(2, { storageVersion: '3.5.0', downgrade: enabled })]);
+    assert.ok(isWait(migrating, 'DowngradeMigratingStorage') && migrating.detail.includes('c-1 (storage version 3.6.0)') && migrating.boundMs === 300_000, JSON.stringify(migrating));
+    const migrated = [0, 1, 2].map((i) => on36(i, { storageVersion: '3.5.0', downgrade: enabled }));
+    const notYet = down({ clusterVersion: '3.6.0', downgrade: enabled }, migrated);
+    assert.ok(isWait(notYet, 'DowngradeMigratingStorage') && notYet.detail.includes("cluster version is 3.6.0, not 3.5.0"), JSON.stringify(notYet));
+    const go = down({ clusterVersion: '3.5.0', downgrade: enabled }, migrated);
+    assert.ok(go.type === 'updateMember' && go.member === 'c-1' && go.clusterVersionAtMost === '3.5' && go.storageVersion === '3.5.0', JSON.stringify(go));
+  });
+
+  test('members already on 3.5 are past the storage check; the leader still goes last', () => {
+    const enabled = { enabled: true, targetVersion: '3.5.0' };
+    const members = [on36(0, { storageVersion: '3.5.0', downgrade: enabled }), member(1, { version: '3.5.35' }), member(2, { version: '3.5.35' })];
+    const a = down({ clusterVersion: '3.5.0', downgrade: enabled, record: record({ fromVersion: '3.6.16', targetVersion: '3.5.35', member: 'c-2', memberSince: iso(NOW - 30_000) }) }, members);
+    assert.ok(a.type === 'moveLeader' && a.from === 'c-0', JSON.stringify(a));
+  });
+
+  test('spec.version set back to 3.6 during a downgrade: etcd\'s downgrade is cancelled first', () => {
+    const enabled = { enabled: true, targetVersion: '3.5.0' };
+    const members = [on36(0, { storageVersion: '3.5.0', downgrade: enabled }), member(1, { version: '3.5.35' }), on36(2, { storageVersion: '3.5.0', downgrade: enabled })];
+    const a = plan(observed({ members, rollout: { outdated: outdated(1), targetVersion: '3.6.16', target: 'T3', path: { kind: 'Upgrade' }, clusterVersion: '3.5.0', downgrade: enabled, record: record({ target: 'T3', fromVersion: '3.5.35', targetVersion: '3.6.16' }) } }));
+    assert.ok(a.type === 'downgrade' && a.op === 'cancel' && a.target === '3.5' && a.via === 'c-0', JSON.stringify(a));
+    // Once cancelled, the member on 3.5 is upgraded back like any upgrade.
+    const after = plan(observed({ members: members.map((m) => ({ ...m, downgrade: m.downgrade ? { enabled: false } : undefined })), rollout: { outdated: outdated(1), targetVersion: '3.6.16', target: 'T3', path: { kind: 'Upgrade' }, clusterVersion: '3.5.0', downgrade: { enabled: false }, record: record({ target: 'T3', fromVersion: '3.5.35', targetVersion: '3.6.16' }) } }));
+    assert.equal(updating(after), 'c-1');
   });
 });

@@ -306,11 +306,11 @@ test('a crash-looping image halts at the first member: Degraded UpgradeFailed in
   assert.equal(s.phase, 'Running');
 });
 
-test('back a minor once the cluster version moved: nothing is touched, Degraded UpgradeBlocked (the webhook being off)', async () => {
-  const t = setUp({ replicas: 3, version: '3.6.16', storage: PVC_STORAGE });
-  t.etcd.clusterVersion = '3.6.0';
+test('3.5 back to 3.4 once the cluster version is 3.5 (etcd has no downgrade from 3.5): nothing is touched, Degraded UpgradeBlocked (the webhook being off)', async () => {
+  const t = setUp({ replicas: 3, version: '3.5.35', storage: PVC_STORAGE });
+  t.etcd.clusterVersion = '3.5.0';
   await t.run();
-  t.setSpec({ replicas: 3, version: '3.5.35', storage: PVC_STORAGE });
+  t.setSpec({ replicas: 3, version: '3.4.37', storage: PVC_STORAGE });
   for (let i = 0; i < 5; i++) {
     await t.run();
     t.tick(3000);
@@ -318,6 +318,6 @@ test('back a minor once the cluster version moved: nothing is touched, Degraded 
   assert.deepEqual(t.writes, []);
   const degraded = condition(t.status(), 'Degraded')!;
   assert.deepEqual([degraded.status, degraded.reason], ['True', 'UpgradeBlocked']);
-  assert.match(degraded.message, /etcd's cluster version is already 3\.6/);
+  assert.match(degraded.message, /etcd 3\.5 cannot be downgraded to 3\.4/);
   assert.equal(t.events.filter((e) => e.reason === 'UpgradeBlocked').length, 1, 'said once, not on every reconcile');
 });

@@ -254,15 +254,18 @@ test('EtcdCluster: a fromBackup key a PVC cannot hold is refused by the webhook 
   refused(await review(validateEtcdCluster, cluster({ replicas: 0 })), /spec\.replicas/);
 });
 
-test('EtcdCluster: one minor back is admitted as a rollback only while status.clusterVersion is the older minor', async () => {
+test('EtcdCluster: one minor back is admitted (a rollback, or from 3.6 a downgrade through etcd\'s API); from 3.5 to 3.4 only while status.clusterVersion is 3.4', async () => {
   const running = (clusterVersion: string, ...versions: string[]): EtcdCluster => ({
     ...cluster({ replicas: 3, version: '3.6.16' }),
     status: { clusterVersion, members: versions.map((version, i) => ({ name: `example-${i}`, ready: true, learner: false, leader: i === 0, version })) },
   });
   allowed(await review(validateEtcdCluster, cluster({ replicas: 3, version: '3.5.35' }), { operation: 'UPDATE', oldObject: running('3.5.0', '3.6.16', '3.5.35', '3.5.35') }));
+  allowed(await review(validateEtcdCluster, cluster({ replicas: 3, version: '3.5.35' }), { operation: 'UPDATE', oldObject: running('3.6.0', '3.6.16', '3.6.16', '3.6.16') }));
+  const on35 = (clusterVersion: string, ...versions: string[]): EtcdCluster => ({ ...running(clusterVersion, ...versions), spec: { replicas: 3, version: '3.5.35' } });
+  allowed(await review(validateEtcdCluster, cluster({ replicas: 3, version: '3.4.37' }), { operation: 'UPDATE', oldObject: on35('3.4.0', '3.5.35', '3.4.37', '3.4.37') }));
   refused(
-    await review(validateEtcdCluster, cluster({ replicas: 3, version: '3.5.35' }), { operation: 'UPDATE', oldObject: running('3.6.0', '3.6.16', '3.6.16', '3.6.16') }),
-    /^spec\.version 3\.5\.35: etcd's cluster version is already 3\.6/,
+    await review(validateEtcdCluster, cluster({ replicas: 3, version: '3.4.37' }), { operation: 'UPDATE', oldObject: on35('3.5.0', '3.5.35', '3.5.35', '3.5.35') }),
+    /^spec\.version 3\.4\.37: etcd 3\.5 cannot be downgraded to 3\.4/,
   );
 });
 

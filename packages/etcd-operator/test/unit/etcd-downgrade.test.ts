@@ -1,0 +1,130 @@
+// A downgrade 3.6 → 3.5 as etcd itself does it, on real local members: the facts the rollout planner's
+// Downgrade path (cluster/plan.ts) builds on, checked against the etcd it drives.
+// - VALIDATE, then ENABLE: the cluster version moves to 3.5.0 at once, every member reports the downgrade in its
+//   status and migrates its storage version to 3.5.0; a second ENABLE is refused (so an unanswered one is
+//   confirmed by reading the status, not by trying again).
+// - Members restarted one at a time on 3.5 keep their IDs and data, the leader last after leadership moved.
+// - CANCEL before any member went back: the downgrade ends and the cluster version returns to 3.6.0.
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { EtcdClient } from '../../src/etcd/index.ts';
+import { startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
+
+async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await fn();
+      if (value !== undefined) return value;
+    } catch (err) {
+      last = err;
+    }
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
+}
+
+function harness(): { env: () => LocalEtcdCluster; client: (name: string) => EtcdClient; set: (c: LocalEtcdCluster) => void; close: () => Promise<void> } {
+  let cluster: LocalEtcdCluster | undefined;
+  const clients = new Map<string, EtcdClient>();
+  const env = (): LocalEtcdCluster => {
+    assert.ok(cluster, 'cluster started');
+    return cluster;
+  };
+  return {
+    env,
+    set: (c) => { cluster = c; },
+    client: (name) => {
+      const endpoint = env().member(name).clientURL;
+      let c = clients.get(endpoint);
+      if (!c) clients.set(endpoint, (c = new EtcdClient({ endpoint, timeoutMs: 5000 })));
+      return c;
+    },
+    close: async () => {
+      for (const c of clients.values()) c.close();
+      await cluster?.stop();
+    },
+  };
+}
+
+describe('a downgrade 3.6.16 → 3.5.35 of three real members', () => {
+  const h = harness();
+  const names = (): string[] => h.env().members.map((m) => m.name);
+  async function leaderAndIds(): Promise<{ leader: string; ids: Map<string, string> }> {
+    return eventually('an agreed leader', async () => {
+      const statuses = await Promise.all(names().map(async (n) => ({ n, s: await h.client(n).status() })));
+      const leaders = new Set(statuses.map((x) => x.s.leaderId));
+      const leader = statuses.find((x) => x.s.memberId === x.s.leaderId);
+      return leaders.size === 1 && leader ? { leader: leader.n, ids: new Map(statuses.map((x) => [x.n, x.s.memberId])) } : undefined;
+    });
+  }
+  let idsBefore: Map<string, string>;
+
+  before(async () => {
+    h.set(await startLocalEtcd({ members: 3, version: '3.6.16' }));
+    const { leader, ids } = await leaderAndIds();
+    idsBefore = ids;
+    for (let i = 0; i < 50; i++) await h.client(leader).put(`/dg/${i}`, `v${i}`);
+    assert.equal(await eventually('cluster version 3.6.0', async () => (await h.client(leader).version()).cluster), '3.6.0');
+    assert.deepEqual((await h.client(leader).status()).downgrade, { enabled: false }, '3.6 says there is no downgrade in flight');
+  });
+  after(() => h.close());
+
+  test('VALIDATE, then ENABLE: the cluster version is 3.5.0 at once, every member migrates its storage version; a second ENABLE is refused', async () => {
+    const first = names()[0]!;
+    assert.equal(await h.client(first).downgrade('VALIDATE', '3.5'), '3.6');
+    await assert.rejects(h.client(first).downgrade('VALIDATE', '3.4'), /invalid downgrade target version/);
+    await h.client(first).downgrade('ENABLE', '3.5');
+    for (const n of names()) {
+      const s = await eventually(`${n} migrated its storage version`, async () => {
+        const st = await h.client(n).status();
+        return st.storageVersion === '3.5.0' ? st : undefined;
+      });
+      assert.deepEqual(s.downgrade, { enabled: true, targetVersion: '3.5.0' });
+      assert.equal((await h.client(n).version()).cluster, '3.5.0');
+    }
+    await assert.rejects(h.client(first).downgrade('ENABLE', '3.5'), /invalid downgrade target version/);
+  });
+
+  test('members go back to 3.5.35 one at a time, the leader last after leadership moved; same IDs, no data lost', async () => {
+    const { leader } = await leaderAndIds();
+    const followers = names().filter((n) => n !== leader).sort();
+    for (const f of followers) {
+      await h.env().restart(f, '3.5.35');
+      const s = await h.client(f).status();
+      assert.equal(s.version, '3.5.35');
+      assert.equal(s.memberId, idsBefore.get(f));
+      assert.equal(s.downgrade, undefined, '3.5 does not report downgrades');
+    }
+    await h.client(leader).moveLeader(idsBefore.get(followers[0]!)!, { timeoutMs: 10_000 });
+    assert.equal((await leaderAndIds()).leader, followers[0]);
+    await h.env().restart(leader, '3.5.35');
+    const after = await leaderAndIds();
+    assert.deepEqual([...after.ids].sort(), [...idsBefore].sort(), 'same members, same IDs');
+    for (const n of names()) {
+      assert.equal((await h.client(n).status()).version, '3.5.35');
+      assert.equal((await h.client(n).version()).cluster, '3.5.0');
+    }
+    assert.equal((await h.client(after.leader).range('/dg/', { end: '/dg0' })).count, 50, 'no write lost');
+  });
+});
+
+describe('a downgrade cancelled before any member went back', () => {
+  const h = harness();
+  before(async () => {
+    h.set(await startLocalEtcd({ members: 1, version: '3.6.16' }));
+    await eventually('cluster version 3.6.0', async () => ((await h.client(h.env().members[0]!.name).version()).cluster === '3.6.0' ? true : undefined));
+  });
+  after(() => h.close());
+
+  test('CANCEL ends it, and the cluster version returns to 3.6.0', async () => {
+    const c = h.client(h.env().members[0]!.name);
+    await c.downgrade('ENABLE', '3.5');
+    assert.deepEqual((await eventually('downgrade enabled', async () => ((await c.status()).downgrade?.enabled ? await c.status() : undefined))).downgrade, { enabled: true, targetVersion: '3.5.0' });
+    await c.downgrade('CANCEL', '');
+    assert.deepEqual((await c.status()).downgrade, { enabled: false });
+    assert.equal(await eventually('cluster version 3.6.0 again', async () => ((await c.version()).cluster === '3.6.0' ? '3.6.0' : undefined)), '3.6.0');
+  });
+});
