@@ -335,3 +335,29 @@ test("3.6.16 → 3.5.35 on 3 members while writing, through etcd's downgrade API
   for (const reason of ['StepStalled', 'UpgradeFailed', 'MemberRemoved']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}`);
   await verify(checker, 'downgrade');
 });
+
+test('the supported path 3.4.23 → 3.5.35 → 3.6.16, one minor at a time, while writing: same members and IDs, the cluster version following each step, no write lost', async () => {
+  const ns = await env.namespace('upgrade-path', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
+  const NAME = 'path';
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.4.23' });
+  await waitAvailable(env.client, ns, NAME, 3);
+  const at = async (version: string, cluster: string): Promise<ClusterState> =>
+    eventually(`every member on ${version}, cluster version ${cluster}`, async () => {
+      const s = await waitAvailable(env.client, ns, NAME, 3);
+      return !s.cluster.status?.rollout && s.cluster.status?.currentVersion === version && s.cluster.status.clusterVersion === cluster && s.members.every((m) => m.version === version) && condition(s.cluster, 'MembersUpToDate')?.status === 'True'
+        ? s
+        : undefined;
+    }, { timeoutMs: 600_000, intervalMs: 1000 });
+  const before = await at('3.4.23', '3.4.0');
+  const checker = await startChecker(ns, NAME);
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
+  const mid = await at('3.5.35', '3.5.0');
+  assert.deepEqual(ids(mid), ids(before), 'the same members with the same IDs after 3.5');
+  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16' });
+  const done = await at('3.6.16', '3.6.0');
+  assert.deepEqual(ids(done), ids(before), 'the same members with the same IDs after 3.6');
+  const seen = await events(ns, NAME);
+  assert.equal(seen.filter((e) => e.reason === 'RollingUpdateCompleted').length >= 2, true, 'two rollouts completed');
+  for (const reason of ['StepStalled', 'UpgradeFailed', 'MemberRemoved']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}`);
+  await verify(checker, '3.4 → 3.5 → 3.6');
+});
