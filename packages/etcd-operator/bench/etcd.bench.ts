@@ -2,7 +2,7 @@
 // with STEP_DEADLINE_SECONDS=60, so a step that makes no progress for a minute is a StepStalled event.
 //
 // Benchmarks (one JSON line each on stdout; progress on stderr). Phases, chosen with
-// QUORUM_BENCH_PHASES=available,soak,idle (default: all three):
+// QUORUM_BENCH_PHASES=available,upgrade,soak,idle (default: all four):
 //
 // available
 //   etcd.available_s.3, etcd.floor_s.3   medians over QUORUM_BENCH_RUNS (default 5, at least 5 is what the
@@ -33,6 +33,18 @@
 //   etcd.retrying_steps                  StepRetrying occurrences (retried for 30 s).
 //   etcd.peer_inactive_events            `peer became inactive` lines in all member pods' etcd logs (pods
 //                                        removed by a scale-down are read just before it).
+// upgrade (QUORUM_BENCH_RUNS runs, each a fresh 3-member cluster on 3.5.35, with a data checker writing 20/s
+// through the client Service with a retrying client: 3 retries, 250 ms apart)
+//   upgrade.duration_s.3                 spec.version 3.5.35 → 3.6.16 → every member on 3.6.16, the rollout done
+//                                        (status.rollout gone, currentVersion 3.6.16, every pod Ready).
+//   upgrade.floor_s.3                    the floor, in the same run on the same cluster: its three members'
+//                                        plain restarts (each pod deleted, recreated by the operator on its
+//                                        volume, → Ready and the cluster Available), one after the other, summed.
+//                                        The order within a run alternates (floor first, then upgrade first).
+//   upgrade.duration_ratio.3             median of the per-run ratios; .min and .max give the spread. Goal ≤ 1.2.
+//   upgrade.failed_requests              writes that failed after every retry during the upgrades, summed. Goal 0.
+//   upgrade.retried_requests             writes that needed a retry (informational), summed.
+//   upgrade.lost_writes                  acknowledged writes missing afterwards, summed. Must be 0.
 // idle
 //   etcd.idle50.*                        the operator at rest with 50 one-member clusters: RSS, CPU, API
 //                                        requests and writes per minute, lease renewals per minute.
@@ -44,16 +56,17 @@ import type { EtcdCluster } from '../src/api/etcdcluster.ts';
 import { LABELS, memberHost, memberName, peerURL } from '../src/cluster/names.ts';
 import { memberPVC, memberPod, peerService } from '../src/cluster/resources.ts';
 import { EtcdClusters } from '../src/resources.ts';
-import { applyCluster, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
+import { applyCluster, clientServiceEndpoint, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
 import { converged, percentile, runSoak } from '../test/support/soak.ts';
-import { benchRuns, median, progressTo, report, seconds, selectedPhases } from './figures.ts';
+import { DataChecker } from '../src/testing/data-checker.ts';
+import { benchRuns, median, progressTo, report, reportRatio, seconds, selectedPhases } from './figures.ts';
 
 const progress = progressTo('etcd bench');
 // The image the operator's members run by default (a spec without version or image).
 const IMAGE = etcdImage(applyDefaults({ replicas: 1 }));
 const ReplicaSets = resource('apps/v1', 'ReplicaSet', 'replicasets', true);
 
-const PHASES = ['available', 'soak', 'idle'] as const;
+const PHASES = ['available', 'upgrade', 'soak', 'idle'] as const;
 type Phase = (typeof PHASES)[number];
 const phases = selectedPhases(PHASES);
 const runs = benchRuns();
@@ -203,6 +216,88 @@ async function recoveryAndScale(client: Client, ns: string): Promise<void> {
   await dropNamespace(client, ns);
 }
 
+const UPGRADE_FROM = '3.5.35';
+const UPGRADE_TO = '3.6.16';
+
+/** Each member's pod deleted in turn (a plain restart on its volume, by the operator) → Ready and Available; the sum. */
+async function plainRestarts(client: Client, ns: string, name: string): Promise<number> {
+  let total = 0;
+  const members = (await client.get(EtcdClusters, { namespace: ns, name })).status!.members!.map((m) => m.name);
+  for (const member of members) {
+    const uid = (await client.get(Pods, { namespace: ns, name: member })).metadata.uid;
+    const t0 = performance.now();
+    await client.delete(Pods, { namespace: ns, name: member });
+    await eventually(`${member} back`, async () => {
+      const pod = (await client.find(Pods, { namespace: ns, name: member })) as PodObj | undefined;
+      const c = await client.get(EtcdClusters, { namespace: ns, name });
+      return pod && pod.metadata.uid !== uid && ready(pod) && converged(c, 3);
+    }, { timeoutMs: 300_000, intervalMs: POLL_MS });
+    total += seconds(t0);
+  }
+  return total;
+}
+
+/** spec.version moved → the rollout done, every member on the new version and Ready. */
+async function upgradeTo(client: Client, ns: string, name: string, version: string): Promise<number> {
+  const t0 = performance.now();
+  await client.mergePatch(EtcdClusters, { namespace: ns, name }, { spec: { version } });
+  await eventually(`${ns}/${name} on ${version}`, async () => {
+    const c = await client.get(EtcdClusters, { namespace: ns, name });
+    const s = c.status;
+    return !s?.rollout && s?.currentVersion === version && s.observedGeneration === c.metadata.generation && converged(c, 3);
+  }, { timeoutMs: 900_000, intervalMs: POLL_MS });
+  return seconds(t0);
+}
+
+async function upgradePhase(env: TestEnv): Promise<void> {
+  const client = env.client;
+  const ups: number[] = [];
+  const floors: number[] = [];
+  let failed = 0;
+  let retried = 0;
+  let lost = 0;
+  for (let i = 0; i < Math.max(1, runs); i++) {
+    const ns = await env.namespace('bench-upgrade');
+    await applyCluster(client, ns, 'u', { replicas: 3, version: UPGRADE_FROM });
+    await eventually(`${ns}/u Available on ${UPGRADE_FROM}`, async () => {
+      const c = await client.get(EtcdClusters, { namespace: ns, name: 'u' });
+      return converged(c, 3) && c.status?.clusterVersion === '3.5.0' ? true : undefined;
+    }, { timeoutMs: 300_000, intervalMs: POLL_MS });
+    const checker = new DataChecker({ endpoints: [await clientServiceEndpoint(client, ns, 'u')], ratePerSecond: 20, retries: 3 });
+    checker.start();
+    await eventually('the checker writing', () => Promise.resolve(checker.stats().acknowledged >= 20), { timeoutMs: 60_000 });
+    let up = 0;
+    let floor = 0;
+    const before = checker.stats();
+    // Alternate which goes first, so that the cluster's age (and the machine's drift) favours neither.
+    for (const side of i % 2 === 0 ? ['floor', 'upgrade'] : ['upgrade', 'floor']) {
+      progress(`upgrade run ${i + 1}/${runs}: ${side}`);
+      if (side === 'floor') floor = await plainRestarts(client, ns, 'u');
+      else {
+        const start = checker.stats();
+        up = await upgradeTo(client, ns, 'u', UPGRADE_TO);
+        const end = checker.stats();
+        failed += end.unacknowledged - start.unacknowledged;
+        retried += end.retried - start.retried;
+      }
+    }
+    await checker.stop();
+    const verified = await checker.verify({ timeoutMs: 60_000 });
+    lost += verified.lost.length + verified.corrupted.length;
+    await checker.close();
+    progress(`  upgrade ${up.toFixed(1)} s, floor ${floor.toFixed(1)} s (ratio ${(up / floor).toFixed(2)}); writes: ${checker.stats().acknowledged - before.acknowledged} acknowledged, failed so far ${failed}, retried so far ${retried}`);
+    ups.push(up);
+    floors.push(floor);
+    await dropNamespace(client, ns);
+  }
+  report('upgrade.duration_s.3', median(ups), 's');
+  report('upgrade.floor_s.3', median(floors), 's');
+  reportRatio('upgrade.duration_ratio.3', ups.map((u, i) => u / floors[i]!));
+  report('upgrade.failed_requests', failed, 'requests');
+  report('upgrade.retried_requests', retried, 'requests');
+  report('upgrade.lost_writes', lost, 'writes');
+}
+
 async function soakPhase(env: TestEnv): Promise<void> {
   // Each run is a whole soak in a fresh namespace; a figure is the median of its per-run values, with
   // the spread (.min, .max): one run's percentile on this noisy 2-core machine is not a figure.
@@ -259,7 +354,7 @@ async function idlePhase(env: TestEnv): Promise<void> {
   report('etcd.idle50.lease_renewals_per_min', delta('requests_lease_write'), 'writes/min');
 }
 
-const run: Record<Phase, (env: TestEnv) => Promise<void>> = { available: availablePhase, soak: soakPhase, idle: idlePhase };
+const run: Record<Phase, (env: TestEnv) => Promise<void>> = { available: availablePhase, upgrade: upgradePhase, soak: soakPhase, idle: idlePhase };
 let env: TestEnv | undefined;
 try {
   progress(`operator: build, load, install (phases: ${[...phases].join(', ')})`);

@@ -18,6 +18,12 @@ export interface DataCheckerOptions {
   timeoutMs?: number;
   /** Writes allowed in flight at once; the pace slows rather than piling up requests. Default 4. */
   maxInFlight?: number;
+  /**
+   * Times a failed write is sent again (to the next endpoint, after 250 ms), as an application's retrying
+   * client would; only a write that failed every time counts as unacknowledged. Default 0. The same key and
+   * value are sent again, so a write applied twice is still one write.
+   */
+  retries?: number;
 }
 
 export interface VerifyOptions {
@@ -56,6 +62,8 @@ export interface DataCheckerStats {
   inFlight: number;
   /** Acknowledged writes per second over the last few seconds. */
   writesPerSecond: number;
+  /** Writes that needed at least one retry (with `retries` set). */
+  retried: number;
   lastError?: string;
   lastErrorAt?: string;
 }
@@ -82,6 +90,7 @@ interface WriteRecord {
 
 const SEQ_DIGITS = 10;
 const RATE_WINDOW_MS = 5000;
+const RETRY_DELAY_MS = 250;
 
 export class DataChecker {
   readonly prefix: string;
@@ -101,6 +110,8 @@ export class DataChecker {
   #next = 0;
   #acknowledged = 0;
   #unacknowledged = 0;
+  #retried = 0;
+  readonly #retries: number;
   #lastError: string | undefined;
   #lastErrorAt: string | undefined;
   #running = false;
@@ -119,6 +130,7 @@ export class DataChecker {
     this.#intervalMs = 1000 / rate;
     this.#timeoutMs = options.timeoutMs ?? 2000;
     this.#maxInFlight = Math.max(1, options.maxInFlight ?? 4);
+    this.#retries = Math.max(0, options.retries ?? 0);
     this.prefix = options.prefix ?? `/quorum-checker/${this.#runId}/`;
     if (this.prefix === '') throw new Error('DataChecker: prefix must not be empty');
     this.#clients = origins.map((endpoint) => new EtcdClient({ endpoint, timeoutMs: this.#timeoutMs }));
@@ -161,6 +173,7 @@ export class DataChecker {
       attempted: this.#seq,
       acknowledged: this.#acknowledged,
       unacknowledged: this.#unacknowledged,
+      retried: this.#retried,
       inFlight: this.#inFlight.size,
       writesPerSecond: (this.#ackTimes.length * 1000) / span,
     };
@@ -254,20 +267,28 @@ export class DataChecker {
     const value = `${this.#runId}:${seq}:${randomBytes(4).toString('hex')}`;
     const record: WriteRecord = { value, acknowledged: false };
     this.#writes.set(key, record);
-    const client = this.#clients[seq % this.#clients.length]!;
-    try {
-      // put() resolves only on an answer carrying the write's revision: the proof etcd committed it.
-      const { revision } = await client.put(key, value);
-      record.acknowledged = true;
-      record.revision = BigInt(revision);
-      this.#acknowledged++;
-      this.#ackTimes.push(performance.now());
-      this.#pruneAckTimes(performance.now());
-    } catch (err) {
-      // Ambiguous: it may or may not have been applied, so it is never counted as acknowledged.
-      this.#unacknowledged++;
-      this.#lastError = `put ${key} via ${client.endpoint}: ${describe(err)}`;
-      this.#lastErrorAt = new Date().toISOString();
+    for (let attempt = 0; ; attempt++) {
+      const client = this.#clients[(seq + attempt) % this.#clients.length]!;
+      try {
+        // put() resolves only on an answer carrying the write's revision: the proof etcd committed it.
+        const { revision } = await client.put(key, value);
+        record.acknowledged = true;
+        record.revision = BigInt(revision);
+        this.#acknowledged++;
+        if (attempt > 0) this.#retried++;
+        this.#ackTimes.push(performance.now());
+        this.#pruneAckTimes(performance.now());
+        return;
+      } catch (err) {
+        this.#lastError = `put ${key} via ${client.endpoint}${attempt > 0 ? ` (attempt ${attempt + 1})` : ''}: ${describe(err)}`;
+        this.#lastErrorAt = new Date().toISOString();
+        if (attempt >= this.#retries || !this.#running) {
+          // Ambiguous: it may or may not have been applied, so it is never counted as acknowledged.
+          this.#unacknowledged++;
+          return;
+        }
+        await new Promise((r) => setTimeout(r, RETRY_DELAY_MS));
+      }
     }
   }
 

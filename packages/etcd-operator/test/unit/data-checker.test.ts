@@ -8,6 +8,15 @@ import { DataChecker, VerifyTimeoutError } from '../../src/testing/data-checker.
 import { EtcdClusterClient } from '../../src/etcd/cluster-client.ts';
 import { startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
+async function eventually(what: string, fn: () => boolean, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (fn()) return;
+    await sleep(100);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 /** Index of the member that currently leads, so the member-loss test kills the leader (the harsher case). */
 async function leaderIndex(cluster: LocalEtcdCluster): Promise<number> {
   const clients = new EtcdClusterClient({ endpoints: cluster.endpoints });
@@ -72,6 +81,27 @@ describe('DataChecker against a real etcd 3.6 cluster', { timeout: 120_000 }, ()
     assert.deepEqual(report.lost, []);
     assert.deepEqual(report.corrupted, []);
     assert.ok(!Number.isNaN(Date.parse(report.verifiedAt)));
+  });
+
+  test('with retries, a write that fails at one endpoint is sent again to the next and counted as retried, not failed', async () => {
+    // The first endpoint is a port nothing listens on: every write sent there first fails at once.
+    const dead = 'http://127.0.0.1:1';
+    const c = checker(new DataChecker({ endpoints: [dead, healthy.endpoints[0]!], ratePerSecond: 50, retries: 1, timeoutMs: 1000 }));
+    c.start();
+    await eventually('writes through both endpoints', () => c.stats().acknowledged >= 40);
+    await c.stop();
+    const stats = c.stats();
+    assert.equal(stats.unacknowledged, 0, stats.lastError);
+    assert.ok(stats.retried >= 15 && stats.retried < stats.acknowledged, `retried ${stats.retried} of ${stats.acknowledged}`);
+    assert.match(stats.lastError ?? '', /127\.0\.0\.1:1/);
+    const report = await c.verify({ timeoutMs: 10_000, endpoints: [healthy.endpoints[0]!] });
+    assert.deepEqual(report.lost, []);
+    // Without retries the same writes fail.
+    const plain = checker(new DataChecker({ endpoints: [dead, healthy.endpoints[0]!], ratePerSecond: 50, timeoutMs: 1000 }));
+    plain.start();
+    await eventually('some writes failed', () => plain.stats().unacknowledged >= 5);
+    await plain.stop();
+    assert.equal(plain.stats().retried, 0);
   });
 
   test('detects acknowledged keys deleted behind its back, exactly those', async () => {
