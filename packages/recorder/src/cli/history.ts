@@ -10,6 +10,7 @@ import type { KindInfo, ObjectId } from '../history/protocol.ts';
 import { HISTORY_USAGE, parseHistoryArgs, type HistoryArgs } from './args.ts';
 import { CliError, UsageError } from './errors.ts';
 import { deniedLines, objectState, objectsTable, recordLine, recordsTable } from './format.ts';
+import { imageCommand } from './image.ts';
 import { installCommand } from './install.ts';
 import { resolveKind } from './kinds.ts';
 import { restoreRecord, RESTORE_FIELD_MANAGER } from './restore.ts';
@@ -25,8 +26,9 @@ export interface HistoryIO {
 
 /** Runs `quorum history <argv>`; resolves with the exit code. */
 export async function historyCommand(argv: readonly string[], io: HistoryIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  // install has options of its own (-f, --image), and reads no records.
+  // install and image have options of their own, and read no records.
   if (argv[0] === 'install') return installCommand(argv.slice(1), io);
+  if (argv[0] === 'image') return imageCommand(argv.slice(1), io);
   let args: HistoryArgs;
   try {
     args = parseHistoryArgs(argv, io.env ?? process.env);

@@ -112,7 +112,6 @@ export async function installCommand(argv: readonly string[], io: HistoryIO): Pr
       io.stdout.write(`${INSTALL_USAGE}\n`);
       return 0;
     }
-    for (const file of args.files) recorders.push(...changeRecordersOf(file, await readFile(file, 'utf8').catch((err: Error) => Promise.reject(new UsageError(`${file}: ${err.message}`)))));
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     io.stderr.write(`quorum history install: ${err.message}\n${INSTALL_USAGE}\n`);
@@ -120,6 +119,7 @@ export async function installCommand(argv: readonly string[], io: HistoryIO): Pr
   }
   let client: Client | undefined;
   try {
+    for (const file of args.files) recorders.push(...changeRecordersOf(file, await readFile(file, 'utf8')));
     client = await Client.connect({ kubeconfig: args.kubeconfig, context: args.context });
     const options = { ...args.options, recorders };
     if (args.print) {
