@@ -46,10 +46,6 @@ const { manager } = await createRecorder({
 });
 const stop = new AbortController();
 const running = manager.start(stop.signal);
-// Leader, its ChangeRecorder informer synced: the baseline before any ChangeRecorder exists.
-await new Promise((r) => setTimeout(r, 5000));
-send({ type: 'ready', heapUsed: await settle() });
-
 process.on('message', (message: ChildRequest) => {
   void (async () => {
     switch (message.type) {
@@ -63,8 +59,12 @@ process.on('message', (message: ChildRequest) => {
         stop.abort();
         await running;
         client.close();
-        send({ type: 'stopped' });
-        process.exit(0);
+        // Exit once the reply is on its way: an exit right after send() may drop it.
+        process.send!({ type: 'stopped' } satisfies ChildReply, () => process.exit(0));
     }
   })();
 });
+
+// Leader, its ChangeRecorder informer synced: the baseline before any ChangeRecorder exists.
+await new Promise((r) => setTimeout(r, 5000));
+send({ type: 'ready', heapUsed: await settle() });
