@@ -23,7 +23,8 @@ let env: TestEnv;
 let image: string;
 let recorderNs: string;
 let appNs: string;
-let recorderSA: Client;
+/** A client with the recorder's own token (its ServiceAccount exists once installed). */
+let recorderSA: Client | undefined;
 const recorderName = `rbac-e2e-${Date.now().toString(36)}`;
 
 const log = (m: string): void => void process.stderr.write(`[recorder-rbac] ${m}\n`);
@@ -46,7 +47,6 @@ before(async () => {
   image = built.name;
   recorderNs = await env.namespace('recorder-rbac');
   appNs = await env.namespace('recorded');
-  recorderSA = await env.clientFor(recorderNs, NAME);
 });
 
 after(async () => {
@@ -100,6 +100,7 @@ test('the API server refuses the recorder a kind outside its role; installing ag
     assert.equal((await canRecorder(verb, group, res, appNs)).allowed, false, `${verb} ${res}${group ? `.${group}` : ''} is not allowed`);
   }
   // As an actual request with its token.
+  recorderSA = await env.clientFor(recorderNs, NAME);
   assert.ok((await recorderSA.list(ConfigMaps, { namespace: appNs })).items.some((c) => c.metadata.name === 'app'));
   await assert.rejects(recorderSA.list(Secrets, { namespace: appNs }), ForbiddenError);
 
