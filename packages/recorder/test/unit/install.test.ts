@@ -9,7 +9,7 @@ import { apiError, type Client, type DiscoveryTransport, type KubeList } from '@
 import type { ChangeRecorder, ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
 import { changeRecordersOf, parseInstallArgs } from '../../src/cli/install.ts';
 import { UsageError } from '../../src/cli/errors.ts';
-import { planRecorderInstall, rolledOut } from '../../src/deploy/install.ts';
+import { INSTALL_FIELD_MANAGER, installRecorder, planRecorderInstall, rolledOut, uninstallRecorder } from '../../src/deploy/install.ts';
 import { clusterRules } from '../../src/deploy/manifests.ts';
 import { derivationProblem, deriveRecordedKinds } from '../../src/deploy/rbac.ts';
 
@@ -150,4 +150,44 @@ test('rolled out as kubectl rollout status judges it', () => {
   assert.equal(rolledOut(d({ observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 })), false, 'the new generation not observed yet');
   assert.equal(rolledOut(d({ observedGeneration: 2, replicas: 2, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 })), false, 'an old pod left');
   assert.equal(rolledOut(d({ observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 0, readyReplicas: 0 })), false);
+});
+
+test('an install applies every object with strict field validation, the CRD established before the ChangeRecorders, then waits and reports Ready; an uninstall keeps the CRD, the records and the namespace', async () => {
+  const applied: { kind: string; name: string; query: Record<string, unknown> }[] = [];
+  const deleted: string[] = [];
+  let crdEstablished = false;
+  let looks = 0;
+  const base = fakeClient('no CRD');
+  const client = {
+    request: (...args: Parameters<Client['request']>) => base.request(...args),
+    list: (...args: Parameters<Client['list']>) => base.list(...args),
+    apply: (type: { kind: string }, obj: { metadata: { name: string } }, options: Record<string, unknown>) => {
+      if (type.kind === 'ChangeRecorder') assert.ok(crdEstablished, 'a ChangeRecorder is applied only once its CRD is established');
+      applied.push({ kind: type.kind, name: obj.metadata.name, query: options });
+      return Promise.resolve(obj);
+    },
+    get: (type: { kind: string }, key: unknown) => {
+      if (type.kind === 'CustomResourceDefinition') {
+        // Established on the second look: the install waits for it.
+        looks++;
+        crdEstablished = looks >= 2;
+        return Promise.resolve({ metadata: { name: key }, status: { conditions: [{ type: 'Established', status: crdEstablished ? 'True' : 'False' }] } });
+      }
+      if (type.kind === 'Deployment') return Promise.resolve({ metadata: { generation: 1 }, spec: { replicas: 1 }, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 } });
+      if (type.kind === 'ChangeRecorder') return Promise.resolve({ metadata: { name: key, generation: 1 }, status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Recording', message: 'recording 1 kind' }] } });
+      return Promise.reject(new Error(`unexpected get of ${type.kind}`));
+    },
+    delete: (type: { kind: string }, key: { name: string }) => {
+      deleted.push(`${type.kind}/${key.name}`);
+      return type.kind === 'Service' ? Promise.reject(apiError('DELETE', '/x', 404, { reason: 'NotFound' })) : Promise.resolve();
+    },
+  } as unknown as Client;
+  const result = await installRecorder(client, { namespace: 'ops', recorders: [recorder('app', { namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }] })], readyTimeoutMs: 5000 });
+  assert.deepEqual(applied.map((a) => a.kind), [...result.manifests.map((o) => o.kind), 'ChangeRecorder']);
+  assert.ok(applied.every((a) => a.query['fieldValidation'] === 'Strict' && a.query['fieldManager'] === INSTALL_FIELD_MANAGER && a.query['force'] === true));
+  assert.deepEqual(result.ready, [{ name: 'app', status: 'True', reason: 'Recording', message: 'recording 1 kind' }]);
+
+  await uninstallRecorder(client, { namespace: 'ops' });
+  assert.ok(!deleted.some((d) => /^(Namespace|CustomResourceDefinition|PersistentVolumeClaim)\//.test(d)), `kept: ${deleted.join(', ')}`);
+  assert.deepEqual(new Set(deleted.map((d) => d.split('/')[0])), new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount']), 'an object already gone is no error');
 });
