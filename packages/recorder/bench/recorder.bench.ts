@@ -21,6 +21,12 @@
 //   recorder.heap_bytes_per_object    after each run, the recorder's heap after a full GC, minus its heap before
 //                                     any ChangeRecorder existed (leader, idle), / the objects it watches
 //                                     (status.objects). To compare with runtime.cache.heap_bytes_per_object.
+//   recorder.cache_floor_heap_bytes_per_object  the floor, after each run: the runtime's own cache measurement
+//                                     (packages/runtime/bench/cache-memory-child.ts, which runtime.cache.heap_bytes_per_object
+//                                     reports) over the same namespace, in a fresh process.
+//   recorder.heap_ratio_to_cache      median of the per-run ratios heap_bytes_per_object / its floor: what the
+//                                     recorder keeps per object beyond the informer's cache (issue 11: stay within
+//                                     the runtime.cache figures).
 //   recorder.idle.requests_per_min    API requests that are not watches, per minute, over QUORUM_RECORDER_IDLE_WINDOWS
 //                                     windows (default 5) of 60 s with nothing changing (goal: 0 beyond watches).
 //   recorder.idle.lease_requests_per_min  the part of them that renews the leader's Lease.
@@ -89,6 +95,20 @@ class Child {
     this.#proc.send(request);
     return reply;
   }
+}
+
+/** The runtime's cache measurement over `namespace` (what runtime.cache.heap_bytes_per_object reports): heap bytes per cached object. */
+async function cacheFloor(kubeconfig: string, namespace: string): Promise<number> {
+  const proc = spawn(process.execPath, ['--expose-gc', join(import.meta.dirname, '..', '..', 'runtime', 'bench', 'cache-memory-child.ts')], {
+    env: { ...process.env, KUBECONFIG: kubeconfig, NAMESPACE: namespace },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  proc.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+  const code = await new Promise<number | null>((resolve) => proc.on('exit', resolve));
+  if (code !== 0) throw new Error(`the cache measurement exited ${code}`);
+  const mem = JSON.parse(out) as { objects: number; heapBytes: number };
+  return mem.heapBytes / mem.objects;
 }
 
 /** Runs `work(i)` for i in [0, count) with `concurrency` in flight. */
@@ -191,6 +211,8 @@ try {
   const p99s: number[] = [];
   const p50s: number[] = [];
   const heaps: number[] = [];
+  const cacheFloors: number[] = [];
+  const heapRatios: number[] = [];
   let missed = 0;
   for (let run = 0; run < RUNS; run++) {
     const pass = await updatePass(env.client, ns, OBJECTS, `run-${run}`, resourceVersions);
@@ -202,7 +224,8 @@ try {
     const rate = OBJECTS / ((Math.max(...written) - pass.firstSent) / 1000);
     const floor = OBJECTS / ((pass.lastAccepted - pass.firstSent) / 1000);
     const heap = ((await child.ask({ type: 'heap' }, 'heap')).heapUsed - baseline) / objects;
-    progress(`run ${run + 1}/${RUNS}: ${rate.toFixed(0)} changes/s recorded, updates accepted at ${floor.toFixed(0)}/s, lag p50 ${percentile(lags, 50).toFixed(0)} ms p99 ${percentile(lags, 99).toFixed(0)} ms, heap ${heap.toFixed(0)} B/object${missing ? `, ${missing} MISSED` : ''}`);
+    const floorHeap = await cacheFloor(env.kubeconfig, ns);
+    progress(`run ${run + 1}/${RUNS}: ${rate.toFixed(0)} changes/s recorded, updates accepted at ${floor.toFixed(0)}/s, lag p50 ${percentile(lags, 50).toFixed(0)} ms p99 ${percentile(lags, 99).toFixed(0)} ms, heap ${heap.toFixed(0)} B/object (the cache alone ${floorHeap.toFixed(0)})${missing ? `, ${missing} MISSED` : ''}`);
     if (missing === 0) {
       rates.push(rate);
       floors.push(floor);
@@ -211,6 +234,8 @@ try {
     p99s.push(percentile(lags, 99));
     p50s.push(percentile(lags, 50));
     heaps.push(heap);
+    cacheFloors.push(floorHeap);
+    heapRatios.push(heap / floorHeap);
   }
   if (rates.length > 0) {
     report('recorder.changes_per_s', median(rates), 'changes/s');
@@ -221,6 +246,8 @@ try {
   report('recorder.lag_p99_ms', median(p99s), 'ms');
   report('recorder.lag_p50_ms', median(p50s), 'ms');
   report('recorder.heap_bytes_per_object', median(heaps), 'bytes');
+  report('recorder.cache_floor_heap_bytes_per_object', median(cacheFloors), 'bytes');
+  report('recorder.heap_ratio_to_cache', median(heapRatios), 'ratio');
   if (missed > 0) {
     progress(`${missed} update(s) left no record: changes_per_s is reported only over runs with none missed`);
     failed = true;
