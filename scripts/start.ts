@@ -1,7 +1,8 @@
 // `npm start`: the main job. Brings localkube up in .localkube/ (building or reusing everything it needs),
 // builds the operator image and the peer-wait image (its member pods' init container) and loads both into
 // every node, installs the operator from its own manifests, creates examples/basic.yaml (3 members), waits
-// for it to be Available, and prints what to try next.
+// for it to be Available, installs the change recorder beside it (its own image and manifests, its ClusterRole
+// derived from a sample ChangeRecorder for namespace default), and prints what to try next.
 // Everything keeps running afterwards; `npx localkube down` stops it.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +15,10 @@ import { buildPeerWaitImage } from '../packages/etcd-operator/src/deploy/peer-wa
 import { install } from '../packages/etcd-operator/src/deploy/install.ts';
 import { EtcdClusters } from '../packages/etcd-operator/src/resources.ts';
 import type { EtcdCluster } from '../packages/etcd-operator/src/api/etcdcluster.ts';
+import { buildRecorderImage } from '../packages/recorder/src/deploy/image.ts';
+import { installRecorder } from '../packages/recorder/src/deploy/install.ts';
+import { sampleChangeRecorder } from '../packages/recorder/src/deploy/manifests.ts';
+import { RoleBindings, Roles, ServiceAccounts } from '../packages/runtime/src/index.ts';
 
 const root = join(import.meta.dirname, '..');
 const stateDir = join(root, '.localkube');
@@ -50,15 +55,36 @@ await step(`waiting for EtcdCluster ${ns}/${name} to be Available`, async () => 
 // A real S3 server (MinIO) in localkube-storage, with the credentials Secret copied next to the example.
 const s3 = await step('S3 storage for backups (MinIO in localkube-storage; built from the Go module proxy on first use)', () => kube.enableAddon('s3', { namespaces: [ns] }));
 
+// The change recorder, recording the default kinds in namespace default (EtcdClusters among them, now served).
+const recorderImage = await step('change recorder image (Node 24, assembled locally)', () => buildRecorderImage());
+await step(`loading ${recorderImage.name} into every node`, () => kube.loadImage(recorderImage.archive));
+const sample = sampleChangeRecorder(ns);
+const recorded = await step(`installing the change recorder from its manifests, with ChangeRecorder ${sample.metadata.name} for namespace ${ns}`, () =>
+  installRecorder(client, { image: recorderImage.name, recorders: [sample], readyTimeoutMs: 120_000, log: (m) => progress(`  ${m}`) }),
+);
+// localkube's kubeconfig authenticates with a client certificate, which the API server cannot pass on to the
+// recorder's history endpoint: `quorum history` needs a token. A reader that may view namespace default
+// (the view ClusterRole, and Quorum's kinds, which view does not aggregate); each reader sees the records of
+// what they may read.
+const write = { fieldManager: 'quorum-start', force: true, fieldValidation: 'Strict' } as const;
+const reader = [{ kind: 'ServiceAccount', name: 'history-reader', namespace: ns }];
+const rbac = 'rbac.authorization.k8s.io';
+await client.apply(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'history-reader', namespace: ns } }, write);
+await client.apply(RoleBindings, { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: 'history-reader-view', namespace: ns }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: 'view' }, subjects: reader }, write);
+await client.apply(Roles, { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: 'history-reader-etcd', namespace: ns }, rules: [{ apiGroups: ['etcd.quorum.dev'], resources: ['etcdclusters', 'etcdbackupschedules'], verbs: ['get', 'list', 'watch'] }] }, write);
+await client.apply(RoleBindings, { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: 'history-reader-etcd', namespace: ns }, roleRef: { apiGroup: rbac, kind: 'Role', name: 'history-reader-etcd' }, subjects: reader }, write);
+
 const kubectl = join(stateDir, 'bin', 'kubectl');
 const out = async (args: string[]): Promise<string> => kube.kubectl(args);
 const svc = (await client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
 process.stdout.write(`\n$ kubectl get etcd -n ${ns}\n${await out(['get', 'etcd', '-n', ns, '-o', 'wide'])}`);
 process.stdout.write(`\n$ kubectl exec -n ${ns} ${name}-0 -- etcdctl member list -w table\n${await out(['exec', '-n', ns, `${name}-0`, '--', 'etcdctl', 'member', 'list', '-w', 'table']).catch((e: Error) => e.message)}`);
+process.stdout.write(`\n$ kubectl get changerecorders\n${await out(['get', 'changerecorders']).catch((e: Error) => e.message)}`);
+for (const r of recorded.ready) process.stdout.write(`ChangeRecorder ${r.name}: Ready ${r.status} (${r.reason}): ${r.message}\n`);
 client.close();
 kube.client.close();
 process.stdout.write(`
-Quorum is running: localkube (${kube.nodes.length} nodes), the operator in quorum-system, and EtcdCluster ${ns}/${name}.
+Quorum is running: localkube (${kube.nodes.length} nodes), the operator and the change recorder in quorum-system, and EtcdCluster ${ns}/${name}.
 Try:
   export KUBECONFIG=${kube.kubeconfig}
   ${kubectl} get etcd -n ${ns} -w
@@ -71,5 +97,15 @@ Back it up to MinIO (${s3.endpoint}, bucket ${s3.bucket}), then see docs/backup.
 Connect to etcd:
   from a pod:      etcdctl --endpoints=http://${name}-client.${ns}.svc:2379 endpoint health
   from this host:  ${join(process.env['HOME'] ?? '~', '.cache/quorum/bin/etcd-3.6.16/etcdctl')} --endpoints=http://${svc.spec.clusterIP}:2379 member list
+See what changed in namespace ${ns}, and undo it (docs/recorder.md). The recorder keeps the previous version of
+every Deployment, ConfigMap, Secret (redacted), EtcdCluster… there; quorum history reads them through the API server
+with a token (localkube's kubeconfig has a client certificate, which the API server cannot pass on):
+  export QUORUM_HISTORY_TOKEN="$(${kubectl} create token history-reader -n ${ns})"
+  ${kubectl} create configmap demo -n ${ns} --from-literal=color=red
+  ${kubectl} patch configmap demo -n ${ns} -p '{"data":{"color":"blue"}}'
+  npx quorum history list -n ${ns}
+  npx quorum history diff cm/demo -n ${ns}
+  npx quorum history restore cm/demo -n ${ns}                                          # back to red
+  ${kubectl} patch etcd ${name} -n ${ns} --type merge -p '{"spec":{"replicas":5}}'; npx quorum history diff etcd/${name} -n ${ns}
 Stop everything: npx localkube down
 `);

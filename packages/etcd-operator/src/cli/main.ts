@@ -11,8 +11,9 @@ const USAGE = `usage: quorum <command> [options]
   uninstall                 remove the operator; etcd clusters, their pods and data stay
   image [--load STATE_DIR]  build the operator and peer-wait images as OCI archives (and load them into
                             localkube); prints one "NAME ARCHIVE" line per image
-  history list|show|diff|restore ...
-                            the change recorder's records (\`quorum history --help\`; docs/recorder.md)
+  history list|show|diff|restore|install ...
+                            the change recorder: its records, and installing it (\`quorum history --help\`;
+                            docs/recorder.md)
 options: --namespace NS (quorum-system)  --image IMAGE  --peer-wait-image IMAGE  --replicas N  --no-webhooks
          --kubeconfig FILE  --crashloop-grace-seconds N`;
 

@@ -12,6 +12,9 @@ export const HISTORY_USAGE = `usage: quorum history <command> [options]
   restore KIND/NAME             re-create a deleted object from its last record, or apply the previous
                                 version of a live one (server-side apply, field manager quorum-history);
                                 prints what it changed
+  install [-f FILE]...          install or update the recorder, its ClusterRole derived from the
+                                ChangeRecorders (quorum history install --help)
+  image [--load STATE_DIR]      build the recorder's image (and load it into localkube)
 options:
   -n, --namespace NS            the object's namespace (default: the kubeconfig context's, else default)
   -A, --all-namespaces          list: every namespace (the default for list without -n)

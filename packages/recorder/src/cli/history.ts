@@ -1,5 +1,5 @@
-// `quorum history`: list, show, diff and restore the records of the change recorder. The records are read
-// through the recorder's read-only endpoint (via the API server's service proxy, so a kubeconfig is enough)
+// `quorum history`: list, show, diff and restore the records of the change recorder (and install it: install.ts).
+// The records are read through the recorder's read-only endpoint (via the API server's service proxy, so a kubeconfig is enough)
 // or from a directory (--path); restore writes through the API server with the caller's own credentials.
 //
 // historyCommand(argv, io) is the whole command: the `quorum` CLI calls it with the arguments after
@@ -10,6 +10,8 @@ import type { KindInfo, ObjectId } from '../history/protocol.ts';
 import { HISTORY_USAGE, parseHistoryArgs, type HistoryArgs } from './args.ts';
 import { CliError, UsageError } from './errors.ts';
 import { deniedLines, objectState, objectsTable, recordLine, recordsTable } from './format.ts';
+import { imageCommand } from './image.ts';
+import { installCommand } from './install.ts';
 import { resolveKind } from './kinds.ts';
 import { restoreRecord, RESTORE_FIELD_MANAGER } from './restore.ts';
 import { chooseRecord, chooseRestore } from './select.ts';
@@ -24,6 +26,9 @@ export interface HistoryIO {
 
 /** Runs `quorum history <argv>`; resolves with the exit code. */
 export async function historyCommand(argv: readonly string[], io: HistoryIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  // install and image have options of their own, and read no records.
+  if (argv[0] === 'install') return installCommand(argv.slice(1), io);
+  if (argv[0] === 'image') return imageCommand(argv.slice(1), io);
   let args: HistoryArgs;
   try {
     args = parseHistoryArgs(argv, io.env ?? process.env);

@@ -208,6 +208,6 @@ export function storageSecretsOf(recorders: readonly Pick<ChangeRecorder, 'metad
 }
 
 /** The sample `npm start` installs: record the default kinds in namespace `default`. */
-export function sampleChangeRecorder(namespace = 'default'): Obj {
+export function sampleChangeRecorder(namespace = 'default'): ChangeRecorder & { apiVersion: string; kind: string } {
   return { apiVersion: API_VERSION, kind: KIND, metadata: { name: namespace }, spec: { namespaces: { names: [namespace] } } };
 }

@@ -50,7 +50,8 @@ test('every object of the manifests is accepted by the API server (server-side d
   assert.deepEqual([...new Set(objects.map((o) => o.kind))].sort(), Object.keys(TYPES).sort());
   for (const object of objects) {
     const type = TYPES[object.kind ?? '']!;
-    const applied = await env.client.apply(type, object, { fieldManager: 'recorder-manifests-test', force: true, dryRun: true });
+    // Strict: a field the API server does not know, or one given twice, is refused rather than dropped.
+    const applied = await env.client.apply(type, object, { fieldManager: 'recorder-manifests-test', force: true, dryRun: true, fieldValidation: 'Strict' });
     assert.equal(applied.metadata.name, object.metadata.name, `${object.kind} ${object.metadata.name}`);
   }
 });

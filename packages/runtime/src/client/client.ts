@@ -24,6 +24,11 @@ export interface RequestOptions {
 export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
+  /**
+   * How the API server treats fields its schema does not know or duplicated (`fieldValidation`): Strict
+   * refuses the request and names them; unset leaves the server's default (Warn since Kubernetes 1.27).
+   */
+  fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
   signal?: AbortSignal;
 }
 
@@ -278,7 +283,7 @@ export class Client {
 }
 
 function writeQuery(options: WriteOptions): Record<string, string | undefined> {
-  return { dryRun: options.dryRun ? 'All' : undefined, fieldManager: options.fieldManager };
+  return { dryRun: options.dryRun ? 'All' : undefined, fieldManager: options.fieldManager, fieldValidation: options.fieldValidation };
 }
 
 function withKind<T extends KubeObject>(type: ResourceType<T>, obj: T): T {

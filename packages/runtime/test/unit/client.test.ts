@@ -68,3 +68,18 @@ test("an error keeps the body as it came: a backend's JSON through a proxy, or a
   assert.equal(text.body, '<html>bad gateway</html>');
   assert.equal(text.status.message, '<html>bad gateway</html>');
 });
+
+test('fieldValidation goes with writes when asked for, and is left to the server otherwise', async (t) => {
+  const paths: string[] = [];
+  const { client } = await serve(t, (path) => {
+    paths.push(path);
+    return { code: 200, type: 'application/json', body: '{"metadata":{"name":"cm","namespace":"ns"}}' };
+  });
+  const ConfigMaps = { apiVersion: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+  await client.apply(ConfigMaps, { metadata: { name: 'cm', namespace: 'ns' } }, { fieldManager: 'm', force: true, fieldValidation: 'Strict' });
+  await client.create(ConfigMaps, { metadata: { name: 'cm', namespace: 'ns' } }, { fieldValidation: 'Strict', dryRun: true });
+  await client.create(ConfigMaps, { metadata: { name: 'cm', namespace: 'ns' } });
+  assert.equal(paths[0], '/api/v1/namespaces/ns/configmaps/cm?fieldManager=m&fieldValidation=Strict&force=true');
+  assert.equal(paths[1], '/api/v1/namespaces/ns/configmaps?dryRun=All&fieldValidation=Strict');
+  assert.equal(paths[2], '/api/v1/namespaces/ns/configmaps');
+});

@@ -1,0 +1,141 @@
+// `quorum history install`: the recorder installed or updated with the least-privilege ClusterRole derived from
+// ChangeRecorder specs (deploy/install.ts). `--print` writes what it would apply, as YAML, and applies nothing.
+import { readFile } from 'node:fs/promises';
+import { parseArgs } from 'node:util';
+import { parseAllDocuments, stringify } from 'yaml';
+import { Client } from '@quorum/runtime';
+import type { ChangeRecorder } from '../api/changerecorder.ts';
+import { installRecorder, planRecorderInstall, type RecorderInstallOptions } from '../deploy/install.ts';
+import { UsageError } from './errors.ts';
+import type { HistoryIO } from './history.ts';
+
+export const INSTALL_USAGE = `usage: quorum history install [-f FILE]... [options]
+  Installs or updates the change recorder. Its ClusterRole grants get, list and watch on exactly the kinds
+  the ChangeRecorders ask for (resolved through the API server's discovery): those in the files, and those
+  already in the cluster unless --ignore-existing. The files' ChangeRecorders are then created or updated.
+options:
+  -f, --filename FILE           ChangeRecorders (YAML, several documents allowed); repeatable
+  --ignore-existing             derive the role from the files only (recorders already in the cluster
+                                that ask for other kinds will be refused them)
+  --print                       print the objects it would apply (YAML) and apply nothing
+  --no-wait                     do not wait for the recorder to roll out and the ChangeRecorders to be Ready
+  --image IMAGE                 the recorder's image
+  --storage-size SIZE           the records' volume (default 1Gi; a bound claim only grows)
+  --storage-class NAME          its StorageClass
+  --storage-secret NAME         an object store's credentials Secret to mount (beside those the
+                                ChangeRecorders name); repeatable
+  --history-group GROUP         who may reach the history endpoint (default system:authenticated); repeatable
+  --log-level LEVEL             the recorder's log level (default info)
+  --recorder-namespace NS       where the recorder runs (default quorum-system)
+  --kubeconfig FILE  --context NAME`;
+
+export interface InstallArgs {
+  help: boolean;
+  files: string[];
+  print: boolean;
+  options: RecorderInstallOptions;
+  kubeconfig?: string;
+  context?: string;
+}
+
+export function parseInstallArgs(argv: readonly string[], env: Record<string, string | undefined> = {}): InstallArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: [...argv],
+      allowPositionals: false,
+      strict: true,
+      options: {
+        filename: { type: 'string', short: 'f', multiple: true },
+        'ignore-existing': { type: 'boolean', default: false },
+        print: { type: 'boolean', default: false },
+        'no-wait': { type: 'boolean', default: false },
+        image: { type: 'string' },
+        'storage-size': { type: 'string' },
+        'storage-class': { type: 'string' },
+        'storage-secret': { type: 'string', multiple: true },
+        'history-group': { type: 'string', multiple: true },
+        'log-level': { type: 'string' },
+        'recorder-namespace': { type: 'string' },
+        kubeconfig: { type: 'string' },
+        context: { type: 'string' },
+        help: { type: 'boolean', short: 'h', default: false },
+      },
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const v = parsed.values;
+  if (v.print && v['no-wait']) throw new UsageError('--no-wait is for an install; --print applies nothing');
+  const options: RecorderInstallOptions = {
+    namespace: v['recorder-namespace'] ?? env['QUORUM_RECORDER_NAMESPACE'] ?? 'quorum-system',
+    includeExisting: !v['ignore-existing'],
+    wait: !v['no-wait'],
+  };
+  if (v.image !== undefined) options.image = v.image;
+  if (v['storage-size'] !== undefined) options.storageSize = v['storage-size'];
+  if (v['storage-class'] !== undefined) options.storageClassName = v['storage-class'];
+  if (v['storage-secret'] !== undefined) options.storageSecrets = v['storage-secret'];
+  if (v['history-group'] !== undefined) options.historyGroups = v['history-group'];
+  if (v['log-level'] !== undefined) options.logLevel = v['log-level'];
+  return {
+    help: v.help,
+    files: v.filename ?? [],
+    print: v.print,
+    options,
+    ...(v.kubeconfig !== undefined ? { kubeconfig: v.kubeconfig } : {}),
+    ...(v.context !== undefined ? { context: v.context } : {}),
+  };
+}
+
+/** The ChangeRecorders of a YAML file; anything else in it is refused by file and document. */
+export function changeRecordersOf(file: string, text: string): ChangeRecorder[] {
+  const out: ChangeRecorder[] = [];
+  for (const [i, doc] of parseAllDocuments(text).entries()) {
+    if (doc.errors.length > 0) throw new UsageError(`${file}: document ${i + 1}: ${doc.errors[0]!.message}`);
+    const value = doc.toJS() as unknown;
+    if (value === null || value === undefined) continue;
+    const obj = value as Partial<ChangeRecorder>;
+    if (typeof value !== 'object' || obj.kind !== 'ChangeRecorder') throw new UsageError(`${file}: document ${i + 1} is a ${typeof value === 'object' ? (obj.kind ?? 'document without kind') : typeof value}, not a ChangeRecorder`);
+    out.push(obj as ChangeRecorder);
+  }
+  return out;
+}
+
+/** Runs `quorum history install <argv>`; resolves with the exit code (0 done, 1 failed, 2 usage). */
+export async function installCommand(argv: readonly string[], io: HistoryIO): Promise<number> {
+  let args: InstallArgs;
+  const recorders: ChangeRecorder[] = [];
+  try {
+    args = parseInstallArgs(argv, io.env ?? process.env);
+    if (args.help) {
+      io.stdout.write(`${INSTALL_USAGE}\n`);
+      return 0;
+    }
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    io.stderr.write(`quorum history install: ${err.message}\n${INSTALL_USAGE}\n`);
+    return 2;
+  }
+  let client: Client | undefined;
+  try {
+    for (const file of args.files) recorders.push(...changeRecordersOf(file, await readFile(file, 'utf8')));
+    client = await Client.connect({ kubeconfig: args.kubeconfig, context: args.context });
+    const options = { ...args.options, recorders };
+    if (args.print) {
+      const plan = await planRecorderInstall(client, options);
+      io.stdout.write([...plan.manifests, ...plan.recorders].map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));
+      return 0;
+    }
+    const result = await installRecorder(client, { ...options, log: (m) => void io.stderr.write(`quorum history install: ${m}\n`) });
+    for (const r of result.ready) io.stdout.write(`ChangeRecorder ${r.name}: Ready ${r.status} (${r.reason}) ${r.message}\n`);
+    const notReady = result.ready.filter((r) => r.status !== 'True');
+    io.stdout.write(`recorder installed in ${args.options.namespace}${notReady.length ? `; not Ready yet: ${notReady.map((r) => r.name).join(', ')} (kubectl describe changerecorder NAME)` : ''}\n`);
+    return 0;
+  } catch (err) {
+    io.stderr.write(`quorum history install: ${err instanceof Error ? err.message : String(err)}\n`);
+    return 1;
+  } finally {
+    client?.close();
+  }
+}

@@ -1,0 +1,113 @@
+// The recorder's Helm chart in deploy/helm/quorum-recorder, generated from the same objects as
+// recorderManifests(), as the etcd operator's chart is from its manifests: they are rendered with sentinel
+// values, which become template expressions, and lists (the recorded kinds' rules, the object stores'
+// Secrets, the groups let through to the history endpoint) become ranges over values. The CRD goes in crds/,
+// which Helm installs first and never deletes (uninstalling keeps every ChangeRecorder and record).
+//
+// Helm cannot ask the cluster's discovery, so the chart's recorded-kind rules are a value: by default get, list
+// and watch on the default kinds; `quorum history install --print -f <recorders>` derives them for given
+// ChangeRecorders (the ClusterRole's rules after the recorder's own).
+import { stringify } from 'yaml';
+import { GROUP, PLURAL } from '../api/changerecorder.ts';
+import { changeRecorderCRDYAML } from '../api/crd.ts';
+import { ALL_DEFAULT_RESOURCES, RECORDER_IMAGE, RECORDER_VERSION, clusterRules, recordedKindRules, recorderManifests } from './manifests.ts';
+
+export const CHART_DIR = 'deploy/helm/quorum-recorder';
+
+const SENTINELS = {
+  namespace: 'quorum-sentinel-namespace',
+  image: 'quorum-sentinel-image',
+  logLevel: 'quorum-sentinel-loglevel',
+  storageSize: 'quorum-sentinel-size',
+  storageClass: 'quorum-sentinel-class',
+  secret: 'quorum-sentinel-secret',
+  group: 'quorum-sentinel-group',
+} as const;
+
+const TEMPLATE: [string, string][] = [
+  [SENTINELS.namespace, '{{ .Release.Namespace }}'],
+  [SENTINELS.image, '{{ .Values.image.repository }}:{{ .Values.image.tag }}'],
+  [SENTINELS.logLevel, '{{ .Values.logLevel }}'],
+  [SENTINELS.storageSize, '{{ .Values.storage.size | quote }}'],
+];
+
+/** The template expression that opens each range, and what it iterates. */
+export const RANGES = {
+  secrets: '{{- range $i, $s := .Values.storageSecrets | uniq | sortAlpha }}',
+  groups: '{{- range .Values.history.groups }}',
+  storageClass: '{{- with .Values.storage.className }}',
+  // `with`: an empty list adds nothing (toYaml would write `[]` among the rules).
+  recordedRules: '{{- with .Values.rbac.recordedRules }}{{ toYaml . | nindent 2 }}{{ end }}',
+} as const;
+
+const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
+
+export const VALUES = {
+  image: { repository: repositoryOf(RECORDER_IMAGE), tag: RECORDER_VERSION },
+  logLevel: 'info',
+  // The records' volume: a ReadWriteOnce claim; className empty takes the cluster's default StorageClass.
+  storage: { size: '1Gi', className: '' },
+  // Credentials Secrets of the object stores ChangeRecorders write to, mounted read-only (docs/recorder.md).
+  storageSecrets: [] as string[],
+  // Who may reach the history endpoint through the API server's proxy; each caller then sees what their RBAC allows.
+  history: { groups: ['system:authenticated'] },
+  // get, list and watch on the kinds to record (default: the ChangeRecorder default kinds, Quorum's included).
+  rbac: { recordedRules: recordedKindRules(ALL_DEFAULT_RESOURCES) },
+};
+
+const indentOf = (line: string): number => line.length - line.trimStart().length;
+
+/**
+ * Wraps the list item whose lines hold `sentinel` in `open` … `{{- end }}`: the item starts at the nearest
+ * `- ` line above it that is less indented, and ends where the indentation returns to that line's.
+ */
+function rangeOverItem(text: string, sentinel: string, open: string, replacements: [string, string][]): string {
+  const lines = text.split('\n');
+  const at = lines.findIndex((l) => l.includes(sentinel));
+  if (at < 0) throw new Error(`helm: ${sentinel} not rendered`);
+  let start = at;
+  while (start >= 0 && !(/^\s*- /.test(lines[start]!) && indentOf(lines[start]!) < indentOf(lines[at]!))) start--;
+  if (start < 0) throw new Error(`helm: ${sentinel} is not in a list item`);
+  const itemIndent = indentOf(lines[start]!);
+  let end = start + 1;
+  while (end < lines.length && lines[end] !== '' && indentOf(lines[end]!) > itemIndent) end++;
+  let item = lines.slice(start, end).join('\n');
+  for (const [from, to] of replacements) item = item.replaceAll(from, to);
+  return [...lines.slice(0, start), open, item, '{{- end }}', ...lines.slice(end)].join('\n');
+}
+
+export function helmChart(): Record<string, string> {
+  const objects = recorderManifests({
+    namespace: SENTINELS.namespace,
+    image: SENTINELS.image,
+    logLevel: SENTINELS.logLevel,
+    storageSize: SENTINELS.storageSize,
+    storageClassName: SENTINELS.storageClass,
+    storageSecrets: [SENTINELS.secret],
+    historyGroups: [SENTINELS.group],
+    kinds: [],
+  }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
+  const render = (o: object): string => {
+    let text = stringify(o, { lineWidth: 0 });
+    if ((o as { kind?: string }).kind === 'ClusterRole') {
+      // The recorder's own rules as generated, then the recorded kinds' rules from values.
+      if (JSON.stringify((o as { rules: unknown }).rules) !== JSON.stringify(clusterRules([]))) throw new Error('helm: the ClusterRole has rules beyond the recorder\'s own');
+      text = `${text.trimEnd()}\n${RANGES.recordedRules}\n`;
+    }
+    if (text.includes(SENTINELS.secret)) {
+      // The credentials-0 volume and its mount, once per Secret (numbered as the manifests number them).
+      for (let i = 0; i < 2; i++) text = rangeOverItem(text, SENTINELS.secret, RANGES.secrets, [[SENTINELS.secret, '{{ $s }}'], ['credentials-0', 'credentials-{{ $i }}']]);
+    }
+    if (text.includes(SENTINELS.group)) text = rangeOverItem(text, SENTINELS.group, RANGES.groups, [[SENTINELS.group, '{{ . }}']]);
+    text = text.replace(new RegExp(`^(\\s*)storageClassName: ${SENTINELS.storageClass}$`, 'm'), `${RANGES.storageClass}\n$1storageClassName: {{ . }}\n{{- end }}`);
+    for (const [from, to] of TEMPLATE) text = text.replaceAll(from, to);
+    if (/quorum-sentinel/.test(text)) throw new Error(`helm: a sentinel left in ${(o as { kind?: string }).kind}`);
+    return text;
+  };
+  return {
+    'Chart.yaml': stringify({ apiVersion: 'v2', name: 'quorum-recorder', description: 'The Quorum change recorder', type: 'application', version: RECORDER_VERSION, appVersion: RECORDER_VERSION }),
+    'values.yaml': `# Generated from packages/recorder/src/deploy/helm.ts; edit values at install time with --set or -f.\n${stringify(VALUES)}`,
+    [`crds/${GROUP}_${PLURAL}.yaml`]: changeRecorderCRDYAML(),
+    'templates/recorder.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${objects.map(render).join('---\n')}`,
+  };
+}

@@ -1,0 +1,194 @@
+// `quorum history install`: installs or updates the recorder from its own manifests (manifests.ts), with the
+// ClusterRole derived from the ChangeRecorders it is to serve (rbac.ts): those given, and unless told
+// otherwise those already in the cluster, so that an update never takes a kind away from a running recorder.
+// Everything is written with server-side apply (field manager quorum-history-install) and strict field
+// validation; then the given ChangeRecorders, and it waits for the Deployment to roll out and reports each
+// given ChangeRecorder's Ready condition. uninstallRecorder() removes the recorder and keeps every record.
+import type { V1Deployment } from '@kubernetes/client-node';
+import {
+  ClusterRoleBindings,
+  ClusterRoles,
+  CustomResourceDefinitions,
+  Deployments,
+  Namespaces,
+  NotFoundError,
+  PersistentVolumeClaims,
+  RoleBindings,
+  Roles,
+  ServiceAccounts,
+  Services,
+  type Client,
+  type OpenObject,
+  type ResourceType,
+} from '@quorum/runtime';
+import { API_VERSION, KIND, type ChangeRecorder } from '../api/changerecorder.ts';
+import { applyDefaults, validateSpec } from '../api/defaults.ts';
+import { ChangeRecorders } from '../resources.ts';
+import { NAME, recorderManifests, storageSecretsOf, type RecorderManifestOptions } from './manifests.ts';
+import { derivationProblem, deriveRecordedKinds, manifestKinds, type DerivedKinds } from './rbac.ts';
+
+export const INSTALL_FIELD_MANAGER = 'quorum-history-install';
+
+const TYPES: Readonly<Record<string, ResourceType<OpenObject>>> = {
+  Namespace: Namespaces,
+  CustomResourceDefinition: CustomResourceDefinitions,
+  ServiceAccount: ServiceAccounts,
+  ClusterRole: ClusterRoles,
+  ClusterRoleBinding: ClusterRoleBindings,
+  Role: Roles,
+  RoleBinding: RoleBindings,
+  PersistentVolumeClaim: PersistentVolumeClaims,
+  Deployment: Deployments,
+  Service: Services,
+};
+
+function typeOf(obj: OpenObject): ResourceType<OpenObject> {
+  const type = TYPES[obj.kind ?? ''];
+  if (!type) throw new Error(`install: no resource for ${obj.kind}`);
+  return type;
+}
+
+export interface RecorderInstallOptions extends Omit<RecorderManifestOptions, 'kinds' | 'plurals'> {
+  /** ChangeRecorders to create or update, and derive the role from. */
+  recorders?: readonly ChangeRecorder[];
+  /** Derive from the ChangeRecorders already in the cluster too (default true). */
+  includeExisting?: boolean;
+  /** Wait for the Deployment to roll out and the given ChangeRecorders to be Ready (default true). */
+  wait?: boolean;
+  /** How long to wait for each given ChangeRecorder to turn Ready before reporting it as it is (default 60 s). */
+  readyTimeoutMs?: number;
+  log?: (message: string) => void;
+}
+
+export interface RecorderInstallPlan {
+  /** The objects that run the recorder, its ClusterRole derived. */
+  manifests: OpenObject[];
+  /** The ChangeRecorders to apply after them (validated, with apiVersion and kind). */
+  recorders: ChangeRecorder[];
+  /** Every ChangeRecorder the role was derived from, by name. */
+  derivedFrom: string[];
+  derived: DerivedKinds;
+}
+
+export interface RecorderInstallResult extends RecorderInstallPlan {
+  /** The given ChangeRecorders' Ready condition once ready, or as it was when the wait ended. */
+  ready: { name: string; status: string; reason: string; message: string }[];
+}
+
+/** Refuses a ChangeRecorder the recorder would refuse, with its name and every broken rule. */
+function checked(recorder: ChangeRecorder): ChangeRecorder {
+  const name = recorder.metadata?.name;
+  if (!name) throw new Error('a ChangeRecorder without metadata.name');
+  if ((recorder.apiVersion ?? API_VERSION) !== API_VERSION || (recorder.kind ?? KIND) !== KIND) {
+    throw new Error(`${recorder.kind ?? '?'} ${name}: expected ${KIND} of ${API_VERSION}, not ${recorder.kind} of ${recorder.apiVersion}`);
+  }
+  const errors = validateSpec(applyDefaults(recorder.spec ?? {}));
+  if (errors.length > 0) throw new Error(`ChangeRecorder ${name}: ${errors.join('; ')}`);
+  return { apiVersion: API_VERSION, kind: KIND, metadata: { name, ...(recorder.metadata.labels ? { labels: recorder.metadata.labels } : {}), ...(recorder.metadata.annotations ? { annotations: recorder.metadata.annotations } : {}) }, spec: recorder.spec };
+}
+
+/** ChangeRecorders in the cluster; none when their CRD is not installed yet. */
+async function existingRecorders(client: Client): Promise<ChangeRecorder[]> {
+  try {
+    return (await client.list(ChangeRecorders)).items;
+  } catch (err) {
+    if (err instanceof NotFoundError) return [];
+    throw err;
+  }
+}
+
+/** What an install would apply, its role derived through discovery; throws when a kind cannot be granted. */
+export async function planRecorderInstall(client: Client, options: RecorderInstallOptions = {}): Promise<RecorderInstallPlan> {
+  const recorders = (options.recorders ?? []).map(checked);
+  const byName = new Map<string, ChangeRecorder>();
+  if (options.includeExisting !== false) for (const r of await existingRecorders(client)) byName.set(r.metadata.name!, r);
+  for (const r of recorders) byName.set(r.metadata.name!, r);
+  const all = [...byName.values()];
+  const derived = await deriveRecordedKinds(client, all.map((r) => r.spec));
+  const problem = derivationProblem(derived);
+  if (problem) throw new Error(problem);
+  const { recorders: _r, includeExisting: _i, wait: _w, readyTimeoutMs: _t, log: _l, ...manifestOptions } = options;
+  const storageSecrets = [...new Set([...(options.storageSecrets ?? []), ...storageSecretsOf(all)])].sort();
+  const manifests = recorderManifests({ ...manifestOptions, ...manifestKinds(derived), storageSecrets }) as OpenObject[];
+  return { manifests, recorders, derivedFrom: [...byName.keys()].sort(), derived };
+}
+
+async function poll<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const got = await probe();
+      if (got !== undefined) return got;
+    } catch (err) {
+      last = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
+    await new Promise((r) => setTimeout(r, 500));
+  }
+}
+
+/** Rolled out as `kubectl rollout status` judges it: the new template everywhere, no old pod left, all available. */
+export function rolledOut(d: V1Deployment): boolean {
+  const s = d.status ?? {};
+  const want = d.spec?.replicas ?? 1;
+  return (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && s.updatedReplicas === want && s.replicas === want && s.availableReplicas === want && s.readyReplicas === want;
+}
+
+export async function installRecorder(client: Client, options: RecorderInstallOptions = {}): Promise<RecorderInstallResult> {
+  const log = options.log ?? (() => undefined);
+  const plan = await planRecorderInstall(client, options);
+  log(`role derived from ${plan.derivedFrom.length ? `ChangeRecorder(s) ${plan.derivedFrom.join(', ')}` : 'the default kinds (no ChangeRecorder given or found)'}: get, list, watch on ${plan.derived.granted.map((k) => `${k.resource}${k.group ? `.${k.group}` : ''}`).join(', ')}`);
+  const write = { fieldManager: INSTALL_FIELD_MANAGER, force: true, fieldValidation: 'Strict' } as const;
+  for (const obj of plan.manifests) {
+    await client.apply(typeOf(obj), obj, write);
+    log(`applied ${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`);
+    if (obj.kind === 'CustomResourceDefinition') {
+      await poll('the ChangeRecorder CRD to be established', 30_000, async () => {
+        const crd = (await client.get(CustomResourceDefinitions, obj.metadata.name!)) as { status?: { conditions?: { type: string; status: string }[] } };
+        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
+      });
+    }
+  }
+  for (const r of plan.recorders) {
+    await client.apply(ChangeRecorders, r, write);
+    log(`applied ChangeRecorder ${r.metadata.name}`);
+  }
+  const result: RecorderInstallResult = { ...plan, ready: [] };
+  if (options.wait === false) return result;
+  const ns = options.namespace ?? 'quorum-system';
+  await poll(`the recorder Deployment ${ns}/${NAME} to roll out`, 180_000, async () => (rolledOut((await client.get(Deployments, { namespace: ns, name: NAME })) as V1Deployment) ? true : undefined));
+  log('recorder ready');
+  for (const r of plan.recorders) {
+    const name = r.metadata.name!;
+    const readyOf = async (): Promise<RecorderInstallResult['ready'][number]> => {
+      const got = await client.get(ChangeRecorders, name);
+      const c = got.status?.conditions?.find((x) => x.type === 'Ready');
+      const current = got.status?.observedGeneration === got.metadata.generation;
+      return { name, status: current && c ? c.status : 'Unknown', reason: current && c ? c.reason : 'NotObservedYet', message: current && c ? c.message : 'the recorder has not written a status for this generation yet' };
+    };
+    try {
+      result.ready.push(await poll(`ChangeRecorder ${name} to be Ready`, options.readyTimeoutMs ?? 60_000, async () => {
+        const ready = await readyOf();
+        return ready.status === 'True' ? ready : undefined;
+      }));
+    } catch {
+      // Not Ready in time is not an install failure: the condition says why (a Secret not mounted yet, a kind refused).
+      result.ready.push(await readyOf());
+    }
+  }
+  return result;
+}
+
+/**
+ * Removes the recorder: its Deployment, Service, RBAC and ServiceAccount. The CRD, every ChangeRecorder, the
+ * records' volume (PVC) and the namespace stay, so installing again resumes where it stopped.
+ */
+export async function uninstallRecorder(client: Client, options: Pick<RecorderManifestOptions, 'namespace'> = {}): Promise<void> {
+  const keep = new Set(['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim']);
+  for (const obj of recorderManifests({ namespace: options.namespace }).filter((o) => !keep.has(o.kind ?? '')).reverse()) {
+    await client.delete(typeOf(obj), { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! }).catch((err: unknown) => {
+      if (!(err instanceof NotFoundError)) throw err;
+    });
+  }
+}

@@ -1,0 +1,87 @@
+// The recorder's Helm chart renders the same objects as recorderManifests() (namespace and CRD aside), for
+// values with and without lists, and the committed chart is what the generator writes.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { parseAllDocuments, stringify } from 'yaml';
+import type { GroupKind } from '../../src/api/changerecorder.ts';
+import { CHART_DIR, RANGES, VALUES, helmChart } from '../../src/deploy/helm.ts';
+import { ALL_DEFAULT_RESOURCES, RECORDER_IMAGE, recordedKindRules, recorderManifests } from '../../src/deploy/manifests.ts';
+
+const repoRoot = join(import.meta.dirname, '..', '..', '..', '..');
+
+interface Values {
+  namespace: string;
+  repository: string;
+  tag: string;
+  logLevel: string;
+  size: string;
+  className: string;
+  storageSecrets: string[];
+  groups: string[];
+  recordedRules: Record<string, unknown>[];
+}
+
+const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+/** `\n{{- OPEN }}\nBODY\n{{- end }}` blocks, each replaced by what `each` makes of its body. */
+const blocks = (text: string, open: string, each: (body: string) => string): string =>
+  text.replace(new RegExp(`\\n${escape(open)}\\n([\\s\\S]*?)\\n\\{\\{- end \\}\\}`, 'g'), (_, body: string) => each(body));
+
+/** Just enough of Helm's template language for this chart: values, the release namespace, quote, range, with, toYaml. */
+function render(template: string, v: Values): string {
+  let out = blocks(template, RANGES.secrets, (body) =>
+    [...new Set(v.storageSecrets)].sort().map((s, i) => `\n${body.replaceAll('{{ $i }}', String(i)).replaceAll('{{ $s }}', s)}`).join(''),
+  );
+  out = blocks(out, RANGES.groups, (body) => v.groups.map((g) => `\n${body.replaceAll('{{ . }}', g)}`).join(''));
+  out = blocks(out, RANGES.storageClass, (body) => (v.className ? `\n${body.replaceAll('{{ . }}', v.className)}` : ''));
+  out = out.replaceAll(`\n${RANGES.recordedRules}`, v.recordedRules.length ? `\n${stringify(v.recordedRules).trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}` : '');
+  out = out
+    .replaceAll('{{ .Release.Namespace }}', v.namespace)
+    .replaceAll('{{ .Values.image.repository }}', v.repository)
+    .replaceAll('{{ .Values.image.tag }}', v.tag)
+    .replaceAll('{{ .Values.logLevel }}', v.logLevel)
+    .replaceAll('{{ .Values.storage.size | quote }}', JSON.stringify(v.size));
+  assert.doesNotMatch(out, /\{\{/, 'every template expression rendered');
+  return out;
+}
+
+const objectsOf = (text: string): unknown[] => parseAllDocuments(text).map((d) => d.toJS() as unknown).filter((o) => o !== null);
+
+test('the chart renders exactly the objects of recorderManifests (namespace and CRD aside)', () => {
+  const chart = helmChart();
+  const kinds: GroupKind[] = [{ group: '', kind: 'ConfigMap' }, { group: 'apps', kind: 'Deployment' }];
+  const cases: (Values & { kinds: readonly GroupKind[] })[] = [
+    { namespace: 'ops', repository: 'registry.example/recorder', tag: '9.9.9', logLevel: 'debug', size: '5Gi', className: 'fast', storageSecrets: ['s3-b', 'minio.creds', 's3-b'], groups: ['team-a', 'team-b'], recordedRules: recordedKindRules(kinds), kinds },
+    { namespace: 'quorum-system', repository: VALUES.image.repository, tag: VALUES.image.tag, logLevel: VALUES.logLevel, size: VALUES.storage.size, className: '', storageSecrets: [], groups: VALUES.history.groups, recordedRules: VALUES.rbac.recordedRules, kinds: ALL_DEFAULT_RESOURCES },
+    { namespace: 'x', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: [], recordedRules: [], kinds: [] },
+  ];
+  for (const { kinds: k, ...values } of cases) {
+    const rendered = objectsOf(render(chart['templates/recorder.yaml']!, values));
+    const expected = recorderManifests({
+      namespace: values.namespace,
+      image: `${values.repository}:${values.tag}`,
+      logLevel: values.logLevel,
+      storageSize: values.size,
+      ...(values.className ? { storageClassName: values.className } : {}),
+      storageSecrets: values.storageSecrets,
+      historyGroups: values.groups,
+      kinds: k,
+    }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
+    // No group at all: the chart's `subjects:` is null where the manifests have [], the same RoleBinding to the API server.
+    const normalized = (JSON.parse(JSON.stringify(expected)) as Record<string, unknown>[]).map((o) => (Array.isArray(o['subjects']) && o['subjects'].length === 0 ? { ...o, subjects: null } : o));
+    assert.deepEqual(rendered, normalized, `values ${JSON.stringify(values)}`);
+  }
+});
+
+test('the default values are the recorder image of this version and the default kinds, as recorderManifests() defaults to', () => {
+  assert.equal(`${VALUES.image.repository}:${VALUES.image.tag}`, RECORDER_IMAGE);
+  assert.deepEqual(VALUES.rbac.recordedRules, recordedKindRules(ALL_DEFAULT_RESOURCES));
+  assert.ok(helmChart()['crds/history.quorum.dev_changerecorders.yaml']?.includes('kind: CustomResourceDefinition'));
+});
+
+test('the committed chart is what the generator writes', async () => {
+  for (const [file, content] of Object.entries(helmChart())) {
+    assert.equal(await readFile(join(repoRoot, CHART_DIR, file), 'utf8'), content, `${CHART_DIR}/${file} is stale: run node packages/recorder/scripts/generate.ts`);
+  }
+});

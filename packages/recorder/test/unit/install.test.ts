@@ -1,0 +1,193 @@
+// `quorum history install`'s least-privilege ClusterRole: derived from ChangeRecorder specs through discovery
+// (the resource names the API server serves, not guessed plurals), the recorder's own calls beside them and
+// nothing else; kinds it cannot grant refused by name; the recorders already in the cluster kept unless told
+// otherwise; and the command line.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { V1ClusterRole, V1PolicyRule } from '@kubernetes/client-node';
+import { apiError, type Client, type DiscoveryTransport, type KubeList } from '@quorum/runtime';
+import type { ChangeRecorder, ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
+import { changeRecordersOf, parseInstallArgs } from '../../src/cli/install.ts';
+import { UsageError } from '../../src/cli/errors.ts';
+import { INSTALL_FIELD_MANAGER, installRecorder, planRecorderInstall, rolledOut, uninstallRecorder } from '../../src/deploy/install.ts';
+import { clusterRules } from '../../src/deploy/manifests.ts';
+import { derivationProblem, deriveRecordedKinds } from '../../src/deploy/rbac.ts';
+
+const ALL = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+const res = (name: string, kind: string, namespaced = true, verbs = ALL): Record<string, unknown> => ({ name, singularName: kind.toLowerCase(), namespaced, kind, verbs });
+const group = (name: string, versions: string[]): Record<string, unknown> => ({
+  name,
+  versions: versions.map((v) => ({ groupVersion: `${name}/${v}`, version: v })),
+  preferredVersion: { groupVersion: `${name}/${versions[0]}`, version: versions[0] },
+});
+const list = (groupVersion: string, resources: Record<string, unknown>[]): Record<string, unknown> => ({ kind: 'APIResourceList', apiVersion: 'v1', groupVersion, resources });
+
+/** A cluster without Quorum's etcd operator, with a CRD whose plural is not the English guess, and an aggregated API that is down. */
+const DOCUMENTS: Record<string, unknown> = {
+  '/api': { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [] },
+  '/api/v1': list('v1', [res('bindings', 'Binding', true, ['create']), res('configmaps', 'ConfigMap'), res('secrets', 'Secret'), res('services', 'Service'), res('namespaces', 'Namespace', false)]),
+  '/apis': {
+    kind: 'APIGroupList',
+    apiVersion: 'v1',
+    groups: [group('apps', ['v1']), group('batch', ['v1']), group('networking.k8s.io', ['v1']), group('zoo.example.com', ['v1']), group('metrics.k8s.io', ['v1beta1'])],
+  },
+  '/apis/apps/v1': list('apps/v1', [res('deployments', 'Deployment'), res('statefulsets', 'StatefulSet'), res('daemonsets', 'DaemonSet')]),
+  '/apis/batch/v1': list('batch/v1', [res('cronjobs', 'CronJob'), res('jobs', 'Job')]),
+  '/apis/networking.k8s.io/v1': list('networking.k8s.io/v1', [res('ingresses', 'Ingress')]),
+  '/apis/zoo.example.com/v1': list('zoo.example.com/v1', [res('octopi', 'Octopus'), res('geese', 'Goose', false)]),
+};
+
+const discovery: DiscoveryTransport = {
+  request: <T>(_method: string, path: string): Promise<T> => {
+    if (path === '/apis/metrics.k8s.io/v1beta1') return Promise.reject(apiError('GET', path, 503, { message: 'service unavailable' }));
+    const document = DOCUMENTS[path];
+    return document ? Promise.resolve(structuredClone(document) as T) : Promise.reject(apiError('GET', path, 404, { reason: 'NotFound' }));
+  },
+};
+
+/** Discovery and the ChangeRecorders in the cluster: all an install plan reads. */
+function fakeClient(existing: ChangeRecorder[] | 'no CRD'): Client {
+  return {
+    request: discovery.request,
+    list: <T>(): Promise<KubeList<T & ChangeRecorder>> =>
+      existing === 'no CRD' ? Promise.reject(apiError('GET', '/apis/history.quorum.dev/v1alpha1/changerecorders', 404, { reason: 'NotFound' })) : Promise.resolve({ metadata: {}, items: structuredClone(existing) as (T & ChangeRecorder)[] }),
+  } as unknown as Client;
+}
+
+const recorder = (name: string, spec: ChangeRecorderSpec): ChangeRecorder => ({ apiVersion: 'history.quorum.dev/v1alpha1', kind: 'ChangeRecorder', metadata: { name }, spec });
+const watchRule = (apiGroup: string, resources: string[]): V1PolicyRule => ({ apiGroups: [apiGroup], resources, verbs: ['get', 'list', 'watch'] });
+
+/** The recorder's own rules: everything clusterRules gives for no recorded kind. */
+const OWN_RULES = clusterRules([]);
+
+function clusterRoleOf(manifests: readonly object[]): V1ClusterRole {
+  const role = manifests.find((o): o is V1ClusterRole => (o as { kind?: string }).kind === 'ClusterRole');
+  assert.ok(role, 'a ClusterRole');
+  return role;
+}
+
+test('the role grants get, list and watch on exactly the kinds a spec lists, under the resource names discovery serves', async () => {
+  const derived = await deriveRecordedKinds(discovery, [{ namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }, { group: 'zoo.example.com', kind: 'Octopus' }, { group: 'apps', kind: 'Deployment' }] }]);
+  assert.equal(derivationProblem(derived), undefined);
+  assert.deepEqual(derived.granted.map((k) => [k.group, k.kind, k.resource, k.from]), [
+    ['', 'ConfigMap', 'configmaps', 'discovery'],
+    ['apps', 'Deployment', 'deployments', 'discovery'],
+    ['zoo.example.com', 'Octopus', 'octopi', 'discovery'],
+  ]);
+  const plan = await planRecorderInstall(fakeClient([]), { recorders: [recorder('app', { namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }, { group: 'zoo.example.com', kind: 'Octopus' }, { group: 'apps', kind: 'Deployment' }] })] });
+  assert.deepEqual(clusterRoleOf(plan.manifests).rules, [...OWN_RULES, watchRule('', ['configmaps']), watchRule('apps', ['deployments']), watchRule('zoo.example.com', ['octopi'])]);
+  const recorded = clusterRoleOf(plan.manifests).rules!.slice(OWN_RULES.length);
+  assert.ok(recorded.every((r) => r.verbs.join() === 'get,list,watch'), 'never a write on a recorded kind');
+  assert.ok(!recorded.some((r) => r.resources?.includes('secrets')), 'a kind not asked for is not granted');
+});
+
+test('a spec without resources gets the default kinds; Quorum\'s own, not served here, are granted by their known names', async () => {
+  const derived = await deriveRecordedKinds(discovery, [{ namespaces: { names: ['default'] } }]);
+  assert.equal(derivationProblem(derived), undefined);
+  assert.deepEqual(derived.granted.filter((k) => k.from === 'quorum').map((k) => k.resource), ['etcdbackupschedules', 'etcdclusters']);
+  const plan = await planRecorderInstall(fakeClient('no CRD'), { recorders: [recorder('default', { namespaces: { names: ['default'] } })] });
+  assert.deepEqual(clusterRoleOf(plan.manifests).rules!.slice(OWN_RULES.length), [
+    watchRule('', ['configmaps', 'secrets', 'services']),
+    watchRule('apps', ['daemonsets', 'deployments', 'statefulsets']),
+    watchRule('batch', ['cronjobs']),
+    watchRule('etcd.quorum.dev', ['etcdbackupschedules', 'etcdclusters']),
+    watchRule('networking.k8s.io', ['ingresses']),
+  ]);
+  // No ChangeRecorder at all: what one created later without resources needs.
+  const bare = await planRecorderInstall(fakeClient('no CRD'));
+  assert.equal(bare.derived.defaulted, true);
+  assert.deepEqual(clusterRoleOf(bare.manifests).rules, clusterRoleOf(plan.manifests).rules);
+});
+
+test('a kind that is not served, cannot be listed and watched, or whose discovery fails is refused by name, and nothing is planned', async () => {
+  const specs: ChangeRecorderSpec[] = [{ namespaces: { all: true }, resources: [{ group: 'apps', kind: 'Deploymnet' }, { group: '', kind: 'Binding' }, { group: 'metrics.k8s.io', kind: 'PodMetrics' }, { group: '', kind: 'ConfigMap' }] }];
+  const problem = derivationProblem(await deriveRecordedKinds(discovery, specs));
+  assert.ok(problem);
+  assert.match(problem, /Deploymnet\.apps: .*Deploymnet/);
+  assert.match(problem, /^ {2}Binding: /m);
+  assert.match(problem, /PodMetrics\.metrics\.k8s\.io: its discovery documents cannot be read \(.*503/);
+  assert.doesNotMatch(problem, /ConfigMap/);
+  await assert.rejects(planRecorderInstall(fakeClient([]), { recorders: [recorder('bad', specs[0]!)] }), /Deploymnet\.apps/);
+});
+
+test('the ChangeRecorders already in the cluster keep their kinds unless told otherwise, and their object stores\' Secrets are mounted', async () => {
+  const existing = [recorder('geese', { namespaces: { all: true }, resources: [{ group: 'zoo.example.com', kind: 'Goose' }], storage: { s3: { bucket: 'b', credentialsSecret: 'zoo-s3' } } })];
+  const given = recorder('app', { namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }] });
+  const plan = await planRecorderInstall(fakeClient(existing), { recorders: [given] });
+  assert.deepEqual(plan.derivedFrom, ['app', 'geese']);
+  assert.deepEqual(clusterRoleOf(plan.manifests).rules!.slice(OWN_RULES.length), [watchRule('', ['configmaps']), watchRule('zoo.example.com', ['geese'])]);
+  const deployment = plan.manifests.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { volumes: { secret?: { secretName: string } }[] } } } };
+  assert.deepEqual(deployment.spec.template.spec.volumes.flatMap((v) => (v.secret ? [v.secret.secretName] : [])), ['zoo-s3']);
+  assert.deepEqual(plan.recorders.map((r) => r.metadata.name), ['app'], 'only the given ones are applied');
+
+  const only = await planRecorderInstall(fakeClient(existing), { recorders: [given], includeExisting: false });
+  assert.deepEqual(clusterRoleOf(only.manifests).rules!.slice(OWN_RULES.length), [watchRule('', ['configmaps'])]);
+  // A given spec replaces the cluster's version of the same ChangeRecorder.
+  const replaced = await planRecorderInstall(fakeClient([recorder('app', { namespaces: { all: true }, resources: [{ group: 'apps', kind: 'Deployment' }] })]), { recorders: [given] });
+  assert.deepEqual(clusterRoleOf(replaced.manifests).rules!.slice(OWN_RULES.length), [watchRule('', ['configmaps'])]);
+});
+
+test('a ChangeRecorder the recorder would refuse is refused before anything is applied', async () => {
+  await assert.rejects(planRecorderInstall(fakeClient([]), { recorders: [recorder('two', { namespaces: { names: ['a'], all: true } })] }), /ChangeRecorder two: spec\.namespaces must set exactly one/);
+  await assert.rejects(planRecorderInstall(fakeClient([]), { recorders: [{ ...recorder('x', { namespaces: { all: true } }), apiVersion: 'history.quorum.dev/v1' }] }), /expected ChangeRecorder of history\.quorum\.dev\/v1alpha1/);
+});
+
+test('the command line: files, repeated options, and mistakes named', () => {
+  const args = parseInstallArgs(['-f', 'a.yaml', '-f', 'b.yaml', '--image', 'r:1', '--storage-secret', 's1', '--storage-secret', 's2', '--ignore-existing', '--no-wait'], { QUORUM_RECORDER_NAMESPACE: 'ops' });
+  assert.deepEqual(args.files, ['a.yaml', 'b.yaml']);
+  assert.deepEqual(args.options, { namespace: 'ops', includeExisting: false, wait: false, image: 'r:1', storageSecrets: ['s1', 's2'] });
+  assert.equal(parseInstallArgs(['--recorder-namespace', 'x']).options.namespace, 'x');
+  assert.throws(() => parseInstallArgs(['--print', '--no-wait']), UsageError);
+  assert.throws(() => parseInstallArgs(['extra']), UsageError);
+  const yaml = 'apiVersion: history.quorum.dev/v1alpha1\nkind: ChangeRecorder\nmetadata: {name: a}\nspec: {namespaces: {all: true}}\n---\n---\napiVersion: history.quorum.dev/v1alpha1\nkind: ChangeRecorder\nmetadata: {name: b}\nspec: {namespaces: {names: [x]}}\n';
+  assert.deepEqual(changeRecordersOf('r.yaml', yaml).map((r) => r.metadata.name), ['a', 'b']);
+  assert.throws(() => changeRecordersOf('r.yaml', 'apiVersion: v1\nkind: ConfigMap\nmetadata: {name: c}\n'), /r\.yaml: document 1 is a ConfigMap, not a ChangeRecorder/);
+});
+
+test('rolled out as kubectl rollout status judges it', () => {
+  const d = (status: Record<string, number>, generation = 2): Parameters<typeof rolledOut>[0] => ({ metadata: { generation }, spec: { replicas: 1, selector: {}, template: {} }, status });
+  assert.equal(rolledOut(d({ observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 })), true);
+  assert.equal(rolledOut(d({ observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 })), false, 'the new generation not observed yet');
+  assert.equal(rolledOut(d({ observedGeneration: 2, replicas: 2, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 })), false, 'an old pod left');
+  assert.equal(rolledOut(d({ observedGeneration: 2, replicas: 1, updatedReplicas: 1, availableReplicas: 0, readyReplicas: 0 })), false);
+});
+
+test('an install applies every object with strict field validation, the CRD established before the ChangeRecorders, then waits and reports Ready; an uninstall keeps the CRD, the records and the namespace', async () => {
+  const applied: { kind: string; name: string; query: Record<string, unknown> }[] = [];
+  const deleted: string[] = [];
+  let crdEstablished = false;
+  let looks = 0;
+  const base = fakeClient('no CRD');
+  const client = {
+    request: (...args: Parameters<Client['request']>) => base.request(...args),
+    list: (...args: Parameters<Client['list']>) => base.list(...args),
+    apply: (type: { kind: string }, obj: { metadata: { name: string } }, options: Record<string, unknown>) => {
+      if (type.kind === 'ChangeRecorder') assert.ok(crdEstablished, 'a ChangeRecorder is applied only once its CRD is established');
+      applied.push({ kind: type.kind, name: obj.metadata.name, query: options });
+      return Promise.resolve(obj);
+    },
+    get: (type: { kind: string }, key: unknown) => {
+      if (type.kind === 'CustomResourceDefinition') {
+        // Established on the second look: the install waits for it.
+        looks++;
+        crdEstablished = looks >= 2;
+        return Promise.resolve({ metadata: { name: key }, status: { conditions: [{ type: 'Established', status: crdEstablished ? 'True' : 'False' }] } });
+      }
+      if (type.kind === 'Deployment') return Promise.resolve({ metadata: { generation: 1 }, spec: { replicas: 1 }, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 } });
+      if (type.kind === 'ChangeRecorder') return Promise.resolve({ metadata: { name: key, generation: 1 }, status: { observedGeneration: 1, conditions: [{ type: 'Ready', status: 'True', reason: 'Recording', message: 'recording 1 kind' }] } });
+      return Promise.reject(new Error(`unexpected get of ${type.kind}`));
+    },
+    delete: (type: { kind: string }, key: { name: string }) => {
+      deleted.push(`${type.kind}/${key.name}`);
+      return type.kind === 'Service' ? Promise.reject(apiError('DELETE', '/x', 404, { reason: 'NotFound' })) : Promise.resolve();
+    },
+  } as unknown as Client;
+  const result = await installRecorder(client, { namespace: 'ops', recorders: [recorder('app', { namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }] })], readyTimeoutMs: 5000 });
+  assert.deepEqual(applied.map((a) => a.kind), [...result.manifests.map((o) => o.kind), 'ChangeRecorder']);
+  assert.ok(applied.every((a) => a.query['fieldValidation'] === 'Strict' && a.query['fieldManager'] === INSTALL_FIELD_MANAGER && a.query['force'] === true));
+  assert.deepEqual(result.ready, [{ name: 'app', status: 'True', reason: 'Recording', message: 'recording 1 kind' }]);
+
+  await uninstallRecorder(client, { namespace: 'ops' });
+  assert.ok(!deleted.some((d) => /^(Namespace|CustomResourceDefinition|PersistentVolumeClaim)\//.test(d)), `kept: ${deleted.join(', ')}`);
+  assert.deepEqual(new Set(deleted.map((d) => d.split('/')[0])), new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount']), 'an object already gone is no error');
+});
