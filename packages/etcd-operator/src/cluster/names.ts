@@ -36,8 +36,14 @@ export function memberHost(cluster: string, namespace: string, member: string): 
   return `${member}.${peerServiceName(cluster)}.${namespace}.svc`;
 }
 
-export const peerURL = (cluster: string, namespace: string, member: string): string => `http://${memberHost(cluster, namespace, member)}:${PEER_PORT}`;
-export const clientURL = (cluster: string, namespace: string, member: string): string => `http://${memberHost(cluster, namespace, member)}:${CLIENT_PORT}`;
+export type Scheme = 'http' | 'https';
+
+/** The URL peers reach a member on: https once spec.tls.peer is set (TLS is fixed at creation). */
+export const peerURL = (cluster: string, namespace: string, member: string, scheme: Scheme = 'http'): string => `${scheme}://${memberHost(cluster, namespace, member)}:${PEER_PORT}`;
+/** The URL clients reach a member on: https once spec.tls.client is set. */
+export const clientURL = (cluster: string, namespace: string, member: string, scheme: Scheme = 'http'): string => `${scheme}://${memberHost(cluster, namespace, member)}:${CLIENT_PORT}`;
+/** The client Service's URL: what applications should use. */
+export const clientServiceURL = (cluster: string, namespace: string, scheme: Scheme = 'http'): string => `${scheme}://${clientServiceName(cluster)}.${namespace}.svc:${CLIENT_PORT}`;
 
 /** The member a peer URL belongs to, if it is one of ours. */
 export function memberFromPeerURL(cluster: string, namespace: string, url: string): string | undefined {

@@ -39,10 +39,10 @@ export const STEP_WARN_MS = 30_000;
 export const DEFAULT_STEP_DEADLINE_MS = 120_000;
 
 /**
- * Waits that only a person ends (a halted or refused rolling update): not steps to retry, so they have no
+ * Waits that only a person ends (a halted or refused rolling update, a TLS Secret that fails its check): not steps to retry, so they have no
  * step record, no retry warnings and no stall; their voice is the Degraded condition and one Warning event.
  */
-export const PERSON_WAITS: readonly string[] = ['UpgradeFailed', 'UpgradeBlocked'];
+export const PERSON_WAITS: readonly string[] = ['UpgradeFailed', 'UpgradeBlocked', 'TLSSecretInvalid'];
 
 /** The step's name; undefined for steady, paused and PERSON_WAITS, which are not steps. */
 export function stepName(a: Action): string | undefined {
@@ -55,6 +55,7 @@ export function stepName(a: Action): string | undefined {
     case 'clearForRestore': return 'clearForRestore';
     case 'startRollout': return 'startRollout';
     case 'moveLeader': return `moveLeader ${a.to}`;
+    case 'issueTLSSecrets': return 'issueTLSSecrets';
     default: return `${a.type} ${a.member}`;
   }
 }

@@ -5,8 +5,9 @@
 import { createHash } from 'node:crypto';
 import { versionPath } from '../api/defaults.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
-import { CLIENT_PORT, LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
+import { LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
+import { clientEndpoint, type ClientCredentials, type MemberEndpoint } from './tls.ts';
 import type { Membership, ObservedRollout } from './plan.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';
 import type { DefaultedSpec } from './spec.ts';
@@ -58,13 +59,16 @@ export async function observeRollout(
   view: EtcdView,
   clients: EtcdClients,
   signal: AbortSignal,
+  credentials?: ClientCredentials,
 ): Promise<RolloutObservation> {
   const outdated = outdatedMembers(pods, spec);
   const record = previous?.rollout;
   const rolling = outdated.length > 0 || record !== undefined;
   const membership = view.membership;
   const endpoints = new Map(
-    pods.filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp).map((p) => [p.metadata.labels?.[LABELS.member] ?? '', `http://${p.status!.podIP}:${CLIENT_PORT}`]),
+    pods
+      .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
+      .map((p) => [p.metadata.labels?.[LABELS.member] ?? '', clientEndpoint(p, cluster.metadata.name!, cluster.metadata.namespace!, credentials)!]),
   );
   const leader = membership?.members.find((m) => m.id === membership.leaderId);
   const leaderEndpoint = leader ? endpoints.get(leader.member) : undefined;
@@ -118,7 +122,7 @@ export async function observeRollout(
  * member's applied index. An applied index at or above a commit index read earlier proves the member has
  * everything that was committed before it was asked.
  */
-async function withCatchUp(membership: Membership, leaderEndpoint: string | undefined, endpoints: Map<string, string>, clients: EtcdClients, signal: AbortSignal): Promise<Membership> {
+async function withCatchUp(membership: Membership, leaderEndpoint: MemberEndpoint | undefined, endpoints: Map<string, MemberEndpoint>, clients: EtcdClients, signal: AbortSignal): Promise<Membership> {
   if (!leaderEndpoint) return membership;
   let commit: string;
   try {

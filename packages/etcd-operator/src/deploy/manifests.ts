@@ -78,8 +78,12 @@ export function clusterRules(): Record<string, unknown>[] {
     { apiGroups: [GROUP], resources: ['etcdrestores'], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: ['etcdrestores/status'], verbs: ['patch'] },
     // Backups, and deletions of expired stored backups, run as Jobs that mount the credentials Secret
-    // themselves: the operator never reads a Secret.
+    // themselves: the operator never reads a storage credentials Secret.
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    // TLS clusters (spec.tls): the operator issues and renews its Secrets (CAs, <member>-tls, <cluster>-client-tls),
+    // watches them (label managed-by=quorum only), reads a user's spec.tls Secret by name to check it, and deletes
+    // a former member's. The verbs cannot be narrowed by label: RBAC has no label selectors.
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     // Members are restarted through the eviction API, which honours the PDB: a stale peer view, a rolling update.
     { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
