@@ -158,3 +158,18 @@ export function clientEndpoint(pod: PodLike, cluster: string, namespace: string,
     tls: { ...(credentials ? { ca: credentials.ca, cert: credentials.cert, key: credentials.key } : {}), servername: memberHost(cluster, namespace, member) },
   };
 }
+
+/**
+ * etcdctl's flags for a client inside a member pod, where the pod's own Secret is mounted: the member's server
+ * certificate carries clientAuth (etcd's gateway presents it to etcd's own gRPC server), so it is a valid client
+ * identity there; a user's client Secret is the client identity by definition. Empty without client TLS.
+ */
+export function inPodEtcdctlFlags(spec: Pick<DefaultedSpec, 'tls'>): string[] {
+  const side = tlsSides(spec).client;
+  if (!side) return [];
+  if (side.mode === 'Operator') {
+    const f = MEMBER_TLS_FILES;
+    return [`--cacert=${MEMBER_TLS_DIR}/${f.clientCA}`, `--cert=${MEMBER_TLS_DIR}/${f.serverCertificate}`, `--key=${MEMBER_TLS_DIR}/${f.serverKey}`];
+  }
+  return [`--cacert=${CLIENT_SECRET_DIR}/${TLS_KEYS.ca}`, `--cert=${CLIENT_SECRET_DIR}/${TLS_KEYS.certificate}`, `--key=${CLIENT_SECRET_DIR}/${TLS_KEYS.key}`];
+}

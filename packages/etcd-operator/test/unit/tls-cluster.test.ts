@@ -3,13 +3,17 @@
 // API held in memory, how it dials members, and status. Real etcd accepting the rendered flags is tls-etcd.test.ts.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { test } from 'node:test';
+import { parse } from 'yaml';
+import { errorsOf, validateEtcdCluster } from '../../src/api/defaults.ts';
 import { AlreadyExistsError, NotFoundError, type KubeObject } from '@quorum/runtime';
 import { plan, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
 import { memberPod, templateFingerprint } from '../../src/cluster/resources.ts';
 import { applyDefaults, type EtcdCluster, type EtcdClusterSpec } from '../../src/cluster/spec.ts';
 import { buildStatus } from '../../src/cluster/status.ts';
-import { CLIENT_TLS_ANNOTATION, clientEndpoint, MEMBER_TLS_DIR, peerSkipSANFlag } from '../../src/cluster/tls.ts';
+import { CLIENT_TLS_ANNOTATION, clientEndpoint, inPodEtcdctlFlags, MEMBER_TLS_DIR, peerSkipSANFlag } from '../../src/cluster/tls.ts';
 import { clientIdentitySecret, membersWithSecrets, observeTLS, secretContents, writeTLSSecrets, TLSNotReadyError } from '../../src/cluster/tls-secrets.ts';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { backupJob, CLIENT_TLS_DIR } from '../../src/backup/job.ts';
@@ -304,4 +308,20 @@ test('a backup Job of a client-TLS cluster: the client identity Secret mounted w
   const plain = backupJob(backup, { member: 'c-1', dbSize: 1, agentImage: 'agent' }) as unknown as JobShape;
   assert.ok(plain.spec.template.spec.containers[0]!.args.includes('--endpoint=http://c-1.c.ns.svc:2379'));
   assert.equal(plain.spec.template.spec.volumes.some((v) => v.name === 'client-tls'), false);
+});
+
+test('etcdctl inside a member pod uses the certificate files mounted there', () => {
+  assert.deepEqual(inPodEtcdctlFlags(applyDefaults({ tls: { client: {} } })), ['--cacert=/etc/etcd/tls/client-ca.crt', '--cert=/etc/etcd/tls/server.crt', '--key=/etc/etcd/tls/server.key']);
+  assert.deepEqual(inPodEtcdctlFlags(applyDefaults({ tls: { client: { secretName: 'mine' } } })), ['--cacert=/etc/etcd/client-tls/ca.crt', '--cert=/etc/etcd/client-tls/tls.crt', '--key=/etc/etcd/client-tls/tls.key']);
+  assert.deepEqual(inPodEtcdctlFlags(applyDefaults({ tls: { peer: {} } })), []);
+  // Each flag names a file the rendered pod mounts.
+  const pod = podOf({ tls: { client: {} } });
+  const mounted = pod.spec.containers[0]!.volumeMounts!.map((m) => m.mountPath);
+  for (const f of inPodEtcdctlFlags(applyDefaults({ tls: { client: {} } }))) assert.ok(mounted.some((dir) => f.split('=')[1]!.startsWith(`${dir}/`)), f);
+});
+
+test('examples/tls.yaml is a valid EtcdCluster with operator-managed TLS on both sides', async () => {
+  const example = parse(await readFile(join(import.meta.dirname, '..', '..', '..', '..', 'examples', 'tls.yaml'), 'utf8')) as EtcdCluster;
+  assert.deepEqual(errorsOf(validateEtcdCluster(example)), []);
+  assert.deepEqual(example.spec.tls, { peer: {}, client: {} });
 });
