@@ -10,6 +10,12 @@ export const LABELS = {
 export const FIELD_MANAGER = 'quorum-etcd-operator';
 /** An EtcdCluster annotation: setting it to a new value retries a halted rolling update (docs/upgrades.md). */
 export const RETRY_ROLLOUT_ANNOTATION = 'etcd.quorum.dev/retry-rollout';
+/**
+ * An EtcdCluster annotation: a new value has every operator-managed leaf certificate (members', the client's)
+ * issued again. Each leaf Secret records the value it was issued under (same key), so the request is done
+ * exactly when every Secret carries it, whatever the operator went through meanwhile.
+ */
+export const ROTATE_CERTIFICATES_ANNOTATION = 'etcd.quorum.dev/rotate-certificates';
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;

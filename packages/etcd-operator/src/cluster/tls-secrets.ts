@@ -26,7 +26,7 @@ import {
   type TLSIssuePlan,
   type TLSSubject,
 } from '../tls/secrets.ts';
-import { FIELD_MANAGER, LABELS } from './names.ts';
+import { FIELD_MANAGER, LABELS, ROTATE_CERTIFICATES_ANNOTATION } from './names.ts';
 import type { ObservedTLS } from './plan.ts';
 import { ownerRef } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
@@ -130,7 +130,12 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
   };
   const managed = operatorManaged(sides);
   if (managed) {
-    const plan = tlsSecretsToIssue({ cluster: name, namespace, clusterDomain: i.clusterDomain, members: i.podMembers }, observedSecrets, i.now);
+    const plan = withRotation(
+      tlsSecretsToIssue({ cluster: name, namespace, clusterDomain: i.clusterDomain, members: i.podMembers }, observedSecrets, i.now),
+      cluster,
+      i.podMembers,
+      (secretName) => i.cached(secretName)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION],
+    );
     const cas = plan.issue.filter((s) => s.kind === 'peerCA' || s.kind === 'clientCA');
     const fresh = !i.bootstrapped && i.memberSecrets.length === 0;
     if (cas.length > 0 && !(fresh && cas.every((s) => s.reason === 'Missing'))) {
@@ -251,7 +256,7 @@ export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Pr
     members: Object.fromEntries(members.map((m) => [m, contents(memberTLSSecretName(m))])),
   };
   const subject: TLSSubject = { cluster: name, namespace, clusterDomain: c.clusterDomain, members };
-  const plan: TLSIssuePlan = tlsSecretsToIssue(subject, observed, c.now);
+  const plan: TLSIssuePlan = withRotation(tlsSecretsToIssue(subject, observed, c.now), c.cluster, members, (n) => objects.get(n)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION]);
   const cas = plan.issue.filter((s) => s.kind === 'peerCA' || s.kind === 'clientCA');
   if (cas.length > 0 && !(c.mayIssueCA && cas.every((s) => s.reason === 'Missing'))) {
     throw new TLSNotReadyError(`the CA Secret(s) ${cas.map((s) => `${s.name} (${s.reason})`).join(', ')} cannot be used, and a CA is issued only for a cluster without member certificates`);
@@ -265,7 +270,10 @@ export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Pr
   for (const todo of ordered) {
     const data = issued.get(todo.name);
     if (!data) continue;
-    const object: V1Secret = tlsSecret(name, namespace, todo.name, data, owner, todo.kind === 'member' ? todo.member : undefined);
+    const made: V1Secret = tlsSecret(name, namespace, todo.name, data, owner, todo.kind === 'member' ? todo.member : undefined);
+    // A leaf records the rotation request it was issued under; a CA has nothing to record.
+    const token = c.cluster.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION];
+    const object: V1Secret = token !== undefined && todo.kind !== 'peerCA' && todo.kind !== 'clientCA' ? { ...made, metadata: { ...made.metadata, annotations: { [ROTATE_CERTIFICATES_ANNOTATION]: token } } } : made;
     const existing = objects.get(todo.name);
     if (todo.kind === 'peerCA' || todo.kind === 'clientCA' || !existing) {
       try {
@@ -282,6 +290,22 @@ export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Pr
     written.push({ name: todo.name, reason: todo.reason });
   }
   return written;
+}
+
+/**
+ * `plan` plus the leaf Secrets not yet issued under the cluster's rotate-certificates value (those `plan` does not
+ * issue already). Its CAs are left alone: rotating a CA takes rolling restarts, which this does not do.
+ */
+export function withRotation(plan: TLSIssuePlan, cluster: EtcdCluster, members: readonly string[], recorded: (secretName: string) => string | undefined): TLSIssuePlan {
+  const token = cluster.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION];
+  if (token === undefined) return plan;
+  const name = cluster.metadata.name!;
+  const leaves = [
+    ...members.map((member) => ({ kind: 'member' as const, member, name: memberTLSSecretName(member) })),
+    { kind: 'client' as const, name: clientTLSSecretName(name) },
+  ];
+  const extra = leaves.filter((l) => !plan.issue.some((i) => i.name === l.name) && recorded(l.name) !== token).map((l) => ({ ...l, reason: 'RotationRequested' as const }));
+  return extra.length ? { ...plan, issue: [...plan.issue, ...extra] } : plan;
 }
 
 /** The `<member>-tls` Secret of a member that is gone for good. */

@@ -70,7 +70,9 @@ export type IssueReason =
   /** Its names differ from what the member or cluster needs now (e.g. another cluster domain). */
   | 'NamesChanged'
   /** Its CA is being issued, or it was not signed by the CA the cluster has now. */
-  | 'IssuerChanged';
+  | 'IssuerChanged'
+  /** A person asked for new certificates (the EtcdCluster annotation etcd.quorum.dev/rotate-certificates). */
+  | 'RotationRequested';
 
 export type TLSSecretToIssue =
   | { kind: 'peerCA' | 'clientCA' | 'client'; name: string; reason: IssueReason }

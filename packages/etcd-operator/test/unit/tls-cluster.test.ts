@@ -325,3 +325,25 @@ test('examples/tls.yaml is a valid EtcdCluster with operator-managed TLS on both
   assert.deepEqual(errorsOf(validateEtcdCluster(example)), []);
   assert.deepEqual(example.spec.tls, { peer: {}, client: {} });
 });
+
+test('rotate-certificates: a new value issues every leaf again (not the CAs), once, recorded on each Secret', async () => {
+  const api = new MemoryAPI();
+  await write(api, ['c-0', 'c-1'], true);
+  const serial = (secret: string, file: string): string => new X509Certificate(secretContents(api.cached(secret))![file]!).serialNumber;
+  const before = { peer: serial('c-0-tls', 'peer.crt'), client: serial('c-client-tls', 'tls.crt'), ca: serial('c-peer-ca', 'tls.crt') };
+  const rotating = { ...tlsCluster, metadata: { ...tlsCluster.metadata, annotations: { 'etcd.quorum.dev/rotate-certificates': 'r1' } } };
+  const seen = await observeTLS({
+    client: api as never, cluster: rotating, spec: applyDefaults(rotating.spec), cached: api.cached, podMembers: ['c-0', 'c-1'],
+    memberSecrets: ['c-0', 'c-1'], bootstrapped: true, clusterDomain: 'cluster.local', now: NOW,
+  });
+  assert.deepEqual(seen?.observed.issue, [{ name: 'c-0-tls', reason: 'RotationRequested' }, { name: 'c-1-tls', reason: 'RotationRequested' }, { name: 'c-client-tls', reason: 'RotationRequested' }]);
+  api.writes = [];
+  const written = await writeTLSSecrets({ client: api as never, cluster: rotating, clusterDomain: 'cluster.local', now: NOW, signal: new AbortController().signal, mayIssueCA: false }, ['c-0', 'c-1']);
+  assert.equal(written.length, 3);
+  assert.deepEqual(api.writes.sort(), ['replace c-0-tls', 'replace c-1-tls', 'replace c-client-tls'], 'replaced in place: the pods keep their mounts, etcd reads the new files');
+  assert.notEqual(serial('c-0-tls', 'peer.crt'), before.peer);
+  assert.notEqual(serial('c-client-tls', 'tls.crt'), before.client);
+  assert.equal(serial('c-peer-ca', 'tls.crt'), before.ca, 'the CA stays');
+  assert.equal(api.cached('c-1-tls')?.metadata.annotations?.['etcd.quorum.dev/rotate-certificates'], 'r1');
+  assert.deepEqual(await writeTLSSecrets({ client: api as never, cluster: rotating, clusterDomain: 'cluster.local', now: NOW, signal: new AbortController().signal, mayIssueCA: false }, ['c-0', 'c-1']), [], 'done once');
+});
