@@ -19,7 +19,7 @@ import type { Action } from './plan.ts';
 import { memberPod, memberPVC, type RestoreSource } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import type { StepFailure } from './progress.ts';
-import { clientEndpoint, operatorManaged, peerScheme, tlsSides, type ClientCredentials, type MemberEndpoint as ClientEndpoint } from './tls.ts';
+import { clientEndpoint, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type MemberEndpoint as ClientEndpoint } from './tls.ts';
 import { deleteMemberSecret, TLSNotReadyError, writeTLSSecrets } from './tls-secrets.ts';
 
 export interface ActContext {
@@ -37,7 +37,7 @@ export interface ActContext {
   event: (type: 'Normal' | 'Warning', reason: string, note: string) => void;
   wrote: (what: string) => Promise<void>;
   /** For a cluster with spec.tls: how the operator dials members, and what writing its Secrets needs. */
-  tls?: { credentials?: ClientCredentials; clusterDomain: string; mayIssueCA: boolean; now: Date };
+  tls?: { credentials?: ClientCredentials; clusterDomain: string; mayIssueCA: boolean; now: Date; caBundles?: CABundles };
 }
 
 export async function act(a: Action, c: ActContext): Promise<Result> {
@@ -85,6 +85,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       peerWaitImage: c.peerWaitImage,
       ...(forceNewCluster ? { forceNewCluster } : {}),
       ...(restore && c.agentImage ? { restore: { source: restore, agentImage: c.agentImage } } : {}),
+      ...(c.tls?.caBundles ? { caBundles: c.tls.caBundles } : {}),
     });
     try {
       await c.client.create(Pods, pod, { fieldManager: FIELD_MANAGER, signal });

@@ -138,7 +138,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     });
     const credentials = tls?.credentials;
     const view = await observeEtcd(name, namespace, pods, deps.etcd, signal, credentials);
-    const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal, credentials);
+    const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal, credentials, tls?.caBundles);
     const refusedSince = previous?.step?.refusedEverywhereSince;
     const policy = spec.disasterRecovery?.policy ?? 'Manual';
     const ongoing = previous?.recovery && !previous.recovery.completedAt ? previous.recovery : undefined;
@@ -246,7 +246,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       const result = await act(action, {
         client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, view, peerWaitImage: deps.peerWaitImage, agentImage: deps.agentImage, signal, event,
         wrote: async (what) => { await deps.afterWrite?.(what); },
-        ...(tls ? { tls: { ...(credentials ? { credentials } : {}), clusterDomain: domain, mayIssueCA: !previous?.clusterID && memberSecrets.length === 0, now } } : {}),
+        ...(tls ? { tls: { ...(credentials ? { credentials } : {}), clusterDomain: domain, mayIssueCA: !previous?.clusterID && memberSecrets.length === 0, now, caBundles: tls.caBundles } } : {}),
       });
       return action.type === 'steady' ? { requeueAfter: STEADY_RESYNC_MS } : { requeueAfter: retryDelayMs(step, now, result.requeueAfter ?? 1000) };
     } catch (err) {

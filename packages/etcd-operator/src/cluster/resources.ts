@@ -21,7 +21,7 @@ import {
   peerURL,
   pvcName,
 } from './names.ts';
-import { CLIENT_TLS_ANNOTATION, clientScheme, memberTLS, peerScheme, tlsFingerprint } from './tls.ts';
+import { CLIENT_TLS_ANNOTATION, clientScheme, memberTLS, peerScheme, tlsFingerprint, type CABundles } from './tls.ts';
 
 type Obj = KubeObject & Record<string, unknown>;
 
@@ -159,6 +159,8 @@ export interface MemberPodOptions {
   forceNewCluster?: boolean;
   /** Restore this member's data from a snapshot before etcd first starts (a new cluster from a backup). */
   restore?: { source: RestoreSource; agentImage: string };
+  /** For a cluster with TLS: the CA bundles its members trust now, recorded in the template fingerprint. */
+  caBundles?: CABundles;
 }
 
 /** A stored snapshot to restore from: where, which object, and its SHA-256 when known. */
@@ -273,17 +275,17 @@ export const TEMPLATE_ANNOTATION = 'etcd.quorum.dev/template';
  * own way of rendering pods (`render`, RENDER_REVISION). Comparing with the current spec names the fields a
  * running member has not picked up.
  */
-export function templateFingerprint(spec: DefaultedSpec): Record<string, string> {
+export function templateFingerprint(spec: DefaultedSpec, ca?: CABundles): Record<string, string> {
   const h = (v: unknown): string => createHash('sha256').update(JSON.stringify(v ?? null)).digest('hex').slice(0, 12);
-  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity, render: String(RENDER_REVISION), ...tlsFingerprint(spec) };
+  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity, render: String(RENDER_REVISION), ...tlsFingerprint(spec, ca) };
 }
 
 /**
  * The fields of `spec` a pod was not made from; pods made before the annotation existed compare by image.
  * A pod whose fingerprint has no `render` was rendered before the revision was recorded: revision 1.
  */
-export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec): string[] {
-  const want = templateFingerprint(spec);
+export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec, ca?: CABundles): string[] {
+  const want = templateFingerprint(spec, ca);
   const recorded = pod.metadata.annotations?.[TEMPLATE_ANNOTATION];
   let had: Record<string, string>;
   try {
@@ -371,7 +373,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
         ...(spec.podTemplate?.metadata?.annotations ?? {}),
         'etcd.quorum.dev/initial-cluster-state': options.initialClusterState,
         ...(options.forceNewCluster ? { [FORCE_NEW_CLUSTER_ANNOTATION]: 'true' } : {}),
-        [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec)),
+        [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec, options.caBundles)),
         ...(spec.tls?.client ? { [CLIENT_TLS_ANNOTATION]: 'on' } : {}),
       },
     },

@@ -7,7 +7,7 @@ import { versionPath } from '../api/defaults.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
-import { clientEndpoint, type ClientCredentials, type MemberEndpoint } from './tls.ts';
+import { clientEndpoint, type CABundles, type ClientCredentials, type MemberEndpoint } from './tls.ts';
 import type { Membership, ObservedRollout } from './plan.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';
 import type { DefaultedSpec } from './spec.ts';
@@ -27,17 +27,17 @@ export function gateBoundMs(dbSizes: readonly number[]): number {
 }
 
 /** The rollout target of a spec: a hash of the per-field fingerprint member pods record (resources.ts). */
-export function rolloutTarget(spec: DefaultedSpec): string {
-  const fingerprint = templateFingerprint(spec);
+export function rolloutTarget(spec: DefaultedSpec, ca?: CABundles): string {
+  const fingerprint = templateFingerprint(spec, ca);
   const canonical = Object.fromEntries(Object.keys(fingerprint).sort().map((k) => [k, fingerprint[k]]));
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 16);
 }
 
 /** Members whose pod (not being deleted) was made from another spec, with the fields that differ. */
-export function outdatedMembers(pods: readonly PodObject[], spec: DefaultedSpec): { member: string; fields: string[] }[] {
+export function outdatedMembers(pods: readonly PodObject[], spec: DefaultedSpec, ca?: CABundles): { member: string; fields: string[] }[] {
   return pods
     .filter((p) => !p.metadata.deletionTimestamp)
-    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec) }))
+    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec, ca) }))
     .filter((o) => o.fields.length > 0);
 }
 
@@ -60,8 +60,9 @@ export async function observeRollout(
   clients: EtcdClients,
   signal: AbortSignal,
   credentials?: ClientCredentials,
+  ca?: CABundles,
 ): Promise<RolloutObservation> {
-  const outdated = outdatedMembers(pods, spec);
+  const outdated = outdatedMembers(pods, spec, ca);
   const record = previous?.rollout;
   const rolling = outdated.length > 0 || record !== undefined;
   const membership = view.membership;
@@ -102,7 +103,7 @@ export async function observeRollout(
     ...(clusterVersion ? { clusterVersion } : {}),
     rollout: {
       outdated,
-      target: rolloutTarget(spec),
+      target: rolloutTarget(spec, ca),
       targetVersion: spec.version,
       ...(previous?.currentVersion ? { currentVersion: previous.currentVersion } : {}),
       ...(record ? { record } : {}),

@@ -30,7 +30,7 @@ import { FIELD_MANAGER, LABELS, ROTATE_CERTIFICATES_ANNOTATION } from './names.t
 import type { ObservedTLS } from './plan.ts';
 import { ownerRef } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
-import { clientScheme, operatorManaged, peerScheme, tlsSides, type ClientCredentials, type TLSSide } from './tls.ts';
+import { caBundleHash, clientScheme, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type TLSSide } from './tls.ts';
 import type { Scheme } from './names.ts';
 
 /** A Secret's data decoded to text; undefined for a Secret that does not exist. */
@@ -53,6 +53,8 @@ export interface TLSObservation {
   expiring?: string;
   peerScheme: Scheme;
   clientScheme: Scheme;
+  /** The CA bundles members should trust now; a side is missing while its CA cannot be read (then nothing changes). */
+  caBundles: CABundles;
 }
 
 export interface TLSObserveInput {
@@ -165,6 +167,14 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
     const at = s.mode === 'Secret' ? earliest([notAfter(user.get(side)?.[TLS_KEYS.certificate])]) : memberNotAfter(side === 'peer' ? MEMBER_TLS_FILES.peerCertificate : MEMBER_TLS_FILES.serverCertificate);
     return { mode: s.mode, ...(at ? { notAfter: at } : {}) };
   };
+  const bundle = (side: 'peer' | 'client'): string | undefined => {
+    const s = sides[side];
+    if (!s) return undefined;
+    const pem = s.mode === 'Secret' ? user.get(side)?.[TLS_KEYS.ca] : (side === 'peer' ? observedSecrets.peerCA : observedSecrets.clientCA)?.[TLS_KEYS.ca];
+    return pem ? caBundleHash(pem) : undefined;
+  };
+  const peerBundle = bundle('peer');
+  const clientBundle = bundle('client');
   const peer = sideStatus('peer');
   const clientSide = sideStatus('client');
   const clientSecret = sides.client?.mode === 'Secret' ? sides.client.secretName : sides.client ? clientTLSSecretName(name) : undefined;
@@ -179,6 +189,7 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
     ...(warnings.length > 0 ? { expiring: warnings.join('; ') } : {}),
     peerScheme: peerScheme(spec),
     clientScheme: clientScheme(spec),
+    caBundles: { ...(peerBundle ? { peer: peerBundle } : {}), ...(clientBundle ? { client: clientBundle } : {}) },
   };
 }
 

@@ -117,10 +117,27 @@ export function memberTLS(spec: Pick<DefaultedSpec, 'tls' | 'version'>, member: 
   };
 }
 
-/** The TLS part of a member pod's template fingerprint: present only for clusters with TLS, so others keep their hash. */
-export function tlsFingerprint(spec: Pick<DefaultedSpec, 'tls'>): Record<string, string> {
+/**
+ * The CA bundles members trust, each as a short hash of its PEM text (caBundleHash): etcd loads its trusted CAs only
+ * at start, so a new bundle (a user's ca.crt with a second CA added) must restart members, one at a time.
+ */
+export interface CABundles {
+  peer?: string;
+  client?: string;
+}
+
+export function caBundleHash(pem: string): string {
+  return createHash('sha256').update(pem.trim()).digest('hex').slice(0, 12);
+}
+
+/**
+ * The TLS part of a member pod's template fingerprint: spec.tls and the CA bundles, never the leaf certificates
+ * (etcd reads those on every handshake, so renewing one needs no restart). Present only for clusters with TLS, so
+ * others keep their hash.
+ */
+export function tlsFingerprint(spec: Pick<DefaultedSpec, 'tls'>, ca: CABundles = {}): Record<string, string> {
   if (!spec.tls) return {};
-  return { tls: createHash('sha256').update(JSON.stringify(spec.tls)).digest('hex').slice(0, 12) };
+  return { tls: createHash('sha256').update(JSON.stringify({ tls: spec.tls, peerCA: ca.peer ?? null, clientCA: ca.client ?? null })).digest('hex').slice(0, 12) };
 }
 
 /** The certificate and key the operator presents to members, and the CA bundle it trusts them by. */

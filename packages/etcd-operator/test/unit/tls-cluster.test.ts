@@ -10,10 +10,11 @@ import { parse } from 'yaml';
 import { errorsOf, validateEtcdCluster } from '../../src/api/defaults.ts';
 import { AlreadyExistsError, NotFoundError, type KubeObject } from '@quorum/runtime';
 import { plan, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
-import { memberPod, templateFingerprint } from '../../src/cluster/resources.ts';
+import { memberPod, outdatedFields, templateFingerprint } from '../../src/cluster/resources.ts';
+import { rolloutTarget } from '../../src/cluster/rollout.ts';
 import { applyDefaults, type EtcdCluster, type EtcdClusterSpec } from '../../src/cluster/spec.ts';
 import { buildStatus } from '../../src/cluster/status.ts';
-import { CLIENT_TLS_ANNOTATION, clientEndpoint, inPodEtcdctlFlags, MEMBER_TLS_DIR, peerSkipSANFlag } from '../../src/cluster/tls.ts';
+import { caBundleHash, CLIENT_TLS_ANNOTATION, clientEndpoint, inPodEtcdctlFlags, MEMBER_TLS_DIR, peerSkipSANFlag } from '../../src/cluster/tls.ts';
 import { clientIdentitySecret, membersWithSecrets, observeTLS, secretContents, writeTLSSecrets, TLSNotReadyError } from '../../src/cluster/tls-secrets.ts';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { backupJob, CLIENT_TLS_DIR } from '../../src/backup/job.ts';
@@ -346,4 +347,25 @@ test('rotate-certificates: a new value issues every leaf again (not the CAs), on
   assert.equal(serial('c-peer-ca', 'tls.crt'), before.ca, 'the CA stays');
   assert.equal(api.cached('c-1-tls')?.metadata.annotations?.['etcd.quorum.dev/rotate-certificates'], 'r1');
   assert.deepEqual(await writeTLSSecrets({ client: api as never, cluster: rotating, clusterDomain: 'cluster.local', now: NOW, signal: new AbortController().signal, mayIssueCA: false }, ['c-0', 'c-1']), [], 'done once');
+});
+
+test('a new CA bundle makes members outdated (etcd loads CAs only at start); a renewed leaf does not', async () => {
+  const spec = applyDefaults({ tls: { peer: { secretName: 'mine' } } });
+  const pod = memberPod(cluster(spec), spec, { member: 'c-0', initialClusterState: 'new', initialCluster: [], caBundles: { peer: caBundleHash('OLD') } });
+  assert.deepEqual(outdatedFields(pod, spec, { peer: caBundleHash('OLD') }), []);
+  assert.deepEqual(outdatedFields(pod, spec, { peer: caBundleHash('OLD\nNEW') }), ['tls']);
+  assert.notEqual(rolloutTarget(spec, { peer: caBundleHash('OLD') }), rolloutTarget(spec, { peer: caBundleHash('OLD\nNEW') }));
+
+  // What the reconciler observes: the bundle a user's Secret holds, and the operator's CAs.
+  const api = new MemoryAPI();
+  await write(api, ['c-0'], true);
+  const operator = await observe(api, ['c-0'], true);
+  assert.deepEqual(operator?.caBundles, {
+    peer: caBundleHash(secretContents(api.cached('c-peer-ca'))!['ca.crt']!),
+    client: caBundleHash(secretContents(api.cached('c-client-ca'))!['ca.crt']!),
+  });
+  // A member certificate renewed (rotate-certificates): the bundles, and so the pods' fingerprint, stay.
+  const rotating = { ...tlsCluster, metadata: { ...tlsCluster.metadata, annotations: { 'etcd.quorum.dev/rotate-certificates': 'r' } } };
+  await writeTLSSecrets({ client: api as never, cluster: rotating, clusterDomain: 'cluster.local', now: NOW, signal: new AbortController().signal, mayIssueCA: false }, ['c-0']);
+  assert.deepEqual((await observe(api, ['c-0'], true))?.caBundles, operator?.caBundles);
 });
