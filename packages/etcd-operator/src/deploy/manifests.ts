@@ -6,6 +6,7 @@ import type { KubeObject } from '@quorum/runtime';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
 import { GROUP } from '../resources.ts';
 import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/webhook-certs.ts';
+import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 export const OPERATOR_VERSION = '0.1.0';
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSION}`;
@@ -45,6 +46,8 @@ export interface ManifestOptions {
   /** Seconds a step may make no progress before the cluster is Degraded (StepStalled); default 120. */
   stepDeadlineSeconds?: number;
   logLevel?: string;
+  /** The Kubernetes cluster domain, which member certificates name in full (default cluster.local). */
+  clusterDomain?: string;
 }
 
 type Obj = KubeObject & Record<string, unknown>;
@@ -176,6 +179,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
                 env('AGENT_IMAGE', options.image ?? OPERATOR_IMAGE),
                 env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
                 env('STEP_DEADLINE_SECONDS', String(options.stepDeadlineSeconds ?? 120)),
+                env('CLUSTER_DOMAIN', options.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [
