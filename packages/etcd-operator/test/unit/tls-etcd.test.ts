@@ -4,8 +4,9 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -125,6 +126,8 @@ for (const version of ETCD_VERSIONS) {
   describe(`etcd ${version} with operator-issued certificates`, { skip: missing }, () => {
     let dir: string;
     const members: Member[] = [];
+    // The CAs, kept to issue renewed leaves signed by them (rotation without a restart).
+    let authorities: { peer: CertificateAuthority; client: CertificateAuthority };
     const files = (name: string): string => join(dir, name);
     /** etcdctl with the client certificate, another identity, or none. */
     const ctl = (args: string[], auth: 'client' | 'peer' | 'none' = 'client', commandTimeout = '5s'): Promise<string> =>
@@ -136,6 +139,7 @@ for (const version of ETCD_VERSIONS) {
       const now = new Date();
       const peerCA = issueCertificate(peerCAProfile(CLUSTER, NAMESPACE), now);
       const clientCA = issueCertificate(clientCAProfile(CLUSTER, NAMESPACE), now);
+      authorities = { peer: asAuthority(peerCA), client: asAuthority(clientCA) };
       const client = issueCertificate(clientCertificateProfile(CLUSTER), now, asAuthority(clientCA));
       await writeFile(files('peer-ca.crt'), peerCA.certificatePem);
       await writeFile(files('client-ca.crt'), clientCA.certificatePem);
@@ -325,6 +329,51 @@ for (const version of ETCD_VERSIONS) {
       assert.equal(await httpsGet(port, 'peer-ca.crt', 'peer', '/version'), 200);
       await assert.rejects(httpsGet(port, 'peer-ca.crt', 'client', '/version'), /alert unknown ca/);
       await assert.rejects(httpsGet(port, 'peer-ca.crt', 'none', '/version'), /alert certificate required/);
+    });
+
+    test('renewed certificates are served on the next handshake, on both ports, without a restart', async () => {
+      const member = members[2]!;
+      const secretDir = files(`${member.name}-tls`);
+      /** The certificate a port serves now, to a client presenting `identity`. */
+      const servedNow = (port: number, ca: string, identity: { cert: string; key: string }): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca, ...identity, timeout: 5000 }, () => {
+            const fingerprint = socket.getPeerCertificate().fingerprint256;
+            socket.destroy();
+            resolve(fingerprint);
+          });
+          socket.on('timeout', () => socket.destroy(new Error('timed out')));
+          socket.on('error', reject);
+        });
+      const peerIdentity = { cert: readFileSync(files('peer.crt'), 'utf8'), key: readFileSync(files('peer.key'), 'utf8') };
+      const clientIdentity = { cert: readFileSync(files('client.crt'), 'utf8'), key: readFileSync(files('client.key'), 'utf8') };
+      const peerCA = readFileSync(files('peer-ca.crt'), 'utf8');
+      const clientCA = readFileSync(files('client-ca.crt'), 'utf8');
+      const before = { client: await servedNow(member.clientPort, clientCA, clientIdentity), peer: await servedNow(member.peerPort, peerCA, peerIdentity) };
+
+      // As the kubelet updates a Secret volume: the new files written aside, then swapped in by a rename.
+      const now = new Date();
+      const profile = peerCertificateProfile(member.name, CLUSTER, NAMESPACE, DOMAIN);
+      const peer = issueCertificate({ ...profile, dnsNames: [...profile.dnsNames, 'localhost'] }, now, authorities.peer);
+      const server = issueCertificate(serverCertificateProfile(member.name, CLUSTER, NAMESPACE, DOMAIN), now, authorities.client);
+      for (const [file, pem] of Object.entries({
+        [MEMBER_TLS_FILES.peerCertificate]: peer.certificatePem,
+        [MEMBER_TLS_FILES.peerKey]: peer.privateKeyPem,
+        [MEMBER_TLS_FILES.serverCertificate]: server.certificatePem,
+        [MEMBER_TLS_FILES.serverKey]: server.privateKeyPem,
+      })) {
+        await writeFile(join(secretDir, `.${file}.new`), pem);
+        await rename(join(secretDir, `.${file}.new`), join(secretDir, file));
+      }
+      const after = { client: await servedNow(member.clientPort, clientCA, clientIdentity), peer: await servedNow(member.peerPort, peerCA, peerIdentity) };
+      assert.notEqual(after.client, before.client);
+      assert.equal(after.client, server.certificate.fingerprint256, 'the client port serves the renewed server certificate');
+      assert.equal(after.peer, peer.certificate.fingerprint256, 'the peer port serves the renewed peer certificate');
+      assert.equal(member.exited, false, 'the member was not restarted');
+      // The cluster still works through the renewed member: its peers dial it, and it dials them, with the new pair.
+      assert.equal((await ctl([`--endpoints=${endpoint(member)}`, 'endpoint', 'health', '-w', 'json'])).includes('"health":true'), true);
+      await ctl([`--endpoints=${endpoint(member)}`, 'put', 'tls/renewed', 'yes']);
+      assert.equal((await ctl([`--endpoints=${endpoint(members[0]!)}`, 'get', 'tls/renewed', '--print-value-only'])).trim(), 'yes');
     });
   });
 }
