@@ -1,8 +1,10 @@
 // `npm start`: the main job. Brings localkube up in .localkube/ (building or reusing everything it needs),
 // builds the operator image and the peer-wait image (its member pods' init container) and loads both into
-// every node, installs the operator from its own manifests, creates examples/basic.yaml (3 members), waits
-// for it to be Available, installs the change recorder beside it (its own image and manifests, its ClusterRole
-// derived from a sample ChangeRecorder for namespace default), and prints what to try next.
+// every node, installs the operator from its own manifests, creates examples/basic.yaml (3 members; or
+// examples/$QUORUM_EXAMPLE.yaml, e.g. QUORUM_EXAMPLE=tls for mutual TLS), waits for it to be Available, installs
+// the change recorder beside it (its own image and manifests, its ClusterRole derived from a sample
+// ChangeRecorder for namespace default), and prints what to try next, with the certificates when the example
+// has client TLS.
 // Everything keeps running afterwards; `npx localkube down` stops it.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -14,6 +16,7 @@ import { buildOperatorImage } from '../packages/etcd-operator/src/deploy/image.t
 import { buildPeerWaitImage } from '../packages/etcd-operator/src/deploy/peer-wait-image.ts';
 import { install } from '../packages/etcd-operator/src/deploy/install.ts';
 import { EtcdClusters } from '../packages/etcd-operator/src/resources.ts';
+import { inPodEtcdctlFlags } from '../packages/etcd-operator/src/cluster/tls.ts';
 import type { EtcdCluster } from '../packages/etcd-operator/src/api/etcdcluster.ts';
 import { buildRecorderImage } from '../packages/recorder/src/deploy/image.ts';
 import { installRecorder } from '../packages/recorder/src/deploy/install.ts';
@@ -37,7 +40,9 @@ const peerWait = await step('peer-wait image (init container of etcd members; Go
 await step(`loading ${peerWait.name} into every node`, () => kube.loadImage(peerWait.archive));
 await step('installing the operator from its manifests', () => install(client, { image: image.name, peerWaitImage: peerWait.name, log: (m) => progress(`  ${m}`) }));
 
-const example = parse(await readFile(join(root, 'examples', 'basic.yaml'), 'utf8')) as EtcdCluster;
+const example = parse(await readFile(join(root, 'examples', `${process.env['QUORUM_EXAMPLE'] || 'basic'}.yaml`), 'utf8')) as EtcdCluster;
+const clientTLS = example.spec.tls?.client !== undefined;
+const scheme = clientTLS ? 'https' : 'http';
 const ns = example.metadata.namespace ?? 'default';
 const name = example.metadata.name!;
 await client.apply(EtcdClusters, example, { fieldManager: 'quorum-start', force: true });
@@ -78,7 +83,23 @@ const kubectl = join(stateDir, 'bin', 'kubectl');
 const out = async (args: string[]): Promise<string> => kube.kubectl(args);
 const svc = (await client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
 process.stdout.write(`\n$ kubectl get etcd -n ${ns}\n${await out(['get', 'etcd', '-n', ns, '-o', 'wide'])}`);
-process.stdout.write(`\n$ kubectl exec -n ${ns} ${name}-0 -- etcdctl member list -w table\n${await out(['exec', '-n', ns, `${name}-0`, '--', 'etcdctl', 'member', 'list', '-w', 'table']).catch((e: Error) => e.message)}`);
+// Inside a member pod etcdctl dials localhost (in the server certificate) with the pod's own certificate files.
+const inPod = clientTLS ? ['--endpoints=https://localhost:2379', ...inPodEtcdctlFlags(example.spec)] : [];
+process.stdout.write(`\n$ kubectl exec -n ${ns} ${name}-0 -- etcdctl ${[...inPod, 'member', 'list', '-w', 'table'].join(' ')}\n${await out(['exec', '-n', ns, `${name}-0`, '--', 'etcdctl', ...inPod, 'member', 'list', '-w', 'table']).catch((e: Error) => e.message)}`);
+// With client TLS the client certificate is in a Secret; from this host, the Service's IP is in no certificate,
+// so curl is told which name to check it against (--resolve).
+const secret = clientTLS ? (example.spec.tls?.client?.secretName ?? `${name}-client-tls`) : '';
+const certs = join(stateDir, `${name}-client`);
+const connect = clientTLS
+  ? `Connect to etcd (mutual TLS: the client certificate is in Secret ${ns}/${secret}):
+  mkdir -p ${certs}
+${['ca.crt', 'tls.crt', 'tls.key'].map((f) => `  ${kubectl} get secret ${secret} -n ${ns} -o jsonpath='{.data.${f.replace('.', '\\.')}}' | base64 -d > ${certs}/${f}`).join('\n')}
+  from this host:  curl --cacert ${certs}/ca.crt --cert ${certs}/tls.crt --key ${certs}/tls.key --resolve ${name}-client.${ns}.svc:2379:${svc.spec.clusterIP} ${scheme}://${name}-client.${ns}.svc:2379/health
+  from a pod with that Secret mounted at /certs:  etcdctl --endpoints=${scheme}://${name}-client.${ns}.svc:2379 --cacert=/certs/ca.crt --cert=/certs/tls.crt --key=/certs/tls.key endpoint health
+  inside a member: ${kubectl} exec -n ${ns} ${name}-0 -- etcdctl ${inPod.join(' ')} endpoint health`
+  : `Connect to etcd:
+  from a pod:      etcdctl --endpoints=http://${name}-client.${ns}.svc:2379 endpoint health
+  from this host:  ${join(process.env['HOME'] ?? '~', '.cache/quorum/bin/etcd-3.6.16/etcdctl')} --endpoints=http://${svc.spec.clusterIP}:2379 member list`;
 process.stdout.write(`\n$ kubectl get changerecorders\n${await out(['get', 'changerecorders']).catch((e: Error) => e.message)}`);
 for (const r of recorded.ready) process.stdout.write(`ChangeRecorder ${r.name}: Ready ${r.status} (${r.reason}): ${r.message}\n`);
 client.close();
@@ -94,9 +115,7 @@ Try:
 Back it up to MinIO (${s3.endpoint}, bucket ${s3.bucket}), then see docs/backup.md to restore from it:
   echo '{"apiVersion":"etcd.quorum.dev/v1alpha1","kind":"EtcdBackup","metadata":{"name":"${name}-first"},"spec":{"clusterName":"${name}","destination":{"s3":{"bucket":"${s3.bucket}","prefix":"${name}","endpoint":"${s3.endpoint}","forcePathStyle":true,"credentialsSecret":"${s3.secretName}"}}}}' | ${kubectl} apply -n ${ns} -f -
   ${kubectl} get etcdbackup -n ${ns} -w
-Connect to etcd:
-  from a pod:      etcdctl --endpoints=http://${name}-client.${ns}.svc:2379 endpoint health
-  from this host:  ${join(process.env['HOME'] ?? '~', '.cache/quorum/bin/etcd-3.6.16/etcdctl')} --endpoints=http://${svc.spec.clusterIP}:2379 member list
+${connect}
 See what changed in namespace ${ns}, and undo it (docs/recorder.md). The recorder keeps the previous version of
 every Deployment, ConfigMap, Secret (redacted), EtcdCluster… there; quorum history reads them through the API server
 with a token (localkube's kubeconfig has a client certificate, which the API server cannot pass on):

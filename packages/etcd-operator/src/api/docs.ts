@@ -56,6 +56,9 @@ export function apiReferenceMarkdown(): string {
     'and validation the operator and its admission webhooks apply (`src/api/defaults.ts`), so the webhooks being off',
     'changes nothing. Unknown fields are rejected (with `kubectl`\'s default strict field validation) or pruned.',
     '',
+    'Guides: rolling updates of `version` and configuration in [upgrades.md](upgrades.md), backups and restores in',
+    '[backup.md](backup.md), peer and client TLS (`spec.tls`) in [tls.md](tls.md).',
+    '',
     '```yaml',
     `apiVersion: ${API_VERSION}`,
     `kind: ${KIND}`,
@@ -79,12 +82,10 @@ export function apiReferenceMarkdown(): string {
     '',
     ...fieldTable(spec.rows),
     '',
-    '### Reserved fields',
-    '',
-    'Planned, and not accepted yet, so that a manifest using them fails loudly instead of being silently ignored:',
-    '',
-    ...RESERVED_SPEC_FIELDS.map((r) => `- \`${r.field}\`: ${r.description}`),
-    '',
+    // Listed only while some field is planned and not built.
+    ...(RESERVED_SPEC_FIELDS.length === 0
+      ? []
+      : ['### Reserved fields', '', 'Planned, and not accepted yet, so that a manifest using them fails loudly instead of being silently ignored:', '', ...RESERVED_SPEC_FIELDS.map((r) => `- \`${r.field}\`: ${r.description}`), '']),
     '## status',
     '',
     'Written by the operator through the `/status` subresource.',

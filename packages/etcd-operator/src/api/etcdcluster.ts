@@ -2,9 +2,8 @@
 // OpenAPI schema (crd.ts), the defaults and validation the operator and webhooks apply (defaults.ts) and the
 // reference in docs/api.md (docs.ts) are all derived from the schemas in this file.
 //
-// Room is left for `spec.tls` (see RESERVED_SPEC_FIELDS). It is
-// deliberately absent from the schema until implemented, so the API server rejects it instead of
-// accepting settings that would silently do nothing.
+// Every spec field in the schema is built; RESERVED_SPEC_FIELDS lists any planned one, absent from the schema
+// until implemented, so that the API server rejects it instead of accepting a setting that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import type { ObjectMeta } from '@quorum/runtime';
@@ -187,6 +186,21 @@ export const RULES = {
     rule: 'has(self.bootstrap) == has(oldSelf.bootstrap) && (!has(self.bootstrap) || self.bootstrap == oldSelf.bootstrap)',
     message: 'spec.bootstrap is immutable: it says how the cluster was first created, and cannot be added, changed or removed later',
   },
+  tlsPeerFixed: {
+    // A transition rule: checked only on update, when spec.tls existed before. Switching between operator-managed
+    // and a Secret would change every member's trust at once (etcd loads its CAs only at start), and moving TLS
+    // in place from plaintext is not built yet, so peer TLS is what the cluster was created with.
+    rule: 'has(self.peer) == has(oldSelf.peer) && (!has(self.peer) || self.peer == oldSelf.peer)',
+    message: 'spec.tls.peer cannot be added, removed or switched between operator-managed and a Secret after creation',
+  },
+  tlsClientFixed: {
+    rule: 'has(self.client) == has(oldSelf.client) && (!has(self.client) || self.client == oldSelf.client)',
+    message: 'spec.tls.client cannot be added, removed or switched between operator-managed and a Secret after creation',
+  },
+  tlsFixed: {
+    rule: 'has(self.tls) == has(oldSelf.tls)',
+    message: 'spec.tls is set when the cluster is created: TLS cannot be turned on or off in place (not built yet)',
+  },
   restoreVersion: {
     rule: "!has(self.bootstrap) || !self.version.startsWith('3.4.')",
     message: 'spec.bootstrap.fromBackup needs etcd 3.5 or newer (members are restored with etcdutl, which 3.4 lacks)',
@@ -195,7 +209,6 @@ export const RULES = {
 
 /** Spec fields planned but not yet in the schema: listed in docs/api.md, rejected by the API server for now. */
 export const RESERVED_SPEC_FIELDS: readonly { field: string; description: string }[] = [
-  { field: 'spec.tls', description: 'Peer and client TLS: certificates managed by the operator, or user-provided Secrets.' },
 ];
 
 // ---- helpers for schema nodes TypeBox does not express in a structural form ----
@@ -391,6 +404,44 @@ export const ClusterBackupSchema = Type.Object(
   { description: "The cluster's backup destination, used for a backup before each change of spec.version. Scheduled backups are EtcdBackupSchedule's." },
 );
 
+export const TLS_MODES = ['Operator', 'Secret'] as const;
+
+/** One side of spec.tls: `{}` for certificates the operator issues and renews, or a Secret of the user's. */
+function tlsSideSchema(side: 'peer' | 'client') {
+  const what =
+    side === 'peer'
+      ? 'Mutual TLS between members (peer port 2380): every member presents a certificate its peers verify against the peer CA.'
+      : 'Mutual TLS for clients (port 2379): members serve https only and require a client certificate signed by the client CA.';
+  const operator =
+    side === 'peer'
+      ? 'the operator issues a peer CA (Secret <cluster>-peer-ca) and a certificate per member (Secret <member>-tls), and issues a member certificate again when less than a third of its validity is left or its names changed'
+      : 'the operator issues a client CA (Secret <cluster>-client-ca), a server certificate per member (Secret <member>-tls) and a client certificate (Secret <cluster>-client-tls) for applications and itself, and issues a leaf certificate again when less than a third of its validity is left or its names changed';
+  return Type.Object(
+    {
+      secretName: Type.Optional(
+        Type.String({
+          description:
+            side === 'peer'
+              ? 'A Secret in the cluster\'s namespace with ca.crt, tls.crt and tls.key, used by every member: tls.crt must be signed by ca.crt, cover *.<cluster>.<namespace>.svc, and allow serverAuth and clientAuth. The operator checks it before any member uses it (Degraded TLSSecretInvalid) and reports it 30 days before it expires (Degraded CertificateExpiring). Unset: operator-managed.'
+              : 'A Secret in the cluster\'s namespace with ca.crt, tls.crt and tls.key, used by every member and by the operator as its client identity: tls.crt must be signed by ca.crt, cover *.<cluster>.<namespace>.svc and the client Service names, and allow serverAuth and clientAuth; ca.crt is the CA client certificates must be signed by. The operator checks it before any member uses it (Degraded TLSSecretInvalid) and reports it 30 days before it expires (Degraded CertificateExpiring). Unset: operator-managed.',
+          minLength: 1,
+          maxLength: 253,
+        }),
+      ),
+    },
+    { description: `${what} \`{}\`: ${operator}. Fixed at creation.` },
+  );
+}
+
+export const TlsSchema = Type.Object(
+  { peer: Type.Optional(tlsSideSchema('peer')), client: Type.Optional(tlsSideSchema('client')) },
+  {
+    description:
+      'TLS for members and clients (docs/tls.md). Set when the cluster is created; it cannot be added, removed or switched between operator-managed and a Secret later.',
+    'x-kubernetes-validations': [RULES.tlsPeerFixed, RULES.tlsClientFixed],
+  },
+);
+
 export const EtcdClusterSpecSchema = Type.Object(
   {
     replicas: Type.Optional(
@@ -419,6 +470,7 @@ export const EtcdClusterSpecSchema = Type.Object(
     ),
     etcd: Type.Optional(EtcdOptionsSchema),
     bootstrap: Type.Optional(BootstrapSchema),
+    tls: Type.Optional(TlsSchema),
     disasterRecovery: Type.Optional(DisasterRecoverySchema),
     backup: Type.Optional(ClusterBackupSchema),
     paused: Type.Optional(Type.Boolean({ description: 'Stop reconciling the cluster (members keep running) until set back to false.', default: false })),
@@ -436,7 +488,7 @@ export const EtcdClusterSpecSchema = Type.Object(
   {
     description: 'Desired state of the etcd cluster.',
     default: {},
-    'x-kubernetes-validations': [RULES.imageOrRepository, RULES.bootstrapImmutable, RULES.restoreVersion],
+    'x-kubernetes-validations': [RULES.imageOrRepository, RULES.bootstrapImmutable, RULES.restoreVersion, RULES.tlsFixed],
   },
 );
 
@@ -538,6 +590,25 @@ export const RolloutSchema = Type.Object(
   { description: 'The rolling update under way, recorded before each step so that a restarted operator resumes it; removed once every member runs the spec.' },
 );
 
+const TlsSideStatusSchema = Type.Object(
+  {
+    mode: stringEnum(TLS_MODES, { description: 'Operator: certificates the operator issued; Secret: the Secret spec.tls names.' }),
+    notAfter: Type.Optional(Type.String({ description: 'When the first of the certificates members use on this side expires.', format: 'date-time' })),
+  },
+  { description: 'One side of TLS as the members use it.' },
+);
+
+export const TlsStatusSchema = Type.Object(
+  {
+    peer: Type.Optional(TlsSideStatusSchema),
+    client: Type.Optional(TlsSideStatusSchema),
+    clientSecret: Type.Optional(
+      Type.String({ description: 'The Secret (ca.crt, tls.crt, tls.key) a client needs to reach the members: <cluster>-client-tls when operator-managed.', maxLength: 253 }),
+    ),
+  },
+  { description: 'TLS as the members use it.' },
+);
+
 export const EtcdClusterStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
@@ -571,7 +642,8 @@ export const EtcdClusterStatusSchema = Type.Object(
       }),
     ),
     targetVersion: Type.Optional(Type.String({ description: 'spec.version: the etcd version the operator rolls every member to (status.rollout records a rolling update under way).' })),
-    clientEndpoint: Type.Optional(Type.String({ description: 'URL clients should use: the client Service.' })),
+    clientEndpoint: Type.Optional(Type.String({ description: 'URL clients should use: the client Service (https when spec.tls.client is set).' })),
+    tls: Type.Optional(TlsStatusSchema),
     nextMemberIndex: Type.Optional(
       Type.Integer({ description: 'Index for the next new member name: member names are never reused.', format: 'int64', minimum: 0 }),
     ),
@@ -628,6 +700,9 @@ export type FromBackup = Static<typeof FromBackupSchema>;
 export type Recovery = Static<typeof RecoverySchema>;
 export type RolloutRecord = Static<typeof RolloutSchema>;
 export type HaltReason = (typeof HALT_REASONS)[number];
+export type TlsSpec = Static<typeof TlsSchema>;
+export type TlsStatus = Static<typeof TlsStatusSchema>;
+export type TlsMode = (typeof TLS_MODES)[number];
 export type AntiAffinity = (typeof ANTI_AFFINITIES)[number];
 export type ReclaimPolicy = (typeof RECLAIM_POLICIES)[number];
 export type AutoCompactionMode = (typeof AUTO_COMPACTION_MODES)[number];

@@ -3,21 +3,21 @@
 // own image. Each command writes ONE JSON line to its result file (the container's termination message,
 // which the operator reads from the pod's status) and exits non-zero on failure.
 //
-//   node agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON
+//   node agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON [--tls-dir DIR]
 //                        [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
 //   node agent.ts fetch  --destination-json JSON --key KEY --out FILE [--sha256 HEX] [--skip-if-exists PATH]
 //                        [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
 //   node agent.ts delete --destination-json JSON --key KEY [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
 import { createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
 import { locationPrefix, locationURI, openStore, type ObjectStore, type StoreOptions } from '@quorum/storage';
 import { DestinationSchema, destinationIssues, type Destination } from '../api/destination.ts';
-import { EtcdClient } from '../etcd/client.ts';
+import { EtcdClient, type EtcdTls } from '../etcd/client.ts';
 import { EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
 import { isMemberId, memberIdToHex } from '../etcd/ids.ts';
 import { AgentFailure, describeFailure, type AgentFailureReason, type Failure } from './failure.ts';
@@ -95,6 +95,8 @@ export interface StoreArgs {
 export interface BackupArgs extends StoreArgs {
   /** The member's client URL. */
   endpoint: string;
+  /** For an https endpoint: the CA bundle to trust and the client certificate to present. */
+  tls?: EtcdTls;
   cluster: string;
   member: string;
   timing?: Timing;
@@ -137,7 +139,7 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
       deadline.abort(new AgentFailure('Timeout', `the backup did not finish within ${Math.round(ms / 1000)} s (${Math.round(timing.baseMs / 1000)} s plus ${(bytes / MiB).toFixed(1)} MiB at ${(timing.bytesPerSecond / MiB).toFixed(1)} MiB/s)`));
     }, Math.max(0, ms - elapsed));
   };
-  const client = new EtcdClient({ endpoint: args.endpoint, timeoutMs: 10_000 });
+  const client = new EtcdClient({ endpoint: args.endpoint, timeoutMs: 10_000, ...(args.tls ? { tls: args.tls } : {}) });
   let store: ObjectStore | undefined;
   let snapshotBody: Readable | undefined;
   let step = `reading the status of member ${args.member} at ${args.endpoint}`;
@@ -161,7 +163,7 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
     step = `opening ${destinationDescription(args.destination)}`;
     store = await openStore(args.destination, args.credentialsDir, args.pvcRoot, args.storeOptions);
     step = `streaming a snapshot from member ${args.member} to ${store.description}`;
-    const snapshot = await openSnapshot({ endpoint: args.endpoint, signal, ...(args.windowBytes ? { windowBytes: args.windowBytes } : {}) });
+    const snapshot = await openSnapshot({ endpoint: args.endpoint, signal, ...(args.tls ? { tls: args.tls } : {}), ...(args.windowBytes ? { windowBytes: args.windowBytes } : {}) });
     snapshotBody = snapshot.body;
     armDeadline(snapshot.sizeBytes);
     const key = backupKey(args.destination, args.cluster, started, revision);
@@ -350,12 +352,13 @@ export function resultLine(result: object): string {
   return `${line}\n`;
 }
 
-const USAGE = `usage: agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+const USAGE = `usage: agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON [--tls-dir DIR] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
        agent.ts fetch --destination-json JSON --key KEY --out FILE [--sha256 HEX] [--skip-if-exists PATH] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
        agent.ts delete --destination-json JSON --key KEY [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]`;
 
 const FLAGS = {
   endpoint: { type: 'string' },
+  'tls-dir': { type: 'string' },
   cluster: { type: 'string' },
   member: { type: 'string' },
   'destination-json': { type: 'string' },
@@ -367,6 +370,18 @@ const FLAGS = {
   out: { type: 'string' },
   'skip-if-exists': { type: 'string' },
 } as const;
+
+/** A mounted kubernetes.io/tls Secret: ca.crt to trust the member by, tls.crt and tls.key to present. */
+async function readTLSDir(dir: string): Promise<EtcdTls> {
+  const read = async (file: string): Promise<string> => {
+    try {
+      return await readFile(join(dir, file), 'utf8');
+    } catch (err) {
+      throw new AgentFailure('InvalidArguments', `--tls-dir ${dir}: cannot read ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  };
+  return { ca: await read('ca.crt'), cert: await read('tls.crt'), key: await read('tls.key') };
+}
 
 function required(values: Record<string, string | undefined>, name: string): string {
   const value = values[name];
@@ -397,7 +412,9 @@ export async function main(argv: string[], signal?: AbortSignal, collectGarbage?
     };
     const withSignal = signal ? { signal } : {};
     if (command === 'backup') {
-      result = await runBackup({ ...store, ...withSignal, endpoint: required(values, 'endpoint'), cluster: required(values, 'cluster'), member: required(values, 'member') });
+      const tlsDir = values['tls-dir'];
+      const tls = tlsDir ? await readTLSDir(tlsDir) : undefined;
+      result = await runBackup({ ...store, ...withSignal, ...(tls ? { tls } : {}), endpoint: required(values, 'endpoint'), cluster: required(values, 'cluster'), member: required(values, 'member') });
     } else if (command === 'fetch') {
       const sha256 = values['sha256'];
       if (sha256 !== undefined && !/^[0-9a-fA-F]{64}$/.test(sha256)) throw new AgentFailure('InvalidArguments', `--sha256 must be 64 hex digits: ${sha256}`);

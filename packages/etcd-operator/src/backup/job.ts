@@ -48,10 +48,30 @@ export function destinationVolumes(destination: Destination): { volumes: Record<
 export const RESTRICTED_POD = { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } };
 export const RESTRICTED_CONTAINER = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
 
-export function backupJob(backup: EtcdBackup, options: { member: string; dbSize: number; agentImage: string }): OpenObject {
+/** The backup container's mount of the cluster's client identity Secret (ca.crt, tls.crt, tls.key), for client TLS. */
+const CLIENT_TLS_MOUNT = { name: 'client-tls', mountPath: '/etc/etcd-client', readOnly: true } as const;
+export const CLIENT_TLS_DIR = CLIENT_TLS_MOUNT.mountPath;
+
+export interface BackupJobOptions {
+  member: string;
+  dbSize: number;
+  agentImage: string;
+  /** For a cluster with client TLS: the Secret with the client identity the agent dials the member with. */
+  clientTLSSecret?: string;
+}
+
+export function backupJob(backup: EtcdBackup, options: BackupJobOptions): OpenObject {
   const ns = backup.metadata.namespace!;
   const cluster = backup.spec.clusterName;
-  const { volumes, mounts, args } = destinationVolumes(backup.spec.destination);
+  const destination = destinationVolumes(backup.spec.destination);
+  // The agent dials the member by its host name, which its server certificate carries, with the cluster's client
+  // certificate mounted whole (the operator never hands key material to the Job through its arguments).
+  const tls = options.clientTLSSecret
+    ? { volumes: [{ name: 'client-tls', secret: { secretName: options.clientTLSSecret, defaultMode: 0o440 } }], mounts: [{ ...CLIENT_TLS_MOUNT }], args: [`--tls-dir=${CLIENT_TLS_DIR}`] }
+    : { volumes: [], mounts: [], args: [] };
+  const volumes = [...destination.volumes, ...tls.volumes];
+  const mounts = [...destination.mounts, ...tls.mounts];
+  const args = [...destination.args, ...tls.args];
   const labels = { [LABELS.managedBy]: 'quorum', [LABELS.name]: 'etcd-backup', [BACKUP_LABEL]: backup.metadata.name! };
   return {
     apiVersion: 'batch/v1',
@@ -80,7 +100,7 @@ export function backupJob(backup: EtcdBackup, options: { member: string; dbSize:
               imagePullPolicy: 'IfNotPresent',
               command: ['/usr/local/bin/node', AGENT_SCRIPT, 'backup'],
               args: [
-                `--endpoint=${clientURL(cluster, ns, options.member)}`,
+                `--endpoint=${clientURL(cluster, ns, options.member, options.clientTLSSecret ? 'https' : 'http')}`,
                 `--cluster=${cluster}`,
                 `--member=${options.member}`,
                 `--destination-json=${JSON.stringify(backup.spec.destination)}`,

@@ -7,6 +7,8 @@ import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../cluster/names.ts';
 import type { EtcdClients } from '../cluster/observe.ts';
+import { clientEndpoint } from '../cluster/tls.ts';
+import { clientCredentials, clientIdentitySecret } from '../cluster/tls-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';
 import { backupJob, backupJobName, BACKUP_LABEL, observeJob } from './job.ts';
 import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';
@@ -22,6 +24,8 @@ export interface BackupReconcilerDeps {
   clusters: Pick<Informer<EtcdCluster>, 'store'>;
   pods: Pick<Informer<OpenObject>, 'store'>;
   jobs: Pick<Informer<OpenObject>, 'store'>;
+  /** The operator's own Secrets: a TLS cluster's client certificate, to read its members' status with. */
+  secrets?: Pick<Informer<OpenObject>, 'store'>;
   etcd: EtcdClients;
   events: Pick<EventRecorder, 'record'>;
   /** The image the backup Job runs: the operator's own (it carries the agent). */
@@ -108,7 +112,8 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
           log.info({ backup: name, cluster: clusterName, member: action.member }, 'backup started');
         }
         try {
-          await deps.client.create(Jobs, backupJob(backup, { member: action.member, dbSize: action.dbSize, agentImage: deps.agentImage }), { fieldManager: FIELD_MANAGER, signal });
+          const clientTLSSecret = cluster ? clientIdentitySecret(cluster.spec ?? {}, clusterName) : undefined;
+          await deps.client.create(Jobs, backupJob(backup, { member: action.member, dbSize: action.dbSize, agentImage: deps.agentImage, ...(clientTLSSecret ? { clientTLSSecret } : {}) }), { fieldManager: FIELD_MANAGER, signal });
           await deps.afterWrite?.(`create Job ${jobName}`);
         } catch (err) {
           if (!(err instanceof AlreadyExistsError)) throw err;
@@ -157,13 +162,14 @@ async function observeMembers(cluster: EtcdCluster, deps: BackupReconcilerDeps, 
   const pods = deps.pods.store
     .byIndex('namespace', ns)
     .filter((p) => p.metadata.labels?.[LABELS.instance] === name && p.metadata.labels?.[LABELS.managedBy] === 'quorum' && p.metadata.labels?.[LABELS.member] && !p.metadata.deletionTimestamp);
+  const credentials = await clientCredentials(cluster.spec ?? {}, name, ns, (secret) => deps.secrets?.store.get(`${ns}/${secret}`), deps.client);
   return Promise.all(
     pods.map(async (p): Promise<ObservedMember> => {
       const member = p.metadata.labels![LABELS.member]!;
-      const ip = (p as { status?: { podIP?: string } }).status?.podIP;
-      if (!ip) return { name: member, healthy: false, leader: false, learner: false, hasLeader: false, appliedIndex: '0', dbSize: 0 };
+      const endpoint = clientEndpoint(p, name, ns, credentials);
+      if (!endpoint) return { name: member, healthy: false, leader: false, learner: false, hasLeader: false, appliedIndex: '0', dbSize: 0 };
       try {
-        const s = await deps.etcd.get(`http://${ip}:2379`).status({ signal });
+        const s = await deps.etcd.get(endpoint).status({ signal });
         const hasLeader = s.leaderId !== '0' && s.leaderId !== '';
         return { name: member, healthy: true, leader: hasLeader && s.leaderId === s.memberId, learner: s.isLearner, hasLeader, appliedIndex: s.raftAppliedIndex ?? s.raftIndex, dbSize: s.dbSize };
       } catch {

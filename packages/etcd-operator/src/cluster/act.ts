@@ -22,6 +22,8 @@ import type { Action } from './plan.ts';
 import { memberPod, memberPVC, type RestoreSource } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import type { StepFailure } from './progress.ts';
+import { clientEndpoint, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type MemberEndpoint as ClientEndpoint } from './tls.ts';
+import { deleteMemberSecret, TLSNotReadyError, writeTLSSecrets } from './tls-secrets.ts';
 
 export interface ActContext {
   client: Client;
@@ -37,6 +39,8 @@ export interface ActContext {
   signal: AbortSignal;
   event: (type: 'Normal' | 'Warning', reason: string, note: string) => void;
   wrote: (what: string) => Promise<void>;
+  /** For a cluster with spec.tls: how the operator dials members, and what writing its Secrets needs. */
+  tls?: { credentials?: ClientCredentials; clusterDomain: string; mayIssueCA: boolean; now: Date; caBundles?: CABundles };
 }
 
 export async function act(a: Action, c: ActContext): Promise<Result> {
@@ -54,10 +58,23 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     }
   };
 
+  /** Writes the TLS Secrets `members` need now (issued or renewed); an event names them. */
+  const ensureTLS = async (members: string[]): Promise<{ name: string; reason: string }[]> => {
+    if (!c.tls || !operatorManaged(tlsSides(c.spec))) return [];
+    const written = await writeTLSSecrets({ client: c.client, cluster: c.cluster, clusterDomain: c.tls.clusterDomain, now: c.tls.now, signal, mayIssueCA: c.tls.mayIssueCA }, members);
+    if (written.length > 0) {
+      await c.wrote(`write secrets ${written.map((w) => w.name).join(' ')}`);
+      c.event('Normal', 'CertificatesIssued', `issued ${written.map((w) => `${w.name} (${w.reason})`).join(', ')}`);
+    }
+    return written;
+  };
+
   /** Creates a member's pod; false when it already existed (the cache had not caught up): no event then. */
   const createPod = async (member: string, state: 'new' | 'existing', initialMembers: string[], restore?: RestoreSource, forceNewCluster = false): Promise<boolean> => {
     await ensurePVC(member);
-    const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m)}`);
+    // The member's certificates before its pod: etcd would not start without the files its flags name.
+    await ensureTLS([member]);
+    const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m, peerScheme(c.spec))}`);
     // Names etcd dials at start: every initial member whose pod exists (or is being created with it).
     // A member without a pod has no DNS record, and waiting for it could hold back a quorum's return.
     const withPods = new Set([member, ...c.pods.map((p) => p.metadata.labels?.[LABELS.member] ?? ''), ...(state === 'new' ? initialMembers : [])]);
@@ -71,6 +88,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       peerWaitImage: c.peerWaitImage,
       ...(forceNewCluster ? { forceNewCluster } : {}),
       ...(restore && c.agentImage ? { restore: { source: restore, agentImage: c.agentImage } } : {}),
+      ...(c.tls?.caBundles ? { caBundles: c.tls.caBundles } : {}),
     });
     try {
       await c.client.create(Pods, pod, { fieldManager: FIELD_MANAGER, signal });
@@ -84,18 +102,19 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     }
   };
 
+  const dial = (p: PodObject): ClientEndpoint | undefined => clientEndpoint(p, name, namespace, c.tls?.credentials);
   // Voting members that have a pod IP, the leader first: membership changes go through each in turn.
   const votingEndpoints = (): MemberEndpoint[] => {
     const leader = c.view.membership?.leaderId;
     const voters = (c.view.membership?.members ?? []).filter((m) => !m.learner && m.started);
-    const byMember = new Map(c.pods.filter((p) => p.status?.podIP && !p.metadata.deletionTimestamp).map((p) => [p.metadata.labels?.[LABELS.member] ?? '', `http://${p.status!.podIP}:2379`]));
+    const byMember = new Map(c.pods.filter((p) => p.status?.podIP && !p.metadata.deletionTimestamp).map((p) => [p.metadata.labels?.[LABELS.member] ?? '', dial(p)!]));
     return voters
       .sort((x, y) => Number(y.id === leader) - Number(x.id === leader))
       .flatMap((m) => (byMember.has(m.member) ? [{ member: m.member, endpoint: byMember.get(m.member)! }] : []));
   };
-  const endpointOf = (member: string): string | undefined => {
+  const endpointOf = (member: string): ClientEndpoint | undefined => {
     const p = c.pods.find((x) => x.metadata.labels?.[LABELS.member] === member && x.status?.podIP && !x.metadata.deletionTimestamp);
-    return p ? `http://${p.status!.podIP}:2379` : undefined;
+    return p ? dial(p) : undefined;
   };
   /** The eviction API, not a delete: it refuses when the PodDisruptionBudget does not allow it (a drain under way shares it). */
   const evict = async (member: string): Promise<void> => {
@@ -165,7 +184,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       c.event('Normal', 'MemberClaimDeleted', `deleted the claim of former member ${a.member} (reclaimPolicy Delete)`);
       return { requeueAfter: 1000 };
     case 'addMember': {
-      const r = await changeMembership({ kind: 'add', peerURL: peerURL(name, namespace, a.member) }, votingEndpoints(), c.etcd, signal);
+      const r = await changeMembership({ kind: 'add', peerURL: peerURL(name, namespace, a.member, peerScheme(c.spec)) }, votingEndpoints(), c.etcd, signal);
       await c.wrote(`etcd member add ${a.member}`);
       c.event('Normal', 'MemberAdded', `added ${a.member} as a learner${through(r)}`);
       return { requeueAfter: 500 };
@@ -283,6 +302,16 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     case 'clearForRestore':
       await clearCluster();
       return { requeueAfter: 2000 };
+    case 'issueTLSSecrets': {
+      // The cluster-wide Secrets and those of members that have pods; a new member's come with its pod.
+      const members = c.pods.filter((p) => !p.metadata.deletionTimestamp).map((p) => p.metadata.labels?.[LABELS.member] ?? '').filter(Boolean);
+      await ensureTLS(members);
+      return { requeueAfter: 500 };
+    }
+    case 'deleteTLSSecret':
+      await deleteMemberSecret(c.client, namespace, a.member, signal);
+      await c.wrote(`delete secret ${a.member}-tls`);
+      return { requeueAfter: 500 };
     case 'wait':
       return { requeueAfter: a.requeueAfterMs };
     case 'steady':
@@ -307,7 +336,7 @@ export function describeFailure(step: string, err: unknown): StepFailure {
   if (err instanceof EtcdError) return { step, reason: 'EtcdRefused', message: `etcd refused: ${err.etcdMessage}`, refusedEverywhere: false };
   if (err instanceof EtcdUnavailableError) return { step, reason: 'EtcdUnavailable', message: err.message, refusedEverywhere: false };
   if (err instanceof ApiError) return { step, reason: err.reason || `HTTP${err.code}`, message: `Kubernetes refused: ${err.status.message ?? err.message}`, refusedEverywhere: false };
-  if (err instanceof StepError) return { step, reason: err.reason, message: err.message, refusedEverywhere: false };
+  if (err instanceof StepError || err instanceof TLSNotReadyError) return { step, reason: err.reason, message: err.message, refusedEverywhere: false };
   return { step, reason: 'Error', message: err instanceof Error ? err.message : String(err), refusedEverywhere: false };
 }
 

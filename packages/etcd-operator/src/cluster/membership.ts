@@ -7,6 +7,7 @@
 import type { Member } from '../etcd/client.ts';
 import { EtcdError, UnhealthyClusterError } from '../etcd/errors.ts';
 import type { EtcdClients } from './observe.ts';
+import type { MemberEndpoint as ClientEndpoint } from './tls.ts';
 
 export type MembershipChange =
   | { kind: 'add'; peerURL: string }
@@ -15,7 +16,8 @@ export type MembershipChange =
 
 export interface MemberEndpoint {
   member: string;
-  endpoint: string;
+  /** Its client URL, or the URL with the TLS to dial it with (tls.ts clientEndpoint). */
+  endpoint: string | ClientEndpoint;
 }
 
 export interface ChangeResult {

@@ -12,6 +12,12 @@ export const FIELD_MANAGER = 'quorum-etcd-operator';
 export const RETRY_ROLLOUT_ANNOTATION = 'etcd.quorum.dev/retry-rollout';
 /** On an EtcdBackup the operator took itself: why (`before-version-change`). */
 export const PURPOSE_LABEL = 'etcd.quorum.dev/purpose';
+/**
+ * An EtcdCluster annotation: a new value has every operator-managed leaf certificate (members', the client's)
+ * issued again. Each leaf Secret records the value it was issued under (same key), so the request is done
+ * exactly when every Secret carries it, whatever the operator went through meanwhile.
+ */
+export const ROTATE_CERTIFICATES_ANNOTATION = 'etcd.quorum.dev/rotate-certificates';
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;
@@ -38,8 +44,14 @@ export function memberHost(cluster: string, namespace: string, member: string): 
   return `${member}.${peerServiceName(cluster)}.${namespace}.svc`;
 }
 
-export const peerURL = (cluster: string, namespace: string, member: string): string => `http://${memberHost(cluster, namespace, member)}:${PEER_PORT}`;
-export const clientURL = (cluster: string, namespace: string, member: string): string => `http://${memberHost(cluster, namespace, member)}:${CLIENT_PORT}`;
+export type Scheme = 'http' | 'https';
+
+/** The URL peers reach a member on: https once spec.tls.peer is set (TLS is fixed at creation). */
+export const peerURL = (cluster: string, namespace: string, member: string, scheme: Scheme = 'http'): string => `${scheme}://${memberHost(cluster, namespace, member)}:${PEER_PORT}`;
+/** The URL clients reach a member on: https once spec.tls.client is set. */
+export const clientURL = (cluster: string, namespace: string, member: string, scheme: Scheme = 'http'): string => `${scheme}://${memberHost(cluster, namespace, member)}:${CLIENT_PORT}`;
+/** The client Service's URL: what applications should use. */
+export const clientServiceURL = (cluster: string, namespace: string, scheme: Scheme = 'http'): string => `${scheme}://${clientServiceName(cluster)}.${namespace}.svc:${CLIENT_PORT}`;
 
 /** The member a peer URL belongs to, if it is one of ours. */
 export function memberFromPeerURL(cluster: string, namespace: string, url: string): string | undefined {

@@ -1,11 +1,15 @@
 // Observation: what Kubernetes (from the informer caches) and etcd (from a quorum) say about a cluster.
 // Each member is asked at its pod IP, so the operator works in the cluster and from a developer's machine.
+import { createHash } from 'node:crypto';
 import type { KubeObject } from '@quorum/runtime';
 import { EtcdClient } from '../etcd/client.ts';
 import { activePeers } from '../etcd/metrics.ts';
 import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
 import { quorum, type Membership, type ObservedMember, type ObservedPod } from './plan.ts';
 import { FORCE_NEW_CLUSTER_ANNOTATION, RESTORE_CONTAINERS } from './resources.ts';
+import { clientEndpoint, type ClientCredentials, type MemberEndpoint } from './tls.ts';
+
+export type { MemberEndpoint };
 
 export interface PodObject extends KubeObject {
   spec?: { nodeName?: string; containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
@@ -101,12 +105,22 @@ export function lastLines(message: string, lines = 3, maxChars = 600): string {
   return kept.length > maxChars ? `${kept.slice(0, maxChars)}…` : kept;
 }
 
+/**
+ * One etcd client per member endpoint, kept across reconciles (its connections are pooled). An https endpoint's
+ * client is keyed by its credentials and server name too: when a certificate is renewed (or a pod IP is reused
+ * by another member) a fresh client replaces the old one, whose connections are closed.
+ */
 export class EtcdClients {
-  readonly #clients = new Map<string, EtcdClient>();
-  get(endpoint: string): EtcdClient {
-    let c = this.#clients.get(endpoint);
-    if (!c) this.#clients.set(endpoint, (c = new EtcdClient({ endpoint, timeoutMs: 3000 })));
-    return c;
+  readonly #clients = new Map<string, { key: string; client: EtcdClient }>();
+  get(endpoint: string | MemberEndpoint): EtcdClient {
+    const { url, tls } = typeof endpoint === 'string' ? { url: endpoint, tls: undefined } : endpoint;
+    const key = tls ? createHash('sha256').update(JSON.stringify([tls.ca, tls.cert, tls.key, tls.servername])).digest('hex') : '';
+    const held = this.#clients.get(url);
+    if (held?.key === key) return held.client;
+    held?.client.close();
+    const client = new EtcdClient({ endpoint: url, timeoutMs: 3000, ...(tls ? { tls } : {}) });
+    this.#clients.set(url, { key, client });
+    return client;
   }
 }
 
@@ -122,11 +136,11 @@ export interface EtcdView {
  * Asks the running members for the member list with a linearizable read (answered only through a quorum),
  * then each member for its own status. No answer means "unknown", never "gone".
  */
-export async function observeEtcd(cluster: string, namespace: string, pods: PodObject[], clients: EtcdClients, signal: AbortSignal): Promise<EtcdView> {
+export async function observeEtcd(cluster: string, namespace: string, pods: PodObject[], clients: EtcdClients, signal: AbortSignal, credentials?: ClientCredentials): Promise<EtcdView> {
   const endpoints = pods
     .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
     .sort((a, b) => Number(isReady(b)) - Number(isReady(a)))
-    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', endpoint: `http://${p.status!.podIP}:2379` }));
+    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', endpoint: clientEndpoint(p, cluster, namespace, credentials)! }));
   let list: { id: string; name: string; peerURLs: string[]; isLearner: boolean }[] | undefined;
   const unreachable: { member: string; error: string }[] = pods
     .filter((p) => !(p.status?.podIP && p.status.phase === 'Running') && !p.metadata.deletionTimestamp)
@@ -217,14 +231,14 @@ function mostCommon(values: string[]): string | undefined {
  * Without a quorum, each running member's own revision, asked of it alone (a status answers without a
  * leader): the survivor with the newest data is what a Restore recovery starts from.
  */
-export async function observeLocalRevisions(pods: PodObject[], clients: EtcdClients, signal: AbortSignal): Promise<Record<string, string>> {
+export async function observeLocalRevisions(cluster: string, namespace: string, pods: PodObject[], clients: EtcdClients, signal: AbortSignal, credentials?: ClientCredentials): Promise<Record<string, string>> {
   const revisions: Record<string, string> = {};
   await Promise.all(
     pods
       .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
       .map(async (p) => {
         try {
-          const s = await clients.get(`http://${p.status!.podIP}:2379`).status({ signal });
+          const s = await clients.get(clientEndpoint(p, cluster, namespace, credentials)!).status({ signal });
           revisions[p.metadata.labels?.[LABELS.member] ?? ''] = s.revision;
         } catch {
           /* no answer: no revision, never a guess */

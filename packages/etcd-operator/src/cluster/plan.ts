@@ -152,6 +152,19 @@ export interface RefusedChange {
 /** Restarts for a stale peer view per refused change; past them the change stays refused, Degraded, for a person. */
 export const MAX_STALE_PEER_RESTARTS = 2;
 
+/**
+ * The cluster's TLS Secrets, for a cluster with spec.tls (tls-secrets.ts observeTLS). A member's own Secret is
+ * made with its pod (act createPod); these are the rest.
+ */
+export interface ObservedTLS {
+  /** Operator-managed Secrets to issue, or issue again, with why (a missing CA, a member certificate that expires soon, …). */
+  issue: { name: string; reason: string }[];
+  /** Members that have an operator-managed `<member>-tls` Secret. */
+  memberSecrets: string[];
+  /** Why the certificates cannot be used (a user's Secret that fails its check, an unreadable CA): no pod is created or changed. */
+  invalid?: string;
+}
+
 export interface Observed {
   cluster: string;
   replicas: number;
@@ -191,6 +204,8 @@ export interface Observed {
   newestBackup?: BackupCandidate;
   recovery?: RecoveryInProgress;
   rollout: ObservedRollout;
+  /** Set for a cluster with spec.tls. */
+  tls?: ObservedTLS;
 }
 
 export type Action =
@@ -231,6 +246,10 @@ export type Action =
   | { type: 'haltRollout'; member: string; reason: HaltReason; message: string }
   /** `subject`: the member the wait is about (a step per member); `boundMs`: its own bound instead of the default step deadline. */
   | { type: 'wait'; reason: string; detail: string; requeueAfterMs: number; subject?: string; boundMs?: number }
+  /** Issue these operator-managed TLS Secrets (a CA only when it is missing: replacing one would cut every member off). */
+  | { type: 'issueTLSSecrets'; secrets: { name: string; reason: string }[]; detail: string }
+  /** The `<member>-tls` Secret of a member that is gone for good. */
+  | { type: 'deleteTLSSecret'; member: string }
   | { type: 'steady' };
 
 /** The next unused member index: never one that a member, pod, PVC or the status has used. */
@@ -265,6 +284,13 @@ export function restoredMembers(replicas: number, source: RestoreSource | undefi
 export function plan(o: Observed): Action {
   const pod = (member: string): ObservedPod | undefined => o.pods.find((p) => p.member === member);
   const hasPVC = (member: string): boolean => o.pvcs.includes(member);
+
+  // TLS material comes before any pod: a member must never start (or restart) without the certificates its
+  // flags name, and certificates that fail their check are a person's to fix, not something to retry around.
+  if (o.tls?.invalid) return { type: 'wait', reason: 'TLSSecretInvalid', detail: o.tls.invalid, requeueAfterMs: 30_000 };
+  if (o.tls && o.tls.issue.length > 0) {
+    return { type: 'issueTLSSecrets', secrets: o.tls.issue, detail: `issuing ${o.tls.issue.map((s) => `${s.name} (${s.reason})`).join(', ')}` };
+  }
 
   // Pods Kubernetes gave up on (evicted, failed) are replaced in place: same member, same PVC.
   const failed = o.pods.find((p) => p.phase === 'Failed' && !p.deleting);
@@ -340,6 +366,9 @@ export function plan(o: Observed): Action {
   // removing a member and deleting its pod.
   const orphan = o.pods.find((p) => !inMembership.has(p.member) && !p.deleting);
   if (orphan) return { type: 'deletePod', member: orphan.member, reason: 'NotAMember' };
+  // A member's certificates go with the member, once neither etcd nor Kubernetes has anything of it left.
+  const staleSecret = o.tls?.memberSecrets.find((m) => !inMembership.has(m) && !pod(m) && !o.bootstrapMembers.includes(m));
+  if (staleSecret) return { type: 'deleteTLSSecret', member: staleSecret };
 
   // Members without a pod: an added member whose pod was never created, or a pod Kubernetes deleted.
   for (const m of members) {

@@ -39,10 +39,10 @@ export const STEP_WARN_MS = 30_000;
 export const DEFAULT_STEP_DEADLINE_MS = 120_000;
 
 /**
- * Waits that only a person ends (a halted or refused rolling update): not steps to retry, so they have no
+ * Waits that only a person ends (a halted or refused rolling update, a TLS Secret that fails its check): not steps to retry, so they have no
  * step record, no retry warnings and no stall; their voice is the Degraded condition and one Warning event.
  */
-export const PERSON_WAITS: readonly string[] = ['UpgradeFailed', 'UpgradeBlocked'];
+export const PERSON_WAITS: readonly string[] = ['UpgradeFailed', 'UpgradeBlocked', 'TLSSecretInvalid'];
 
 /** The step's name; undefined for steady, paused and PERSON_WAITS, which are not steps. */
 export function stepName(a: Action): string | undefined {
@@ -57,6 +57,7 @@ export function stepName(a: Action): string | undefined {
     case 'moveLeader': return `moveLeader ${a.to}`;
     case 'createBackup': return `createBackup ${a.name}`;
     case 'downgrade': return `downgrade ${a.op} ${a.target}`;
+    case 'issueTLSSecrets': return 'issueTLSSecrets';
     default: return `${a.type} ${a.member}`;
   }
 }

@@ -28,6 +28,8 @@ export const STEP_REASONS = {
   haltRollout: 'UpgradeFailed',
   createBackup: 'BackupBeforeUpgrade',
   downgrade: 'Downgrading',
+  issueTLSSecrets: 'IssuingCertificates',
+  deleteTLSSecret: 'DeletingSecret',
 } as const;
 
 /** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
@@ -55,6 +57,8 @@ export const WAIT_REASONS = {
     'a rolling update that changes spec.version waits, before it touches any member, for the EtcdBackup spec.backup asks for (named in the message) to succeed; a failed one halts the rollout (UpgradeFailed, BackupFailed)',
   UpgradeFailed:
     "a rolling update halted at a member that failed its gate (crash-looping, cannot start, not healthy and caught up within the bound, or another etcd version than spec.version), or before any member because the backup taken before a version change failed (BackupFailed); no further member is updated until spec changes (a rollback) or the etcd.quorum.dev/retry-rollout annotation gets a new value. While it is halted no member is added either",
+  TLSSecretInvalid:
+    "the certificates of spec.tls cannot be used: a Secret named in spec.tls is missing or fails its check (not signed by its ca.crt, names or key usages missing, expired, tls.key not its key), or an operator-managed CA Secret is unreadable; no pod is created or changed until it is fixed, and the message says what is wrong (docs/tls.md)",
 } as const;
 
 export type WaitReason = keyof typeof WAIT_REASONS;
@@ -90,6 +94,8 @@ export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[
       { reason: 'MembersCrashLooping', status: 'True', meaning: 'member containers keep exiting; the message names each with its exit code and the last lines etcd printed' },
       { reason: 'MembersCannotStart', status: 'True', meaning: 'a member container cannot start (image pull failure, bad configuration); the message has the kubelet\'s reason and message' },
       { reason: 'SnapshotRefused', status: 'True', meaning: 'the snapshot of spec.bootstrap.fromBackup was refused before any member started; the message says why (restore from another backup: create a new EtcdCluster)' },
+      { reason: 'TLSSecretInvalid', status: 'True', meaning: 'the certificates of spec.tls cannot be used; no pod is created or changed until the Secret is fixed, and the message says what is wrong (docs/tls.md)' },
+      { reason: 'CertificateExpiring', status: 'True', meaning: 'every member serves, but a certificate of a user-supplied Secret (spec.tls secretName) ends within 30 days: update the Secret (docs/tls.md)' },
       { reason: 'StepStalled', status: 'True', meaning: 'a step has made no progress for longer than its bound; the message names the step, the time and the last refusal' },
       { reason: 'MembersUnhealthy', status: 'True', meaning: 'some members do not serve; the message names them' },
       { reason: 'QuorumUnavailable', status: 'True', meaning: 'no quorum answered a member list' },
@@ -147,6 +153,8 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   RollingUpdateCompleted: { type: 'Normal', meaning: 'every member runs the current spec, each having passed its gate' },
   UpgradeFailed: { type: 'Warning', meaning: 'a rolling update halted at a member; the note says why and how to roll back or retry' },
   UpgradeBlocked: { type: 'Warning', meaning: 'a rolling update changes no member (a version move etcd would refuse, or an alarm); the note says why' },
+  CertificatesIssued: { type: 'Normal', meaning: 'operator-managed TLS Secrets were issued or renewed; the note names them and why' },
+  TLSSecretInvalid: { type: 'Warning', meaning: 'a TLS Secret cannot be used; the note says what is wrong' },
 };
 
 /** The Markdown for docs/operations.md between the generated markers. */

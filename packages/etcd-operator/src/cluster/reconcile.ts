@@ -27,6 +27,8 @@ import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, ty
 import { nextIndex, plan, type Action, type BackupCandidate, type Observed, type PreUpgradeBackup, type RolloutRecord } from './plan.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
 import { observePreUpgradeBackup, observeRollout } from './rollout.ts';
+import { membersWithSecrets, observeTLS } from './tls-secrets.ts';
+import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
 
 /** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */
@@ -41,6 +43,10 @@ export interface ReconcilerDeps {
   pvcs: Pick<Informer<OpenObject>, 'store'>;
   services: Pick<Informer<OpenObject>, 'store'>;
   pdbs: Pick<Informer<OpenObject>, 'store'>;
+  /** The operator's own Secrets (label managed-by=quorum): a TLS cluster's CAs and certificates. */
+  secrets?: Pick<Informer<OpenObject>, 'store'>;
+  /** The cluster domain member certificates name (CLUSTER_DOMAIN, default cluster.local). */
+  clusterDomain?: string;
   etcd: EtcdClients;
   events: Pick<EventRecorder, 'record'>;
   crashLoopGraceMs: number;
@@ -116,14 +122,29 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       else crashSince.delete(uid);
       return o;
     });
-    const view = await observeEtcd(name, namespace, pods, deps.etcd, signal);
-    const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal);
+    const domain = deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN;
+    const managedSecrets = (deps.secrets?.store.byIndex('namespace', namespace) ?? []).filter(selector);
+    const memberSecrets = membersWithSecrets(managedSecrets, name);
+    const tls = await observeTLS({
+      client: deps.client,
+      cluster,
+      spec,
+      cached: (secretName) => managedSecrets.find((s) => s.metadata.name === secretName),
+      podMembers: observedPods.filter((p) => !p.deleting).map((p) => p.member),
+      memberSecrets,
+      bootstrapped: !!previous?.clusterID,
+      clusterDomain: domain,
+      now,
+    });
+    const credentials = tls?.credentials;
+    const view = await observeEtcd(name, namespace, pods, deps.etcd, signal, credentials);
+    const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal, credentials, tls?.caBundles);
     const refusedSince = previous?.step?.refusedEverywhereSince;
     const preBackupOf = (record: RolloutRecord | undefined): { preBackup?: PreUpgradeBackup } => preBackupOfCluster(name, namespace, spec, record, deps.backups, view.health.map((h) => h.dbSize ?? 0));
     const policy = spec.disasterRecovery?.policy ?? 'Manual';
     const ongoing = previous?.recovery && !previous.recovery.completedAt ? previous.recovery : undefined;
     // Survivors' own revisions matter only when the cluster has lost its quorum and may restore itself.
-    const localRevisions = !view.membership && previous?.clusterID && policy === 'Restore' && !ongoing ? await observeLocalRevisions(pods, deps.etcd, signal) : undefined;
+    const localRevisions = !view.membership && previous?.clusterID && policy === 'Restore' && !ongoing ? await observeLocalRevisions(name, namespace, pods, deps.etcd, signal, credentials) : undefined;
     const observed: Observed = {
       cluster: name,
       replicas: spec.replicas,
@@ -154,6 +175,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
         ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal), restarts: previous?.step?.restarts ?? 0 } }
         : {}),
       rollout: { ...rolling.rollout, ...preBackupOf(rolling.rollout.record) },
+      ...(tls ? { tls: tls.observed } : {}),
     };
 
     // ---- plan ----
@@ -179,6 +201,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       stepDeadlineMs: bound,
       outdated: rolling.rollout.outdated,
       ...(rolling.clusterVersion ? { clusterVersion: rolling.clusterVersion } : {}),
+      ...(tls ? { tls: { status: tls.status, clientScheme: tls.clientScheme, peerScheme: tls.peerScheme, ...(tls.expiring ? { expiring: tls.expiring } : {}) } } : {}),
     });
     if (action.type === 'startRecovery' && action.method === 'Backup') {
       // The old cluster ends here: a new one (new ID, new member names) is bootstrapped from the backup.
@@ -194,6 +217,13 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     if (action.type === 'wait' && action.reason === 'QuorumLost' && previous?.step?.name !== step?.name) {
       event('Warning', 'QuorumLost', action.detail);
       log.warn({ cluster: name }, action.detail);
+    }
+    if (action.type === 'wait' && action.reason === 'TLSSecretInvalid') {
+      const was = previous?.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'TLSSecretInvalid');
+      if (was?.status !== 'True' || was.message !== action.detail) {
+        event('Warning', 'TLSSecretInvalid', action.detail);
+        log.warn({ cluster: name }, action.detail);
+      }
     }
     if (action.type === 'haltRollout') log.warn({ cluster: name, member: action.member, reason: action.reason }, `rolling update halted: ${action.message}`);
     if (previous?.rollout && !status.rollout) {
@@ -217,6 +247,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       const result = await act(action, {
         client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, view, peerWaitImage: deps.peerWaitImage, agentImage: deps.agentImage, signal, event,
         wrote: async (what) => { await deps.afterWrite?.(what); },
+        ...(tls ? { tls: { ...(credentials ? { credentials } : {}), clusterDomain: domain, mayIssueCA: !previous?.clusterID && memberSecrets.length === 0, now, caBundles: tls.caBundles } } : {}),
       });
       return action.type === 'steady' ? { requeueAfter: STEADY_RESYNC_MS } : { requeueAfter: retryDelayMs(step, now, result.requeueAfter ?? 1000) };
     } catch (err) {

@@ -21,6 +21,7 @@ import {
   peerURL,
   pvcName,
 } from './names.ts';
+import { CLIENT_TLS_ANNOTATION, clientScheme, memberTLS, peerScheme, tlsFingerprint, type CABundles } from './tls.ts';
 
 type Obj = KubeObject & Record<string, unknown>;
 
@@ -158,6 +159,8 @@ export interface MemberPodOptions {
   forceNewCluster?: boolean;
   /** Restore this member's data from a snapshot before etcd first starts (a new cluster from a backup). */
   restore?: { source: RestoreSource; agentImage: string };
+  /** For a cluster with TLS: the CA bundles its members trust now, recorded in the template fingerprint. */
+  caBundles?: CABundles;
 }
 
 /** A stored snapshot to restore from: where, which object, and its SHA-256 when known. */
@@ -246,7 +249,7 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
           `--name=${options.member}`,
           `--initial-cluster=${options.initialCluster.join(',')}`,
           `--initial-cluster-token=${token}`,
-          `--initial-advertise-peer-urls=${peerURL(name, ns, options.member)}`,
+          `--initial-advertise-peer-urls=${peerURL(name, ns, options.member, peerScheme(spec))}`,
         ],
         terminationMessagePolicy: 'FallbackToLogsOnError',
         // etcdutl writes only under --data-dir (its scratch directory, then renamed) and deletes the snapshot.
@@ -272,17 +275,17 @@ export const TEMPLATE_ANNOTATION = 'etcd.quorum.dev/template';
  * own way of rendering pods (`render`, RENDER_REVISION). Comparing with the current spec names the fields a
  * running member has not picked up.
  */
-export function templateFingerprint(spec: DefaultedSpec): Record<string, string> {
+export function templateFingerprint(spec: DefaultedSpec, ca?: CABundles): Record<string, string> {
   const h = (v: unknown): string => createHash('sha256').update(JSON.stringify(v ?? null)).digest('hex').slice(0, 12);
-  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity, render: String(RENDER_REVISION) };
+  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity, render: String(RENDER_REVISION), ...tlsFingerprint(spec, ca) };
 }
 
 /**
  * The fields of `spec` a pod was not made from; pods made before the annotation existed compare by image.
  * A pod whose fingerprint has no `render` was rendered before the revision was recorded: revision 1.
  */
-export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec): string[] {
-  const want = templateFingerprint(spec);
+export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec, ca?: CABundles): string[] {
+  const want = templateFingerprint(spec, ca);
   const recorded = pod.metadata.annotations?.[TEMPLATE_ANNOTATION];
   let had: Record<string, string>;
   try {
@@ -306,17 +309,20 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
   const labels = { ...(spec.podTemplate?.metadata?.labels ?? {}), ...memberLabels(name, member) };
   const podSpec = spec.podTemplate?.spec ?? {};
   const e = spec.etcd ?? {};
+  const tls = memberTLS(spec, member);
   const args = [
     `--name=${member}`,
     `--data-dir=${DATA_DIR}/data`,
-    `--listen-peer-urls=http://0.0.0.0:${PEER_PORT}`,
-    `--listen-client-urls=http://0.0.0.0:${CLIENT_PORT}`,
+    `--listen-peer-urls=${tls.listenPeer}`,
+    `--listen-client-urls=${tls.listenClient}`,
+    // Plain http always: the probes and the peer-activity metrics read it without a certificate.
     `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
-    `--advertise-client-urls=${clientURL(name, ns, member)}`,
-    `--initial-advertise-peer-urls=${peerURL(name, ns, member)}`,
+    `--advertise-client-urls=${clientURL(name, ns, member, clientScheme(spec))}`,
+    `--initial-advertise-peer-urls=${peerURL(name, ns, member, peerScheme(spec))}`,
     `--initial-cluster=${options.initialCluster.join(',')}`,
     `--initial-cluster-state=${options.initialClusterState}`,
     `--initial-cluster-token=${clusterToken(cluster)}`,
+    ...tls.args,
     ...(e.quotaBackendBytes !== undefined ? [`--quota-backend-bytes=${e.quotaBackendBytes}`] : []),
     ...(e.autoCompactionMode ? [`--auto-compaction-mode=${e.autoCompactionMode}`] : []),
     ...(e.autoCompactionRetention ? [`--auto-compaction-retention=${e.autoCompactionRetention}`] : []),
@@ -367,7 +373,8 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
         ...(spec.podTemplate?.metadata?.annotations ?? {}),
         'etcd.quorum.dev/initial-cluster-state': options.initialClusterState,
         ...(options.forceNewCluster ? { [FORCE_NEW_CLUSTER_ANNOTATION]: 'true' } : {}),
-        [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec)),
+        [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec, options.caBundles)),
+        ...(spec.tls?.client ? { [CLIENT_TLS_ANNOTATION]: 'on' } : {}),
       },
     },
     spec: {
@@ -398,7 +405,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
             { name: 'peer', containerPort: PEER_PORT },
             { name: 'metrics', containerPort: METRICS_PORT },
           ],
-          volumeMounts: [{ name: 'data', mountPath: DATA_DIR }],
+          volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...tls.mounts],
           // etcd prints why it exits (a bad flag, a corrupt WAL) to its log: the kubelet keeps the last lines.
           terminationMessagePolicy: 'FallbackToLogsOnError',
           // Only an unset field gets the default: `{}` is the user asking for no requests at all.
@@ -410,7 +417,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
           livenessProbe: { httpGet: { path: '/health?serializable=true', port: METRICS_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 8 },
         },
       ],
-      volumes: [volume, ...(restore?.volumes ?? [])],
+      volumes: [volume, ...tls.volumes, ...(restore?.volumes ?? [])],
     },
   };
 }

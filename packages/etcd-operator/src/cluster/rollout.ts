@@ -7,8 +7,9 @@ import { versionPath } from '../api/defaults.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdCluster, RolloutRecord } from '../api/etcdcluster.ts';
 import { jobDeadlineSeconds } from '../backup/job.ts';
-import { CLIENT_PORT, LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
+import { LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
+import { clientEndpoint, type CABundles, type ClientCredentials, type MemberEndpoint } from './tls.ts';
 import type { Membership, ObservedRollout, PreUpgradeBackup } from './plan.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';
 import type { DefaultedSpec } from './spec.ts';
@@ -68,17 +69,17 @@ export function observePreUpgradeBackup(
 }
 
 /** The rollout target of a spec: a hash of the per-field fingerprint member pods record (resources.ts). */
-export function rolloutTarget(spec: DefaultedSpec): string {
-  const fingerprint = templateFingerprint(spec);
+export function rolloutTarget(spec: DefaultedSpec, ca?: CABundles): string {
+  const fingerprint = templateFingerprint(spec, ca);
   const canonical = Object.fromEntries(Object.keys(fingerprint).sort().map((k) => [k, fingerprint[k]]));
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 16);
 }
 
 /** Members whose pod (not being deleted) was made from another spec, with the fields that differ. */
-export function outdatedMembers(pods: readonly PodObject[], spec: DefaultedSpec): { member: string; fields: string[] }[] {
+export function outdatedMembers(pods: readonly PodObject[], spec: DefaultedSpec, ca?: CABundles): { member: string; fields: string[] }[] {
   return pods
     .filter((p) => !p.metadata.deletionTimestamp)
-    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec) }))
+    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec, ca) }))
     .filter((o) => o.fields.length > 0);
 }
 
@@ -100,13 +101,17 @@ export async function observeRollout(
   view: EtcdView,
   clients: EtcdClients,
   signal: AbortSignal,
+  credentials?: ClientCredentials,
+  ca?: CABundles,
 ): Promise<RolloutObservation> {
-  const outdated = outdatedMembers(pods, spec);
+  const outdated = outdatedMembers(pods, spec, ca);
   const record = previous?.rollout;
   const rolling = outdated.length > 0 || record !== undefined;
   const membership = view.membership;
   const endpoints = new Map(
-    pods.filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp).map((p) => [p.metadata.labels?.[LABELS.member] ?? '', `http://${p.status!.podIP}:${CLIENT_PORT}`]),
+    pods
+      .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
+      .map((p) => [p.metadata.labels?.[LABELS.member] ?? '', clientEndpoint(p, cluster.metadata.name!, cluster.metadata.namespace!, credentials)!]),
   );
   const leader = membership?.members.find((m) => m.id === membership.leaderId);
   const leaderEndpoint = leader ? endpoints.get(leader.member) : undefined;
@@ -142,7 +147,7 @@ export async function observeRollout(
     ...(clusterVersion ? { clusterVersion } : {}),
     rollout: {
       outdated,
-      target: rolloutTarget(spec),
+      target: rolloutTarget(spec, ca),
       targetVersion: spec.version,
       ...(previous?.currentVersion ? { currentVersion: previous.currentVersion } : {}),
       ...(record ? { record } : {}),
@@ -169,7 +174,7 @@ export async function observeRollout(
  * member's applied index. An applied index at or above a commit index read earlier proves the member has
  * everything that was committed before it was asked.
  */
-async function withCatchUp(membership: Membership, leaderEndpoint: string | undefined, endpoints: Map<string, string>, clients: EtcdClients, signal: AbortSignal): Promise<Membership> {
+async function withCatchUp(membership: Membership, leaderEndpoint: MemberEndpoint | undefined, endpoints: Map<string, MemberEndpoint>, clients: EtcdClients, signal: AbortSignal): Promise<Membership> {
   if (!leaderEndpoint) return membership;
   let commit: string;
   try {

@@ -3,10 +3,10 @@
 // reasons.ts (and so in docs/operations.md).
 import { setCondition, type Condition } from '@quorum/runtime';
 import { memberIdToHex } from '../etcd/ids.ts';
-import type { Recovery, RolloutRecord } from '../api/etcdcluster.ts';
+import type { Recovery, RolloutRecord, TlsStatus } from '../api/etcdcluster.ts';
 import type { EtcdView } from './observe.ts';
 import { haltMessage, quorum, type Action, type ObservedPod } from './plan.ts';
-import { clientServiceName, clientURL, peerURL } from './names.ts';
+import { clientServiceURL, clientURL, peerURL, type Scheme } from './names.ts';
 import { formatAge, PERSON_WAITS, progressMessage, stepAgeMs, type StepRecord } from './progress.ts';
 import { STEP_REASONS } from './reasons.ts';
 
@@ -30,6 +30,8 @@ export interface StatusInput {
   outdated?: { member: string; fields: string[] }[];
   /** etcd's cluster version as just read; undefined when it was not read (the previous one stays). */
   clusterVersion?: string;
+  /** For a cluster with spec.tls: what status.tls says, and a certificate that expires soon (Degraded CertificateExpiring). */
+  tls?: { status: TlsStatus; expiring?: string; clientScheme: Scheme; peerScheme: Scheme };
   now: Date;
 }
 
@@ -65,6 +67,7 @@ export interface StatusShape {
   step?: StepRecord;
   recovery?: Recovery;
   rollout?: RolloutRecord;
+  tls?: TlsStatus;
 }
 
 export function actionMessage(a: Action): string {
@@ -85,6 +88,8 @@ export function actionMessage(a: Action): string {
     case 'createBackup': return a.detail;
     case 'downgrade': return a.detail;
     case 'haltRollout': return `rolling update halted at ${a.member} (${a.reason}): ${a.message}`;
+    case 'issueTLSSecrets': return a.detail;
+    case 'deleteTLSSecret': return `deleting the TLS Secret of former member ${a.member}`;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';
   }
@@ -131,6 +136,8 @@ function rolloutOf(i: StatusInput): RolloutRecord | undefined {
 
 export function buildStatus(i: StatusInput): StatusShape {
   const { etcd, action } = i;
+  const ps = i.tls?.peerScheme ?? 'http';
+  const cs = i.tls?.clientScheme ?? 'http';
   const leaderId = etcd.membership?.leaderId;
   const pod = (member: string): ObservedPod | undefined => i.pods.find((p) => p.member === member);
   const ready = new Set(i.pods.filter((p) => p.ready).map((p) => p.member));
@@ -141,15 +148,15 @@ export function buildStatus(i: StatusInput): StatusShape {
   // Without a quorum's answer the last known members stay on record (marked not ready): they are what
   // the operator recreates pods for, and what an engineer needs to see.
   const members: MemberStatusShape[] = !etcd.membership
-    ? (i.previous?.members?.length ? i.previous.members : (i.previous?.bootstrapMembers ?? []).map((name): MemberStatusShape => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name), clientURL: clientURL(i.cluster, i.namespace, name), learner: false, ready: false, leader: false })))
+    ? (i.previous?.members?.length ? i.previous.members : (i.previous?.bootstrapMembers ?? []).map((name): MemberStatusShape => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name, ps), clientURL: clientURL(i.cluster, i.namespace, name, cs), learner: false, ready: false, leader: false })))
       .map(({ lastError: _, ...m }) => ({ ...m, ready: false, leader: false, ...lastError(m.name) }))
     : etcd.membership.members.map((m) => {
       const h = etcd.health.find((x) => x.id === m.id);
       return {
         name: m.member,
         id: hex(m.id),
-        peerURL: peerURL(i.cluster, i.namespace, m.member),
-        clientURL: clientURL(i.cluster, i.namespace, m.member),
+        peerURL: peerURL(i.cluster, i.namespace, m.member, ps),
+        clientURL: clientURL(i.cluster, i.namespace, m.member, cs),
         ready: ready.has(m.member) && m.healthy,
         learner: m.learner,
         leader: m.id === leaderId,
@@ -206,6 +213,8 @@ export function buildStatus(i: StatusInput): StatusShape {
             : cond(conditions, 'Progressing', true, action.type === 'wait' ? action.reason : STEP_REASONS[action.type], progressMessage(description, i.step, i.now));
     const [degraded, reason, message]: [boolean, string, string] = action.type === 'wait' && action.reason === 'SnapshotRefused'
       ? [true, 'SnapshotRefused', action.detail]
+      : action.type === 'wait' && action.reason === 'TLSSecretInvalid'
+      ? [true, 'TLSSecretInvalid', action.detail]
       : halted
       ? [true, 'UpgradeFailed', haltedMessage]
       : personWait === 'UpgradeBlocked'
@@ -217,7 +226,9 @@ export function buildStatus(i: StatusInput): StatusShape {
       : stalled
         ? [true, 'StepStalled', `no progress for ${formatAge(age)}: ${progressMessage(description, i.step, i.now)}`]
         : etcd.membership
-          ? unhealthy.length ? [true, 'MembersUnhealthy', `not serving: ${unhealthy.join(', ')}`] : [false, 'AllMembersHealthy', 'every member serves']
+          ? unhealthy.length ? [true, 'MembersUnhealthy', `not serving: ${unhealthy.join(', ')}`]
+            // Nothing is wrong yet, but will be: a person must update the Secret before it ends.
+            : i.tls?.expiring ? [true, 'CertificateExpiring', i.tls.expiring] : [false, 'AllMembersHealthy', 'every member serves']
           // A cluster that had a quorum and lost it is degraded; one still bootstrapping is not (yet).
           : [!!i.previous?.clusterID, 'QuorumUnavailable', 'no quorum answered a member list'];
     conditions = cond(conditions, 'Degraded', degraded, reason, message);
@@ -258,12 +269,13 @@ export function buildStatus(i: StatusInput): StatusShape {
     ...(versions.length === 1 ? { currentVersion: versions[0] } : i.previous?.currentVersion ? { currentVersion: i.previous.currentVersion } : {}),
     ...(i.clusterVersion ? { clusterVersion: i.clusterVersion } : i.previous?.clusterVersion ? { clusterVersion: i.previous.clusterVersion } : {}),
     targetVersion: i.targetVersion,
-    clientEndpoint: `http://${clientServiceName(i.cluster)}.${i.namespace}.svc:2379`,
+    clientEndpoint: clientServiceURL(i.cluster, i.namespace, cs),
     nextMemberIndex: i.nextMemberIndex,
     ...(i.previous?.bootstrapMembers ? { bootstrapMembers: i.previous.bootstrapMembers } : {}),
     ...(i.step ? { step: i.step } : {}),
     ...(recovery ? { recovery } : {}),
     ...(rollout ? { rollout } : {}),
+    ...(i.tls ? { tls: i.tls.status } : {}),
   };
 }
 

@@ -13,6 +13,7 @@ const SENTINELS = {
   grace: 876_543_219,
   stepDeadline: 765_432_198,
   logLevel: 'quorum-sentinel-loglevel',
+  clusterDomain: 'quorum-sentinel-clusterdomain',
 } as const;
 
 const TEMPLATE: [string, string][] = [
@@ -23,6 +24,7 @@ const TEMPLATE: [string, string][] = [
   [`"${SENTINELS.grace}"`, '{{ .Values.crashLoopGraceSeconds | quote }}'],
   [`"${SENTINELS.stepDeadline}"`, '{{ .Values.stepDeadlineSeconds | quote }}'],
   [SENTINELS.logLevel, '{{ .Values.logLevel }}'],
+  [SENTINELS.clusterDomain, '{{ .Values.clusterDomain | quote }}'],
 ];
 
 const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
@@ -36,6 +38,8 @@ export const VALUES = {
   // A step that makes no progress for this long turns the cluster Degraded (StepStalled).
   stepDeadlineSeconds: 120,
   logLevel: 'info',
+  // The Kubernetes cluster domain: the fully qualified names in the member certificates of TLS clusters.
+  clusterDomain: 'cluster.local',
 };
 
 export function helmChart(): Record<string, string> {
@@ -47,6 +51,7 @@ export function helmChart(): Record<string, string> {
     crashLoopGraceSeconds: SENTINELS.grace,
     stepDeadlineSeconds: SENTINELS.stepDeadline,
     logLevel: SENTINELS.logLevel,
+    clusterDomain: SENTINELS.clusterDomain,
   }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
   const render = (o: object): string => {
     let text = stringify(o, { lineWidth: 0 });

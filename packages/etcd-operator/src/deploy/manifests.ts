@@ -6,6 +6,7 @@ import type { KubeObject } from '@quorum/runtime';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
 import { GROUP } from '../resources.ts';
 import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/webhook-certs.ts';
+import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 export const OPERATOR_VERSION = '0.1.0';
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSION}`;
@@ -45,6 +46,8 @@ export interface ManifestOptions {
   /** Seconds a step may make no progress before the cluster is Degraded (StepStalled); default 120. */
   stepDeadlineSeconds?: number;
   logLevel?: string;
+  /** The Kubernetes cluster domain, which member certificates name in full (default cluster.local). */
+  clusterDomain?: string;
 }
 
 type Obj = KubeObject & Record<string, unknown>;
@@ -78,8 +81,12 @@ export function clusterRules(): Record<string, unknown>[] {
     { apiGroups: [GROUP], resources: ['etcdrestores'], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: ['etcdrestores/status'], verbs: ['patch'] },
     // Backups, and deletions of expired stored backups, run as Jobs that mount the credentials Secret
-    // themselves: the operator never reads a Secret.
+    // themselves: the operator never reads a storage credentials Secret.
     { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    // TLS clusters (spec.tls): the operator issues and renews its Secrets (CAs, <member>-tls, <cluster>-client-tls),
+    // watches them (label managed-by=quorum only), reads a user's spec.tls Secret by name to check it, and deletes
+    // a former member's. The verbs cannot be narrowed by label: RBAC has no label selectors.
+    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     // Members are restarted through the eviction API, which honours the PDB: a stale peer view, a rolling update.
     { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
@@ -172,6 +179,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
                 env('AGENT_IMAGE', options.image ?? OPERATOR_IMAGE),
                 env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
                 env('STEP_DEADLINE_SECONDS', String(options.stepDeadlineSeconds ?? 120)),
+                env('CLUSTER_DOMAIN', options.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [

@@ -31,6 +31,11 @@ export interface EtcdTls {
   ca?: string;
   cert?: string;
   key?: string;
+  /**
+   * The name the server's certificate is checked against (and sent as SNI), when the endpoint's host is not in
+   * it: the operator dials a member's pod IP, which changes on every restart and so is in no certificate.
+   */
+  servername?: string;
 }
 
 export interface EtcdClientOptions {

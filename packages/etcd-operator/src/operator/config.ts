@@ -1,6 +1,7 @@
 // The operator's settings, from its environment (the Deployment sets them) with defaults for running it
 // locally against any kubeconfig.
 import { OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/manifests.ts';
+import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 export interface OperatorConfig {
   /** Watch one namespace, or all when empty. */
@@ -26,6 +27,8 @@ export interface OperatorConfig {
   /** The image backup Jobs and restore init containers run the backup agent from: the operator's own. */
   agentImage: string;
   maxConcurrentReconciles: number;
+  /** The Kubernetes cluster domain, for the fully qualified names in member certificates (CLUSTER_DOMAIN). */
+  clusterDomain: string;
   /** How long the webhook server keeps serving after shutdown starts. */
   webhookDrainMs: number;
 }
@@ -53,6 +56,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     peerWaitImage: env['PEER_WAIT_IMAGE'] || PEER_WAIT_IMAGE,
     agentImage: env['AGENT_IMAGE'] || OPERATOR_IMAGE,
     maxConcurrentReconciles: num('MAX_CONCURRENT_RECONCILES', 4),
+    clusterDomain: env['CLUSTER_DOMAIN'] || DEFAULT_CLUSTER_DOMAIN,
     webhookDrainMs: num('WEBHOOK_DRAIN_SECONDS', 5) * 1000,
   };
 }

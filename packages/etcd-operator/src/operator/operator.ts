@@ -5,6 +5,7 @@ import {
   Manager,
   PersistentVolumeClaims,
   PodDisruptionBudgets,
+  Secrets,
   Pods,
   Services,
   WebhookServer,
@@ -145,6 +146,9 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     pvcs: manager.informer(PersistentVolumeClaims, scope),
     services: manager.informer(Services, scope),
     pdbs: manager.informer(PodDisruptionBudgets, scope),
+    // Only the operator's own Secrets (a TLS cluster's CAs and certificates): a user's Secret is read when needed.
+    secrets: manager.informer(Secrets, scope),
+    clusterDomain: config.clusterDomain,
     etcd: new EtcdClients(),
     events: manager.eventRecorder({ controller: 'etcd.quorum.dev/operator', instance: config.podName }),
     crashLoopGraceMs: config.crashLoopGraceMs,
@@ -166,6 +170,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     .owns(Pods, scope)
     .owns(Services, scope)
     .owns(PodDisruptionBudgets, scope)
+    .owns(Secrets, scope)
     // PVCs may have no owner (reclaimPolicy Retain): map them by label.
     .watches(PersistentVolumeClaims, byInstance, scope)
     .withOptions({ maxConcurrentReconciles: config.maxConcurrentReconciles })
@@ -189,6 +194,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
         clusters: deps.clusters,
         pods: deps.pods,
         jobs,
+        ...(deps.secrets ? { secrets: deps.secrets } : {}),
         etcd: deps.etcd,
         events: deps.events,
         agentImage: config.agentImage,

@@ -2,14 +2,17 @@
 // etcd acknowledged, and later proves every acknowledged key is still there with its value. Used by
 // unit tests against local etcd and by chaos tests against the operator's clusters.
 //
-// It talks through the operator's own EtcdClient (etcd's v3 JSON gateway over plain HTTP), so it works
-// against anything that exposes the client port, such as the cluster's client Service.
+// It talks through the operator's own EtcdClient (etcd's v3 JSON gateway over HTTP, or HTTPS with a client
+// certificate for a cluster with client TLS), so it works against anything that exposes the client port, such as
+// the cluster's client Service.
 import { randomBytes } from 'node:crypto';
-import { EtcdClient, prefixEnd } from '../etcd/client.ts';
+import { EtcdClient, prefixEnd, type EtcdTls } from '../etcd/client.ts';
 
 export interface DataCheckerOptions {
-  /** Client URLs, `http://host:port`; writes rotate across them. */
+  /** Client URLs, `http://host:port` or `https://host:port`; writes rotate across them. */
   endpoints: string[];
+  /** For https endpoints: the CA to trust, the client certificate (e.g. the cluster's `<cluster>-client-tls`), and a server name when the host is not in the certificate. */
+  tls?: EtcdTls;
   /** Writes started per second. Default 20. */
   ratePerSecond?: number;
   /** Key prefix; every key written lives under it. Default `/quorum-checker/<random>/`. */
@@ -98,6 +101,7 @@ export class DataChecker {
   readonly #clients: EtcdClient[];
   readonly #intervalMs: number;
   readonly #timeoutMs: number;
+  readonly #tls: EtcdTls | undefined;
   readonly #maxInFlight: number;
   readonly #runId = randomBytes(6).toString('hex');
 
@@ -122,7 +126,7 @@ export class DataChecker {
     if (options.endpoints.length === 0) throw new Error('DataChecker: at least one endpoint is required');
     const origins = options.endpoints.map((e) => {
       const url = new URL(e);
-      if (url.protocol !== 'http:') throw new Error(`DataChecker: endpoint ${e} must be http://host:port`);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`DataChecker: endpoint ${e} must be http(s)://host:port`);
       return url.origin;
     });
     const rate = options.ratePerSecond ?? 20;
@@ -133,7 +137,13 @@ export class DataChecker {
     this.#retries = Math.max(0, options.retries ?? 0);
     this.prefix = options.prefix ?? `/quorum-checker/${this.#runId}/`;
     if (this.prefix === '') throw new Error('DataChecker: prefix must not be empty');
-    this.#clients = origins.map((endpoint) => new EtcdClient({ endpoint, timeoutMs: this.#timeoutMs }));
+    this.#tls = options.tls;
+    this.#clients = origins.map((endpoint) => this.#client(endpoint));
+  }
+
+  /** A client for one endpoint: the TLS options go to https ones only (EtcdClient refuses them for http). */
+  #client(endpoint: string): EtcdClient {
+    return new EtcdClient({ endpoint, timeoutMs: this.#timeoutMs, ...(this.#tls && endpoint.startsWith('https:') ? { tls: this.#tls } : {}) });
   }
 
   /** Starts the paced write loop. */
@@ -200,7 +210,7 @@ export class DataChecker {
     const limit = options.upToRevision === undefined ? undefined : BigInt(options.upToRevision);
     for (const [key, w] of this.#writes) if (w.acknowledged && (limit === undefined || (w.revision ?? 0n) <= limit)) expected.set(key, w.value);
     const unacknowledged = this.#unacknowledged;
-    const own = options.endpoints?.map((endpoint) => new EtcdClient({ endpoint: new URL(endpoint).origin, timeoutMs: this.#timeoutMs }));
+    const own = options.endpoints?.map((endpoint) => this.#client(new URL(endpoint).origin));
     try {
       return await this.#verifyThrough(own ?? this.#clients, expected, unacknowledged, timeoutMs, pageSize);
     } finally {

@@ -1,6 +1,6 @@
 // The Secrets that hold an operator-managed cluster's certificates: their names and keys, which of them must be
 // issued again (pure: tlsSecretsToIssue), their new contents (issueTLSSecrets, which makes keys), and the
-// Secret objects themselves. Nothing here writes to the API server or is wired into the reconciler yet.
+// Secret objects themselves. Nothing here writes to the API server: cluster/tls-secrets.ts does, for the reconciler.
 //
 //   <cluster>-peer-ca     kubernetes.io/tls  ca.crt, tls.crt, tls.key    signs member peer certificates only
 //   <cluster>-client-ca   kubernetes.io/tls  ca.crt, tls.crt, tls.key    signs member server and client certificates
@@ -70,7 +70,9 @@ export type IssueReason =
   /** Its names differ from what the member or cluster needs now (e.g. another cluster domain). */
   | 'NamesChanged'
   /** Its CA is being issued, or it was not signed by the CA the cluster has now. */
-  | 'IssuerChanged';
+  | 'IssuerChanged'
+  /** A person asked for new certificates (the EtcdCluster annotation etcd.quorum.dev/rotate-certificates). */
+  | 'RotationRequested';
 
 export type TLSSecretToIssue =
   | { kind: 'peerCA' | 'clientCA' | 'client'; name: string; reason: IssueReason }

@@ -357,6 +357,16 @@ const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof 
   { name: 'bootstrap added later', spec: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, old: {}, fails: ['bootstrapImmutable'] },
   { name: 'bootstrap changed', spec: { bootstrap: { fromBackup: { backupName: 'other' } } }, old: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: ['bootstrapImmutable'] },
   { name: 'bootstrap removed', spec: {}, old: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: ['bootstrapImmutable'] },
+  { name: 'operator-managed TLS at creation', spec: { tls: { peer: {}, client: {} } }, fails: [] },
+  { name: 'TLS from Secrets at creation', spec: { tls: { peer: { secretName: 'p' }, client: { secretName: 'c' } } }, fails: [] },
+  { name: 'TLS unchanged', spec: { replicas: 5, tls: { peer: {}, client: { secretName: 'c' } } }, old: { tls: { peer: {}, client: { secretName: 'c' } } }, fails: [] },
+  { name: 'TLS turned on in place', spec: { tls: { peer: {}, client: {} } }, old: {}, fails: ['tlsFixed'] },
+  { name: 'TLS turned off in place', spec: {}, old: { tls: { peer: {}, client: {} } }, fails: ['tlsFixed'] },
+  { name: 'peer TLS removed', spec: { tls: { client: {} } }, old: { tls: { peer: {}, client: {} } }, fails: ['tlsPeerFixed'] },
+  { name: 'peer TLS added', spec: { tls: { peer: {}, client: {} } }, old: { tls: { client: {} } }, fails: ['tlsPeerFixed'] },
+  { name: 'peer switched to a Secret', spec: { tls: { peer: { secretName: 'p' } } }, old: { tls: { peer: {} } }, fails: ['tlsPeerFixed'] },
+  { name: 'client Secret renamed', spec: { tls: { client: { secretName: 'c2' } } }, old: { tls: { client: { secretName: 'c' } } }, fails: ['tlsClientFixed'] },
+  { name: 'client switched to operator-managed', spec: { tls: { peer: {}, client: {} } }, old: { tls: { peer: {}, client: { secretName: 'c' } } }, fails: ['tlsClientFixed'] },
   { name: 'everything wrong at once', spec: { image: 'i', repository: 'r', storage: {}, etcd: { heartbeatIntervalMs: 1000, extraArgs: ['--data-dir=/x'] } }, fails: ['imageOrRepository', 'storageExactlyOne', 'electionTimeout', 'managedFlags'] },
 ];
 

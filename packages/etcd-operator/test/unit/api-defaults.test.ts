@@ -253,7 +253,9 @@ test('revision auto-compaction needs a revision count', () => {
 
 test('unknown fields are rejected everywhere but inside Kubernetes-typed pass-through objects', () => {
   assert.deepEqual(errors({ replica: 3 }), [{ field: 'spec.replica', message: 'spec.replica is not a known field' }]);
-  assert.deepEqual(errors({ tls: { enabled: true } }).map((e) => e.field), ['spec.tls']);
+  assert.deepEqual(errors({ tls: { enabled: true } }).map((e) => e.field), ['spec.tls.enabled']);
+  assert.deepEqual(errors({ tls: { peer: { secretName: 'p', caFile: 'x' } } }).map((e) => e.field), ['spec.tls.peer.caFile']);
+  assert.deepEqual(errors({ backup: {} }).map((e) => e.field), ['spec.backup'], 'a reserved field is still refused');
   assert.deepEqual(errors({ storage: { volumeClaimTemplate: { size: '1Gi' } } }).map((e) => e.field), ['spec.storage.volumeClaimTemplate.size']);
   assert.deepEqual(errors({ podTemplate: { spec: { affinity: { nodeAffinity: { anything: 1 } }, hostNetwork: true } } }).map((e) => e.field), ['spec.podTemplate.spec.hostNetwork']);
   assert.deepEqual(errors({ podTemplate: { metadata: { labels: { a: 1 } } } }).map((e) => e.field), ['spec.podTemplate.metadata.labels.a']);

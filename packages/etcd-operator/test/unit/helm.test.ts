@@ -10,7 +10,7 @@ import { operatorManifests, PEER_WAIT_IMAGE } from '../../src/deploy/manifests.t
 const chartDir = join(import.meta.dirname, '..', '..', '..', '..', 'deploy', 'helm', 'quorum');
 
 /** Just enough of Helm's template language for our chart: values, the release namespace, quote, one if. */
-function render(template: string, values: { namespace: string; image: string; tag: string; peerWaitImage: string; peerWaitTag: string; replicas: number; grace: number; stepDeadline: number; logLevel: string; webhooks: boolean }): string {
+function render(template: string, values: { namespace: string; image: string; tag: string; peerWaitImage: string; peerWaitTag: string; replicas: number; grace: number; stepDeadline: number; logLevel: string; clusterDomain: string; webhooks: boolean }): string {
   let out = template.replace(/\{\{- if \.Values\.webhooks\.enabled \}\}\n([\s\S]*?)\{\{- end \}\}\n/g, (_, body: string) => (values.webhooks ? body : ''));
   out = out
     .replaceAll('{{ .Release.Namespace }}', values.namespace)
@@ -22,6 +22,7 @@ function render(template: string, values: { namespace: string; image: string; ta
     .replaceAll('{{ .Values.crashLoopGraceSeconds | quote }}', JSON.stringify(String(values.grace)))
     .replaceAll('{{ .Values.stepDeadlineSeconds | quote }}', JSON.stringify(String(values.stepDeadline)))
     .replaceAll('{{ .Values.logLevel }}', values.logLevel)
+    .replaceAll('{{ .Values.clusterDomain | quote }}', JSON.stringify(values.clusterDomain))
     .replaceAll('{{ .Values.webhooks.enabled | quote }}', JSON.stringify(String(values.webhooks)));
   assert.doesNotMatch(out, /\{\{/, 'every template expression rendered');
   return out;
@@ -30,11 +31,11 @@ function render(template: string, values: { namespace: string; image: string; ta
 test('the chart renders exactly the objects of quorum manifests (CRD and namespace aside)', () => {
   const chart = helmChart();
   for (const webhooks of [true, false]) {
-    const values = { namespace: 'ops', image: 'registry.example/quorum', tag: '9.9.9', peerWaitImage: 'registry.example/peer-wait', peerWaitTag: '9.9.8', replicas: 3, grace: 45, stepDeadline: 90, logLevel: 'debug', webhooks };
+    const values = { namespace: 'ops', image: 'registry.example/quorum', tag: '9.9.9', peerWaitImage: 'registry.example/peer-wait', peerWaitTag: '9.9.8', replicas: 3, grace: 45, stepDeadline: 90, logLevel: 'debug', clusterDomain: 'corp.example', webhooks };
     const rendered = ['templates/operator.yaml', 'templates/webhooks.yaml']
       .flatMap((f) => parseAllDocuments(render(chart[f]!, values)).map((d) => d.toJS() as unknown))
       .filter((o) => o !== null);
-    const expected = operatorManifests({ namespace: 'ops', image: 'registry.example/quorum:9.9.9', peerWaitImage: 'registry.example/peer-wait:9.9.8', replicas: 3, crashLoopGraceSeconds: 45, stepDeadlineSeconds: 90, logLevel: 'debug', webhooks })
+    const expected = operatorManifests({ namespace: 'ops', image: 'registry.example/quorum:9.9.9', peerWaitImage: 'registry.example/peer-wait:9.9.8', replicas: 3, crashLoopGraceSeconds: 45, stepDeadlineSeconds: 90, logLevel: 'debug', clusterDomain: 'corp.example', webhooks })
       .filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
     assert.deepEqual(rendered, expected);
   }

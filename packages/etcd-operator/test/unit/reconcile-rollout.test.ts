@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { createLogger, NotFoundError, Store, type Client, type EventInput, type KubeObject, type OpenObject, type ResourceType } from '@quorum/runtime';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import type { EtcdClusterSpec } from '../../src/api/etcdcluster.ts';
-import { EtcdClients, type PodObject } from '../../src/cluster/observe.ts';
+import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
 import { memberPod, memberPVC } from '../../src/cluster/resources.ts';
 import type { EtcdCluster } from '../../src/cluster/spec.ts';
@@ -54,7 +54,8 @@ class ScriptedEtcd extends EtcdClients {
     this.clusterVersion = `3.${Math.min(...minors)}.0`;
   }
 
-  override get(endpoint: string): EtcdClient {
+  override get(to: string | MemberEndpoint): EtcdClient {
+    const endpoint = typeof to === 'string' ? to : to.url;
     const name = this.endpoints.get(endpoint) ?? '';
     const id = this.members.find((m) => m.name === name)?.id ?? '0';
     const answer = <T>(value: () => T): Promise<T> => {

@@ -8,7 +8,7 @@ import { createLogger, Store, type Client, type EventInput, type KubeObject, typ
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
 import { TEMPLATE_ANNOTATION, templateFingerprint } from '../../src/cluster/resources.ts';
-import { EtcdClients, type PodObject } from '../../src/cluster/observe.ts';
+import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe.ts';
 import type { EtcdCluster } from '../../src/cluster/spec.ts';
 import type { StatusShape } from '../../src/cluster/status.ts';
 import type { Alarm, EtcdClient, EtcdStatus, Member, Versions } from '../../src/etcd/client.ts';
@@ -23,7 +23,8 @@ class ScriptedEtcd extends EtcdClients {
   members: Member[] = [0, 1, 2].map((i) => ({ id: String(100 + i), name: `c-${i}`, peerURLs: [peer(i)], clientURLs: [`http://${ip(i)}:2379`], isLearner: false }));
   refuse = new Set<string>();
   calls: string[] = [];
-  override get(endpoint: string): EtcdClient {
+  override get(to: string | MemberEndpoint): EtcdClient {
+    const endpoint = typeof to === 'string' ? to : to.url;
     const i = Number(/10\.0\.0\.1(\d)/.exec(endpoint)![1]);
     const fake = {
       memberList: (): Promise<Member[]> => Promise.resolve(this.members),

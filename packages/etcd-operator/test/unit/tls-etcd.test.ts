@@ -4,14 +4,20 @@
 import assert from 'node:assert/strict';
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { EtcdClient } from '../../src/etcd/client.ts';
+import { main as agentMain } from '../../src/backup/agent.ts';
+import { DataChecker } from '../../src/testing/data-checker.ts';
+import { CLIENT_TLS_ANNOTATION, clientEndpoint, MEMBER_TLS_DIR, memberTLS } from '../../src/cluster/tls.ts';
+import { memberHost } from '../../src/cluster/names.ts';
+import { MEMBER_TLS_FILES } from '../../src/tls/secrets.ts';
 import { EtcdError, GrpcCode } from '../../src/etcd/index.ts';
 import {
   clientCAProfile,
@@ -112,10 +118,6 @@ const clientTls = (dir: string, identity?: string): { ca: string; cert?: string;
   ...(identity === undefined ? {} : { cert: readFileSync(join(dir, `${identity}.crt`), 'utf8'), key: readFileSync(join(dir, `${identity}.key`), 'utf8') }),
 });
 
-/** The flag that skips etcd's check of a dialing peer's SANs against its source IP, by the name this release knows. */
-function skipPeerSANFlag(version: string): string {
-  return version.startsWith('3.6.') ? '--peer-skip-client-san-verification' : '--experimental-peer-skip-client-san-verification';
-}
 
 for (const version of ETCD_VERSIONS) {
   const binary = etcdBinary(version);
@@ -124,6 +126,8 @@ for (const version of ETCD_VERSIONS) {
   describe(`etcd ${version} with operator-issued certificates`, { skip: missing }, () => {
     let dir: string;
     const members: Member[] = [];
+    // The CAs, kept to issue renewed leaves signed by them (rotation without a restart).
+    let authorities: { peer: CertificateAuthority; client: CertificateAuthority };
     const files = (name: string): string => join(dir, name);
     /** etcdctl with the client certificate, another identity, or none. */
     const ctl = (args: string[], auth: 'client' | 'peer' | 'none' = 'client', commandTimeout = '5s'): Promise<string> =>
@@ -135,6 +139,7 @@ for (const version of ETCD_VERSIONS) {
       const now = new Date();
       const peerCA = issueCertificate(peerCAProfile(CLUSTER, NAMESPACE), now);
       const clientCA = issueCertificate(clientCAProfile(CLUSTER, NAMESPACE), now);
+      authorities = { peer: asAuthority(peerCA), client: asAuthority(clientCA) };
       const client = issueCertificate(clientCertificateProfile(CLUSTER), now, asAuthority(clientCA));
       await writeFile(files('peer-ca.crt'), peerCA.certificatePem);
       await writeFile(files('client-ca.crt'), clientCA.certificatePem);
@@ -153,6 +158,16 @@ for (const version of ETCD_VERSIONS) {
         await writeFile(files(`${name}-peer.key`), peer.privateKeyPem);
         await writeFile(files(`${name}-server.crt`), server.certificatePem);
         await writeFile(files(`${name}-server.key`), server.privateKeyPem);
+        // The same files as the member's Secret <member>-tls holds them, where the rendered flags expect them.
+        await mkdir(files(`${name}-tls`));
+        for (const [file, pem] of Object.entries({
+          [MEMBER_TLS_FILES.peerCertificate]: peer.certificatePem,
+          [MEMBER_TLS_FILES.peerKey]: peer.privateKeyPem,
+          [MEMBER_TLS_FILES.peerCA]: peerCA.certificatePem,
+          [MEMBER_TLS_FILES.serverCertificate]: server.certificatePem,
+          [MEMBER_TLS_FILES.serverKey]: server.privateKeyPem,
+          [MEMBER_TLS_FILES.clientCA]: clientCA.certificatePem,
+        })) await writeFile(join(files(`${name}-tls`), file), pem);
         if (i === 0) {
           // A member's peer certificate, to present where it does not belong.
           await writeFile(files('peer.crt'), peer.certificatePem);
@@ -174,16 +189,9 @@ for (const version of ETCD_VERSIONS) {
           `--initial-cluster=${initialCluster}`,
           '--initial-cluster-state=new',
           `--initial-cluster-token=${token}`,
-          // The flags of design §3.4.
-          `--cert-file=${files(`${name}-server.crt`)}`,
-          `--key-file=${files(`${name}-server.key`)}`,
-          `--trusted-ca-file=${files('client-ca.crt')}`,
-          '--client-cert-auth=true',
-          `--peer-cert-file=${files(`${name}-peer.crt`)}`,
-          `--peer-key-file=${files(`${name}-peer.key`)}`,
-          `--peer-trusted-ca-file=${files('peer-ca.crt')}`,
-          '--peer-client-cert-auth=true',
-          skipPeerSANFlag(version),
+          // The flags a member pod is rendered with (cluster/tls.ts, design §3.4), its Secret's mount point moved
+          // to the files of this test.
+          ...memberTLS({ tls: { peer: {}, client: {} }, version }, name).args.map((a) => a.replace(`${MEMBER_TLS_DIR}/`, `${files(`${name}-tls`)}/`)),
           '--heartbeat-interval=50',
           '--election-timeout=500',
         ];
@@ -226,6 +234,55 @@ for (const version of ETCD_VERSIONS) {
       } finally {
         client.close();
       }
+    });
+
+    test("the operator's dial of a member pod: its IP, the member host name as TLS server name (no IP is in a certificate)", async () => {
+      const target = members[1]!;
+      const pod = { metadata: { labels: { 'etcd.quorum.dev/member': target.name }, annotations: { [CLIENT_TLS_ANNOTATION]: 'on' } }, status: { podIP: '127.0.0.1' } };
+      const tls = clientTls(dir, 'client');
+      const dial = clientEndpoint(pod, CLUSTER, NAMESPACE, { ca: tls.ca, cert: tls.cert!, key: tls.key! })!;
+      assert.equal(dial.tls?.servername, memberHost(CLUSTER, NAMESPACE, target.name));
+      // Pods serve on 2379; this member's port is a free one.
+      const url = dial.url.replace(':2379', `:${target.clientPort}`);
+      const client = new EtcdClient({ endpoint: url, tls: dial.tls, timeoutMs: 5000 });
+      const elsewhere = new EtcdClient({ endpoint: url, tls: { ...dial.tls, servername: memberHost(CLUSTER, NAMESPACE, members[0]!.name) }, timeoutMs: 5000 });
+      try {
+        assert.equal((await client.status()).errors.length, 0);
+        // Another member's name: this member's certificate does not carry it, so the dial is refused.
+        await assert.rejects(elsewhere.status(), /altnames|ERR_TLS_CERT_ALTNAME_INVALID|does not match/i);
+      } finally {
+        client.close();
+        elsewhere.close();
+      }
+    });
+
+    test('the data checker writes and verifies over mutual TLS', async () => {
+      const checker = new DataChecker({ endpoints: members.map((m) => endpoint(m)), tls: clientTls(dir, 'client'), ratePerSecond: 50 });
+      checker.start();
+      await sleep(600);
+      await checker.stop();
+      const report = await checker.verify();
+      assert.ok(report.acknowledged > 5, `acknowledged ${report.acknowledged}`);
+      assert.deepEqual([report.lost, report.corrupted], [[], []]);
+    });
+
+    test('the backup agent dials with the client Secret mounted as --tls-dir, and without it is refused', async () => {
+      // The Secret <cluster>-client-tls as the backup Job mounts it.
+      const mounted = files('client-secret');
+      await mkdir(mounted);
+      const tls = clientTls(dir, 'client');
+      await writeFile(join(mounted, 'ca.crt'), tls.ca);
+      await writeFile(join(mounted, 'tls.crt'), tls.cert!);
+      await writeFile(join(mounted, 'tls.key'), tls.key!);
+      const pvcRoot = files('backups');
+      await mkdir(pvcRoot);
+      const destination = JSON.stringify({ pvc: { claimName: 'b', path: 'tls' } });
+      const agent = (extra: string[], name: string): Promise<number> =>
+        agentMain(['backup', `--endpoint=${endpoint(members[1]!)}`, `--cluster=${CLUSTER}`, `--member=${members[1]!.name}`, `--destination-json=${destination}`, `--pvc-root=${pvcRoot}`, `--result-file=${files(name)}`, ...extra]);
+      assert.equal(await agent([`--tls-dir=${mounted}`], 'with.json'), 0, readFileSync(files('with.json'), 'utf8'));
+      const result = JSON.parse(readFileSync(files('with.json'), 'utf8')) as { ok: boolean; sizeBytes: number; key: string };
+      assert.ok(result.ok && result.sizeBytes > 0 && existsSync(join(pvcRoot, result.key)));
+      assert.notEqual(await agent([], 'without.json'), 0, 'no client certificate: the member refuses the handshake');
     });
 
     /** GET over TLS with an optional client certificate; resolves with the status, rejects with the TLS alert. */
@@ -272,6 +329,51 @@ for (const version of ETCD_VERSIONS) {
       assert.equal(await httpsGet(port, 'peer-ca.crt', 'peer', '/version'), 200);
       await assert.rejects(httpsGet(port, 'peer-ca.crt', 'client', '/version'), /alert unknown ca/);
       await assert.rejects(httpsGet(port, 'peer-ca.crt', 'none', '/version'), /alert certificate required/);
+    });
+
+    test('renewed certificates are served on the next handshake, on both ports, without a restart', async () => {
+      const member = members[2]!;
+      const secretDir = files(`${member.name}-tls`);
+      /** The certificate a port serves now, to a client presenting `identity`. */
+      const servedNow = (port: number, ca: string, identity: { cert: string; key: string }): Promise<string> =>
+        new Promise((resolve, reject) => {
+          const socket = tlsConnect({ host: '127.0.0.1', port, servername: 'localhost', ca, ...identity, timeout: 5000 }, () => {
+            const fingerprint = socket.getPeerCertificate().fingerprint256;
+            socket.destroy();
+            resolve(fingerprint);
+          });
+          socket.on('timeout', () => socket.destroy(new Error('timed out')));
+          socket.on('error', reject);
+        });
+      const peerIdentity = { cert: readFileSync(files('peer.crt'), 'utf8'), key: readFileSync(files('peer.key'), 'utf8') };
+      const clientIdentity = { cert: readFileSync(files('client.crt'), 'utf8'), key: readFileSync(files('client.key'), 'utf8') };
+      const peerCA = readFileSync(files('peer-ca.crt'), 'utf8');
+      const clientCA = readFileSync(files('client-ca.crt'), 'utf8');
+      const before = { client: await servedNow(member.clientPort, clientCA, clientIdentity), peer: await servedNow(member.peerPort, peerCA, peerIdentity) };
+
+      // As the kubelet updates a Secret volume: the new files written aside, then swapped in by a rename.
+      const now = new Date();
+      const profile = peerCertificateProfile(member.name, CLUSTER, NAMESPACE, DOMAIN);
+      const peer = issueCertificate({ ...profile, dnsNames: [...profile.dnsNames, 'localhost'] }, now, authorities.peer);
+      const server = issueCertificate(serverCertificateProfile(member.name, CLUSTER, NAMESPACE, DOMAIN), now, authorities.client);
+      for (const [file, pem] of Object.entries({
+        [MEMBER_TLS_FILES.peerCertificate]: peer.certificatePem,
+        [MEMBER_TLS_FILES.peerKey]: peer.privateKeyPem,
+        [MEMBER_TLS_FILES.serverCertificate]: server.certificatePem,
+        [MEMBER_TLS_FILES.serverKey]: server.privateKeyPem,
+      })) {
+        await writeFile(join(secretDir, `.${file}.new`), pem);
+        await rename(join(secretDir, `.${file}.new`), join(secretDir, file));
+      }
+      const after = { client: await servedNow(member.clientPort, clientCA, clientIdentity), peer: await servedNow(member.peerPort, peerCA, peerIdentity) };
+      assert.notEqual(after.client, before.client);
+      assert.equal(after.client, server.certificate.fingerprint256, 'the client port serves the renewed server certificate');
+      assert.equal(after.peer, peer.certificate.fingerprint256, 'the peer port serves the renewed peer certificate');
+      assert.equal(member.exited, false, 'the member was not restarted');
+      // The cluster still works through the renewed member: its peers dial it, and it dials them, with the new pair.
+      assert.equal((await ctl([`--endpoints=${endpoint(member)}`, 'endpoint', 'health', '-w', 'json'])).includes('"health":true'), true);
+      await ctl([`--endpoints=${endpoint(member)}`, 'put', 'tls/renewed', 'yes']);
+      assert.equal((await ctl([`--endpoints=${endpoint(members[0]!)}`, 'get', 'tls/renewed', '--print-value-only'])).trim(), 'yes');
     });
   });
 }

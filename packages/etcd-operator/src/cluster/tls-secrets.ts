@@ -1,0 +1,336 @@
+// The TLS Secrets of a cluster with spec.tls, as the reconciler sees and writes them: what is observed (the
+// operator's own Secrets from the informer cache, a user's Secret by GET, checked as etcd will use it), the
+// credentials the operator dials members with, status.tls, and the writes (issue, renew, delete) that act.ts
+// makes. Deciding what to issue is tls/secrets.ts's (pure); this file does the I/O around it.
+//
+// A CA is issued only for a cluster that has no member certificates yet. Replacing one under running members
+// would cut them off from each other (etcd loads its trusted CAs only at start), so a missing or unreadable CA
+// of a cluster that has members is reported for a person (TLSSecretInvalid), never replaced.
+import { X509Certificate } from 'node:crypto';
+import type { V1Secret } from '@kubernetes/client-node';
+import { AlreadyExistsError, NotFoundError, Secrets, type Client, type KubeObject } from '@quorum/runtime';
+import type { TlsStatus } from '../api/etcdcluster.ts';
+import { checkUserCertificate, DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
+import {
+  clientCASecretName,
+  clientTLSSecretName,
+  issueTLSSecrets,
+  MEMBER_TLS_FILES,
+  memberTLSSecretName,
+  peerCASecretName,
+  TLS_KEYS,
+  tlsSecret,
+  tlsSecretsToIssue,
+  type ObservedTLSSecrets,
+  type SecretContents,
+  type TLSIssuePlan,
+  type TLSSubject,
+} from '../tls/secrets.ts';
+import { FIELD_MANAGER, LABELS, ROTATE_CERTIFICATES_ANNOTATION } from './names.ts';
+import type { ObservedTLS } from './plan.ts';
+import { ownerRef } from './resources.ts';
+import type { DefaultedSpec, EtcdCluster } from './spec.ts';
+import { caBundleHash, clientScheme, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type TLSSide } from './tls.ts';
+import type { Scheme } from './names.ts';
+
+/** A Secret's data decoded to text; undefined for a Secret that does not exist. */
+export function secretContents(secret: KubeObject & { data?: Record<string, string> } | undefined): SecretContents | undefined {
+  if (!secret) return undefined;
+  return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+/** The cluster domain member certificates name (`<member>.<cluster>.<ns>.svc.<domain>`): the operator's CLUSTER_DOMAIN. */
+export function clusterDomain(env: NodeJS.ProcessEnv = process.env): string {
+  return env['CLUSTER_DOMAIN'] || DEFAULT_CLUSTER_DOMAIN;
+}
+
+export interface TLSObservation {
+  observed: ObservedTLS;
+  /** What the operator presents to members' client ports, and trusts them by; undefined without client TLS. */
+  credentials?: ClientCredentials;
+  status: TlsStatus;
+  /** A certificate that ends soon and that a person must replace (a user's Secret, or a CA: rotation is not built). */
+  expiring?: string;
+  peerScheme: Scheme;
+  clientScheme: Scheme;
+  /** The CA bundles members should trust now; a side is missing while its CA cannot be read (then nothing changes). */
+  caBundles: CABundles;
+}
+
+export interface TLSObserveInput {
+  client: Pick<Client, 'find'>;
+  cluster: EtcdCluster;
+  spec: DefaultedSpec;
+  /** The operator's Secrets in the cluster's namespace, from the informer cache (label managed-by=quorum). */
+  cached: (name: string) => (KubeObject & { data?: Record<string, string> }) | undefined;
+  /** Members that have a pod: their certificates must be valid now. */
+  podMembers: string[];
+  /** Every member name the cache has a `<member>-tls` Secret for. */
+  memberSecrets: string[];
+  /** Whether the cluster ever formed (status.clusterID): a CA it lost must not be replaced. */
+  bootstrapped: boolean;
+  clusterDomain: string;
+  now: Date;
+}
+
+const earliest = (dates: (Date | undefined)[]): string | undefined => {
+  const times = dates.filter((d): d is Date => d !== undefined).map((d) => d.getTime());
+  return times.length ? new Date(Math.min(...times)).toISOString() : undefined;
+};
+
+function notAfter(pem: string | undefined): Date | undefined {
+  if (!pem) return undefined;
+  try {
+    return new X509Certificate(pem).validToDate;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The cluster's TLS as it is now; undefined for a cluster without spec.tls. */
+export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | undefined> {
+  const { spec, cluster } = i;
+  if (!spec.tls) return undefined;
+  const name = cluster.metadata.name!;
+  const namespace = cluster.metadata.namespace!;
+  const sides = tlsSides(spec);
+  const problems: string[] = [];
+  const warnings: string[] = [];
+  const issue: ObservedTLS['issue'] = [];
+
+  // A user's Secret: read as it is now (it is not in the cache, which holds only the operator's), and checked
+  // the way etcd, its peers and the operator will use it.
+  const user = new Map<'peer' | 'client', SecretContents>();
+  for (const side of ['peer', 'client'] as const) {
+    const s: TLSSide | undefined = sides[side];
+    if (s?.mode !== 'Secret') continue;
+    const contents = secretContents(await i.client.find(Secrets, { namespace, name: s.secretName }));
+    const where = `Secret ${s.secretName} (spec.tls.${side})`;
+    if (!contents) {
+      problems.push(`${where} does not exist in namespace ${namespace}`);
+      continue;
+    }
+    const missing = Object.values(TLS_KEYS).filter((k) => !contents[k]);
+    if (missing.length > 0) {
+      problems.push(`${where} lacks ${missing.join(', ')}`);
+      continue;
+    }
+    const check = checkUserCertificate(
+      { ca: contents[TLS_KEYS.ca]!, cert: contents[TLS_KEYS.certificate]!, key: contents[TLS_KEYS.key]! },
+      { side, cluster: name, namespace, clusterDomain: i.clusterDomain, now: i.now },
+    );
+    problems.push(...check.problems.map((p) => `${where}: ${p}`));
+    warnings.push(...check.warnings.map((w) => `${where}: ${w}`));
+    if (check.problems.length === 0) user.set(side, contents);
+  }
+
+  const observedSecrets: ObservedTLSSecrets = {
+    peerCA: secretContents(i.cached(peerCASecretName(name))),
+    clientCA: secretContents(i.cached(clientCASecretName(name))),
+    client: secretContents(i.cached(clientTLSSecretName(name))),
+    members: Object.fromEntries(i.podMembers.map((m) => [m, secretContents(i.cached(memberTLSSecretName(m)))])),
+  };
+  const managed = operatorManaged(sides);
+  if (managed) {
+    const plan = withRotation(
+      tlsSecretsToIssue({ cluster: name, namespace, clusterDomain: i.clusterDomain, members: i.podMembers }, observedSecrets, i.now),
+      cluster,
+      i.podMembers,
+      (secretName) => i.cached(secretName)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION],
+    );
+    const cas = plan.issue.filter((s) => s.kind === 'peerCA' || s.kind === 'clientCA');
+    const fresh = !i.bootstrapped && i.memberSecrets.length === 0;
+    if (cas.length > 0 && !(fresh && cas.every((s) => s.reason === 'Missing'))) {
+      problems.push(
+        ...cas.map((s) => `the CA Secret ${s.name} is ${s.reason === 'Missing' ? 'missing' : 'unreadable'} while members hold certificates it signed: a new CA would cut every member off from the others (etcd loads its CAs only at start). Restore the Secret (from a copy), or create a new cluster from a backup (docs/tls.md)`),
+      );
+    } else {
+      issue.push(...plan.issue.map((s) => ({ name: s.name, reason: s.reason })));
+    }
+    warnings.push(...plan.expiringCAs.map((ca) => `the CA ${ca.name} expires on ${ca.notAfter.toISOString()}: CA rotation is not built yet (docs/tls.md)`));
+  }
+
+  // The operator's own identity towards the members' client ports.
+  let credentials: ClientCredentials | undefined;
+  if (sides.client?.mode === 'Operator' && observedSecrets.client) {
+    const { [TLS_KEYS.ca]: ca, [TLS_KEYS.certificate]: cert, [TLS_KEYS.key]: key } = observedSecrets.client;
+    if (ca && cert && key) credentials = { ca, cert, key };
+  } else if (sides.client?.mode === 'Secret') {
+    const c = user.get('client');
+    if (c) credentials = { ca: c[TLS_KEYS.ca]!, cert: c[TLS_KEYS.certificate]!, key: c[TLS_KEYS.key]! };
+  }
+
+  const memberNotAfter = (file: string): string | undefined => earliest(i.podMembers.map((m) => notAfter(observedSecrets.members[m]?.[file])));
+  const sideStatus = (side: 'peer' | 'client'): NonNullable<TlsStatus['peer']> | undefined => {
+    const s = sides[side];
+    if (!s) return undefined;
+    const at = s.mode === 'Secret' ? earliest([notAfter(user.get(side)?.[TLS_KEYS.certificate])]) : memberNotAfter(side === 'peer' ? MEMBER_TLS_FILES.peerCertificate : MEMBER_TLS_FILES.serverCertificate);
+    return { mode: s.mode, ...(at ? { notAfter: at } : {}) };
+  };
+  const bundle = (side: 'peer' | 'client'): string | undefined => {
+    const s = sides[side];
+    if (!s) return undefined;
+    const pem = s.mode === 'Secret' ? user.get(side)?.[TLS_KEYS.ca] : (side === 'peer' ? observedSecrets.peerCA : observedSecrets.clientCA)?.[TLS_KEYS.ca];
+    return pem ? caBundleHash(pem) : undefined;
+  };
+  const peerBundle = bundle('peer');
+  const clientBundle = bundle('client');
+  const peer = sideStatus('peer');
+  const clientSide = sideStatus('client');
+  const clientSecret = sides.client?.mode === 'Secret' ? sides.client.secretName : sides.client ? clientTLSSecretName(name) : undefined;
+  return {
+    observed: {
+      issue,
+      memberSecrets: i.memberSecrets,
+      ...(problems.length > 0 ? { invalid: problems.join('; ') } : {}),
+    },
+    ...(credentials ? { credentials } : {}),
+    status: { ...(peer ? { peer } : {}), ...(clientSide ? { client: clientSide } : {}), ...(clientSecret ? { clientSecret } : {}) },
+    ...(warnings.length > 0 ? { expiring: warnings.join('; ') } : {}),
+    peerScheme: peerScheme(spec),
+    clientScheme: clientScheme(spec),
+    caBundles: { ...(peerBundle ? { peer: peerBundle } : {}), ...(clientBundle ? { client: clientBundle } : {}) },
+  };
+}
+
+/**
+ * The Secret that holds the client identity of a cluster with client TLS (ca.crt, tls.crt, tls.key): the
+ * operator's `<cluster>-client-tls`, or the user's spec.tls.client Secret. Backup Jobs mount it; undefined
+ * without client TLS.
+ */
+export function clientIdentitySecret(spec: Pick<DefaultedSpec, 'tls'>, cluster: string): string | undefined {
+  const side = tlsSides(spec).client;
+  if (!side) return undefined;
+  return side.mode === 'Secret' ? side.secretName : clientTLSSecretName(cluster);
+}
+
+/**
+ * The operator's credentials for a cluster's client port, read from that Secret (the cache for its own, a GET for a
+ * user's), unchecked: for callers that only dial (the backup reconciler); the cluster reconciler checks them.
+ */
+export async function clientCredentials(
+  spec: Pick<DefaultedSpec, 'tls'>,
+  cluster: string,
+  namespace: string,
+  cached: (name: string) => SecretObject | undefined,
+  client: Pick<Client, 'find'>,
+): Promise<ClientCredentials | undefined> {
+  const name = clientIdentitySecret(spec, cluster);
+  if (!name) return undefined;
+  const side = tlsSides(spec).client!;
+  const contents = secretContents(side.mode === 'Operator' ? cached(name) : await client.find(Secrets, { namespace, name }));
+  const ca = contents?.[TLS_KEYS.ca];
+  const cert = contents?.[TLS_KEYS.certificate];
+  const key = contents?.[TLS_KEYS.key];
+  return ca && cert && key ? { ca, cert, key } : undefined;
+}
+
+/** Members that have an operator-managed Secret in the cache, from its member label. */
+export function membersWithSecrets(secrets: readonly KubeObject[], cluster: string): string[] {
+  return secrets
+    .flatMap((s) => {
+      const member = s.metadata.labels?.[LABELS.member];
+      return s.metadata.labels?.[LABELS.instance] === cluster && member && s.metadata.name === memberTLSSecretName(member) ? [member] : [];
+    });
+}
+
+export interface TLSWriteContext {
+  client: Client;
+  cluster: EtcdCluster;
+  clusterDomain: string;
+  now: Date;
+  signal: AbortSignal;
+  /** Whether a missing CA may be issued: only for a cluster with no member certificates yet (see the header). */
+  mayIssueCA: boolean;
+}
+
+type SecretObject = KubeObject & { data?: Record<string, string> };
+
+/**
+ * Issues what `members` (and the cluster-wide Secrets) need now, reading every Secret involved from the API
+ * server rather than the cache: a Secret written by the previous reconcile may not be in the cache yet, and a
+ * decision on a stale read would replace a certificate (or a CA) that was just made. CAs are created, never
+ * replaced; leaf Secrets are replaced with their resourceVersion, so a concurrent write fails instead of being
+ * lost. Returns the Secrets written, with why.
+ */
+export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Promise<{ name: string; reason: string }[]> {
+  const name = c.cluster.metadata.name!;
+  const namespace = c.cluster.metadata.namespace!;
+  const read = async (secretName: string): Promise<SecretObject | undefined> => c.client.find(Secrets, { namespace, name: secretName });
+  const objects = new Map<string, SecretObject | undefined>();
+  for (const n of [peerCASecretName(name), clientCASecretName(name), clientTLSSecretName(name), ...members.map(memberTLSSecretName)]) objects.set(n, await read(n));
+  const contents = (n: string): SecretContents | undefined => secretContents(objects.get(n));
+  const observed: ObservedTLSSecrets = {
+    peerCA: contents(peerCASecretName(name)),
+    clientCA: contents(clientCASecretName(name)),
+    client: contents(clientTLSSecretName(name)),
+    members: Object.fromEntries(members.map((m) => [m, contents(memberTLSSecretName(m))])),
+  };
+  const subject: TLSSubject = { cluster: name, namespace, clusterDomain: c.clusterDomain, members };
+  const plan: TLSIssuePlan = withRotation(tlsSecretsToIssue(subject, observed, c.now), c.cluster, members, (n) => objects.get(n)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION]);
+  const cas = plan.issue.filter((s) => s.kind === 'peerCA' || s.kind === 'clientCA');
+  if (cas.length > 0 && !(c.mayIssueCA && cas.every((s) => s.reason === 'Missing'))) {
+    throw new TLSNotReadyError(`the CA Secret(s) ${cas.map((s) => `${s.name} (${s.reason})`).join(', ')} cannot be used, and a CA is issued only for a cluster without member certificates`);
+  }
+  if (plan.issue.length === 0) return [];
+  const issued = issueTLSSecrets(subject, observed, plan, c.now);
+  const owner = ownerRef(c.cluster);
+  const written: { name: string; reason: string }[] = [];
+  // CAs first: a leaf is written only once the CA that signed it is stored.
+  const ordered = [...plan.issue].sort((a, b) => Number(b.kind === 'peerCA' || b.kind === 'clientCA') - Number(a.kind === 'peerCA' || a.kind === 'clientCA'));
+  for (const todo of ordered) {
+    const data = issued.get(todo.name);
+    if (!data) continue;
+    const made: V1Secret = tlsSecret(name, namespace, todo.name, data, owner, todo.kind === 'member' ? todo.member : undefined);
+    // A leaf records the rotation request it was issued under; a CA has nothing to record.
+    const token = c.cluster.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION];
+    const object: V1Secret = token !== undefined && todo.kind !== 'peerCA' && todo.kind !== 'clientCA' ? { ...made, metadata: { ...made.metadata, annotations: { [ROTATE_CERTIFICATES_ANNOTATION]: token } } } : made;
+    const existing = objects.get(todo.name);
+    if (todo.kind === 'peerCA' || todo.kind === 'clientCA' || !existing) {
+      try {
+        await c.client.create(Secrets, object as SecretObject, { fieldManager: FIELD_MANAGER, signal: c.signal });
+      } catch (err) {
+        // Another reconcile made it between the read and now: what it wrote stands, and is read next time.
+        if (err instanceof AlreadyExistsError) throw new TLSNotReadyError(`Secret ${todo.name} was created meanwhile; reading it again`);
+        throw err;
+      }
+    } else {
+      const replacement = { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } } as SecretObject;
+      await c.client.replace(Secrets, replacement, { fieldManager: FIELD_MANAGER, signal: c.signal });
+    }
+    written.push({ name: todo.name, reason: todo.reason });
+  }
+  return written;
+}
+
+/**
+ * `plan` plus the leaf Secrets not yet issued under the cluster's rotate-certificates value (those `plan` does not
+ * issue already). Its CAs are left alone: rotating a CA takes rolling restarts, which this does not do.
+ */
+export function withRotation(plan: TLSIssuePlan, cluster: EtcdCluster, members: readonly string[], recorded: (secretName: string) => string | undefined): TLSIssuePlan {
+  const token = cluster.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION];
+  if (token === undefined) return plan;
+  const name = cluster.metadata.name!;
+  const leaves = [
+    ...members.map((member) => ({ kind: 'member' as const, member, name: memberTLSSecretName(member) })),
+    { kind: 'client' as const, name: clientTLSSecretName(name) },
+  ];
+  const extra = leaves.filter((l) => !plan.issue.some((i) => i.name === l.name) && recorded(l.name) !== token).map((l) => ({ ...l, reason: 'RotationRequested' as const }));
+  return extra.length ? { ...plan, issue: [...plan.issue, ...extra] } : plan;
+}
+
+/** The `<member>-tls` Secret of a member that is gone for good. */
+export async function deleteMemberSecret(client: Client, namespace: string, member: string, signal: AbortSignal): Promise<void> {
+  await client.delete(Secrets, { namespace, name: memberTLSSecretName(member) }, { signal }).catch((err: unknown) => {
+    if (!(err instanceof NotFoundError)) throw err;
+  });
+}
+
+/** A TLS Secret that cannot be written yet (a CA still missing, a write raced): retried on the next reconcile. */
+export class TLSNotReadyError extends Error {
+  readonly reason = 'CertificatesNotReady';
+  constructor(message: string) {
+    super(message);
+    this.name = 'TLSNotReadyError';
+  }
+}
