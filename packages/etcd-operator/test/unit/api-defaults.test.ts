@@ -255,7 +255,8 @@ test('unknown fields are rejected everywhere but inside Kubernetes-typed pass-th
   assert.deepEqual(errors({ replica: 3 }), [{ field: 'spec.replica', message: 'spec.replica is not a known field' }]);
   assert.deepEqual(errors({ tls: { enabled: true } }).map((e) => e.field), ['spec.tls.enabled']);
   assert.deepEqual(errors({ tls: { peer: { secretName: 'p', caFile: 'x' } } }).map((e) => e.field), ['spec.tls.peer.caFile']);
-  assert.deepEqual(errors({ backup: {} }).map((e) => e.field), ['spec.backup'], 'a reserved field is still refused');
+  assert.deepEqual(errors({ backup: { destination: { s3: { bucket: 'backups', credentialsSecret: 's3' } }, schedule: '@daily' } }).map((e) => e.field), ['spec.backup.schedule'], 'spec.backup has no schedule');
+  assert.deepEqual(errors({ backup: {} }).map((e) => e.field), ['spec.backup.destination'], 'a backup needs its destination');
   assert.deepEqual(errors({ storage: { volumeClaimTemplate: { size: '1Gi' } } }).map((e) => e.field), ['spec.storage.volumeClaimTemplate.size']);
   assert.deepEqual(errors({ podTemplate: { spec: { affinity: { nodeAffinity: { anything: 1 } }, hostNetwork: true } } }).map((e) => e.field), ['spec.podTemplate.spec.hostNetwork']);
   assert.deepEqual(errors({ podTemplate: { metadata: { labels: { a: 1 } } } }).map((e) => e.field), ['spec.podTemplate.metadata.labels.a']);
