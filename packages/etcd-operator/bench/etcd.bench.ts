@@ -2,7 +2,7 @@
 // with STEP_DEADLINE_SECONDS=60, so a step that makes no progress for a minute is a StepStalled event.
 //
 // Benchmarks (one JSON line each on stdout; progress on stderr). Phases, chosen with
-// QUORUM_BENCH_PHASES=available,upgrade,soak,idle (default: all four):
+// QUORUM_BENCH_PHASES=available,upgrade,tls,soak,idle (default: all five):
 //
 // available
 //   etcd.available_s.3, etcd.floor_s.3   medians over QUORUM_BENCH_RUNS (default 5, at least 5 is what the
@@ -45,6 +45,11 @@
 //   upgrade.failed_requests              writes that failed after every retry during the upgrades, summed. Goal 0.
 //   upgrade.retried_requests             writes that needed a retry (informational), summed.
 //   upgrade.lost_writes                  acknowledged writes missing afterwards, summed. Must be 0.
+// tls (QUORUM_BENCH_RUNS interleaved pairs, each cluster in a fresh namespace, deleted before the next)
+//   tls.available_s.3, tls.plain_s.3    apply → Available with 3 members, with spec.tls {peer: {}, client: {}}
+//                                        (operator-managed certificates: two CAs, a Secret per member, the
+//                                        client Secret, all issued by the operator) and without.
+//   tls.available_ratio.3                median of the per-pair ratios, with .min and .max.
 // idle
 //   etcd.idle50.*                        the operator at rest with 50 one-member clusters: RSS, CPU, API
 //                                        requests and writes per minute, lease renewals per minute.
@@ -59,14 +64,14 @@ import { EtcdClusters } from '../src/resources.ts';
 import { applyCluster, clientServiceEndpoint, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
 import { converged, percentile, runSoak } from '../test/support/soak.ts';
 import { DataChecker } from '../src/testing/data-checker.ts';
-import { benchRuns, median, progressTo, report, reportRatio, seconds, selectedPhases } from './figures.ts';
+import { benchRuns, interleavedPairs, median, progressTo, report, reportRatio, seconds, selectedPhases } from './figures.ts';
 
 const progress = progressTo('etcd bench');
 // The image the operator's members run by default (a spec without version or image).
 const IMAGE = etcdImage(applyDefaults({ replicas: 1 }));
 const ReplicaSets = resource('apps/v1', 'ReplicaSet', 'replicasets', true);
 
-const PHASES = ['available', 'upgrade', 'soak', 'idle'] as const;
+const PHASES = ['available', 'upgrade', 'tls', 'soak', 'idle'] as const;
 type Phase = (typeof PHASES)[number];
 const phases = selectedPhases(PHASES);
 const runs = benchRuns();
@@ -117,9 +122,9 @@ async function floorCluster(client: Client, ns: string, n: number): Promise<numb
 }
 
 /** apply → Available with n members, polled like the floor. */
-async function operatorCluster(client: Client, ns: string, n: number): Promise<number> {
+async function operatorCluster(client: Client, ns: string, n: number, extra: Record<string, unknown> = {}): Promise<number> {
   const t0 = performance.now();
-  await applyCluster(client, ns, 'b', { replicas: n });
+  await applyCluster(client, ns, 'b', { replicas: n, ...extra });
   await eventually(`${ns}/b Available with ${n}`, async () => converged(await client.get(EtcdClusters, { namespace: ns, name: 'b' }), n), { timeoutMs: 300_000, intervalMs: POLL_MS });
   return seconds(t0);
 }
@@ -298,6 +303,21 @@ async function upgradePhase(env: TestEnv): Promise<void> {
   report('upgrade.lost_writes', lost, 'writes');
 }
 
+async function tlsPhase(env: TestEnv): Promise<void> {
+  const cluster = (side: string) => async (i: number): Promise<number> => {
+    const ns = await env.namespace(`bench-${side}`);
+    progress(`tls pair ${i + 1}/${runs}: ${side}`);
+    const s = await operatorCluster(env.client, ns, 3, side === 'tls' ? { tls: { peer: {}, client: {} } } : {});
+    progress(`  ${side}: ${s.toFixed(1)} s`);
+    await dropNamespace(env.client, ns);
+    return s;
+  };
+  const { ours, floor, ratios } = await interleavedPairs(Math.max(1, runs), cluster('tls'), cluster('plain'));
+  report('tls.available_s.3', median(ours), 's');
+  report('tls.plain_s.3', median(floor), 's');
+  reportRatio('tls.available_ratio.3', ratios);
+}
+
 async function soakPhase(env: TestEnv): Promise<void> {
   // Each run is a whole soak in a fresh namespace; a figure is the median of its per-run values, with
   // the spread (.min, .max): one run's percentile on this noisy 2-core machine is not a figure.
@@ -354,7 +374,7 @@ async function idlePhase(env: TestEnv): Promise<void> {
   report('etcd.idle50.lease_renewals_per_min', delta('requests_lease_write'), 'writes/min');
 }
 
-const run: Record<Phase, (env: TestEnv) => Promise<void>> = { available: availablePhase, upgrade: upgradePhase, soak: soakPhase, idle: idlePhase };
+const run: Record<Phase, (env: TestEnv) => Promise<void>> = { available: availablePhase, upgrade: upgradePhase, tls: tlsPhase, soak: soakPhase, idle: idlePhase };
 let env: TestEnv | undefined;
 try {
   progress(`operator: build, load, install (phases: ${[...phases].join(', ')})`);
