@@ -23,7 +23,7 @@ import { buildMemberToolBinary } from '../../src/deploy/peer-wait-image.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { enableS3 } from '../support/s3-addon.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
+import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, verifyNoWriteLost, waitAvailable, type ClusterState } from './support.ts';
 
 let env: TestEnv;
 const checkers: DataChecker[] = [];
@@ -94,15 +94,6 @@ async function startChecker(ns: string, name: string): Promise<DataChecker> {
   // The positive signal that it writes before anything changes.
   await eventually('the data checker writing', () => checker.stats().acknowledged >= 20, { timeoutMs: 30_000 });
   return checker;
-}
-
-async function verify(checker: DataChecker, label: string): Promise<void> {
-  await checker.stop();
-  const report = await checker.verify({ timeoutMs: 60_000 });
-  process.stderr.write(`data checker (${label}): ${report.acknowledged} acknowledged, ${report.unacknowledged} failed or unacknowledged requests, lost ${report.lost.length}, corrupted ${report.corrupted.length}\n`);
-  assert.ok(report.acknowledged > 100, `the checker wrote throughout (${report.acknowledged} acknowledged)`);
-  assert.deepEqual(report.lost, [], 'no acknowledged write lost');
-  assert.deepEqual(report.corrupted, []);
 }
 
 test('3.5.35 → 3.6.16 on 3 members while writing: one member at a time, followers first, the leader last; same members, IDs and PVCs; versions move at the end; no write lost', async () => {
@@ -179,7 +170,7 @@ test('3.5.35 → 3.6.16 on 3 members while writing: one member at a time, follow
   for (const reason of ['RollingUpdateStarted', 'MemberUpdating', 'RollingUpdateCompleted']) assert.ok(seen.some((e) => e.reason === reason), reason);
   for (const reason of ['StepStalled', 'UpgradeFailed', 'MemberRemoved']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}: ${JSON.stringify(seen.filter((e) => e.reason === reason))}`);
 
-  await verify(checker, 'upgrade');
+  await verifyNoWriteLost(checker, 'upgrade');
   await env.client.delete(EtcdClusters, { namespace: ns, name: NAME });
   await eventually(`the pods of ${NAME} gone`, async () => (await pods(ns, NAME)).length === 0, { timeoutMs: 120_000, intervalMs: 1000 });
 });
@@ -238,7 +229,7 @@ test('a crash-looping image halts at its first member: Degraded UpgradeFailed in
   for (const m of others) assert.equal(current.find((p) => p.metadata.name === m)?.metadata.uid, uidsBefore.get(m), `${m} never touched`);
   assert.equal(back.cluster.status?.currentVersion, '3.5.35');
   assert.equal(back.cluster.status?.clusterVersion, '3.5.0');
-  await verify(checker, 'halt and rollback');
+  await verifyNoWriteLost(checker, 'halt and rollback');
 });
 
 test('spec.backup: a failed backup before a version change halts it with nothing touched; fixed and retried, a new backup succeeds before the first member goes', async () => {
@@ -333,7 +324,7 @@ test("3.6.16 → 3.5.35 on 3 members while writing, through etcd's downgrade API
   const seen = await events(ns, NAME);
   for (const reason of ['DowngradeEnabled', 'LeaderMoved', 'RollingUpdateCompleted']) assert.ok(seen.some((e) => e.reason === reason), reason);
   for (const reason of ['StepStalled', 'UpgradeFailed', 'MemberRemoved']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}`);
-  await verify(checker, 'downgrade');
+  await verifyNoWriteLost(checker, 'downgrade');
 });
 
 test('the supported path 3.4.23 → 3.5.35 → 3.6.16, one minor at a time, while writing: same members and IDs, the cluster version following each step, no write lost', async () => {
@@ -366,5 +357,5 @@ test('the supported path 3.4.23 → 3.5.35 → 3.6.16, one minor at a time, whil
   const seen = await events(ns, NAME);
   assert.equal(seen.filter((e) => e.reason === 'RollingUpdateCompleted').length >= 2, true, 'two rollouts completed');
   for (const reason of ['StepStalled', 'UpgradeFailed', 'MemberRemoved']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}`);
-  await verify(checker, '3.4 → 3.5 → 3.6');
+  await verifyNoWriteLost(checker, '3.4 → 3.5 → 3.6');
 });

@@ -1,5 +1,6 @@
 // Shared by the operator's end-to-end tests: the operator built, loaded and installed from its own
 // manifests into the suite's localkube, and helpers to wait for an EtcdCluster's state.
+import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Client, Namespaces } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/runtime/testing';
@@ -11,6 +12,7 @@ import { PEER_WAIT_IMAGE } from '../../src/deploy/manifests.ts';
 import { buildPeerWaitImage } from '../../src/deploy/peer-wait-image.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
+import type { DataChecker } from '../../src/testing/data-checker.ts';
 
 export { eventually };
 
@@ -88,4 +90,14 @@ export async function etcdctl(endpoint: string, ...args: string[]): Promise<stri
 
 export async function deleteNamespace(client: Client, ns: string): Promise<void> {
   await client.delete(Namespaces, ns).catch(() => undefined);
+}
+
+/** Stops the data checker and asserts that it wrote throughout (over 100 acknowledged) and that no acknowledged write was lost or changed. */
+export async function verifyNoWriteLost(checker: DataChecker, label: string): Promise<void> {
+  await checker.stop();
+  const report = await checker.verify({ timeoutMs: 60_000 });
+  process.stderr.write(`data checker (${label}): ${report.acknowledged} acknowledged, ${report.unacknowledged} failed or unacknowledged requests, lost ${report.lost.length}, corrupted ${report.corrupted.length}\n`);
+  assert.ok(report.acknowledged > 100, `the checker wrote throughout (${report.acknowledged} acknowledged)`);
+  assert.deepEqual(report.lost, [], 'no acknowledged write lost');
+  assert.deepEqual(report.corrupted, []);
 }

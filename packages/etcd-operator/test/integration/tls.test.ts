@@ -23,7 +23,7 @@ import { EtcdClient, type EtcdTls } from '../../src/etcd/client.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { clientTLSSecretName, memberTLSSecretName } from '../../src/tls/secrets.ts';
-import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
+import { applyCluster, eventually, getCluster, setUpOperator, verifyNoWriteLost, waitAvailable, type ClusterState } from './support.ts';
 
 let env: TestEnv;
 const checkers: DataChecker[] = [];
@@ -98,15 +98,6 @@ async function startChecker(ns: string, name: string): Promise<DataChecker> {
   checker.start();
   await eventually('the data checker writing over mutual TLS', () => checker.stats().acknowledged >= 20, { timeoutMs: 60_000 });
   return checker;
-}
-
-async function verify(checker: DataChecker, label: string): Promise<void> {
-  await checker.stop();
-  const report = await checker.verify({ timeoutMs: 60_000 });
-  process.stderr.write(`data checker (${label}): ${report.acknowledged} acknowledged, ${report.unacknowledged} failed or unacknowledged requests, lost ${report.lost.length}, corrupted ${report.corrupted.length}\n`);
-  assert.ok(report.acknowledged > 100, `the checker wrote throughout (${report.acknowledged} acknowledged)`);
-  assert.deepEqual(report.lost, [], 'no acknowledged write lost');
-  assert.deepEqual(report.corrupted, []);
 }
 
 /** Each member's served certificate (fingerprint) on 2379 (with the client identity) and 2380 (with the member's own peer certificate). */
@@ -208,7 +199,7 @@ test('a new cluster with operator-managed TLS: Available, reachable only with th
 
   const checker = await startChecker(ns, NAME);
   await sleep(5000);
-  await verify(checker, 'new TLS cluster');
+  await verifyNoWriteLost(checker, 'new TLS cluster');
   await env.client.delete(EtcdClusters, { namespace: ns, name: NAME });
   await eventually(`the pods of ${NAME} gone`, async () => (await pods(ns, NAME)).length === 0, { timeoutMs: 120_000, intervalMs: 1000 });
 });
@@ -242,7 +233,7 @@ test('rotate-certificates while writing: every member serves new certificates on
   const state = await waitAvailable(env.client, ns, NAME, 3);
   assert.equal(state.cluster.status?.conditions?.find((c) => c.type === 'Degraded')?.status, 'False', describe(state));
   // The data checker kept its old client certificate throughout: it stays valid (same CA) until it expires.
-  await verify(checker, 'rotation');
+  await verifyNoWriteLost(checker, 'rotation');
   await env.client.delete(EtcdClusters, { namespace: ns, name: NAME });
   await eventually(`the pods of ${NAME} gone`, async () => (await pods(ns, NAME)).length === 0, { timeoutMs: 120_000, intervalMs: 1000 });
 });

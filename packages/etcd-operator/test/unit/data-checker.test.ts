@@ -1,6 +1,7 @@
 // The data-safety checker against real etcd 3.6 clusters on loopback: it must pass when data survives
 // and, just as importantly, fail when acknowledged data goes missing or changes.
 import { after, before, describe, test } from 'node:test';
+import { eventually } from '@quorum/runtime/testing';
 import assert from 'node:assert/strict';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { EtcdClient } from '../../src/etcd/client.ts';
@@ -8,14 +9,6 @@ import { DataChecker, VerifyTimeoutError } from '../../src/testing/data-checker.
 import { EtcdClusterClient } from '../../src/etcd/cluster-client.ts';
 import { startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
-async function eventually(what: string, fn: () => boolean, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (fn()) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 /** Index of the member that currently leads, so the member-loss test kills the leader (the harsher case). */
 async function leaderIndex(cluster: LocalEtcdCluster): Promise<number> {

@@ -7,24 +7,10 @@
 // - CANCEL before any member went back: the downgrade ends and the cluster version returns to 3.6.0.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@quorum/runtime/testing';
 import { EtcdClient } from '../../src/etcd/index.ts';
 import { startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
 
 function harness(): { env: () => LocalEtcdCluster; client: (name: string) => EtcdClient; set: (c: LocalEtcdCluster) => void; close: () => Promise<void> } {
   let cluster: LocalEtcdCluster | undefined;

@@ -10,24 +10,10 @@
 //   then on: the end of the rollback window that the operator's versionPath() and act-time guard enforce.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { eventually } from '@quorum/runtime/testing';
 import { EtcdClient } from '../../src/etcd/index.ts';
 import { startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
-async function eventually<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < deadline) {
-    try {
-      const value = await fn();
-      if (value !== undefined) return value;
-    } catch (err) {
-      last = err;
-    }
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}${last instanceof Error ? `: ${last.message}` : ''}`);
-}
 
 describe('a rolling upgrade 3.5.35 → 3.6.16 of three real members', () => {
   let cluster: LocalEtcdCluster | undefined;
