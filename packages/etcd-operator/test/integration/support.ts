@@ -92,12 +92,15 @@ export async function deleteNamespace(client: Client, ns: string): Promise<void>
   await client.delete(Namespaces, ns).catch(() => undefined);
 }
 
-/** Stops the data checker and asserts that it wrote throughout (over 100 acknowledged) and that no acknowledged write was lost or changed. */
-export async function verifyNoWriteLost(checker: DataChecker, label: string): Promise<void> {
+/**
+ * Stops the data checker and asserts that it wrote throughout (more than `minAcknowledged`, 100 unless told)
+ * and that no acknowledged write was lost or changed.
+ */
+export async function verifyNoWriteLost(checker: DataChecker, label: string, { minAcknowledged = 100 }: { minAcknowledged?: number } = {}): Promise<void> {
   await checker.stop();
   const report = await checker.verify({ timeoutMs: 60_000 });
   process.stderr.write(`data checker (${label}): ${report.acknowledged} acknowledged, ${report.unacknowledged} failed or unacknowledged requests, lost ${report.lost.length}, corrupted ${report.corrupted.length}\n`);
-  assert.ok(report.acknowledged > 100, `the checker wrote throughout (${report.acknowledged} acknowledged)`);
+  assert.ok(report.acknowledged > minAcknowledged, `the checker wrote throughout (${report.acknowledged} acknowledged, more than ${minAcknowledged} expected)`);
   assert.deepEqual(report.lost, [], 'no acknowledged write lost');
   assert.deepEqual(report.corrupted, []);
 }
