@@ -212,11 +212,11 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
     }
   }
 
-  if (old) rule(SPEC, (spec.tls === undefined) === (old.tls === undefined), RULES.tlsFixed.message);
+  if (old) rule(SPEC, old.tls === undefined || spec.tls !== undefined, RULES.tlsFixed.message);
   if (isPlainObject(spec.tls) && isPlainObject(old?.tls)) {
     const tls = spec.tls;
     const oldTls = old.tls;
-    const fixed = (side: 'peer' | 'client'): boolean => (tls[side] === undefined) === (oldTls[side] === undefined) && (tls[side] === undefined || deepEqual(tls[side], oldTls[side]));
+    const fixed = (side: 'peer' | 'client'): boolean => oldTls[side] === undefined || (tls[side] !== undefined && deepEqual(tls[side], oldTls[side]));
     rule([...SPEC, 'tls'], fixed('peer'), RULES.tlsPeerFixed.message);
     rule([...SPEC, 'tls'], fixed('client'), RULES.tlsClientFixed.message);
   }

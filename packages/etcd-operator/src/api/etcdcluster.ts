@@ -188,18 +188,18 @@ export const RULES = {
   },
   tlsPeerFixed: {
     // A transition rule: checked only on update, when spec.tls existed before. Switching between operator-managed
-    // and a Secret would change every member's trust at once (etcd loads its CAs only at start), and moving TLS
-    // in place from plaintext is not built yet, so peer TLS is what the cluster was created with.
-    rule: 'has(self.peer) == has(oldSelf.peer) && (!has(self.peer) || self.peer == oldSelf.peer)',
-    message: 'spec.tls.peer cannot be added, removed or switched between operator-managed and a Secret after creation',
+    // and a Secret would change every member's trust at once (etcd loads its CAs only at start), and turning TLS
+    // off in place is not built. Adding it is: members move to TLS one at a time (docs/tls.md).
+    rule: '!has(oldSelf.peer) || (has(self.peer) && self.peer == oldSelf.peer)',
+    message: 'spec.tls.peer cannot be removed or switched between operator-managed and a Secret once set (it can be added to a running cluster)',
   },
   tlsClientFixed: {
-    rule: 'has(self.client) == has(oldSelf.client) && (!has(self.client) || self.client == oldSelf.client)',
-    message: 'spec.tls.client cannot be added, removed or switched between operator-managed and a Secret after creation',
+    rule: '!has(oldSelf.client) || (has(self.client) && self.client == oldSelf.client)',
+    message: 'spec.tls.client cannot be removed or switched between operator-managed and a Secret once set (it can be added to a running cluster)',
   },
   tlsFixed: {
-    rule: 'has(self.tls) == has(oldSelf.tls)',
-    message: 'spec.tls is set when the cluster is created: TLS cannot be turned on or off in place (not built yet)',
+    rule: '!has(oldSelf.tls) || has(self.tls)',
+    message: 'spec.tls cannot be removed: turning TLS off in place is not built (it can be added to a running plaintext cluster)',
   },
   restoreVersion: {
     rule: "!has(self.bootstrap) || !self.version.startsWith('3.4.')",
@@ -429,7 +429,7 @@ function tlsSideSchema(side: 'peer' | 'client') {
         }),
       ),
     },
-    { description: `${what} \`{}\`: ${operator}. Fixed at creation.` },
+    { description: `${what} \`{}\`: ${operator}. Can be added to a running cluster (members move to it one at a time, docs/tls.md); cannot be removed or switched between operator-managed and a Secret.` },
   );
 }
 
@@ -437,7 +437,7 @@ export const TlsSchema = Type.Object(
   { peer: Type.Optional(tlsSideSchema('peer')), client: Type.Optional(tlsSideSchema('client')) },
   {
     description:
-      'TLS for members and clients (docs/tls.md). Set when the cluster is created; it cannot be added, removed or switched between operator-managed and a Secret later.',
+      'TLS for members and clients (docs/tls.md). Set at creation, or added to a running plaintext cluster, which moves to it one member at a time without downtime; it cannot be removed, or switched between operator-managed and a Secret.',
     'x-kubernetes-validations': [RULES.tlsPeerFixed, RULES.tlsClientFixed],
   },
 );

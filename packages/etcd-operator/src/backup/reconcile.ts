@@ -7,7 +7,7 @@ import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../cluster/names.ts';
 import type { EtcdClients } from '../cluster/observe.ts';
-import { clientEndpoint } from '../cluster/tls.ts';
+import { clientEndpoint, servedClientStage } from '../cluster/tls.ts';
 import { clientCredentials, clientIdentitySecret } from '../cluster/tls-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';
 import { backupJob, backupJobName, BACKUP_LABEL, observeJob } from './job.ts';
@@ -112,7 +112,10 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
           log.info({ backup: name, cluster: clusterName, member: action.member }, 'backup started');
         }
         try {
-          const clientTLSSecret = cluster ? clientIdentitySecret(cluster.spec ?? {}, clusterName) : undefined;
+          // The member is dialled the way its pod says it serves: plain http until client TLS reached it (a
+          // cluster turning TLS on in place serves both, then https only).
+          const memberPod = deps.pods.store.byIndex('namespace', namespace).find((p) => p.metadata.labels?.[LABELS.instance] === clusterName && p.metadata.labels?.[LABELS.member] === action.member);
+          const clientTLSSecret = cluster && memberPod && servedClientStage(memberPod) === 'on' ? clientIdentitySecret(cluster.spec ?? {}, clusterName) : undefined;
           await deps.client.create(Jobs, backupJob(backup, { member: action.member, dbSize: action.dbSize, agentImage: deps.agentImage, ...(clientTLSSecret ? { clientTLSSecret } : {}) }), { fieldManager: FIELD_MANAGER, signal });
           await deps.afterWrite?.(`create Job ${jobName}`);
         } catch (err) {

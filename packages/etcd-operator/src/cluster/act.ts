@@ -22,7 +22,8 @@ import type { Action } from './plan.ts';
 import { memberPod, memberPVC, type RestoreSource } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import type { StepFailure } from './progress.ts';
-import { clientEndpoint, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type MemberEndpoint as ClientEndpoint } from './tls.ts';
+import { clientEndpoint, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type MemberEndpoint as ClientEndpoint, type TLSStage } from './tls.ts';
+import type { Scheme } from './names.ts';
 import { deleteMemberSecret, TLSNotReadyError, writeTLSSecrets } from './tls-secrets.ts';
 
 export interface ActContext {
@@ -41,6 +42,10 @@ export interface ActContext {
   wrote: (what: string) => Promise<void>;
   /** For a cluster with spec.tls: how the operator dials members, and what writing its Secrets needs. */
   tls?: { credentials?: ClientCredentials; clusterDomain: string; mayIssueCA: boolean; now: Date; caBundles?: CABundles };
+  /** Each member's peer URL scheme as etcd (or, without a quorum, status) last said: what --initial-cluster must repeat. */
+  peerSchemes?: ReadonlyMap<string, Scheme>;
+  /** The TLS stage a member's new pod is made at (tls.ts memberTLSStages); unset: the spec's final stage. */
+  tlsStage?: (member: string) => TLSStage;
 }
 
 export async function act(a: Action, c: ActContext): Promise<Result> {
@@ -74,7 +79,8 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     await ensurePVC(member);
     // The member's certificates before its pod: etcd would not start without the files its flags name.
     await ensureTLS([member]);
-    const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m, peerScheme(c.spec))}`);
+    // etcd checks a joining member's --initial-cluster against its member list, URL by URL, scheme included.
+    const initialCluster = initialMembers.map((m) => `${m}=${peerURL(name, namespace, m, c.peerSchemes?.get(m) ?? peerScheme(c.spec))}`);
     // Names etcd dials at start: every initial member whose pod exists (or is being created with it).
     // A member without a pod has no DNS record, and waiting for it could hold back a quorum's return.
     const withPods = new Set([member, ...c.pods.map((p) => p.metadata.labels?.[LABELS.member] ?? ''), ...(state === 'new' ? initialMembers : [])]);
@@ -89,6 +95,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       ...(forceNewCluster ? { forceNewCluster } : {}),
       ...(restore && c.agentImage ? { restore: { source: restore, agentImage: c.agentImage } } : {}),
       ...(c.tls?.caBundles ? { caBundles: c.tls.caBundles } : {}),
+      ...(c.tlsStage ? { tlsStage: c.tlsStage(member) } : {}),
     });
     try {
       await c.client.create(Pods, pod, { fieldManager: FIELD_MANAGER, signal });
@@ -184,7 +191,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       c.event('Normal', 'MemberClaimDeleted', `deleted the claim of former member ${a.member} (reclaimPolicy Delete)`);
       return { requeueAfter: 1000 };
     case 'addMember': {
-      const r = await changeMembership({ kind: 'add', peerURL: peerURL(name, namespace, a.member, peerScheme(c.spec)) }, votingEndpoints(), c.etcd, signal);
+      const r = await changeMembership({ kind: 'add', peerURL: peerURL(name, namespace, a.member, a.peerScheme ?? 'http') }, votingEndpoints(), c.etcd, signal);
       await c.wrote(`etcd member add ${a.member}`);
       c.event('Normal', 'MemberAdded', `added ${a.member} as a learner${through(r)}`);
       return { requeueAfter: 500 };
@@ -228,6 +235,12 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
         c.event('Normal', 'MemberUpdating', `removed ${a.member} to replace it with a new member made from the current spec (its data is on emptyDir)${through(r)}`);
       }
       return { requeueAfter: 1000 };
+    }
+    case 'switchPeerURL': {
+      const r = await changeMembership({ kind: 'update', id: a.id, peerURL: peerURL(name, namespace, a.member, 'https') }, votingEndpoints(), c.etcd, signal);
+      await c.wrote(`etcd member update ${a.member}`);
+      c.event('Normal', 'PeerURLSwitched', `changed ${a.member}'s peer URL to https${through(r)}; its pod is updated next to listen on it`);
+      return { requeueAfter: 500 };
     }
     case 'moveLeader': {
       const endpoint = endpointOf(a.from);

@@ -1,4 +1,4 @@
-// Membership changes (add a learner, promote, remove) sent through each voting member in turn.
+// Membership changes (add a learner, promote, remove, update a peer URL) sent through each voting member in turn.
 // etcd checks connectivity on the member that receives the call ("unhealthy cluster" when it has not been
 // connected to its peers for 5 s), and a member can keep a stale "inactive" view of a peer for as long as
 // its streams stay up (etcd-io/etcd#14523): the same change sent to another member may be accepted.
@@ -12,7 +12,8 @@ import type { MemberEndpoint as ClientEndpoint } from './tls.ts';
 export type MembershipChange =
   | { kind: 'add'; peerURL: string }
   | { kind: 'promote'; id: string }
-  | { kind: 'remove'; id: string };
+  | { kind: 'remove'; id: string }
+  | { kind: 'update'; id: string; peerURL: string };
 
 export interface MemberEndpoint {
   member: string;
@@ -53,6 +54,7 @@ function applied(change: MembershipChange, members: Member[]): boolean {
     case 'add': return members.some((m) => m.peerURLs.includes(change.peerURL));
     case 'promote': return members.some((m) => m.id === change.id && !m.isLearner);
     case 'remove': return !members.some((m) => m.id === change.id);
+    case 'update': return members.some((m) => m.id === change.id && m.peerURLs.length === 1 && m.peerURLs[0] === change.peerURL);
   }
 }
 
@@ -72,6 +74,7 @@ export async function changeMembership(change: MembershipChange, endpoints: Memb
         case 'add': await client.memberAdd([change.peerURL], { learner: true, signal }); break;
         case 'promote': await client.memberPromote(change.id, { signal }); break;
         case 'remove': await client.memberRemove(change.id, { signal }); break;
+        case 'update': await client.memberUpdate(change.id, [change.peerURL], { signal }); break;
       }
       return { through: member, refusals, alreadyDone: false };
     } catch (err) {
@@ -92,5 +95,6 @@ function describe(change: MembershipChange): string {
     case 'add': return `adding ${change.peerURL} as a learner`;
     case 'promote': return `promoting ${change.id}`;
     case 'remove': return `removing ${change.id}`;
+    case 'update': return `changing the peer URL of ${change.id} to ${change.peerURL}`;
   }
 }

@@ -7,7 +7,7 @@ import { activePeers } from '../etcd/metrics.ts';
 import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
 import { quorum, type Membership, type ObservedMember, type ObservedPod } from './plan.ts';
 import { FORCE_NEW_CLUSTER_ANNOTATION, RESTORE_CONTAINERS } from './resources.ts';
-import { clientEndpoint, type ClientCredentials, type MemberEndpoint } from './tls.ts';
+import { clientEndpoint, schemeOf, type ClientCredentials, type MemberEndpoint } from './tls.ts';
 
 export type { MemberEndpoint };
 
@@ -179,7 +179,7 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
   const named = mostCommon(health.filter((h) => h.healthy && !h.learner).map((h) => h.leaderId).filter((l): l is string => !!l && l !== '0'));
   const leaderId = named && health.filter((h) => h.healthy && !h.learner && h.leaderId === named).length >= quorum(voters) ? named : undefined;
   const members: ObservedMember[] = list.map((m, i) => ({
-    id: m.id, member: health[i]!.member, started: m.name !== '', learner: m.isLearner, healthy: health[i]!.healthy,
+    id: m.id, member: health[i]!.member, started: m.name !== '', learner: m.isLearner, healthy: health[i]!.healthy, peerScheme: schemeOf(m.peerURLs[0]),
     ...(health[i]!.version ? { version: health[i]!.version } : {}),
   }));
   // Every member that answered its status named the cluster ID: no extra call for it.

@@ -69,6 +69,8 @@ export interface ObservedMember {
   /** False for a member that was added but has never started (etcd reports no name for it yet). */
   started: boolean;
   learner: boolean;
+  /** The scheme of its peer URL in etcd's member list (unset in tests that do not care: https for a TLS cluster). */
+  peerScheme?: 'http' | 'https';
   /** Whether its own endpoint answered a status request just now. */
   healthy: boolean;
   /** The etcd server version it reports (its status), e.g. "3.5.35". */
@@ -134,6 +136,13 @@ export interface ObservedRollout {
   clusterVersion?: string;
   /** A downgrade in flight, as a 3.6 member reports it; undefined when no member says (3.5 members do not). */
   downgrade?: { enabled: boolean; targetVersion?: string };
+  /**
+   * Plaintext to peer TLS in place: members whose peer URL is still http although spec.tls.peer is set. Each is
+   * switched (a member update to https, then the usual update of its pod) once every pod has the peer certificates.
+   */
+  peerSwitch?: string[];
+  /** The peer scheme a member added now gets (tls.ts newMemberPeerScheme). */
+  newMemberPeerScheme?: 'http' | 'https';
 }
 
 /**
@@ -213,7 +222,8 @@ export type Action =
   | { type: 'createPod'; member: string; state: 'new' | 'existing'; initialMembers: string[]; reason: string; restore?: RestoreSource; forceNewCluster?: boolean }
   | { type: 'deletePod'; member: string; reason: string }
   | { type: 'deletePVC'; member: string; reason: string }
-  | { type: 'addMember'; member: string }
+  /** `peerScheme`: https once every member can dial one (tls.ts newMemberPeerScheme); unset: http. */
+  | { type: 'addMember'; member: string; peerScheme?: 'https' }
   | { type: 'promoteMember'; member: string; id: string }
   | { type: 'removeMember'; member: string; id: string; reason: string }
   /** Quorum is lost for good and the policy is Restore: record how the cluster comes back (status first), then begin. */
@@ -238,6 +248,11 @@ export type Action =
    * of a downgrade goes back; `cancel` when spec.version no longer goes to the downgrade's minor.
    */
   | { type: 'downgrade'; op: 'enable' | 'cancel'; target: string; via: string; detail: string }
+  /**
+   * Plaintext to peer TLS: etcd's member update of the member's peer URL to https (etcd's order: the URL first,
+   * then the restart). Until its pod is updated (the next step) its peers cannot reach it: one member down.
+   */
+  | { type: 'switchPeerURL'; member: string; id: string; detail: string }
   /** Leadership to an updated, caught-up member, so that the old leader is updated as a follower. */
   | { type: 'moveLeader'; from: string; fromId: string; to: string; toId: string; detail: string }
   /** The backup spec.backup asks for before a version change (AlreadyExists is this step done). */
@@ -444,7 +459,7 @@ export function plan(o: Observed): Action {
     if (healthyVoters.length + 1 < quorum(voters.length + 1) || down.some((m) => !pod(m.member)?.deleting && pod(m.member)?.crashLoopingSince === undefined)) {
       return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: `a member is added only while the others serve; not serving: ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')}`, requeueAfterMs: 2000 };
     }
-    return { type: 'addMember', member: memberName(o.cluster, nextIndex(o)) };
+    return { type: 'addMember', member: memberName(o.cluster, nextIndex(o)), ...(o.rollout.newMemberPeerScheme === 'https' ? { peerScheme: 'https' as const } : {}) };
   }
   if (members.length > o.replicas) {
     const firstDown = down.find((m) => survivesWithout(m));
@@ -609,7 +624,8 @@ function compareVersions(a: string, b: string): number {
 function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: ObservedMember) => boolean): Action | undefined {
   const r = o.rollout;
   const record = r.record;
-  if (!record && r.outdated.length === 0) return undefined;
+  const peerSwitch = r.peerSwitch ?? [];
+  if (!record && r.outdated.length === 0 && peerSwitch.length === 0) return undefined;
 
   const halted = haltedRollout(r);
   if (halted) return { type: 'wait', reason: 'UpgradeFailed', detail: haltMessage(halted), requeueAfterMs: 30_000 };
@@ -636,7 +652,9 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
     return {
       type: 'startRollout',
       record: { target: r.target, ...(fromVersion ? { fromVersion } : {}), targetVersion: r.targetVersion, startedAt: now, ...retried, ...(r.retryToken !== undefined ? { retryToken: r.retryToken } : {}) },
-      detail: `rolling update of ${r.outdated.length} member${r.outdated.length === 1 ? '' : 's'} to ${r.targetVersion}: ${r.outdated.map((x) => `${x.member} (${x.fields.join(', ')})`).join('; ')}`,
+      detail: r.outdated.length > 0
+        ? `rolling update of ${r.outdated.length} member${r.outdated.length === 1 ? '' : 's'} to ${r.targetVersion}: ${r.outdated.map((x) => `${x.member} (${x.fields.join(', ')})`).join('; ')}`
+        : `rolling update to peer TLS: switching the peer URLs of ${peerSwitch.join(', ')} to https, one member at a time`,
     };
   }
 
@@ -704,7 +722,7 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
     const what = waiting.m === inFlight ? `updating ${waiting.m.member}` : `updated member ${waiting.m.member}`;
     return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: ${what}: ${waiting.why}`, requeueAfterMs: 1000, subject: waiting.m.member, boundMs: r.gateBoundMs };
   }
-  if (outdated.size === 0) return { type: 'steady' };
+  if (outdated.size === 0 && peerSwitch.length === 0) return { type: 'steady' };
 
   // Pre-checks, again before each member. An outdated member whose pod crash-loops or cannot start serves
   // nobody: updating it first costs nothing (and is how a rollback reaches the member a rollout halted on).
@@ -766,7 +784,16 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   if (idle) return update(idle, 'which serves nobody now');
   const follower = candidates.find((m) => m.id !== leaderId);
   if (follower) return update(follower, 'a follower');
-  const leader = candidates.find((m) => m.id === leaderId)!;
+  // Peer TLS in place: every pod has the peer certificates now (nothing is outdated), so each member with an http
+  // peer URL is switched in turn, followers first: the URL, then (as an outdated member) its pod. The leader goes
+  // last, after leadership moved: while its URL is https and its listener still http, no follower could reach it.
+  const toSwitch = members.filter((m) => peerSwitch.includes(m.member)).sort(byIndex);
+  const switching = toSwitch.find((m) => m.id !== leaderId) ?? (members.length === 1 ? toSwitch[0] : undefined);
+  if (candidates.length === 0 && switching) {
+    return { type: 'switchPeerURL', member: switching.member, id: switching.id, detail: `${heading}: switching ${switching.member}'s peer URL to https (etcd member update), then updating its pod to listen on it` };
+  }
+  const leader = candidates.find((m) => m.id === leaderId) ?? (candidates.length === 0 ? toSwitch.find((m) => m.id === leaderId) : undefined);
+  if (!leader) return { type: 'steady' };
   if (members.length === 1) return update(leader, 'the only member');
   // The leader is updated as a follower: leadership first goes to the updated member that has applied the most
   // (etcd would otherwise hand it, on shutdown, to the longest-connected member, which may be the old leader's next restart).

@@ -21,8 +21,9 @@ import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { RestoreSource } from './resources.ts';
 import { act, describeFailure } from './act.ts';
 import { applyDefaults, validateSpec, type DefaultedSpec, type EtcdCluster } from './spec.ts';
-import { clientService, peerService, podDisruptionBudget } from './resources.ts';
-import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName } from './names.ts';
+import { clientService, madeWithTLS, peerService, podDisruptionBudget } from './resources.ts';
+import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName, type Scheme } from './names.ts';
+import { memberTLSStages, peerScheme, schemeOf, servedClientStage } from './tls.ts';
 import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
 import { nextIndex, plan, type Action, type BackupCandidate, type Observed, type PreUpgradeBackup, type RolloutRecord } from './plan.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
@@ -132,13 +133,20 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       cached: (secretName) => managedSecrets.find((s) => s.metadata.name === secretName),
       podMembers: observedPods.filter((p) => !p.deleting).map((p) => p.member),
       memberSecrets,
-      bootstrapped: !!previous?.clusterID,
+      podsWithTLS: pods.some(madeWithTLS),
       clusterDomain: domain,
       now,
     });
     const credentials = tls?.credentials;
     const view = await observeEtcd(name, namespace, pods, deps.etcd, signal, credentials);
-    const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal, credentials, tls?.caBundles);
+    // Each member's TLS stage: where plaintext to TLS in place stands for it (tls.ts desiredTLSStage).
+    const peerSchemes = new Map<string, Scheme>(
+      view.membership
+        ? view.membership.members.map((m) => [m.member, m.peerScheme ?? peerScheme(spec)])
+        : (previous?.members ?? []).map((m) => [m.name, schemeOf(m.peerURL)]),
+    );
+    const stageOf = memberTLSStages(spec, pods.map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', servedClient: servedClientStage(p), deleting: !!p.metadata.deletionTimestamp })), peerSchemes);
+    const rolling = await observeRollout(cluster, spec, previous, pods, view, deps.etcd, signal, credentials, tls?.caBundles, stageOf);
     const refusedSince = previous?.step?.refusedEverywhereSince;
     const preBackupOf = (record: RolloutRecord | undefined): { preBackup?: PreUpgradeBackup } => preBackupOfCluster(name, namespace, spec, record, deps.backups, view.health.map((h) => h.dbSize ?? 0));
     const policy = spec.disasterRecovery?.policy ?? 'Manual';
@@ -185,6 +193,8 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     failures.delete(key);
 
     // ---- report ----
+    // The client scheme status advertises: https once every member serves it (plaintext to TLS in place).
+    const servedClientScheme: Scheme = spec.tls?.client && pods.filter((p) => !p.metadata.deletionTimestamp).every((p) => servedClientStage(p) !== 'off') ? 'https' : 'http';
     const next = nextIndex(observed);
     // A wait about one member's gate has its own bound (the rollout's), longer than a step's default.
     const bound = action.type === 'wait' && action.boundMs !== undefined ? action.boundMs : stepDeadlineMs;
@@ -201,7 +211,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       stepDeadlineMs: bound,
       outdated: rolling.rollout.outdated,
       ...(rolling.clusterVersion ? { clusterVersion: rolling.clusterVersion } : {}),
-      ...(tls ? { tls: { status: tls.status, clientScheme: tls.clientScheme, peerScheme: tls.peerScheme, ...(tls.expiring ? { expiring: tls.expiring } : {}) } } : {}),
+      ...(tls ? { tls: { status: tls.status, clientScheme: servedClientScheme, peerScheme: tls.peerScheme, ...(tls.expiring ? { expiring: tls.expiring } : {}) } } : {}),
     });
     if (action.type === 'startRecovery' && action.method === 'Backup') {
       // The old cluster ends here: a new one (new ID, new member names) is bootstrapped from the backup.
@@ -247,7 +257,9 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       const result = await act(action, {
         client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, view, peerWaitImage: deps.peerWaitImage, agentImage: deps.agentImage, signal, event,
         wrote: async (what) => { await deps.afterWrite?.(what); },
-        ...(tls ? { tls: { ...(credentials ? { credentials } : {}), clusterDomain: domain, mayIssueCA: !previous?.clusterID && memberSecrets.length === 0, now, caBundles: tls.caBundles } } : {}),
+        ...(tls ? { tls: { ...(credentials ? { credentials } : {}), clusterDomain: domain, mayIssueCA: memberSecrets.length === 0 && !pods.some(madeWithTLS), now, caBundles: tls.caBundles } } : {}),
+        peerSchemes,
+        tlsStage: stageOf,
       });
       return action.type === 'steady' ? { requeueAfter: STEADY_RESYNC_MS } : { requeueAfter: retryDelayMs(step, now, result.requeueAfter ?? 1000) };
     } catch (err) {

@@ -21,7 +21,7 @@ import {
   peerURL,
   pvcName,
 } from './names.ts';
-import { CLIENT_TLS_ANNOTATION, clientScheme, memberTLS, peerScheme, tlsFingerprint, type CABundles } from './tls.ts';
+import { finalTLSStage, memberTLS, tlsFingerprint, type CABundles, type TLSStage } from './tls.ts';
 
 type Obj = KubeObject & Record<string, unknown>;
 
@@ -161,6 +161,8 @@ export interface MemberPodOptions {
   restore?: { source: RestoreSource; agentImage: string };
   /** For a cluster with TLS: the CA bundles its members trust now, recorded in the template fingerprint. */
   caBundles?: CABundles;
+  /** The member's TLS stage (tls.ts desiredTLSStage); unset: the spec's final one, as for a new cluster. */
+  tlsStage?: TLSStage;
 }
 
 /** A stored snapshot to restore from: where, which object, and its SHA-256 when known. */
@@ -249,7 +251,7 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
           `--name=${options.member}`,
           `--initial-cluster=${options.initialCluster.join(',')}`,
           `--initial-cluster-token=${token}`,
-          `--initial-advertise-peer-urls=${peerURL(name, ns, options.member, peerScheme(spec))}`,
+          `--initial-advertise-peer-urls=${peerURL(name, ns, options.member, memberTLS(spec, options.member, options.tlsStage).advertisePeer)}`,
         ],
         terminationMessagePolicy: 'FallbackToLogsOnError',
         // etcdutl writes only under --data-dir (its scratch directory, then renamed) and deletes the snapshot.
@@ -275,17 +277,17 @@ export const TEMPLATE_ANNOTATION = 'etcd.quorum.dev/template';
  * own way of rendering pods (`render`, RENDER_REVISION). Comparing with the current spec names the fields a
  * running member has not picked up.
  */
-export function templateFingerprint(spec: DefaultedSpec, ca?: CABundles): Record<string, string> {
+export function templateFingerprint(spec: DefaultedSpec, ca?: CABundles, stage?: TLSStage): Record<string, string> {
   const h = (v: unknown): string => createHash('sha256').update(JSON.stringify(v ?? null)).digest('hex').slice(0, 12);
-  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity, render: String(RENDER_REVISION), ...tlsFingerprint(spec, ca) };
+  return { image: etcdImage(spec), etcd: h(spec.etcd), podTemplate: h(spec.podTemplate), antiAffinity: spec.antiAffinity, render: String(RENDER_REVISION), ...tlsFingerprint(spec, ca, stage ?? finalTLSStage(spec)) };
 }
 
 /**
  * The fields of `spec` a pod was not made from; pods made before the annotation existed compare by image.
  * A pod whose fingerprint has no `render` was rendered before the revision was recorded: revision 1.
  */
-export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec, ca?: CABundles): string[] {
-  const want = templateFingerprint(spec, ca);
+export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name: string; image?: string }[] } }, spec: DefaultedSpec, ca?: CABundles, stage?: TLSStage): string[] {
+  const want = templateFingerprint(spec, ca, stage);
   const recorded = pod.metadata.annotations?.[TEMPLATE_ANNOTATION];
   let had: Record<string, string>;
   try {
@@ -293,7 +295,18 @@ export function outdatedFields(pod: KubeObject & { spec?: { containers?: { name:
   } catch {
     had = {};
   }
-  return Object.keys(want).filter((k) => k in had && had[k] !== want[k]).map((k) => (k === 'image' ? `image ${had[k]} → ${want[k]}` : k));
+  // A pod made without TLS has no `tls` entry: it is outdated once spec.tls asks for TLS (plaintext to TLS in place).
+  return Object.keys(want).filter((k) => (k in had || k === 'tls') && had[k] !== want[k]).map((k) => (k === 'image' ? `image ${had[k]} → ${want[k]}` : k));
+}
+
+/** Whether a pod was made with TLS material (certificates it trusts a CA by): its fingerprint has a `tls` entry. */
+export function madeWithTLS(pod: KubeObject): boolean {
+  const recorded = pod.metadata.annotations?.[TEMPLATE_ANNOTATION];
+  try {
+    return recorded !== undefined && 'tls' in (JSON.parse(recorded) as Record<string, string>);
+  } catch {
+    return false;
+  }
 }
 
 /** The cluster's own initial-cluster-token: a restored cluster gets a new cluster ID from it. */
@@ -309,7 +322,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
   const labels = { ...(spec.podTemplate?.metadata?.labels ?? {}), ...memberLabels(name, member) };
   const podSpec = spec.podTemplate?.spec ?? {};
   const e = spec.etcd ?? {};
-  const tls = memberTLS(spec, member);
+  const tls = memberTLS(spec, member, options.tlsStage);
   const args = [
     `--name=${member}`,
     `--data-dir=${DATA_DIR}/data`,
@@ -317,8 +330,8 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
     `--listen-client-urls=${tls.listenClient}`,
     // Plain http always: the probes and the peer-activity metrics read it without a certificate.
     `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
-    `--advertise-client-urls=${clientURL(name, ns, member, clientScheme(spec))}`,
-    `--initial-advertise-peer-urls=${peerURL(name, ns, member, peerScheme(spec))}`,
+    `--advertise-client-urls=${clientURL(name, ns, member, tls.advertiseClient)}`,
+    `--initial-advertise-peer-urls=${peerURL(name, ns, member, tls.advertisePeer)}`,
     `--initial-cluster=${options.initialCluster.join(',')}`,
     `--initial-cluster-state=${options.initialClusterState}`,
     `--initial-cluster-token=${clusterToken(cluster)}`,
@@ -373,8 +386,8 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
         ...(spec.podTemplate?.metadata?.annotations ?? {}),
         'etcd.quorum.dev/initial-cluster-state': options.initialClusterState,
         ...(options.forceNewCluster ? { [FORCE_NEW_CLUSTER_ANNOTATION]: 'true' } : {}),
-        [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec, options.caBundles)),
-        ...(spec.tls?.client ? { [CLIENT_TLS_ANNOTATION]: 'on' } : {}),
+        [TEMPLATE_ANNOTATION]: JSON.stringify(templateFingerprint(spec, options.caBundles, options.tlsStage)),
+        ...tls.annotations,
       },
     },
     spec: {

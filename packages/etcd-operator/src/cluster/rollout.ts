@@ -9,7 +9,7 @@ import type { EtcdCluster, RolloutRecord } from '../api/etcdcluster.ts';
 import { jobDeadlineSeconds } from '../backup/job.ts';
 import { LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
-import { clientEndpoint, type CABundles, type ClientCredentials, type MemberEndpoint } from './tls.ts';
+import { clientEndpoint, newMemberPeerScheme, servedPeerStage, type CABundles, type ClientCredentials, type MemberEndpoint, type TLSStage } from './tls.ts';
 import type { Membership, ObservedRollout, PreUpgradeBackup } from './plan.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';
 import type { DefaultedSpec } from './spec.ts';
@@ -75,11 +75,17 @@ export function rolloutTarget(spec: DefaultedSpec, ca?: CABundles): string {
   return createHash('sha256').update(JSON.stringify(canonical)).digest('hex').slice(0, 16);
 }
 
-/** Members whose pod (not being deleted) was made from another spec, with the fields that differ. */
-export function outdatedMembers(pods: readonly PodObject[], spec: DefaultedSpec, ca?: CABundles): { member: string; fields: string[] }[] {
+/**
+ * Members whose pod (not being deleted) was made from another spec, or at another TLS stage than `stageOf` says
+ * now, with the fields that differ.
+ */
+export function outdatedMembers(pods: readonly PodObject[], spec: DefaultedSpec, ca?: CABundles, stageOf?: (member: string) => TLSStage): { member: string; fields: string[] }[] {
   return pods
     .filter((p) => !p.metadata.deletionTimestamp)
-    .map((p) => ({ member: p.metadata.labels?.[LABELS.member] ?? '', fields: outdatedFields(p, spec, ca) }))
+    .map((p) => {
+      const member = p.metadata.labels?.[LABELS.member] ?? '';
+      return { member, fields: outdatedFields(p, spec, ca, stageOf?.(member)) };
+    })
     .filter((o) => o.fields.length > 0);
 }
 
@@ -103,11 +109,17 @@ export async function observeRollout(
   signal: AbortSignal,
   credentials?: ClientCredentials,
   ca?: CABundles,
+  stageOf?: (member: string) => TLSStage,
 ): Promise<RolloutObservation> {
-  const outdated = outdatedMembers(pods, spec, ca);
+  const outdated = outdatedMembers(pods, spec, ca, stageOf);
   const record = previous?.rollout;
-  const rolling = outdated.length > 0 || record !== undefined;
   const membership = view.membership;
+  // Plaintext to peer TLS in place: members etcd still lists with an http peer URL.
+  const peerSwitch = spec.tls?.peer ? (membership?.members.filter((m) => m.peerScheme === 'http').map((m) => m.member) ?? []) : [];
+  const rolling = outdated.length > 0 || record !== undefined || peerSwitch.length > 0;
+  const livePods = pods.filter((p) => !p.metadata.deletionTimestamp);
+  const peerSchemeOf = (member: string): 'http' | 'https' | undefined => membership?.members.find((m) => m.member === member)?.peerScheme;
+  const newMemberScheme = newMemberPeerScheme(spec, livePods.map((p) => servedPeerStage(p, peerSchemeOf(p.metadata.labels?.[LABELS.member] ?? ''))));
   const endpoints = new Map(
     pods
       .filter((p) => p.status?.podIP && p.status.phase === 'Running' && !p.metadata.deletionTimestamp)
@@ -165,6 +177,8 @@ export async function observeRollout(
       ...(alarmsUnread !== undefined ? { alarmsUnread } : {}),
       gateBoundMs: gateBoundMs(view.health.map((h) => h.dbSize ?? 0)),
       minReadyMs: MIN_READY_MS,
+      ...(peerSwitch.length > 0 ? { peerSwitch } : {}),
+      newMemberPeerScheme: newMemberScheme,
     },
   };
 }

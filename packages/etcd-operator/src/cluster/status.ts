@@ -85,6 +85,7 @@ export function actionMessage(a: Action): string {
     case 'startRollout': return a.detail;
     case 'updateMember': return a.detail;
     case 'moveLeader': return a.detail;
+    case 'switchPeerURL': return a.detail;
     case 'createBackup': return a.detail;
     case 'downgrade': return a.detail;
     case 'haltRollout': return `rolling update halted at ${a.member} (${a.reason}): ${a.message}`;
@@ -155,7 +156,8 @@ export function buildStatus(i: StatusInput): StatusShape {
       return {
         name: m.member,
         id: hex(m.id),
-        peerURL: peerURL(i.cluster, i.namespace, m.member, ps),
+        // What etcd's member list says (http or https while peer TLS is turned on in place).
+        peerURL: peerURL(i.cluster, i.namespace, m.member, m.peerScheme ?? ps),
         clientURL: clientURL(i.cluster, i.namespace, m.member, cs),
         ready: ready.has(m.member) && m.healthy,
         learner: m.learner,

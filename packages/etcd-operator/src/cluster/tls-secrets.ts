@@ -67,8 +67,8 @@ export interface TLSObserveInput {
   podMembers: string[];
   /** Every member name the cache has a `<member>-tls` Secret for. */
   memberSecrets: string[];
-  /** Whether the cluster ever formed (status.clusterID): a CA it lost must not be replaced. */
-  bootstrapped: boolean;
+  /** Whether any pod of the cluster was made with TLS material: a CA such pods trust must not be replaced. */
+  podsWithTLS: boolean;
   clusterDomain: string;
   now: Date;
 }
@@ -139,7 +139,9 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
       (secretName) => i.cached(secretName)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION],
     );
     const cas = plan.issue.filter((s) => s.kind === 'peerCA' || s.kind === 'clientCA');
-    const fresh = !i.bootstrapped && i.memberSecrets.length === 0;
+    // No member certificates and no pod made with TLS: nothing trusts a CA yet (a new cluster, or a plaintext one
+    // turning TLS on in place), so a missing CA is issued. Otherwise a new CA would cut members off.
+    const fresh = !i.podsWithTLS && i.memberSecrets.length === 0;
     if (cas.length > 0 && !(fresh && cas.every((s) => s.reason === 'Missing'))) {
       problems.push(
         ...cas.map((s) => `the CA Secret ${s.name} is ${s.reason === 'Missing' ? 'missing' : 'unreadable'} while members hold certificates it signed: a new CA would cut every member off from the others (etcd loads its CAs only at start). Restore the Secret (from a copy), or create a new cluster from a backup (docs/tls.md)`),
@@ -240,7 +242,7 @@ export interface TLSWriteContext {
   clusterDomain: string;
   now: Date;
   signal: AbortSignal;
-  /** Whether a missing CA may be issued: only for a cluster with no member certificates yet (see the header). */
+  /** Whether a missing CA may be issued: only while no member certificate and no pod made with TLS exists (see the header). */
   mayIssueCA: boolean;
 }
 

@@ -2,8 +2,8 @@
 // they are mounted, etcd's flags, and the scheme and credentials of each member's client endpoint. Pure: the
 // Secrets are read and written in tls-secrets.ts and act.ts.
 //
-// spec.tls is fixed at creation (api/etcdcluster.ts), so a cluster's members all serve the same schemes: a new
-// cluster with TLS starts with https peer and client URLs and never had plaintext ones.
+// A new cluster with TLS starts with https peer and client URLs. A plaintext cluster that gets spec.tls moves
+// there member by member, through stages (TLSStage, desiredTLSStage; docs/tls.md "Plaintext to TLS in place").
 import { createHash } from 'node:crypto';
 import type { V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { EtcdTls } from '../etcd/client.ts';
@@ -30,6 +30,90 @@ export const CLIENT_SECRET_DIR = TLS_MOUNTS['client-tls'].mountPath;
  */
 export const CLIENT_TLS_ANNOTATION = 'etcd.quorum.dev/client-tls';
 
+/**
+ * A member pod's annotation: its peer TLS stage (`trust` or `on`; absent: off, or a pod made before stages were
+ * recorded, whose member list peer URL says which).
+ */
+export const PEER_TLS_ANNOTATION = 'etcd.quorum.dev/peer-tls';
+
+/**
+ * Peer TLS of one member: `off`; `trust`: it has the peer certificate, key and CA and presents them when it dials
+ * an https peer, but still listens on http because its peer URL in etcd's member list is http; `on`: https.
+ * etcd's dialer trusts the peer CA only when started with it, so every member goes through `trust` before the
+ * first one switches: a plaintext member could not reach a switched one.
+ */
+export type PeerStage = 'off' | 'trust' | 'on';
+/** Client TLS of one member: `off`; `both`: http and https on port 2379 (etcd splits them on one port); `on`: https only. */
+export type ClientStage = 'off' | 'both' | 'on';
+export interface TLSStage {
+  peer: PeerStage;
+  client: ClientStage;
+}
+
+/** Where a cluster with this spec ends: what a new cluster starts with. */
+export function finalTLSStage(spec: Pick<DefaultedSpec, 'tls'>): TLSStage {
+  return { peer: spec.tls?.peer ? 'on' : 'off', client: spec.tls?.client ? 'on' : 'off' };
+}
+
+/**
+ * The stage a member's pod should be made at now: a pure function of the spec, the member's peer URL scheme in
+ * etcd's member list (undefined for a member not in it yet, which starts at the end), the client stage its own pod
+ * serves, and the client stages the live pods serve.
+ * - Peer: `trust` while its peer URL is http, `on` once etcd's member list says https (the operator changes the
+ *   URL with a member update, then restarts the member: etcd's order for advertised peer URLs).
+ * - Client: `both` while any pod serves plain http only, so that clients keep working while they move to https;
+ *   `on` once every pod serves https. A member whose peer URL is still http waits at `both`, so that its last
+ *   restart (for the peer switch) also drops http: two rolling passes in all, not three.
+ */
+export function desiredTLSStage(spec: Pick<DefaultedSpec, 'tls'>, member: { peerScheme?: Scheme; servedClient?: ClientStage }, servedClientStages: readonly ClientStage[]): TLSStage {
+  const peer: PeerStage = !spec.tls?.peer ? 'off' : member.peerScheme === 'http' ? 'trust' : 'on';
+  // A member that serves https only already never goes back to http (peer TLS added to a client-TLS cluster).
+  const client: ClientStage =
+    !spec.tls?.client ? 'off' : member.servedClient === 'on' ? 'on' : servedClientStages.includes('off') || peer === 'trust' ? 'both' : 'on';
+  return { peer, client };
+}
+
+/** The client stage a pod serves, by its annotation (absent: plain http). */
+export function servedClientStage(pod: { metadata: { annotations?: Record<string, string> } }): ClientStage {
+  const v = pod.metadata.annotations?.[CLIENT_TLS_ANNOTATION];
+  return v === 'on' || v === 'both' ? v : 'off';
+}
+
+/**
+ * Every member's stage (desiredTLSStage) from what is observed: the live pods' served client stages, and each
+ * member's peer URL scheme (from etcd's member list, or, without a quorum, from the peer URLs status last recorded).
+ */
+export function memberTLSStages(
+  spec: Pick<DefaultedSpec, 'tls'>,
+  pods: readonly { member: string; servedClient: ClientStage; deleting: boolean }[],
+  peerSchemes: ReadonlyMap<string, Scheme>,
+): (member: string) => TLSStage {
+  const live = pods.filter((p) => !p.deleting);
+  const served = live.map((p) => p.servedClient);
+  return (member) => {
+    const own = live.find((p) => p.member === member)?.servedClient;
+    const scheme = peerSchemes.get(member);
+    return desiredTLSStage(spec, { ...(scheme ? { peerScheme: scheme } : {}), ...(own ? { servedClient: own } : {}) }, served);
+  };
+}
+
+/**
+ * The peer scheme of a member added now: https only when every member already has the peer certificates (its
+ * pod is at `trust` or `on`), so that each can dial it; otherwise http, and it is switched with the rest.
+ */
+export function newMemberPeerScheme(spec: Pick<DefaultedSpec, 'tls'>, podPeerStages: readonly PeerStage[]): Scheme {
+  return spec.tls?.peer && podPeerStages.every((s) => s !== 'off') ? 'https' : 'http';
+}
+
+/** The peer stage a pod was made at: its annotation, or, for a pod made before stages were recorded, its member's peer URL scheme. */
+export function servedPeerStage(pod: { metadata: { annotations?: Record<string, string> } }, memberPeerScheme: Scheme | undefined): PeerStage {
+  const v = pod.metadata.annotations?.[PEER_TLS_ANNOTATION];
+  return v === 'trust' || v === 'on' ? v : memberPeerScheme === 'https' ? 'on' : 'off';
+}
+
+/** The scheme of a URL (`https://…` or anything else: http). */
+export const schemeOf = (url: string | undefined): Scheme => (url?.startsWith('https:') ? 'https' : 'http');
+
 export type TLSSide = { mode: 'Operator' } | { mode: 'Secret'; secretName: string };
 export interface TLSSides {
   peer?: TLSSide;
@@ -50,7 +134,9 @@ export function operatorManaged(sides: TLSSides): boolean {
   return sides.peer?.mode === 'Operator' || sides.client?.mode === 'Operator';
 }
 
+/** The peer scheme a new cluster with this spec starts with. */
 export const peerScheme = (spec: Pick<DefaultedSpec, 'tls'>): Scheme => (spec.tls?.peer ? 'https' : 'http');
+/** The client scheme a new cluster with this spec starts with. */
 export const clientScheme = (spec: Pick<DefaultedSpec, 'tls'>): Scheme => (spec.tls?.client ? 'https' : 'http');
 
 /**
@@ -70,7 +156,12 @@ export interface MemberTLSRender {
   /** Replaces the plaintext listen/advertise flags where TLS is on, and adds the certificate flags. */
   listenPeer: string;
   listenClient: string;
+  /** The schemes the member advertises: its peer URL (a new member's) and its client URL. */
+  advertisePeer: Scheme;
+  advertiseClient: Scheme;
   args: string[];
+  /** The pod's stage annotations. */
+  annotations: Record<string, string>;
 }
 
 /**
@@ -78,7 +169,7 @@ export interface MemberTLSRender {
  * mounts, and renewed certificates must reach the running etcd, which reads them on every handshake), and etcd's
  * flags. Files are 0440: readable by the pod's group (fsGroup), which etcd runs in.
  */
-export function memberTLS(spec: Pick<DefaultedSpec, 'tls' | 'version'>, member: string): MemberTLSRender {
+export function memberTLS(spec: Pick<DefaultedSpec, 'tls' | 'version'>, member: string, stage: TLSStage = finalTLSStage(spec)): MemberTLSRender {
   const sides = tlsSides(spec);
   const volumes: V1Volume[] = [];
   const mounts: V1VolumeMount[] = [];
@@ -100,20 +191,30 @@ export function memberTLS(spec: Pick<DefaultedSpec, 'tls' | 'version'>, member: 
     mount(`${kind}-tls`, side.secretName);
     return { cert: `${dir}/${TLS_KEYS.certificate}`, key: `${dir}/${TLS_KEYS.key}`, ca: `${dir}/${TLS_KEYS.ca}` };
   };
-  if (sides.client) {
+  // --client-cert-auth applies to the https side only while both are served (etcd says it ignores it for http).
+  if (sides.client && stage.client !== 'off') {
     const f = files(sides.client, 'client');
     args.push(`--cert-file=${f.cert}`, `--key-file=${f.key}`, `--trusted-ca-file=${f.ca}`, '--client-cert-auth=true');
   }
-  if (sides.peer) {
+  // At `trust` etcd ignores the certificate for its http listener, but its dialer uses it towards https peers.
+  if (sides.peer && stage.peer !== 'off') {
     const f = files(sides.peer, 'peer');
     args.push(`--peer-cert-file=${f.cert}`, `--peer-key-file=${f.key}`, `--peer-trusted-ca-file=${f.ca}`, '--peer-client-cert-auth=true', peerSkipSANFlag(spec.version));
   }
+  const listenClient =
+    stage.client === 'both' ? `http://0.0.0.0:${CLIENT_PORT},https://0.0.0.0:${CLIENT_PORT}` : `${stage.client === 'on' ? 'https' : 'http'}://0.0.0.0:${CLIENT_PORT}`;
   return {
     volumes,
     mounts,
-    listenPeer: `${peerScheme(spec)}://0.0.0.0:${PEER_PORT}`,
-    listenClient: `${clientScheme(spec)}://0.0.0.0:${CLIENT_PORT}`,
+    listenPeer: `${stage.peer === 'on' ? 'https' : 'http'}://0.0.0.0:${PEER_PORT}`,
+    listenClient,
+    advertisePeer: stage.peer === 'on' ? 'https' : 'http',
+    advertiseClient: stage.client === 'off' ? 'http' : 'https',
     args,
+    annotations: {
+      ...(stage.client !== 'off' ? { [CLIENT_TLS_ANNOTATION]: stage.client } : {}),
+      ...(stage.peer !== 'off' ? { [PEER_TLS_ANNOTATION]: stage.peer } : {}),
+    },
   };
 }
 
@@ -135,9 +236,12 @@ export function caBundleHash(pem: string): string {
  * (etcd reads those on every handshake, so renewing one needs no restart). Present only for clusters with TLS, so
  * others keep their hash.
  */
-export function tlsFingerprint(spec: Pick<DefaultedSpec, 'tls'>, ca: CABundles = {}): Record<string, string> {
+export function tlsFingerprint(spec: Pick<DefaultedSpec, 'tls'>, ca: CABundles = {}, stage: TLSStage = finalTLSStage(spec)): Record<string, string> {
   if (!spec.tls) return {};
-  return { tls: createHash('sha256').update(JSON.stringify({ tls: spec.tls, peerCA: ca.peer ?? null, clientCA: ca.client ?? null })).digest('hex').slice(0, 12) };
+  // The stage counts only on the way: pods at the final stage keep the hash they had before stages existed.
+  const final = finalTLSStage(spec);
+  const transitional = stage.peer !== final.peer || stage.client !== final.client ? { stage } : {};
+  return { tls: createHash('sha256').update(JSON.stringify({ tls: spec.tls, peerCA: ca.peer ?? null, clientCA: ca.client ?? null, ...transitional })).digest('hex').slice(0, 12) };
 }
 
 /** The certificate and key the operator presents to members, and the CA bundle it trusts them by. */

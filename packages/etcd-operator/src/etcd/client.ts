@@ -260,6 +260,16 @@ export class EtcdClient {
     return this.#memberCall('/v3/cluster/member/promote', id, opts);
   }
 
+  /**
+   * POST /v3/cluster/member/update: the member's peer URLs (its client URLs are what it advertises itself). Not
+   * retried: after an unanswered update, look for the URL in memberList.
+   */
+  async memberUpdate(id: string, peerURLs: string[], opts: CallOptions = {}): Promise<Member[]> {
+    checkId(id);
+    if (peerURLs.length === 0) throw new TypeError('memberUpdate needs at least one peer URL');
+    return this.#post('/v3/cluster/member/update', { ID: id, peerURLs }, 'write', opts, (o) => list(o, 'members').map(decodeMember));
+  }
+
   /** POST /v3/maintenance/transfer-leadership. Must reach the current leader (NotLeaderError otherwise). Not retried. */
   async moveLeader(targetId: string, opts: CallOptions = {}): Promise<void> {
     checkId(targetId);

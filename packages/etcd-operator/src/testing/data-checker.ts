@@ -41,6 +41,8 @@ export interface VerifyOptions {
   upToRevision?: string | number;
   /** Read back through these endpoints instead (a cluster restored under a new address). */
   endpoints?: string[];
+  /** With `endpoints`: the TLS to read them with (a cluster that turned TLS on since the writes). */
+  tls?: EtcdTls;
 }
 
 export interface DataCheckerReport {
@@ -142,8 +144,8 @@ export class DataChecker {
   }
 
   /** A client for one endpoint: the TLS options go to https ones only (EtcdClient refuses them for http). */
-  #client(endpoint: string): EtcdClient {
-    return new EtcdClient({ endpoint, timeoutMs: this.#timeoutMs, ...(this.#tls && endpoint.startsWith('https:') ? { tls: this.#tls } : {}) });
+  #client(endpoint: string, tls: EtcdTls | undefined = this.#tls): EtcdClient {
+    return new EtcdClient({ endpoint, timeoutMs: this.#timeoutMs, ...(tls && endpoint.startsWith('https:') ? { tls } : {}) });
   }
 
   /** Starts the paced write loop. */
@@ -210,7 +212,7 @@ export class DataChecker {
     const limit = options.upToRevision === undefined ? undefined : BigInt(options.upToRevision);
     for (const [key, w] of this.#writes) if (w.acknowledged && (limit === undefined || (w.revision ?? 0n) <= limit)) expected.set(key, w.value);
     const unacknowledged = this.#unacknowledged;
-    const own = options.endpoints?.map((endpoint) => this.#client(new URL(endpoint).origin));
+    const own = options.endpoints?.map((endpoint) => this.#client(new URL(endpoint).origin, options.tls ?? this.#tls));
     try {
       return await this.#verifyThrough(own ?? this.#clients, expected, unacknowledged, timeoutMs, pageSize);
     } finally {

@@ -6,17 +6,19 @@
 //   names design §3.2 gives them;
 // - the etcd.quorum.dev/rotate-certificates annotation has every member serve new certificates on both ports
 //   without a restart (same pod UIDs, same restart counts), while writing, with no acknowledged write lost;
-// - TLS cannot be turned on in place yet (design §3.5 is not built): the API server refuses it, and the running
-//   plaintext cluster is left as it was.
+// - plaintext to TLS in place, while writing (first over http, then over https): every member first gets the
+//   certificates (peer `trust`, client `both`), then each member's peer URL is switched to https and its pod
+//   restarted on https only, the leader last; same members, IDs and volumes; turning TLS off is refused.
 // Every absence is asserted only after a positive signal.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';
 import { connect, type PeerCertificate } from 'node:tls';
 import { after, before, test } from 'node:test';
-import { Pods, Secrets, Services, type Client } from '@quorum/runtime';
+import { PersistentVolumeClaims, Pods, Secrets, Services, type Client } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/runtime/testing';
 import { memberHost } from '../../src/cluster/names.ts';
+import { CLIENT_TLS_ANNOTATION } from '../../src/cluster/tls.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 import { EtcdClient, type EtcdTls } from '../../src/etcd/client.ts';
 import { EtcdClusters } from '../../src/resources.ts';
@@ -36,13 +38,21 @@ after(async () => {
 });
 
 interface PodObj {
-  metadata: { name: string; uid: string; labels?: Record<string, string>; deletionTimestamp?: string };
+  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string };
   status?: { podIP?: string; containerStatuses?: { name: string; restartCount: number }[] };
 }
 
 const TLS_SPEC = { replicas: 3, tls: { peer: {}, client: {} } };
 const describe = (s: ClusterState): string => JSON.stringify({ conditions: s.cluster.status?.conditions?.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`), tls: s.cluster.status?.tls, members: s.members }, null, 2);
 const pods = async (ns: string, name: string): Promise<PodObj[]> => ((await env.client.list(Pods, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${name}` })).items as unknown as PodObj[]);
+interface CoreEvent {
+  reason?: string;
+  message?: string;
+}
+async function events(ns: string, name: string): Promise<CoreEvent[]> {
+  const out = await env.kube.kubectl(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']);
+  return (JSON.parse(out) as { items: CoreEvent[] }).items;
+}
 const restarts = (p: PodObj): number => p.status?.containerStatuses?.find((c) => c.name === 'etcd')?.restartCount ?? 0;
 
 async function secretData(client: Client, ns: string, name: string): Promise<Record<string, string>> {
@@ -241,17 +251,66 @@ test('rotate-certificates while writing: every member serves new certificates on
   await eventually(`the pods of ${NAME} gone`, async () => (await pods(ns, NAME)).length === 0, { timeoutMs: 120_000, intervalMs: 1000 });
 });
 
-test('turning TLS on in place is refused until it is built (design §3.5), and the plaintext cluster is left as it was', async () => {
+test('plaintext to TLS in place while writing: every member gets its certificates, then each switches its peer URL to https (the leader last); same members, IDs and volumes; plain http refused at the end; no acknowledged write lost', async () => {
   const ns = await env.namespace('tls-in-place', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'plain';
   await applyCluster(env.client, ns, NAME, { replicas: 3 });
-  const s = await waitAvailable(env.client, ns, NAME, 3);
-  const uids = (await pods(ns, NAME)).map((p) => p.metadata.uid).sort();
-  await assert.rejects(applyCluster(env.client, ns, NAME, TLS_SPEC), /TLS cannot be turned on or off in place/);
-  const again = await getCluster(env.client, ns, NAME);
-  assert.equal(again.cluster.spec.tls, undefined);
-  assert.equal(again.cluster.metadata.generation, s.cluster.metadata.generation);
-  assert.deepEqual((await pods(ns, NAME)).map((p) => p.metadata.uid).sort(), uids);
+  const before = await waitAvailable(env.client, ns, NAME, 3);
+  const ids = (s: ClusterState): string[] => s.members.map((m) => `${m.name}=${m.id}`).sort();
+  const claims = async (): Promise<string[]> => ((await env.client.list(PersistentVolumeClaims, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items.map((c) => `${c.metadata.name}=${c.metadata.uid}`).sort());
+  const claimsBefore = await claims();
+  const ip = await serviceIP(ns, NAME);
+  const plainEndpoint = `http://${ip}:2379`;
+  // An application on plain http, as before TLS; it moves to https once every member serves both.
+  const plainChecker = new DataChecker({ endpoints: [plainEndpoint], ratePerSecond: 20, retries: 3 });
+  checkers.push(plainChecker);
+  plainChecker.start();
+  await eventually('the plain-http data checker writing', () => plainChecker.stats().acknowledged >= 20, { timeoutMs: 60_000 });
+
+  await applyCluster(env.client, ns, NAME, TLS_SPEC);
+  // The positive signal of the first pass: every pod serves https beside http (or already https only).
+  const served = (p: PodObj): string => p.metadata.annotations?.[CLIENT_TLS_ANNOTATION] ?? 'off';
+  await eventually('every member serving https beside http', async () => {
+    const ps = (await pods(ns, NAME)).filter((p) => !p.metadata.deletionTimestamp);
+    return ps.length === 3 && ps.every((p) => served(p) !== 'off') ? ps : undefined;
+  }, { timeoutMs: 600_000, intervalMs: 2000 });
+  const identity = await clientIdentity(ns, NAME);
+  const tlsChecker = new DataChecker({ endpoints: [`https://${ip}:2379`], tls: identity, ratePerSecond: 20, retries: 3 });
+  checkers.push(tlsChecker);
+  tlsChecker.start();
+  await eventually('the https data checker writing', () => tlsChecker.stats().acknowledged >= 20, { timeoutMs: 60_000 });
+  await plainChecker.stop();
+
+  // The end: etcd lists every peer URL as https, every pod serves https only, and the rollout is over.
+  const done = await eventually('every member on TLS, peer and client', async () => {
+    const s = await getCluster(env.client, ns, NAME);
+    const ps = (await pods(ns, NAME)).filter((p) => !p.metadata.deletionTimestamp);
+    const finished = s.available && !s.cluster.status?.rollout && s.members.length === 3 && s.members.every((m) => m.ready && (m.peerURL ?? '').startsWith('https://') && (m.clientURL ?? '').startsWith('https://')) &&
+      ps.length === 3 && ps.every((p) => served(p) === 'on');
+    return finished ? s : undefined;
+  }, { timeoutMs: 900_000, intervalMs: 2000 });
+  assert.deepEqual(ids(done), ids(before), 'the same members, with the same IDs');
+  assert.deepEqual(await claims(), claimsBefore, 'the same volumes');
+  assert.match(done.cluster.status?.clientEndpoint ?? '', /^https:\/\//);
+  const seen = await events(ns, NAME);
+  assert.equal(seen.filter((e) => e.reason === 'PeerURLSwitched').length, 3, 'each member switched once');
+  for (const reason of ['CertificatesIssued', 'RollingUpdateStarted', 'LeaderMoved', 'RollingUpdateCompleted']) assert.ok(seen.some((e) => e.reason === reason), reason);
+  for (const reason of ['MemberRemoved', 'UpgradeFailed', 'StepStalled']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}`);
+
+  // Plain http is gone: the client Service no longer answers it.
+  await assert.rejects(new EtcdClient({ endpoint: plainEndpoint, timeoutMs: 3000 }).version(), 'plain http is refused');
+  const afterSwitch = tlsChecker.stats().acknowledged;
+  await eventually('the https data checker acknowledged 50 more writes after the last member switched', () => tlsChecker.stats().acknowledged >= afterSwitch + 50, { timeoutMs: 120_000 });
+  await verifyNoWriteLost(tlsChecker, 'TLS in place, https', { minAcknowledged: 70 });
+  // What was written over plain http is all there, read back over https.
+  const plainReport = await plainChecker.verify({ endpoints: [`https://${ip}:2379`], tls: identity, timeoutMs: 60_000 });
+  process.stderr.write(`data checker (TLS in place, plain http): ${plainReport.acknowledged} acknowledged, ${plainReport.unacknowledged} failed or unacknowledged, lost ${plainReport.lost.length}, corrupted ${plainReport.corrupted.length}\n`);
+  assert.ok(plainReport.acknowledged >= 20);
+  assert.deepEqual(plainReport.lost, []);
+  assert.deepEqual(plainReport.corrupted, []);
+
+  // TLS cannot be turned off in place: refused, and nothing changes.
+  await assert.rejects(applyCluster(env.client, ns, NAME, { replicas: 3 }), /spec.tls cannot be removed/);
   await env.client.delete(EtcdClusters, { namespace: ns, name: NAME });
   await eventually(`the pods of ${NAME} gone`, async () => (await pods(ns, NAME)).length === 0, { timeoutMs: 120_000, intervalMs: 1000 });
 });

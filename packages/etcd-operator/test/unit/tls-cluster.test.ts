@@ -182,10 +182,10 @@ const NOW = new Date('2026-06-01T00:00:00Z');
 const tlsCluster = cluster({ tls: { peer: {}, client: {} } });
 const write = (api: MemoryAPI, members: string[], mayIssueCA: boolean, now = NOW) =>
   writeTLSSecrets({ client: api as never, cluster: tlsCluster, clusterDomain: 'cluster.local', now, signal: new AbortController().signal, mayIssueCA }, members);
-const observe = (api: MemoryAPI, podMembers: string[], bootstrapped: boolean, spec: EtcdClusterSpec = tlsCluster.spec, now = NOW) =>
+const observe = (api: MemoryAPI, podMembers: string[], podsWithTLS: boolean, spec: EtcdClusterSpec = tlsCluster.spec, now = NOW) =>
   observeTLS({
     client: api as never, cluster: { ...tlsCluster, spec }, spec: applyDefaults(spec), cached: api.cached, podMembers,
-    memberSecrets: membersWithSecrets([...api.objects.values()], 'c'), bootstrapped, clusterDomain: 'cluster.local', now,
+    memberSecrets: membersWithSecrets([...api.objects.values()], 'c'), podsWithTLS, clusterDomain: 'cluster.local', now,
   });
 
 test('a new cluster: the CAs and the client Secret first, each member Secret with its pod, then nothing to do', async () => {
@@ -335,7 +335,7 @@ test('rotate-certificates: a new value issues every leaf again (not the CAs), on
   const rotating = { ...tlsCluster, metadata: { ...tlsCluster.metadata, annotations: { 'etcd.quorum.dev/rotate-certificates': 'r1' } } };
   const seen = await observeTLS({
     client: api as never, cluster: rotating, spec: applyDefaults(rotating.spec), cached: api.cached, podMembers: ['c-0', 'c-1'],
-    memberSecrets: ['c-0', 'c-1'], bootstrapped: true, clusterDomain: 'cluster.local', now: NOW,
+    memberSecrets: ['c-0', 'c-1'], podsWithTLS: true, clusterDomain: 'cluster.local', now: NOW,
   });
   assert.deepEqual(seen?.observed.issue, [{ name: 'c-0-tls', reason: 'RotationRequested' }, { name: 'c-1-tls', reason: 'RotationRequested' }, { name: 'c-client-tls', reason: 'RotationRequested' }]);
   api.writes = [];
