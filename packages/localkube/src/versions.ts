@@ -15,3 +15,5 @@ export const MINIO_VERSION = 'v0.0.0-20260212201848-7aac2a2c5b7c';
 export const FAKE_GCS_SERVER_VERSION = 'v1.56.1';
 /** npm's azurite, an exact dependency of @quorum/localkube; checked against node_modules/azurite when its image is built. */
 export const AZURITE_VERSION = '3.37.0';
+/** helm, for the operator chart's tests (`helm lint`, `helm template`, install and upgrade on localkube); built on first use. */
+export const HELM_VERSION = 'v3.22.0';

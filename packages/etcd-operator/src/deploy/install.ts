@@ -31,6 +31,7 @@ function typeOf(obj: KubeObject): ResourceType {
     Role: ['roles', true],
     RoleBinding: ['rolebindings', true],
     Deployment: ['deployments', true],
+    PodDisruptionBudget: ['poddisruptionbudgets', true],
     Service: ['services', true],
     MutatingWebhookConfiguration: ['mutatingwebhookconfigurations', false],
     ValidatingWebhookConfiguration: ['validatingwebhookconfigurations', false],
@@ -92,7 +93,8 @@ export async function install(client: Client, options: InstallOptions = {}): Pro
       const v = (await client.get(Validating, "quorum-etcd-validating")) as unknown as { webhooks: { clientConfig: { caBundle?: string } }[] };
       return !!v.webhooks[0]?.clientConfig.caBundle;
     }, { timeoutMs: 60_000 });
-    await waitForWebhooks(client, ns);
+    // A namespace-scoped install's webhooks answer for the watched namespace only.
+    await waitForWebhooks(client, options.watchNamespace || ns);
     log('webhooks answering');
   }
 }

@@ -1,6 +1,6 @@
 // Everything needed to run the operator, generated from code: the CRD, a namespace, a ServiceAccount with
 // least-privilege RBAC (exactly what the controllers and webhooks call), a 2-replica Deployment with leader
-// election, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
+// election and its PodDisruptionBudget, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
 // `quorum install` use the same objects.
 import type { KubeObject } from '@quorum/runtime';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
@@ -48,11 +48,18 @@ export interface ManifestOptions {
   logLevel?: string;
   /** The Kubernetes cluster domain, which member certificates name in full (default cluster.local). */
   clusterDomain?: string;
+  /**
+   * Watch this one namespace, with a Role there instead of a ClusterRole (default: every namespace). The
+   * webhook configurations then select only this namespace. It must exist before the install.
+   */
+  watchNamespace?: string;
 }
 
 type Obj = KubeObject & Record<string, unknown>;
 
 const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/version': OPERATOR_VERSION };
+/** The operator's pods, as its Deployment, webhook Service and PodDisruptionBudget select them. */
+const OPERATOR_SELECTOR = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
 
 /**
  * The operator's namespace admits only pods that meet the restricted Pod Security Standard, which the
@@ -108,9 +115,57 @@ export function namespaceRules(): Record<string, unknown>[] {
   ];
 }
 
+/** The Role (and its binding) in the watched namespace, and what name it has: the operator's own namespace has a Role too. */
+export const WATCH_ROLE = `${NAME}-watch`;
+/** The ClusterRole of a namespace-scoped install: the webhook configurations are cluster-scoped, whatever the install. */
+export const WEBHOOK_CLUSTER_ROLE = `${NAME}-webhooks`;
+
+const isWebhookConfigurationRule = (rule: Record<string, unknown>): boolean => Array.isArray(rule['apiGroups']) && rule['apiGroups'].includes('admissionregistration.k8s.io');
+
+/**
+ * What the operator may do to EtcdClusters and what it creates for them: everywhere through a ClusterRole, or
+ * in the watched namespace only through a Role. A namespace-scoped install still needs the webhook
+ * configurations' two rules cluster-wide (the operator publishes their CA bundle), which a Role cannot
+ * grant; they come in a ClusterRole of their own, limited by resourceNames, and only with webhooks on.
+ */
+export function accessObjects(ns: string, watchNamespace: string | undefined, webhooks: boolean): Obj[] {
+  const subjects = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
+  const role = (kind: 'Role' | 'ClusterRole', name: string, namespace: string | undefined, rules: Record<string, unknown>[]): Obj[] => [
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name, ...(namespace ? { namespace } : {}), labels }, rules },
+    {
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      kind: `${kind}Binding`,
+      metadata: { name, ...(namespace ? { namespace } : {}), labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name },
+      subjects,
+    },
+  ];
+  if (!watchNamespace) return role('ClusterRole', NAME, undefined, clusterRules());
+  return [
+    ...role('Role', WATCH_ROLE, watchNamespace, clusterRules().filter((r) => !isWebhookConfigurationRule(r))),
+    ...(webhooks ? role('ClusterRole', WEBHOOK_CLUSTER_ROLE, undefined, clusterRules().filter(isWebhookConfigurationRule)) : []),
+  ];
+}
+
+/**
+ * The operator's own pods, kept at one of two through voluntary disruptions (a node drain, a cluster
+ * upgrade): the webhooks, though failurePolicy Ignore, should answer, and leader election hands over
+ * faster to a standby that is already running. Only with two replicas or more: with one, minAvailable 1
+ * would block every drain of its node.
+ */
+export function disruptionBudget(ns: string): Obj {
+  return {
+    apiVersion: 'policy/v1',
+    kind: 'PodDisruptionBudget',
+    metadata: { name: NAME, namespace: ns, labels },
+    spec: { minAvailable: 1, selector: { matchLabels: OPERATOR_SELECTOR } },
+  };
+}
+
 export function operatorManifests(options: ManifestOptions = {}): Obj[] {
   const ns = options.namespace ?? 'quorum-system';
   const webhooks = options.webhooks ?? true;
+  const watchNamespace = options.watchNamespace || undefined;
   const objects: Obj[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { ...labels, ...RESTRICTED_NAMESPACE_LABELS } } },
     etcdClusterCRD(),
@@ -118,14 +173,7 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
     etcdBackupScheduleCRD(),
     etcdRestoreCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
-    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules() },
-    {
-      apiVersion: 'rbac.authorization.k8s.io/v1',
-      kind: 'ClusterRoleBinding',
-      metadata: { name: NAME, labels },
-      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: NAME },
-      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
-    },
+    ...accessObjects(ns, watchNamespace, webhooks),
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -136,12 +184,13 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
     },
     deployment(ns, options, webhooks),
   ];
-  if (webhooks) objects.push(...webhookObjects(ns));
+  if ((options.replicas ?? 2) > 1) objects.push(disruptionBudget(ns));
+  if (webhooks) objects.push(...webhookObjects(ns, watchNamespace));
   return objects;
 }
 
 function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Obj {
-  const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
+  const selector = OPERATOR_SELECTOR;
   const env = (name: string, value: string): Record<string, unknown> => ({ name, value });
   return {
     apiVersion: 'apps/v1',
@@ -171,6 +220,8 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
               env: [
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                // Empty: every namespace. Always set, so that the chart has one place to template it.
+                env('WATCH_NAMESPACE', options.watchNamespace ?? ''),
                 env('WEBHOOKS', String(webhooks)),
                 env('WEBHOOK_SERVICE', WEBHOOK_SERVICE),
                 env('CERT_DIR', '/tmp/webhook-certs'),
@@ -211,8 +262,11 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
  * check what the CRD cannot (a cron expression, a name too long for the label it becomes); skipped, those are
  * reported by the controllers, as before (a schedule's Ready=False, InvalidSchedule), or fail the backup.
  */
-function webhookObjects(ns: string): Obj[] {
-  const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
+function webhookObjects(ns: string, watchNamespace: string | undefined): Obj[] {
+  const selector = OPERATOR_SELECTOR;
+  // A namespace-scoped operator answers for its namespace only: objects elsewhere are another install's
+  // business (or nobody's), and must not be defaulted or judged by this one.
+  const namespaceSelector = (): Record<string, unknown> => (watchNamespace ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': watchNamespace } } } : {});
   const clientConfig = (path: string): Record<string, unknown> => ({ service: { name: WEBHOOK_SERVICE, namespace: ns, path, port: 443 } });
   const rulesFor = (resource: string, operations: readonly string[]): Record<string, unknown>[] => [{ apiGroups: [GROUP], apiVersions: ['v1alpha1'], operations: [...operations], resources: [resource], scope: 'Namespaced' }];
   const rules = rulesFor('etcdclusters', ['CREATE', 'UPDATE']);
@@ -224,6 +278,7 @@ function webhookObjects(ns: string): Obj[] {
     admissionReviewVersions: ['v1'],
     failurePolicy: 'Ignore',
     timeoutSeconds: 5,
+    ...namespaceSelector(),
   }));
   return [
     { apiVersion: 'v1', kind: 'Service', metadata: { name: WEBHOOK_SERVICE, namespace: ns, labels }, spec: { selector, ports: [{ name: 'webhook', port: 443, targetPort: 'webhook' }] } },
@@ -231,7 +286,7 @@ function webhookObjects(ns: string): Obj[] {
       apiVersion: 'admissionregistration.k8s.io/v1',
       kind: 'MutatingWebhookConfiguration',
       metadata: { name: MUTATING_WEBHOOK, labels },
-      webhooks: [{ name: MUTATING_WEBHOOK_NAME, clientConfig: clientConfig('/default-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'Never' }],
+      webhooks: [{ name: MUTATING_WEBHOOK_NAME, clientConfig: clientConfig('/default-etcdcluster'), rules, sideEffects: 'None', admissionReviewVersions: ['v1'], failurePolicy: 'Ignore', timeoutSeconds: 5, reinvocationPolicy: 'Never', ...namespaceSelector() }],
     },
     {
       apiVersion: 'admissionregistration.k8s.io/v1',

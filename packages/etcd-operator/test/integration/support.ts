@@ -34,6 +34,13 @@ export function installOptions(options: OperatorTestOptions = {}): { image: stri
 
 export async function setUpOperator(options: OperatorTestOptions = {}): Promise<TestEnv> {
   const env = await TestEnv.start();
+  await loadOperatorImages(env);
+  await install(env.client, installOptions(options));
+  return env;
+}
+
+/** Builds the operator and peer-wait images and loads them into every node; sets operatorImage and peerWaitImage. */
+export async function loadOperatorImages(env: TestEnv): Promise<void> {
   const image = await buildOperatorImage();
   await env.kube.loadImage(image.archive);
   const peerWait = await buildPeerWaitImage();
@@ -43,8 +50,6 @@ export async function setUpOperator(options: OperatorTestOptions = {}): Promise<
   await env.kube.loadImage((await buildPeerWaitImage(PEER_WAIT_IMAGE)).archive);
   operatorImage = image.name;
   peerWaitImage = peerWait.name;
-  await install(env.client, installOptions(options));
-  return env;
 }
 
 export interface ClusterState {

@@ -7,7 +7,7 @@ import { hostCommand, pathExists } from '@quorum/images';
 import { run } from '../exec.ts';
 import { binCache, toolsDir } from '../paths.ts';
 import { progress } from '../progress.ts';
-import { COREDNS_VERSION, ETCD_VERSIONS, FAKE_GCS_SERVER_VERSION, KUBERNETES_VERSION, MINIO_VERSION } from '../versions.ts';
+import { COREDNS_VERSION, ETCD_VERSIONS, FAKE_GCS_SERVER_VERSION, HELM_VERSION, KUBERNETES_VERSION, MINIO_VERSION } from '../versions.ts';
 
 // Not a Debian package here: bookworm's golang is 1.19, so the machine brings its own Go.
 const GO = hostCommand('go', null, 'building Kubernetes, etcd and CoreDNS from the Go module proxy (Go ≥ 1.24)');
@@ -99,6 +99,30 @@ export const fakeGcsServer: GoProject = {
   binaries: ['fake-gcs-server'],
   ldflags: '-s -w',
 };
+
+// helm's Makefile stamps its version (unstamped, `helm version` says v3.22) and the Kubernetes version of its
+// client-go: `helm template` and `helm lint` use that as .Capabilities.KubeVersion when no cluster is asked,
+// and unstamped it would be v1.20.0. The client-go version is read from tools/helm/go.mod, as the Makefile
+// reads it from helm's own, so the stamp cannot drift from what the module pins.
+async function helmProject(): Promise<GoProject> {
+  const goMod = await readFile(join(toolsDir, 'helm', 'go.mod'), 'utf8');
+  const minor = /^\s*k8s\.io\/client-go v0\.(\d+)\./m.exec(goMod)?.[1];
+  if (!minor) throw new Error('localkube: tools/helm/go.mod pins no k8s.io/client-go');
+  const stamp = (pkg: string): string[] => [`-X ${pkg}.k8sVersionMajor=1`, `-X ${pkg}.k8sVersionMinor=${minor}`];
+  const ldflags = [
+    '-s -w',
+    `-X helm.sh/helm/v3/internal/version.version=${HELM_VERSION}`,
+    '-X helm.sh/helm/v3/internal/version.gitTreeState=clean',
+    ...stamp('helm.sh/helm/v3/pkg/lint/rules'),
+    ...stamp('helm.sh/helm/v3/pkg/chartutil'),
+  ].join(' ');
+  return { key: `helm-${HELM_VERSION}`, module: 'helm', packages: ['helm.sh/helm/v3/cmd/helm'], binaries: ['helm'], ldflags };
+}
+
+/** Builds helm (for the operator chart's tests) unless cached; returns the binary's path. Cold: about 940 packages, 105 s on 2 cores. */
+export async function helmBinary(): Promise<string> {
+  return join(await buildGoProject(await helmProject()), 'helm');
+}
 
 /** Our pause binary is keyed by the hash of its source, since it has no upstream version. */
 async function pauseProject(): Promise<GoProject> {
