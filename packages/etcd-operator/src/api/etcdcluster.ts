@@ -594,6 +594,18 @@ const TlsSideStatusSchema = Type.Object(
   {
     mode: stringEnum(TLS_MODES, { description: 'Operator: certificates the operator issued; Secret: the Secret spec.tls names.' }),
     notAfter: Type.Optional(Type.String({ description: 'When the first of the certificates members use on this side expires.', format: 'date-time' })),
+    caRotation: Type.Optional(
+      Type.Object(
+        {
+          phase: stringEnum(['TrustNew', 'Reissue'] as const, {
+            description: 'TrustNew: members are restarted trusting the old and the new CA; Reissue: certificates are signed by the new CA (read live); the old CA leaves the bundles after the overlap, and members restart once more.',
+          }),
+          since: Type.Optional(Type.String({ description: 'Reissue: when signing moved to the new CA; the old CA is dropped from the bundles an overlap after it.', format: 'date-time' })),
+          message: Type.Optional(Type.String({ description: 'What the rotation waits for now.', maxLength: 1024 })),
+        },
+        { description: 'An operator-managed CA rotation under way on this side (docs/tls.md "Rotating a CA").' },
+      ),
+    ),
   },
   { description: 'One side of TLS as the members use it.' },
 );

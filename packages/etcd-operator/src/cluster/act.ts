@@ -24,7 +24,7 @@ import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import type { StepFailure } from './progress.ts';
 import { clientEndpoint, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type MemberEndpoint as ClientEndpoint, type TLSStage } from './tls.ts';
 import type { Scheme } from './names.ts';
-import { deleteMemberSecret, TLSNotReadyError, writeTLSSecrets } from './tls-secrets.ts';
+import { deleteMemberSecret, rotateCA, TLSNotReadyError, writeTLSSecrets } from './tls-secrets.ts';
 
 export interface ActContext {
   client: Client;
@@ -241,6 +241,14 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       await c.wrote(`etcd member update ${a.member}`);
       c.event('Normal', 'PeerURLSwitched', `changed ${a.member}'s peer URL to https${through(r)}; its pod is updated next to listen on it`);
       return { requeueAfter: 500 };
+    }
+    case 'rotateCA': {
+      const wrote = await rotateCA(c.client, c.cluster, a.ca, a.step, c.tls?.now ?? new Date(), signal);
+      if (wrote) {
+        await c.wrote(`rotate ${a.ca} CA ${a.step}`);
+        c.event('Normal', 'CARotation', a.detail);
+      }
+      return { requeueAfter: 1000 };
     }
     case 'moveLeader': {
       const endpoint = endpointOf(a.from);

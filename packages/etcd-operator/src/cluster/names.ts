@@ -18,6 +18,11 @@ export const PURPOSE_LABEL = 'etcd.quorum.dev/purpose';
  * exactly when every Secret carries it, whatever the operator went through meanwhile.
  */
 export const ROTATE_CERTIFICATES_ANNOTATION = 'etcd.quorum.dev/rotate-certificates';
+/**
+ * An EtcdCluster annotation: a new value rotates the operator-managed CAs (peer, then client), each through
+ * TrustNew, Reissue and DropOld (docs/tls.md). Each CA Secret records the value its rotation answered.
+ */
+export const ROTATE_CA_ANNOTATION = 'etcd.quorum.dev/rotate-ca';
 export const CLIENT_PORT = 2379;
 export const PEER_PORT = 2380;
 export const METRICS_PORT = 2381;

@@ -172,6 +172,15 @@ export interface ObservedTLS {
   memberSecrets: string[];
   /** Why the certificates cannot be used (a user's Secret that fails its check, an unreadable CA): no pod is created or changed. */
   invalid?: string;
+  /**
+   * An operator-managed CA that is being rotated, or should be (the first side that needs it, peer first).
+   * `Start`: asked for (the etcd.quorum.dev/rotate-ca annotation, or the CA nears its end) and not begun.
+   * `servedByNew`: read only in Reissue, by a TLS handshake with every member: each serves a certificate of the new CA
+   * (the kubelet refreshes mounted Secrets on its own period); the member names that do not, otherwise.
+   */
+  caRotation?: { ca: 'peer' | 'client'; phase: 'Start' | 'TrustNew' | 'Reissue'; why: string; rotatedAt?: number; notServedByNew?: string[] };
+  /** How long the old CA stays trusted after signing moved to the new one (applications pick up the new client certificate). */
+  caOverlapMs?: number;
 }
 
 export interface Observed {
@@ -265,6 +274,8 @@ export type Action =
   | { type: 'issueTLSSecrets'; secrets: { name: string; reason: string }[]; detail: string }
   /** The `<member>-tls` Secret of a member that is gone for good. */
   | { type: 'deleteTLSSecret'; member: string }
+  /** A step of an operator-managed CA rotation, written to the CA Secret (tls/secrets.ts rotatedCAContents). */
+  | { type: 'rotateCA'; ca: 'peer' | 'client'; step: 'TrustNew' | 'Reissue' | 'DropOld'; detail: string }
   | { type: 'steady' };
 
 /** The next unused member index: never one that a member, pod, PVC or the status has used. */
@@ -473,6 +484,10 @@ export function plan(o: Observed): Action {
   // Rolling updates, once membership matches the spec (healing and scaling come first).
   const rolling = rolloutStep(o, members, serving);
   if (rolling) return rolling;
+  // A CA rotation moves on only when nothing else is under way: each of its steps either restarts every member
+  // (through the rollout above) or changes what every member serves.
+  const rotation = caRotationStep(o, down.length === 0 && !o.pods.some((p) => p.deleting));
+  if (rotation) return rotation;
 
   const terminating = o.pods.find((p) => p.deleting && inMembership.has(p.member));
   if (terminating) {
@@ -491,6 +506,27 @@ export function plan(o: Observed): Action {
   }
   if (down.length > 0) return { type: 'wait', reason: 'MembersNotReady', detail: `waiting for ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')} to serve`, requeueAfterMs: 2000 };
   return { type: 'steady' };
+}
+
+/**
+ * The next step of an operator-managed CA rotation (docs/tls.md "Rotating a CA"), once every member serves and no
+ * rollout is under way: TrustNew (the new CA joins every bundle; the bundle is part of each member pod's template,
+ * so the members roll), then Reissue (signing moves to the new CA; leaves are issued again and read live), then,
+ * once every member serves a certificate of the new CA and the overlap has passed, DropOld (the members roll again).
+ * The overlap is not a step: the cluster is steady meanwhile, and status.tls says until when.
+ */
+function caRotationStep(o: Observed, allServe: boolean): Action | undefined {
+  const r = o.tls?.caRotation;
+  if (!r || !allServe || o.rollout.record || o.rollout.outdated.length > 0) return undefined;
+  const name = `the ${r.ca} CA`;
+  if (r.phase === 'Start') return { type: 'rotateCA', ca: r.ca, step: 'TrustNew', detail: `rotating ${name} (${r.why}): a new CA joins every bundle beside the old one; the members restart one at a time to trust both` };
+  if (r.phase === 'TrustNew') return { type: 'rotateCA', ca: r.ca, step: 'Reissue', detail: `rotating ${name}: every member trusts both CAs; certificates are signed by the new CA from now on` };
+  if (r.notServedByNew === undefined) return undefined;
+  if (r.notServedByNew.length > 0) {
+    return { type: 'wait', reason: 'CARotation', detail: `rotating ${name}: waiting for ${r.notServedByNew.join(', ')} to serve a certificate of the new CA (the kubelet refreshes mounted Secrets within about a minute) before the old CA is dropped`, requeueAfterMs: 5000 };
+  }
+  if (r.rotatedAt !== undefined && o.now - r.rotatedAt < (o.tls?.caOverlapMs ?? 0)) return undefined;
+  return { type: 'rotateCA', ca: r.ca, step: 'DropOld', detail: `rotating ${name}: every member serves certificates of the new CA and the overlap has passed; the old CA leaves the bundles, and the members restart one at a time` };
 }
 
 function unreachableDetail(o: Observed): string {

@@ -58,6 +58,7 @@ export function stepName(a: Action): string | undefined {
     case 'createBackup': return `createBackup ${a.name}`;
     case 'downgrade': return `downgrade ${a.op} ${a.target}`;
     case 'issueTLSSecrets': return 'issueTLSSecrets';
+    case 'rotateCA': return `rotateCA ${a.ca} ${a.step}`;
     default: return `${a.type} ${a.member}`;
   }
 }

@@ -30,12 +30,14 @@ export const STEP_REASONS = {
   createBackup: 'BackupBeforeUpgrade',
   downgrade: 'Downgrading',
   issueTLSSecrets: 'IssuingCertificates',
+  rotateCA: 'RotatingCA',
   deleteTLSSecret: 'DeletingSecret',
 } as const;
 
 /** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
 export const WAIT_REASONS = {
   Bootstrapping: 'the initial members are starting and have not formed a quorum yet',
+  CARotation: 'a CA rotation waits for every member to serve a certificate of the new CA (the kubelet refreshes mounted Secrets within about a minute) before the old CA is dropped; the message names those that do not yet',
   QuorumUnavailable: 'no quorum answered a member list; membership is left alone (the message names the members that did not answer, and why)',
   QuorumUnhealthy: 'fewer than a quorum of voting members are healthy; the message names those that are not',
   LearnerStarting: 'a learner was added and its etcd has not started serving yet',
@@ -148,6 +150,7 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   RollingUpdateStarted: { type: 'Normal', meaning: 'a rolling update began: the target version and the members and fields that differ' },
   MemberUpdating: { type: 'Normal', meaning: "a member's pod was evicted to be recreated from the current spec on its volume, as the same member (on emptyDir: the member was replaced)" },
   LeaderMoved: { type: 'Normal', meaning: 'leadership moved to an updated member, so that the old leader is updated last, as a follower' },
+  CARotation: { type: 'Normal', meaning: 'a step of an operator-managed CA rotation: TrustNew (both CAs trusted; members roll), Reissue (certificates signed by the new CA), DropOld (the old CA dropped; members roll)' },
   PeerURLSwitched: { type: 'Normal', meaning: "peer TLS turned on in place: a member's peer URL changed to https in etcd's member list; its pod is updated next to listen on it" },
   DowngradeEnabled: { type: 'Normal', meaning: "etcd's downgrade API was told to go one minor down (VALIDATE, then ENABLE): the cluster version moved to the older minor at once" },
   DowngradeCancelled: { type: 'Normal', meaning: "spec.version went back during a downgrade: etcd's downgrade was cancelled, and members already on the older minor are upgraded back" },

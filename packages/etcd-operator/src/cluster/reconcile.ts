@@ -18,6 +18,7 @@ import {
 } from '@quorum/runtime';
 import { EtcdClusters } from '../resources.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
+import type { TlsStatus } from '../api/etcdcluster.ts';
 import type { RestoreSource } from './resources.ts';
 import { act, describeFailure } from './act.ts';
 import { applyDefaults, validateSpec, type DefaultedSpec, type EtcdCluster } from './spec.ts';
@@ -25,10 +26,11 @@ import { clientService, madeWithTLS, peerService, podDisruptionBudget } from './
 import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName, type Scheme } from './names.ts';
 import { memberTLSStages, peerScheme, schemeOf, servedClientStage } from './tls.ts';
 import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
-import { nextIndex, plan, type Action, type BackupCandidate, type Observed, type PreUpgradeBackup, type RolloutRecord } from './plan.ts';
+import { nextIndex, plan, type Action, type BackupCandidate, type Observed, type ObservedTLS, type PreUpgradeBackup, type RolloutRecord } from './plan.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
 import { observePreUpgradeBackup, observeRollout } from './rollout.ts';
-import { membersWithSecrets, observeTLS } from './tls-secrets.ts';
+import { membersNotServedBy, membersWithSecrets, observeTLS, secretContents } from './tls-secrets.ts';
+import { clientCASecretName, peerCASecretName, TLS_KEYS } from '../tls/secrets.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
 
@@ -51,6 +53,8 @@ export interface ReconcilerDeps {
   etcd: EtcdClients;
   events: Pick<EventRecorder, 'record'>;
   crashLoopGraceMs: number;
+  /** How long the old CA stays trusted once a CA rotation signs with the new one (CA_ROTATION_OVERLAP_SECONDS). */
+  caRotationOverlapMs?: number;
   /** The image of the init container that waits for peer names to resolve; none when empty. */
   peerWaitImage?: string;
   /** The backup agent's image (the operator's own): a restored member's pod downloads its snapshot with it. */
@@ -138,6 +142,14 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       now,
     });
     const credentials = tls?.credentials;
+    // A CA rotation past Reissue drops the old CA only once every member serves a certificate of the new one.
+    const rotation = tls?.observed.caRotation;
+    if (tls && rotation?.phase === 'Reissue') {
+      const newCA = secretContents(managedSecrets.find((s) => s.metadata.name === (rotation.ca === 'peer' ? peerCASecretName(name) : clientCASecretName(name))))?.[TLS_KEYS.certificate];
+      const live = pods.filter((p) => !p.metadata.deletionTimestamp);
+      if (newCA) rotation.notServedByNew = await membersNotServedBy(live, name, namespace, rotation.ca, newCA, credentials);
+      tls.observed.caOverlapMs = deps.caRotationOverlapMs ?? 0;
+    }
     const view = await observeEtcd(name, namespace, pods, deps.etcd, signal, credentials);
     // Each member's TLS stage: where plaintext to TLS in place stands for it (tls.ts desiredTLSStage).
     const peerSchemes = new Map<string, Scheme>(
@@ -211,7 +223,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       stepDeadlineMs: bound,
       outdated: rolling.rollout.outdated,
       ...(rolling.clusterVersion ? { clusterVersion: rolling.clusterVersion } : {}),
-      ...(tls ? { tls: { status: tls.status, clientScheme: servedClientScheme, peerScheme: tls.peerScheme, ...(tls.expiring ? { expiring: tls.expiring } : {}) } } : {}),
+      ...(tls ? { tls: { status: withCARotation(tls.status, rotation, action, deps.caRotationOverlapMs ?? 0), clientScheme: servedClientScheme, peerScheme: tls.peerScheme, ...(tls.expiring ? { expiring: tls.expiring } : {}) } } : {}),
     });
     if (action.type === 'startRecovery' && action.method === 'Backup') {
       // The old cluster ends here: a new one (new ID, new member names) is bootstrapped from the backup.
@@ -412,4 +424,18 @@ function normalize(s: StatusShape | undefined): unknown {
   const sorted = (o: unknown): unknown =>
     Array.isArray(o) ? o.map(sorted) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Record<string, unknown>).sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => [k, sorted(v)])) : o;
   return sorted({ ...s, conditions: [...(s.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type)) });
+}
+
+/** status.tls with the CA rotation under way on its side, and what it waits for now. */
+function withCARotation(status: TlsStatus, rotation: ObservedTLS['caRotation'], action: Action, overlapMs: number): TlsStatus {
+  if (!rotation || rotation.phase === 'Start') return status;
+  const side = status[rotation.ca];
+  if (!side) return status;
+  const since = rotation.rotatedAt !== undefined ? new Date(rotation.rotatedAt).toISOString() : undefined;
+  const message =
+    action.type === 'wait' && action.reason === 'CARotation' ? action.detail
+      : rotation.phase === 'TrustNew' ? 'the members restart, one at a time, to trust the old and the new CA'
+        : rotation.rotatedAt !== undefined && overlapMs > 0 ? `certificates are signed by the new CA; the old CA is trusted until ${new Date(rotation.rotatedAt + overlapMs).toISOString()}, then dropped`
+          : 'certificates are signed by the new CA';
+  return { ...status, [rotation.ca]: { ...side, caRotation: { phase: rotation.phase, ...(since && rotation.phase === 'Reissue' ? { since } : {}), message } } };
 }

@@ -90,6 +90,7 @@ export function actionMessage(a: Action): string {
     case 'downgrade': return a.detail;
     case 'haltRollout': return `rolling update halted at ${a.member} (${a.reason}): ${a.message}`;
     case 'issueTLSSecrets': return a.detail;
+    case 'rotateCA': return a.detail;
     case 'deleteTLSSecret': return `deleting the TLS Secret of former member ${a.member}`;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';

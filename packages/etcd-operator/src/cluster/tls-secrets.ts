@@ -3,16 +3,21 @@
 // credentials the operator dials members with, status.tls, and the writes (issue, renew, delete) that act.ts
 // makes. Deciding what to issue is tls/secrets.ts's (pure); this file does the I/O around it.
 //
-// A CA is issued only for a cluster that has no member certificates yet. Replacing one under running members
-// would cut them off from each other (etcd loads its trusted CAs only at start), so a missing or unreadable CA
-// of a cluster that has members is reported for a person (TLSSecretInvalid), never replaced.
+// A CA is issued only while nothing trusts one yet. Replacing one under running members would cut them off from
+// each other (etcd loads its trusted CAs only at start), so a missing or unreadable CA of a cluster whose members
+// hold certificates is reported for a person (TLSSecretInvalid), never replaced. A CA is changed only by a
+// rotation, step by step (rotateCA), in which both CAs are trusted for as long as either signs what a member serves.
 import { X509Certificate } from 'node:crypto';
+import { connect } from 'node:tls';
 import type { V1Secret } from '@kubernetes/client-node';
 import { AlreadyExistsError, NotFoundError, Secrets, type Client, type KubeObject } from '@quorum/runtime';
 import type { TlsStatus } from '../api/etcdcluster.ts';
-import { checkUserCertificate, DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
+import { checkUserCertificate, clientCAProfile, DEFAULT_CLUSTER_DOMAIN, needsRenewal, peerCAProfile } from '../tls/issue.ts';
 import {
+  CA_ROTATION_KEYS,
+  caRotationPhase,
   clientCASecretName,
+  rotatedCAContents,
   clientTLSSecretName,
   issueTLSSecrets,
   MEMBER_TLS_FILES,
@@ -26,7 +31,7 @@ import {
   type TLSIssuePlan,
   type TLSSubject,
 } from '../tls/secrets.ts';
-import { FIELD_MANAGER, LABELS, ROTATE_CERTIFICATES_ANNOTATION } from './names.ts';
+import { CLIENT_PORT, FIELD_MANAGER, LABELS, memberHost, PEER_PORT, ROTATE_CA_ANNOTATION, ROTATE_CERTIFICATES_ANNOTATION } from './names.ts';
 import type { ObservedTLS } from './plan.ts';
 import { ownerRef } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
@@ -149,8 +154,8 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
     } else {
       issue.push(...plan.issue.map((s) => ({ name: s.name, reason: s.reason })));
     }
-    warnings.push(...plan.expiringCAs.map((ca) => `the CA ${ca.name} expires on ${ca.notAfter.toISOString()}: CA rotation is not built yet (docs/tls.md)`));
   }
+  const caRotation = managed ? caRotationOf(cluster, observedSecrets, i.now) : undefined;
 
   // The operator's own identity towards the members' client ports.
   let credentials: ClientCredentials | undefined;
@@ -185,6 +190,7 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
       issue,
       memberSecrets: i.memberSecrets,
       ...(problems.length > 0 ? { invalid: problems.join('; ') } : {}),
+      ...(caRotation ? { caRotation } : {}),
     },
     ...(credentials ? { credentials } : {}),
     status: { ...(peer ? { peer } : {}), ...(clientSide ? { client: clientSide } : {}), ...(clientSecret ? { clientSecret } : {}) },
@@ -303,6 +309,95 @@ export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Pr
     written.push({ name: todo.name, reason: todo.reason });
   }
   return written;
+}
+
+/**
+ * The CA rotation to plan for, if any: one already under way (its phase is in the CA Secret's keys), else one
+ * asked for by a new etcd.quorum.dev/rotate-ca value or due because the CA nears its end; peer before client.
+ */
+function caRotationOf(cluster: EtcdCluster, observed: ObservedTLSSecrets, now: Date): NonNullable<ObservedTLS['caRotation']> | undefined {
+  const sides = [
+    { ca: 'peer' as const, contents: observed.peerCA },
+    { ca: 'client' as const, contents: observed.clientCA },
+  ];
+  for (const { ca, contents } of sides) {
+    const phase = caRotationPhase(contents);
+    if (phase === 'TrustNew') return { ca, phase, why: 'under way' };
+    if (phase === 'Reissue') {
+      const at = Date.parse(contents?.[CA_ROTATION_KEYS.rotatedAt] ?? '');
+      return { ca, phase, why: 'under way', ...(Number.isNaN(at) ? {} : { rotatedAt: at }) };
+    }
+  }
+  const token = cluster.metadata.annotations?.[ROTATE_CA_ANNOTATION];
+  for (const { ca, contents } of sides) {
+    const signing = contents?.[TLS_KEYS.certificate];
+    if (!contents || !signing) continue;
+    if (token !== undefined && contents[CA_ROTATION_KEYS.token] !== token) return { ca, phase: 'Start', why: `${ROTATE_CA_ANNOTATION} is ${token}` };
+    let notAfter: Date;
+    try {
+      notAfter = new X509Certificate(signing).validToDate;
+    } catch {
+      continue;
+    }
+    if (needsRenewal(signing, now)) return { ca, phase: 'Start', why: `the CA expires on ${notAfter.toISOString()}` };
+  }
+  return undefined;
+}
+
+/**
+ * One step of a CA rotation, written to the CA Secret (read fresh; replaced with its resourceVersion, so a
+ * concurrent write fails instead of being lost). A step already taken (the operator died after writing it) is
+ * left as it is: the Secret's phase says what was done.
+ */
+export async function rotateCA(client: Pick<Client, 'find' | 'replace'>, cluster: EtcdCluster, ca: 'peer' | 'client', step: 'TrustNew' | 'Reissue' | 'DropOld', now: Date, signal: AbortSignal): Promise<boolean> {
+  const name = cluster.metadata.name!;
+  const namespace = cluster.metadata.namespace!;
+  const secretName = ca === 'peer' ? peerCASecretName(name) : clientCASecretName(name);
+  const existing = await client.find(Secrets, { namespace, name: secretName });
+  const contents = secretContents(existing);
+  if (!existing || !contents) throw new TLSNotReadyError(`the CA Secret ${secretName} is missing`);
+  const phase = caRotationPhase(contents);
+  const before = { TrustNew: 'None', Reissue: 'TrustNew', DropOld: 'Reissue' } as const;
+  if (phase !== before[step]) return false;
+  const profile = ca === 'peer' ? peerCAProfile(name, namespace) : clientCAProfile(name, namespace);
+  const next = rotatedCAContents(contents, step, profile, now, step === 'TrustNew' ? cluster.metadata.annotations?.[ROTATE_CA_ANNOTATION] : undefined);
+  const made = tlsSecret(name, namespace, secretName, next, ownerRef(cluster));
+  await client.replace(Secrets, { ...made, metadata: { ...made.metadata, resourceVersion: existing.metadata.resourceVersion } } as KubeObject, { fieldManager: FIELD_MANAGER, signal });
+  return true;
+}
+
+/**
+ * The members whose listener on this side does not serve a certificate signed by `caPem` now, by a TLS handshake
+ * with each (its pod IP, its host name as server name). The peer port asks for a certificate the operator does not
+ * have: TLS 1.3 completes the handshake (and shows the server's certificate) before the server refuses it.
+ */
+export async function membersNotServedBy(pods: readonly KubeObject[], cluster: string, namespace: string, side: 'peer' | 'client', caPem: string, credentials: ClientCredentials | undefined): Promise<string[]> {
+  const ca = new X509Certificate(caPem);
+  const port = side === 'peer' ? PEER_PORT : CLIENT_PORT;
+  const checks = pods.map(async (p): Promise<string | undefined> => {
+    const member = p.metadata.labels?.[LABELS.member] ?? '';
+    const ip = (p as { status?: { podIP?: string } }).status?.podIP;
+    if (!ip || p.metadata.deletionTimestamp) return member;
+    const raw = await new Promise<Buffer | undefined>((resolve) => {
+      const socket = connect({
+        host: ip, port, servername: memberHost(cluster, namespace, member), rejectUnauthorized: false, timeout: 3000,
+        ...(side === 'client' && credentials ? { cert: credentials.cert, key: credentials.key } : {}),
+      }, () => {
+        const cert = socket.getPeerCertificate();
+        socket.destroy();
+        resolve(cert.raw);
+      });
+      socket.on('timeout', () => socket.destroy());
+      socket.on('error', () => resolve(undefined));
+      socket.on('close', () => resolve(undefined));
+    });
+    try {
+      return raw && new X509Certificate(raw).verify(ca.publicKey) ? undefined : member;
+    } catch {
+      return member;
+    }
+  });
+  return (await Promise.all(checks)).filter((m): m is string => m !== undefined).sort();
 }
 
 /**

@@ -8,6 +8,9 @@ import { GROUP } from '../resources.ts';
 import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/webhook-certs.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
+/** How long the old CA stays trusted after a CA rotation moved signing to the new one: applications get a week to pick up the new client certificate. */
+export const DEFAULT_CA_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
+
 export const OPERATOR_VERSION = '0.1.0';
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSION}`;
 /**
@@ -45,6 +48,8 @@ export interface ManifestOptions {
   crashLoopGraceSeconds?: number;
   /** Seconds a step may make no progress before the cluster is Degraded (StepStalled); default 120. */
   stepDeadlineSeconds?: number;
+  /** Seconds the old CA stays trusted after an operator-managed CA rotation moved signing to the new one (default 7 days). */
+  caRotationOverlapSeconds?: number;
   logLevel?: string;
   /** The Kubernetes cluster domain, which member certificates name in full (default cluster.local). */
   clusterDomain?: string;
@@ -230,6 +235,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
                 env('AGENT_IMAGE', options.image ?? OPERATOR_IMAGE),
                 env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
                 env('STEP_DEADLINE_SECONDS', String(options.stepDeadlineSeconds ?? 120)),
+                env('CA_ROTATION_OVERLAP_SECONDS', String(options.caRotationOverlapSeconds ?? DEFAULT_CA_ROTATION_OVERLAP_SECONDS)),
                 env('CLUSTER_DOMAIN', options.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],

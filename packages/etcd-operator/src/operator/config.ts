@@ -1,6 +1,6 @@
 // The operator's settings, from its environment (the Deployment sets them) with defaults for running it
 // locally against any kubeconfig.
-import { OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/manifests.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/manifests.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 export interface OperatorConfig {
@@ -17,6 +17,8 @@ export interface OperatorConfig {
   webhookServiceName: string;
   certDir: string;
   crashLoopGraceMs: number;
+  /** CA_ROTATION_OVERLAP_SECONDS: how long the old CA stays trusted once a CA rotation signs with the new one. */
+  caRotationOverlapMs: number;
   /** A step's bound: past it the cluster is Degraded (StepStalled) and Progressing False. */
   stepDeadlineMs: number;
   /**
@@ -52,6 +54,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     webhookServiceName: env['WEBHOOK_SERVICE'] ?? 'quorum-webhook',
     certDir: env['CERT_DIR'] ?? '/tmp/quorum-webhook-certs',
     crashLoopGraceMs: num('CRASHLOOP_GRACE_SECONDS', 60) * 1000,
+    caRotationOverlapMs: num('CA_ROTATION_OVERLAP_SECONDS', DEFAULT_CA_ROTATION_OVERLAP_SECONDS) * 1000,
     stepDeadlineMs: num('STEP_DEADLINE_SECONDS', 120) * 1000,
     peerWaitImage: env['PEER_WAIT_IMAGE'] || PEER_WAIT_IMAGE,
     agentImage: env['AGENT_IMAGE'] || OPERATOR_IMAGE,

@@ -152,6 +152,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     etcd: new EtcdClients(),
     events: manager.eventRecorder({ controller: 'etcd.quorum.dev/operator', instance: config.podName }),
     crashLoopGraceMs: config.crashLoopGraceMs,
+    caRotationOverlapMs: config.caRotationOverlapMs,
     stepDeadlineMs: config.stepDeadlineMs,
     metrics: stepMetrics(manager),
     peerWaitImage: config.peerWaitImage,

@@ -7,8 +7,9 @@
 //   <member>-tls          Opaque             peer.crt, peer.key, peer-ca.crt, server.crt, server.key, client-ca.crt
 //   <cluster>-client-tls  kubernetes.io/tls  ca.crt, tls.crt, tls.key    for applications and the operator itself
 //
-// A CA that is about to expire is reported, not replaced: replacing one without downtime takes three rolling
-// passes (trust both, reissue, drop the old one), because etcd loads its trusted CAs only at start.
+// A CA is rotated without downtime in three steps recorded in the CA Secret itself (caRotationPhase), because
+// etcd loads its trusted CAs only at start: TrustNew (a new CA beside the old one in every bundle: members roll),
+// Reissue (leaves signed by the new CA: read live), DropOld (the old CA leaves the bundles: members roll again).
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { OwnerReference } from '@quorum/runtime';
@@ -25,6 +26,53 @@ import { issueCertificate, loadCertificateAuthority, toPem, type CertificateAuth
 
 /** The keys of a kubernetes.io/tls Secret, plus the CA bundle its holder trusts. */
 export const TLS_KEYS = { ca: 'ca.crt', certificate: 'tls.crt', key: 'tls.key' } as const;
+
+/**
+ * A CA Secret's keys during a rotation. TrustNew: `next.crt`/`next.key` hold the new CA, still unused for
+ * signing, and `ca.crt` is old + new. Reissue: `tls.crt`/`tls.key` are the new CA, `previous.crt` the old one,
+ * still in `ca.crt`, and `rotated-at` when signing moved (the overlap is counted from it). `rotation-token`: the
+ * etcd.quorum.dev/rotate-ca value the rotation answered (a new value asks for another).
+ */
+export const CA_ROTATION_KEYS = { next: 'next.crt', nextKey: 'next.key', previous: 'previous.crt', rotatedAt: 'rotated-at', token: 'rotation-token' } as const;
+
+export type CARotationPhase = 'None' | 'TrustNew' | 'Reissue';
+
+/** Where a CA Secret stands in a rotation, from its keys alone (each step is one atomic write of the Secret). */
+export function caRotationPhase(contents: SecretContents | undefined): CARotationPhase {
+  if (contents?.[CA_ROTATION_KEYS.next] && contents[CA_ROTATION_KEYS.nextKey]) return 'TrustNew';
+  if (contents?.[CA_ROTATION_KEYS.previous]) return 'Reissue';
+  return 'None';
+}
+
+/** The certificates of a PEM bundle, in order. */
+export function pemCertificates(bundle: string): string[] {
+  return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)?.map((b) => `${b}\n`) ?? [];
+}
+
+/** The fingerprints of a bundle's certificates, sorted (a bundle's identity, whatever its order or spacing). */
+function bundleFingerprints(bundle: string): string[] {
+  return pemCertificates(bundle).map((pem) => new X509Certificate(pem).fingerprint256).sort();
+}
+
+/**
+ * The next contents of a CA Secret for a rotation step: TrustNew adds `next` (a new CA made now) beside the
+ * signing one; Reissue signs with it from now on; DropOld leaves only it. Makes a key for TrustNew: not pure.
+ */
+export function rotatedCAContents(contents: SecretContents, step: 'TrustNew' | 'Reissue' | 'DropOld', profile: CertificateRequest, now: Date, token?: string): SecretContents {
+  const signing = contents[TLS_KEYS.certificate]!;
+  const kept = token ?? contents[CA_ROTATION_KEYS.token];
+  const recorded: Record<string, string> = kept !== undefined ? { [CA_ROTATION_KEYS.token]: kept } : {};
+  switch (step) {
+    case 'TrustNew': {
+      const next = issueCertificate(profile, now);
+      return { [TLS_KEYS.ca]: `${signing.trim()}\n${next.certificatePem.trim()}\n`, [TLS_KEYS.certificate]: signing, [TLS_KEYS.key]: contents[TLS_KEYS.key]!, [CA_ROTATION_KEYS.next]: next.certificatePem, [CA_ROTATION_KEYS.nextKey]: next.privateKeyPem, ...recorded };
+    }
+    case 'Reissue':
+      return { [TLS_KEYS.ca]: contents[TLS_KEYS.ca]!, [TLS_KEYS.certificate]: contents[CA_ROTATION_KEYS.next]!, [TLS_KEYS.key]: contents[CA_ROTATION_KEYS.nextKey]!, [CA_ROTATION_KEYS.previous]: signing, [CA_ROTATION_KEYS.rotatedAt]: now.toISOString(), ...recorded };
+    case 'DropOld':
+      return { [TLS_KEYS.ca]: signing, [TLS_KEYS.certificate]: signing, [TLS_KEYS.key]: contents[TLS_KEYS.key]!, ...recorded };
+  }
+}
 
 /** The files of a member's Secret, as etcd's flags name them under the mount. */
 export const MEMBER_TLS_FILES = {
@@ -80,7 +128,7 @@ export type TLSSecretToIssue =
 
 export interface TLSIssuePlan {
   issue: TLSSecretToIssue[];
-  /** CAs with less than a third of their validity left: rotating them is not built yet, so they are only reported. */
+  /** CAs with less than a third of their validity left: the operator rotates them (a rotation starts for each). */
   expiringCAs: { kind: 'peerCA' | 'clientCA'; name: string; notAfter: Date }[];
 }
 
@@ -101,6 +149,9 @@ export function tlsSecretsToIssue(subject: TLSSubject, observed: ObservedTLSSecr
   };
   const peerCA = ca('peerCA', peerCASecretName(cluster), observed.peerCA);
   const clientCA = ca('clientCA', clientCASecretName(cluster), observed.clientCA);
+  // What every holder must trust: the CA Secret's bundle (the signing CA, and during a rotation the other one).
+  const peerBundle = peerCA ? observed.peerCA?.[TLS_KEYS.ca] : undefined;
+  const clientBundle = clientCA ? observed.clientCA?.[TLS_KEYS.ca] : undefined;
 
   for (const member of subject.members) {
     const contents = observed.members[member];
@@ -108,12 +159,12 @@ export function tlsSecretsToIssue(subject: TLSSubject, observed: ObservedTLSSecr
     const reason =
       leafProblem(contents, MEMBER_TLS_FILES.peerCertificate, MEMBER_TLS_FILES.peerKey, peerCA, peerCertificateProfile(member, cluster, namespace, clusterDomain), now) ??
       leafProblem(contents, MEMBER_TLS_FILES.serverCertificate, MEMBER_TLS_FILES.serverKey, clientCA, serverCertificateProfile(member, cluster, namespace, clusterDomain), now) ??
-      bundleProblem(contents, MEMBER_TLS_FILES.peerCA, peerCA) ??
-      bundleProblem(contents, MEMBER_TLS_FILES.clientCA, clientCA);
+      bundleProblem(contents, MEMBER_TLS_FILES.peerCA, peerBundle) ??
+      bundleProblem(contents, MEMBER_TLS_FILES.clientCA, clientBundle);
     if (reason) issue.push({ kind: 'member', member, name, reason });
   }
   const clientReason =
-    leafProblem(observed.client, TLS_KEYS.certificate, TLS_KEYS.key, clientCA, clientCertificateProfile(cluster), now) ?? bundleProblem(observed.client, TLS_KEYS.ca, clientCA);
+    leafProblem(observed.client, TLS_KEYS.certificate, TLS_KEYS.key, clientCA, clientCertificateProfile(cluster), now) ?? bundleProblem(observed.client, TLS_KEYS.ca, clientBundle);
   if (clientReason) issue.push({ kind: 'client', name: clientTLSSecretName(cluster), reason: clientReason });
   return { issue, expiringCAs };
 }
@@ -153,14 +204,14 @@ function leafProblem(contents: SecretContents | undefined, certificateKey: strin
   return undefined;
 }
 
-/** The CA bundle a holder trusts must be exactly its CA's certificate (rotation, which bundles two, is not built). */
-function bundleProblem(contents: SecretContents | undefined, bundleKey: string, issuer: CertificateAuthority | undefined): IssueReason | undefined {
+/** The CA bundle a holder trusts must be exactly its CA Secret's bundle (one CA, or two during a rotation). */
+function bundleProblem(contents: SecretContents | undefined, bundleKey: string, expected: string | undefined): IssueReason | undefined {
   if (!contents) return 'Missing';
   const bundle = contents[bundleKey];
   if (!bundle) return 'Unreadable';
-  if (!issuer) return 'IssuerChanged';
+  if (!expected) return 'IssuerChanged';
   try {
-    return new X509Certificate(bundle).fingerprint256 === issuer.certificate.fingerprint256 ? undefined : 'IssuerChanged';
+    return bundleFingerprints(bundle).join() === bundleFingerprints(expected).join() ? undefined : 'IssuerChanged';
   } catch {
     return 'Unreadable';
   }
@@ -193,7 +244,11 @@ export function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLSSecret
   };
   const peerCA = authority('peerCA', observed.peerCA);
   const clientCA = authority('clientCA', observed.clientCA);
-  const pem = (ca: CertificateAuthority): string => toPem('CERTIFICATE', ca.certificate.raw);
+  // Holders get the CA Secret's bundle (during a rotation, both CAs); a CA issued just now is its own bundle.
+  const bundle = (kind: 'peerCA' | 'clientCA', ca: CertificateAuthority, current: SecretContents | undefined): string =>
+    (plan.issue.some((i) => i.kind === kind) ? undefined : current?.[TLS_KEYS.ca]) ?? toPem('CERTIFICATE', ca.certificate.raw);
+  const peerBundle = bundle('peerCA', peerCA, observed.peerCA);
+  const clientBundle = bundle('clientCA', clientCA, observed.clientCA);
   for (const todo of plan.issue) {
     if (todo.kind === 'member') {
       const peer = issueCertificate(peerCertificateProfile(todo.member, cluster, namespace, clusterDomain), now, peerCA);
@@ -201,14 +256,14 @@ export function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLSSecret
       out.set(todo.name, {
         [MEMBER_TLS_FILES.peerCertificate]: peer.certificatePem,
         [MEMBER_TLS_FILES.peerKey]: peer.privateKeyPem,
-        [MEMBER_TLS_FILES.peerCA]: pem(peerCA),
+        [MEMBER_TLS_FILES.peerCA]: peerBundle,
         [MEMBER_TLS_FILES.serverCertificate]: server.certificatePem,
         [MEMBER_TLS_FILES.serverKey]: server.privateKeyPem,
-        [MEMBER_TLS_FILES.clientCA]: pem(clientCA),
+        [MEMBER_TLS_FILES.clientCA]: clientBundle,
       });
     } else if (todo.kind === 'client') {
       const client = issueCertificate(clientCertificateProfile(cluster), now, clientCA);
-      out.set(todo.name, { [TLS_KEYS.ca]: pem(clientCA), [TLS_KEYS.certificate]: client.certificatePem, [TLS_KEYS.key]: client.privateKeyPem });
+      out.set(todo.name, { [TLS_KEYS.ca]: clientBundle, [TLS_KEYS.certificate]: client.certificatePem, [TLS_KEYS.key]: client.privateKeyPem });
     }
   }
   return out;

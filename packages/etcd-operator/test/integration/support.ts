@@ -28,8 +28,9 @@ export interface OperatorTestOptions {
   stepDeadlineSeconds?: number;
 }
 
-export function installOptions(options: OperatorTestOptions = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number; stepDeadlineSeconds?: number } {
-  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}) };
+export function installOptions(options: OperatorTestOptions = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number; stepDeadlineSeconds?: number; caRotationOverlapSeconds: number } {
+  // No CA rotation overlap: the tests move their client to the new certificate themselves (tls.test.ts).
+  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}), caRotationOverlapSeconds: 0 };
 }
 
 export async function setUpOperator(options: OperatorTestOptions = {}): Promise<TestEnv> {

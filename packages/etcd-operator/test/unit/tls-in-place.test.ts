@@ -197,3 +197,37 @@ describe('the planner switches peer URLs one member at a time', () => {
     assert.deepEqual(plan({ ...o, rollout: { ...o.rollout, newMemberPeerScheme: 'https' } }), { type: 'addMember', member: 'c-3', peerScheme: 'https' });
   });
 });
+
+describe('an operator-managed CA rotation, once nothing else is under way', () => {
+  const steady = (caRotation: NonNullable<Observed['tls']>['caRotation'], over: Partial<Observed> = {}): Observed => {
+    const o = observed(['https', 'https', 'https'], 0, { record: undefined, peerSwitch: [] });
+    return { ...o, tls: { issue: [], memberSecrets: ['c-0', 'c-1', 'c-2'], ...(caRotation ? { caRotation } : {}), caOverlapMs: 60_000 }, ...over };
+  };
+
+  test('asked for: TrustNew first', () => {
+    const a = plan(steady({ ca: 'peer', phase: 'Start', why: 'etcd.quorum.dev/rotate-ca is r1' }));
+    assert.deepEqual(a.type === 'rotateCA' ? [a.ca, a.step] : a, ['peer', 'TrustNew']);
+  });
+
+  test('TrustNew waits for the members to restart trusting both (the rollout), then signing moves', () => {
+    const o = steady({ ca: 'peer', phase: 'TrustNew', why: 'under way' });
+    const rolling = plan({ ...o, rollout: { ...o.rollout, outdated: [{ member: 'c-1', fields: ['tls'] }] } });
+    assert.equal(rolling.type, 'startRollout', 'the members roll first');
+    const a = plan(o);
+    assert.deepEqual(a.type === 'rotateCA' ? a.step : a, 'Reissue');
+  });
+
+  test('Reissue: the old CA goes only once every member serves the new one and the overlap has passed', () => {
+    const waiting = plan(steady({ ca: 'client', phase: 'Reissue', why: 'under way', rotatedAt: NOW - 120_000, notServedByNew: ['c-2'] }));
+    assert.ok(waiting.type === 'wait' && waiting.reason === 'CARotation' && /c-2/.test(waiting.detail));
+    assert.deepEqual(plan(steady({ ca: 'client', phase: 'Reissue', why: 'under way', rotatedAt: NOW - 10_000, notServedByNew: [] })), { type: 'steady' }, 'within the overlap: steady');
+    const a = plan(steady({ ca: 'client', phase: 'Reissue', why: 'under way', rotatedAt: NOW - 120_000, notServedByNew: [] }));
+    assert.deepEqual(a.type === 'rotateCA' ? [a.ca, a.step] : a, ['client', 'DropOld']);
+  });
+
+  test('nothing moves while a member does not serve', () => {
+    const o = steady({ ca: 'peer', phase: 'Start', why: 'r' });
+    o.membership!.members[1] = { ...o.membership!.members[1]!, healthy: false };
+    assert.equal(plan(o).type, 'wait');
+  });
+});

@@ -1,8 +1,12 @@
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
+import { peerCAProfile } from '../../src/tls/issue.ts';
 import {
+  caRotationPhase,
   clientCASecretName,
+  pemCertificates,
+  rotatedCAContents,
   clientTLSSecretName,
   issueTLSSecrets,
   MEMBER_TLS_FILES,
@@ -112,4 +116,43 @@ test('the Secret objects: kubernetes.io/tls where a tls.crt/tls.key pair is, the
   assert.equal(member.type, 'Opaque');
   assert.deepEqual(Object.keys(member.data!).sort(), Object.values(MEMBER_TLS_FILES).sort());
   assert.equal(member.metadata?.labels?.['etcd.quorum.dev/member'], 'c-0');
+});
+
+test('a CA rotation, step by step: both CAs trusted everywhere, then leaves signed by the new one, then the old one dropped', () => {
+  const done = converge({ members: {} });
+  const oldCA = new X509Certificate(done.peerCA![TLS_KEYS.certificate]!);
+  const fingerprints = (bundle: string | undefined): string[] => pemCertificates(bundle ?? '').map((p) => new X509Certificate(p).fingerprint256).sort();
+  assert.equal(caRotationPhase(done.peerCA), 'None');
+
+  // TrustNew: the new CA joins the bundle; every holder must get the bundle (their leaves are issued again, still by the old CA).
+  const trustNew = { ...done, peerCA: rotatedCAContents(done.peerCA!, 'TrustNew', peerCAProfile('c', 'ns'), NOW, 't1') };
+  assert.equal(caRotationPhase(trustNew.peerCA), 'TrustNew');
+  assert.equal(pemCertificates(trustNew.peerCA[TLS_KEYS.ca]!).length, 2);
+  assert.deepEqual(reasons(trustNew), ['c-0-tls:IssuerChanged', 'c-1-tls:IssuerChanged', 'c-2-tls:IssuerChanged']);
+  const trusted = converge(trustNew);
+  assert.deepEqual(fingerprints(trusted.members['c-0']![MEMBER_TLS_FILES.peerCA]), fingerprints(trustNew.peerCA[TLS_KEYS.ca]), 'members trust both');
+  assert.ok(new X509Certificate(trusted.members['c-0']![MEMBER_TLS_FILES.peerCertificate]!).verify(oldCA.publicKey), 'still signed by the old CA');
+  assert.deepEqual(reasons(trusted), []);
+
+  // Reissue: signing moves to the new CA; every leaf is issued again by it; the bundle stays both.
+  const reissue = { ...trusted, peerCA: rotatedCAContents(trusted.peerCA!, 'Reissue', peerCAProfile('c', 'ns'), NOW) };
+  assert.equal(caRotationPhase(reissue.peerCA), 'Reissue');
+  const newCA = new X509Certificate(reissue.peerCA[TLS_KEYS.certificate]!);
+  assert.notEqual(newCA.fingerprint256, oldCA.fingerprint256);
+  assert.deepEqual(reasons(reissue), ['c-0-tls:IssuerChanged', 'c-1-tls:IssuerChanged', 'c-2-tls:IssuerChanged']);
+  const reissued = converge(reissue);
+  assert.ok(new X509Certificate(reissued.members['c-2']![MEMBER_TLS_FILES.peerCertificate]!).verify(newCA.publicKey), 'signed by the new CA');
+  assert.equal(fingerprints(reissued.members['c-2']![MEMBER_TLS_FILES.peerCA]).length, 2, 'both still trusted');
+  assert.equal(reissue.peerCA['rotated-at'], NOW.toISOString());
+
+  // DropOld: only the new CA is left, in the bundles too; the token the rotation answered is kept.
+  const dropped = { ...reissued, peerCA: rotatedCAContents(reissued.peerCA!, 'DropOld', peerCAProfile('c', 'ns'), NOW) };
+  assert.equal(caRotationPhase(dropped.peerCA), 'None');
+  assert.deepEqual(fingerprints(dropped.peerCA[TLS_KEYS.ca]), [newCA.fingerprint256]);
+  assert.equal(dropped.peerCA['rotation-token'], 't1');
+  const final = converge(dropped);
+  assert.deepEqual(fingerprints(final.members['c-1']![MEMBER_TLS_FILES.peerCA]), [newCA.fingerprint256]);
+  assert.deepEqual(reasons(final), []);
+  // The client CA was never touched.
+  assert.equal(final.clientCA, done.clientCA);
 });

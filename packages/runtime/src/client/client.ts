@@ -25,8 +25,9 @@ export interface WriteOptions {
   dryRun?: boolean;
   fieldManager?: string;
   /**
-   * How the API server treats fields its schema does not know or duplicated (`fieldValidation`): Strict
-   * refuses the request and names them; unset leaves the server's default (Warn since Kubernetes 1.27).
+   * How the API server treats fields its schema does not know or duplicated (`fieldValidation`). Default
+   * Strict: the request is refused and the fields named, so a typo (in a podTemplate, say) is an error and
+   * not a warning nobody reads or a field silently dropped. Warn or Ignore only where a caller means it.
    */
   fieldValidation?: 'Strict' | 'Warn' | 'Ignore';
   signal?: AbortSignal;
@@ -192,7 +193,8 @@ export class Client {
   async delete(type: ResourceType, key: ObjectKey | string, options: DeleteOptions = {}): Promise<void> {
     const k = typeof key === 'string' ? { namespace: '', name: key } : key;
     const body = { apiVersion: 'v1', kind: 'DeleteOptions', propagationPolicy: options.propagationPolicy, gracePeriodSeconds: options.gracePeriodSeconds, preconditions: options.preconditions };
-    await this.request('DELETE', objectPath(type, k.namespace, k.name), body, { query: writeQuery(options), signal: options.signal });
+    // A delete sends no object, so there are no fields to validate: only dryRun applies.
+    await this.request('DELETE', objectPath(type, k.namespace, k.name), body, { query: { dryRun: options.dryRun ? 'All' : undefined }, signal: options.signal });
   }
 
   /** Server-side apply: `obj` is the full intent of `fieldManager`; fields it stops sending are removed if it owned them. */
@@ -283,7 +285,7 @@ export class Client {
 }
 
 function writeQuery(options: WriteOptions): Record<string, string | undefined> {
-  return { dryRun: options.dryRun ? 'All' : undefined, fieldManager: options.fieldManager, fieldValidation: options.fieldValidation };
+  return { dryRun: options.dryRun ? 'All' : undefined, fieldManager: options.fieldManager, fieldValidation: options.fieldValidation ?? 'Strict' };
 }
 
 function withKind<T extends KubeObject>(type: ResourceType<T>, obj: T): T {

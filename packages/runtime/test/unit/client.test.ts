@@ -69,7 +69,7 @@ test("an error keeps the body as it came: a backend's JSON through a proxy, or a
   assert.equal(text.status.message, '<html>bad gateway</html>');
 });
 
-test('fieldValidation goes with writes when asked for, and is left to the server otherwise', async (t) => {
+test('writes ask for strict field validation unless told otherwise', async (t) => {
   const paths: string[] = [];
   const { client } = await serve(t, (path) => {
     paths.push(path);
@@ -79,7 +79,9 @@ test('fieldValidation goes with writes when asked for, and is left to the server
   await client.apply(ConfigMaps, { metadata: { name: 'cm', namespace: 'ns' } }, { fieldManager: 'm', force: true, fieldValidation: 'Strict' });
   await client.create(ConfigMaps, { metadata: { name: 'cm', namespace: 'ns' } }, { fieldValidation: 'Strict', dryRun: true });
   await client.create(ConfigMaps, { metadata: { name: 'cm', namespace: 'ns' } });
+  await client.create(ConfigMaps, { metadata: { name: 'cm', namespace: 'ns' } }, { fieldValidation: 'Warn' });
   assert.equal(paths[0], '/api/v1/namespaces/ns/configmaps/cm?fieldManager=m&fieldValidation=Strict&force=true');
   assert.equal(paths[1], '/api/v1/namespaces/ns/configmaps?dryRun=All&fieldValidation=Strict');
-  assert.equal(paths[2], '/api/v1/namespaces/ns/configmaps');
+  assert.equal(paths[2], '/api/v1/namespaces/ns/configmaps?fieldValidation=Strict');
+  assert.equal(paths[3], '/api/v1/namespaces/ns/configmaps?fieldValidation=Warn');
 });
