@@ -13,6 +13,7 @@ import { recordOfDeletion, recordOfUpdate } from '../../src/record/changes.ts';
 import { formatRecord, parseRecord, type RecordMeta } from '../../src/record/record-file.ts';
 import type { ResolvedKind } from '../../src/recorder/discovery.ts';
 import { RecorderSession, type SessionSettings } from '../../src/recorder/session.ts';
+import { buildStatus } from '../../src/recorder/status.ts';
 import { FakeApi, until } from './fake-api.ts';
 
 const CM: ResolvedKind = { group: '', kind: 'ConfigMap', version: 'v1', resource: 'configmaps', namespaced: true, type: ConfigMaps };
@@ -151,3 +152,18 @@ test('the record file keeps the user and the reason it is unknown, and reads the
   assert.deepEqual(parseRecord(formatRecord(deletion.meta, deletion.object), 'd.yaml').meta.changedBy, { userUnknown: 'Ambiguous' });
   assert.equal(recordOfDeletion(after, context, now).meta.changedBy, undefined, 'not asked for: nothing said');
 });
+
+test('UsersAttributed: True while the webhook serves, False with the reason when it does not, gone when users are not asked for', () => {
+  const now = new Date('2026-03-01T12:00:00Z');
+  const serving = buildStatus({ generation: 1, previous: undefined, now, users: {} });
+  assert.deepEqual(pick(serving, 'UsersAttributed'), ['True', 'AdmissionWebhook']);
+  const down = buildStatus({ generation: 2, previous: serving, now, users: { webhookProblem: 'the recorder runs without its admission webhook' } });
+  assert.deepEqual(pick(down, 'UsersAttributed'), ['False', 'WebhookNotServing']);
+  assert.match(down.conditions!.find((c) => c.type === 'UsersAttributed')!.message, /without its admission webhook/);
+  assert.equal(pick(buildStatus({ generation: 3, previous: down, now }), 'UsersAttributed'), undefined);
+});
+
+function pick(status: ReturnType<typeof buildStatus>, type: string): [string, string] | undefined {
+  const c = status.conditions?.find((x) => x.type === type);
+  return c ? [c.status, c.reason] : undefined;
+}
