@@ -263,6 +263,19 @@ export const StorageSchema = Type.Object(
   },
 );
 
+export const AttributionSchema = Type.Object(
+  {
+    users: Type.Optional(
+      Type.Boolean({
+        description:
+          "When true, each record also names the user the API server authenticated for the change (changedBy.user, with groups), as the recorder's validating admission webhook saw it, or says why the user is unknown (changedBy.userUnknown). The webhook must be installed: quorum history install installs it when a ChangeRecorder sets this (Helm: attribution.users). It always allows, and is skipped while the recorder is down.",
+        default: false,
+      }),
+    ),
+  },
+  { description: 'Who a record names for a change, beyond the field manager from managedFields (always named when the object tells).', default: {} },
+);
+
 export const ChangeRecorderSpecSchema = Type.Object(
   {
     namespaces: NamespacesSchema,
@@ -294,6 +307,7 @@ export const ChangeRecorderSpecSchema = Type.Object(
     ),
     retention: Type.Optional(RetentionSchema),
     storage: Type.Optional(StorageSchema),
+    attribution: Type.Optional(AttributionSchema),
   },
   { description: 'What to record and where to keep it.' },
 );
@@ -301,7 +315,7 @@ export const ChangeRecorderSpecSchema = Type.Object(
 // ---- status ----
 
 // The runtime's metav1.Condition schema is plain JSON; Unsafe types it as the runtime's Condition, which setCondition() returns.
-export const ConditionSchema = Type.Unsafe<Condition>(conditionSchema({ description: 'Condition type: Ready or KindsResolved.', maxLength: 316 }));
+export const ConditionSchema = Type.Unsafe<Condition>(conditionSchema({ description: 'Condition type: Ready, KindsResolved or UsersAttributed.', maxLength: 316 }));
 
 export const WatchedKindSchema = Type.Object(
   {
@@ -320,7 +334,8 @@ export const ChangeRecorderStatusSchema = Type.Object(
     observedGeneration: Type.Optional(Type.Integer({ description: 'metadata.generation the status was computed from.', format: 'int64', minimum: 0 })),
     conditions: Type.Optional(
       Type.Array(ConditionSchema, {
-        description: 'Ready (every kind asked for is served and being recorded) and KindsResolved (discovery found every kind asked for).',
+        description:
+          'Ready (every kind asked for is served and being recorded), KindsResolved (discovery found every kind asked for) and, when spec.attribution.users is true, UsersAttributed (the admission webhook that tells users is serving).',
         'x-kubernetes-list-type': 'map',
         'x-kubernetes-list-map-keys': ['type'],
       }),
@@ -359,6 +374,7 @@ export type LabelSelector = Static<typeof LabelSelectorSchema>;
 export type ExcludeRule = Static<typeof ExcludeSchema>;
 export type RetentionSpec = Static<typeof RetentionSchema>;
 export type StorageSpec = Static<typeof StorageSchema>;
+export type AttributionSpec = Static<typeof AttributionSchema>;
 export type WatchedKind = Static<typeof WatchedKindSchema>;
 export type SecretMode = (typeof SECRET_MODES)[number];
 

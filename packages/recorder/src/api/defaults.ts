@@ -20,12 +20,13 @@ import {
  * A spec after defaulting: every field the recorder reads has a value, but `resources`, whose default depends
  * on what the API server serves (plan.ts, `requestedKinds`); each of its entries has its group.
  */
-export type DefaultedSpec = Omit<ChangeRecorderSpec, 'resources' | 'ignoreStatusOnly' | 'secrets' | 'retention' | 'storage'> & {
+export type DefaultedSpec = Omit<ChangeRecorderSpec, 'resources' | 'ignoreStatusOnly' | 'secrets' | 'retention' | 'storage' | 'attribution'> & {
   resources?: GroupKind[];
   ignoreStatusOnly: boolean;
   secrets: SecretMode;
   retention: { maxVersionsPerObject: number; maxAge?: string };
   storage: StorageSpec;
+  attribution: { users: boolean };
 };
 
 export function applyDefaults(spec: ChangeRecorderSpec): DefaultedSpec {

@@ -15,9 +15,22 @@ function time(iso: string | undefined): string {
   return iso ? iso.replace(/\.\d+Z$/, 'Z') : '';
 }
 
+const isDeletion = (r: RecordSummary): boolean => r.reason === 'Deleted' || r.reason === 'DeletedWhileNotWatching';
+
+/** The field manager and its operation, e.g. `kubectl-edit (Update)`. */
 function author(r: RecordSummary): string {
-  if (!r.changedBy) return r.reason === 'Deleted' || r.reason === 'DeletedWhileNotWatching' ? '(deletion: see the audit log)' : '';
-  return `${r.changedBy.manager}${r.changedBy.operation ? ` (${r.changedBy.operation}${r.changedBy.subresource ? ` ${r.changedBy.subresource}` : ''})` : ''}`;
+  const by = r.changedBy;
+  if (!by?.manager) return isDeletion(r) && by?.user === undefined ? '(deletion: see the audit log)' : '';
+  return `${by.manager}${by.operation ? ` (${by.operation}${by.subresource ? ` ${by.subresource}` : ''})` : ''}`;
+}
+
+/** Whether the record says anything about the user: only records of ChangeRecorders that ask for users do. */
+const tellsUser = (r: RecordSummary): boolean => r.changedBy?.user !== undefined || r.changedBy?.userUnknown !== undefined;
+
+/** The user the API server named, or why it is not known, e.g. `unknown (NotSeen)`. */
+function user(r: RecordSummary): string {
+  if (r.changedBy?.user !== undefined) return r.changedBy.user;
+  return r.changedBy?.userUnknown ? `unknown (${r.changedBy.userUnknown})` : '';
 }
 
 export function objectsTable(response: ObjectsResponse): string {
@@ -32,8 +45,9 @@ export function objectsTable(response: ObjectsResponse): string {
 
 export function recordsTable(response: RecordsResponse): string {
   const withStore = new Set(response.records.map((r) => r.store)).size > 1;
-  const rows: string[][] = [['RECORD', 'RECORDED', 'REASON', 'CHANGED BY', 'CHANGED AT', ...(withStore ? ['RECORDER'] : [])]];
-  for (const r of response.records) rows.push([r.id, time(r.recordedAt), r.reason, author(r), time(r.changedAt), ...(withStore ? [r.store] : [])]);
+  const withUser = response.records.some(tellsUser);
+  const rows: string[][] = [['RECORD', 'RECORDED', 'REASON', 'CHANGED BY', ...(withUser ? ['USER'] : []), 'CHANGED AT', ...(withStore ? ['RECORDER'] : [])]];
+  for (const r of response.records) rows.push([r.id, time(r.recordedAt), r.reason, author(r), ...(withUser ? [user(r)] : []), time(r.changedAt), ...(withStore ? [r.store] : [])]);
   return table(rows);
 }
 
@@ -51,13 +65,14 @@ export function deniedLines(denied: readonly DeniedScope[]): string {
 
 /** What a record is, in one line: why it was taken, when, and who made the change it precedes. */
 export function recordLine(object: ObjectId, r: RecordDetail | RecordSummary): string {
+  const manager = r.changedBy?.manager ? author(r) : '';
   const what =
     r.reason === 'Updated'
-      ? `the version before a change${r.changedBy ? ` by ${author(r)}` : ''}${r.changedAt ? ` at ${time(r.changedAt)}` : ''}`
+      ? `the version before a change${manager ? ` by ${manager}` : ''}${r.changedAt ? ` at ${time(r.changedAt)}` : ''}`
       : r.reason === 'ChangedWhileNotWatching'
-        ? `the last version seen before changes made while the recorder was not watching${r.changedBy ? ` (last by ${author(r)})` : ''}`
+        ? `the last version seen before changes made while the recorder was not watching${manager ? ` (last by ${manager})` : ''}`
         : r.reason === 'Deleted'
           ? 'the last state before its deletion'
           : 'the last state seen before a deletion made while the recorder was not watching';
-  return `${describeObject(object)}, record ${r.id} (${r.reason}, recorded ${time(r.recordedAt)}, resourceVersion ${r.resourceVersion}): ${what}`;
+  return `${describeObject(object)}, record ${r.id} (${r.reason}, recorded ${time(r.recordedAt)}, resourceVersion ${r.resourceVersion}): ${what}${tellsUser(r) ? `; user ${user(r)}` : ''}`;
 }

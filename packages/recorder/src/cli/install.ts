@@ -13,6 +13,9 @@ export const INSTALL_USAGE = `usage: quorum history install [-f FILE]... [option
   Installs or updates the change recorder. Its ClusterRole grants get, list and watch on exactly the kinds
   the ChangeRecorders ask for (resolved through the API server's discovery): those in the files, and those
   already in the cluster unless --ignore-existing. The files' ChangeRecorders are then created or updated.
+  When one of those ChangeRecorders sets spec.attribution.users, the admission webhook that tells records
+  who made each change is installed too (UPDATE and DELETE of the same kinds, failurePolicy Ignore); an
+  install without any removes it.
 options:
   -f, --filename FILE           ChangeRecorders (YAML, several documents allowed); repeatable
   --ignore-existing             derive the role from the files only (recorders already in the cluster
@@ -25,6 +28,7 @@ options:
   --storage-secret NAME         an object store's credentials Secret to mount (beside those the
                                 ChangeRecorders name); repeatable
   --history-group GROUP         who may reach the history endpoint (default system:authenticated); repeatable
+  --users-webhook               install the users webhook even if no ChangeRecorder asks for users yet
   --log-level LEVEL             the recorder's log level (default info)
   --recorder-namespace NS       where the recorder runs (default quorum-system)
   --kubeconfig FILE  --context NAME`;
@@ -55,6 +59,7 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
         'storage-class': { type: 'string' },
         'storage-secret': { type: 'string', multiple: true },
         'history-group': { type: 'string', multiple: true },
+        'users-webhook': { type: 'boolean', default: false },
         'log-level': { type: 'string' },
         'recorder-namespace': { type: 'string' },
         kubeconfig: { type: 'string' },
@@ -77,6 +82,7 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
   if (v['storage-class'] !== undefined) options.storageClassName = v['storage-class'];
   if (v['storage-secret'] !== undefined) options.storageSecrets = v['storage-secret'];
   if (v['history-group'] !== undefined) options.historyGroups = v['history-group'];
+  if (v['users-webhook']) options.usersWebhook = true;
   if (v['log-level'] !== undefined) options.logLevel = v['log-level'];
   return {
     help: v.help,

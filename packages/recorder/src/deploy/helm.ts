@@ -6,11 +6,12 @@
 //
 // Helm cannot ask the cluster's discovery, so the chart's recorded-kind rules are a value: by default get, list
 // and watch on the default kinds; `quorum history install --print -f <recorders>` derives them for given
-// ChangeRecorders (the ClusterRole's rules after the recorder's own).
+// ChangeRecorders (the ClusterRole's rules after the recorder's own). The users webhook (attribution.users) is
+// called for the same kinds: its rules are ranged over the same value, so the two cannot disagree.
 import { stringify } from 'yaml';
 import { GROUP, PLURAL } from '../api/changerecorder.ts';
 import { changeRecorderCRDYAML } from '../api/crd.ts';
-import { ALL_DEFAULT_RESOURCES, RECORDER_IMAGE, RECORDER_VERSION, clusterRules, recordedKindRules, recorderManifests } from './manifests.ts';
+import { ALL_DEFAULT_RESOURCES, NAME, RECORDER_IMAGE, RECORDER_VERSION, clusterRules, recordedKindRules, recorderManifests, usersWebhookObjects } from './manifests.ts';
 
 export const CHART_DIR = 'deploy/helm/quorum-recorder';
 
@@ -22,6 +23,8 @@ const SENTINELS = {
   storageClass: 'quorum-sentinel-class',
   secret: 'quorum-sentinel-secret',
   group: 'quorum-sentinel-group',
+  ruleGroup: 'quorum-sentinel-rulegroup',
+  ruleResource: 'quorum-sentinel-ruleresource',
 } as const;
 
 const TEMPLATE: [string, string][] = [
@@ -38,6 +41,8 @@ export const RANGES = {
   storageClass: '{{- with .Values.storage.className }}',
   // `with`: an empty list adds nothing (toYaml would write `[]` among the rules).
   recordedRules: '{{- with .Values.rbac.recordedRules }}{{ toYaml . | nindent 2 }}{{ end }}',
+  webhookRules: '{{- range .Values.rbac.recordedRules }}',
+  usersWebhook: '{{- if .Values.attribution.users }}',
 } as const;
 
 const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
@@ -53,6 +58,9 @@ export const VALUES = {
   history: { groups: ['system:authenticated'] },
   // get, list and watch on the kinds to record (default: the ChangeRecorder default kinds, Quorum's included).
   rbac: { recordedRules: recordedKindRules(ALL_DEFAULT_RESOURCES) },
+  // The admission webhook that names, in the records of ChangeRecorders with spec.attribution.users, the user
+  // who made each change; called for UPDATE and DELETE of the kinds above, failurePolicy Ignore.
+  attribution: { users: false },
 };
 
 const indentOf = (line: string): number => line.length - line.trimStart().length;
@@ -89,7 +97,7 @@ export function helmChart(): Record<string, string> {
   }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
   const render = (o: object): string => {
     let text = stringify(o, { lineWidth: 0 });
-    if ((o as { kind?: string }).kind === 'ClusterRole') {
+    if ((o as { kind?: string }).kind === 'ClusterRole' && (o as { metadata?: { name?: string } }).metadata?.name === NAME) {
       // The recorder's own rules as generated, then the recorded kinds' rules from values.
       if (JSON.stringify((o as { rules: unknown }).rules) !== JSON.stringify(clusterRules([]))) throw new Error('helm: the ClusterRole has rules beyond the recorder\'s own');
       text = `${text.trimEnd()}\n${RANGES.recordedRules}\n`;
@@ -101,13 +109,25 @@ export function helmChart(): Record<string, string> {
     if (text.includes(SENTINELS.group)) text = rangeOverItem(text, SENTINELS.group, RANGES.groups, [[SENTINELS.group, '{{ . }}']]);
     text = text.replace(new RegExp(`^(\\s*)storageClassName: ${SENTINELS.storageClass}$`, 'm'), `${RANGES.storageClass}\n$1storageClassName: {{ . }}\n{{- end }}`);
     for (const [from, to] of TEMPLATE) text = text.replaceAll(from, to);
+    if ((o as { kind?: string }).kind === 'Deployment') {
+      const usersEnv = /(- name: USERS_WEBHOOK\n\s*value: )"false"/;
+      if (!usersEnv.test(text)) throw new Error('helm: the Deployment has no USERS_WEBHOOK "false" to template');
+      text = text.replace(usersEnv, '$1{{ .Values.attribution.users | quote }}');
+    }
+    if (text.includes(SENTINELS.ruleGroup)) {
+      // The webhook's one rule, once per recorded-kind rule of the values: the same groups and resources.
+      const line = (sentinel: string, field: string): [string, string] => [new RegExp(`${field}:\\n\\s*- ${sentinel}`).exec(text)![0], `${field}: {{ toJson .${field} }}`];
+      text = rangeOverItem(text, SENTINELS.ruleGroup, RANGES.webhookRules, [line(SENTINELS.ruleGroup, 'apiGroups'), line(SENTINELS.ruleResource, 'resources')]);
+    }
     if (/quorum-sentinel/.test(text)) throw new Error(`helm: a sentinel left in ${(o as { kind?: string }).kind}`);
     return text;
   };
+  const webhookObjects = usersWebhookObjects(SENTINELS.namespace, [{ group: SENTINELS.ruleGroup, kind: 'Sentinel' }], { [`${SENTINELS.ruleGroup}/Sentinel`]: SENTINELS.ruleResource });
   return {
     'Chart.yaml': stringify({ apiVersion: 'v2', name: 'quorum-recorder', description: 'The Quorum change recorder', type: 'application', version: RECORDER_VERSION, appVersion: RECORDER_VERSION }),
     'values.yaml': `# Generated from packages/recorder/src/deploy/helm.ts; edit values at install time with --set or -f.\n${stringify(VALUES)}`,
     [`crds/${GROUP}_${PLURAL}.yaml`]: changeRecorderCRDYAML(),
     'templates/recorder.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${objects.map(render).join('---\n')}`,
+    'templates/users-webhook.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${RANGES.usersWebhook}\n${webhookObjects.map(render).join('---\n')}{{- end }}\n`,
   };
 }

@@ -4,6 +4,9 @@
 // Everything is written with server-side apply (field manager quorum-history-install) and strict field
 // validation; then the given ChangeRecorders, and it waits for the Deployment to roll out and reports each
 // given ChangeRecorder's Ready condition. uninstallRecorder() removes the recorder and keeps every record.
+// The users webhook is installed when a ChangeRecorder asks for users (spec.attribution.users) or when told
+// to, and removed by an install that has none: a configuration left behind would call a recorder that no
+// longer answers it.
 import type { V1Deployment } from '@kubernetes/client-node';
 import {
   ClusterRoleBindings,
@@ -17,6 +20,7 @@ import {
   Roles,
   ServiceAccounts,
   Services,
+  ValidatingWebhookConfigurations,
   type Client,
   type OpenObject,
   type ResourceType,
@@ -24,7 +28,8 @@ import {
 import { API_VERSION, KIND, type ChangeRecorder } from '../api/changerecorder.ts';
 import { applyDefaults, validateSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
-import { NAME, recorderManifests, storageSecretsOf, type RecorderManifestOptions } from './manifests.ts';
+import { USERS_WEBHOOK_CONFIGURATION } from '../attribution/webhook.ts';
+import { NAME, recorderManifests, storageSecretsOf, usersWebhookObjects, type RecorderManifestOptions } from './manifests.ts';
 import { derivationProblem, deriveRecordedKinds, manifestKinds, type DerivedKinds } from './rbac.ts';
 
 export const INSTALL_FIELD_MANAGER = 'quorum-history-install';
@@ -40,6 +45,7 @@ const TYPES: Readonly<Record<string, ResourceType<OpenObject>>> = {
   PersistentVolumeClaim: PersistentVolumeClaims,
   Deployment: Deployments,
   Service: Services,
+  ValidatingWebhookConfiguration: ValidatingWebhookConfigurations,
 };
 
 function typeOf(obj: OpenObject): ResourceType<OpenObject> {
@@ -48,7 +54,9 @@ function typeOf(obj: OpenObject): ResourceType<OpenObject> {
   return type;
 }
 
-export interface RecorderInstallOptions extends Omit<RecorderManifestOptions, 'kinds' | 'plurals'> {
+export interface RecorderInstallOptions extends Omit<RecorderManifestOptions, 'kinds' | 'plurals' | 'usersWebhook'> {
+  /** Install the users webhook even if no ChangeRecorder asks for users (default: when one does). */
+  usersWebhook?: boolean;
   /** ChangeRecorders to create or update, and derive the role from. */
   recorders?: readonly ChangeRecorder[];
   /** Derive from the ChangeRecorders already in the cluster too (default true). */
@@ -68,6 +76,10 @@ export interface RecorderInstallPlan {
   /** Every ChangeRecorder the role was derived from, by name. */
   derivedFrom: string[];
   derived: DerivedKinds;
+  /** Whether the users webhook is among the manifests; when not, an install removes one left by an earlier install. */
+  usersWebhook: boolean;
+  /** The ChangeRecorders (of derivedFrom) that ask for users. */
+  usersFor: string[];
 }
 
 export interface RecorderInstallResult extends RecorderInstallPlan {
@@ -107,10 +119,12 @@ export async function planRecorderInstall(client: Client, options: RecorderInsta
   const derived = await deriveRecordedKinds(client, all.map((r) => r.spec));
   const problem = derivationProblem(derived);
   if (problem) throw new Error(problem);
-  const { recorders: _r, includeExisting: _i, wait: _w, readyTimeoutMs: _t, log: _l, ...manifestOptions } = options;
+  const { recorders: _r, includeExisting: _i, wait: _w, readyTimeoutMs: _t, log: _l, usersWebhook: _u, ...manifestOptions } = options;
   const storageSecrets = [...new Set([...(options.storageSecrets ?? []), ...storageSecretsOf(all)])].sort();
-  const manifests = recorderManifests({ ...manifestOptions, ...manifestKinds(derived), storageSecrets }) as OpenObject[];
-  return { manifests, recorders, derivedFrom: [...byName.keys()].sort(), derived };
+  const usersFor = all.filter((r) => applyDefaults(r.spec).attribution.users).map((r) => r.metadata.name!).sort();
+  const usersWebhook = options.usersWebhook === true || usersFor.length > 0;
+  const manifests = recorderManifests({ ...manifestOptions, ...manifestKinds(derived), storageSecrets, usersWebhook }) as OpenObject[];
+  return { manifests, recorders, derivedFrom: [...byName.keys()].sort(), derived, usersWebhook, usersFor };
 }
 
 async function poll<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
@@ -140,7 +154,8 @@ export async function installRecorder(client: Client, options: RecorderInstallOp
   const plan = await planRecorderInstall(client, options);
   log(`role derived from ${plan.derivedFrom.length ? `ChangeRecorder(s) ${plan.derivedFrom.join(', ')}` : 'the default kinds (no ChangeRecorder given or found)'}: get, list, watch on ${plan.derived.granted.map((k) => `${k.resource}${k.group ? `.${k.group}` : ''}`).join(', ')}`);
   const write = { fieldManager: INSTALL_FIELD_MANAGER, force: true, fieldValidation: 'Strict' } as const;
-  for (const obj of plan.manifests) {
+  for (const manifest of plan.manifests) {
+    const obj = manifest.kind === 'ValidatingWebhookConfiguration' ? await withPublishedCa(client, manifest) : manifest;
     await client.apply(typeOf(obj), obj, write);
     log(`applied ${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`);
     if (obj.kind === 'CustomResourceDefinition') {
@@ -148,6 +163,14 @@ export async function installRecorder(client: Client, options: RecorderInstallOp
         const crd = (await client.get(CustomResourceDefinitions, obj.metadata.name!)) as { status?: { conditions?: { type: string; status: string }[] } };
         return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
       });
+    }
+  }
+  if (plan.usersWebhook) {
+    log(`users webhook installed${plan.usersFor.length ? ` for ChangeRecorder(s) ${plan.usersFor.join(', ')}` : ''}: UPDATE and DELETE of the same kinds, failurePolicy Ignore`);
+  } else {
+    const ns = options.namespace ?? 'quorum-system';
+    for (const obj of usersWebhookObjects(ns).reverse()) {
+      if (await deleteIfPresent(client, obj)) log(`removed ${obj.kind} ${obj.metadata?.name ?? ''} (no ChangeRecorder asks for users)`);
     }
   }
   for (const r of plan.recorders) {
@@ -159,6 +182,14 @@ export async function installRecorder(client: Client, options: RecorderInstallOp
   const ns = options.namespace ?? 'quorum-system';
   await poll(`the recorder Deployment ${ns}/${NAME} to roll out`, 180_000, async () => (rolledOut((await client.get(Deployments, { namespace: ns, name: NAME })) as V1Deployment) ? true : undefined));
   log('recorder ready');
+  if (plan.usersWebhook) {
+    // Until the recorder has published its CA the API server cannot call the webhook, and changes go unattributed.
+    await poll(`the recorder to publish its webhook CA in ValidatingWebhookConfiguration ${USERS_WEBHOOK_CONFIGURATION}`, 60_000, async () => {
+      const config = (await client.get(ValidatingWebhookConfigurations, USERS_WEBHOOK_CONFIGURATION)) as { webhooks?: { clientConfig?: { caBundle?: string } }[] };
+      return config.webhooks?.every((w) => w.clientConfig?.caBundle) ? true : undefined;
+    });
+    log('users webhook CA published');
+  }
   for (const r of plan.recorders) {
     const name = r.metadata.name!;
     const readyOf = async (): Promise<RecorderInstallResult['ready'][number]> => {
@@ -180,15 +211,35 @@ export async function installRecorder(client: Client, options: RecorderInstallOp
   return result;
 }
 
+/** The configuration with the caBundle the recorder patched in, so that applying it again does not blank it. */
+async function withPublishedCa(client: Client, config: OpenObject): Promise<OpenObject> {
+  const existing = (await client.find(ValidatingWebhookConfigurations, config.metadata.name ?? '')) as { webhooks?: { name?: string; clientConfig?: { caBundle?: string } }[] } | undefined;
+  const copy = structuredClone(config) as OpenObject & { webhooks?: { name: string; clientConfig: Record<string, unknown> }[] };
+  for (const webhook of copy.webhooks ?? []) {
+    const ca = existing?.webhooks?.find((w) => w.name === webhook.name)?.clientConfig?.caBundle;
+    if (ca) webhook.clientConfig['caBundle'] = ca;
+  }
+  return copy;
+}
+
+async function deleteIfPresent(client: Client, obj: OpenObject): Promise<boolean> {
+  try {
+    await client.delete(typeOf(obj), { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! });
+    return true;
+  } catch (err) {
+    if (err instanceof NotFoundError) return false;
+    throw err;
+  }
+}
+
 /**
- * Removes the recorder: its Deployment, Service, RBAC and ServiceAccount. The CRD, every ChangeRecorder, the
+ * Removes the recorder: its Deployment, Service, RBAC, ServiceAccount and users webhook. The CRD, every ChangeRecorder, the
  * records' volume (PVC) and the namespace stay, so installing again resumes where it stopped.
  */
 export async function uninstallRecorder(client: Client, options: Pick<RecorderManifestOptions, 'namespace'> = {}): Promise<void> {
   const keep = new Set(['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim']);
-  for (const obj of recorderManifests({ namespace: options.namespace }).filter((o) => !keep.has(o.kind ?? '')).reverse()) {
-    await client.delete(typeOf(obj), { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! }).catch((err: unknown) => {
-      if (!(err instanceof NotFoundError)) throw err;
-    });
+  // With the users webhook's objects, whether or not it was installed: deleting what is absent is nothing.
+  for (const obj of recorderManifests({ namespace: options.namespace, usersWebhook: true }).filter((o) => !keep.has(o.kind ?? '')).reverse()) {
+    await deleteIfPresent(client, obj);
   }
 }

@@ -3,11 +3,22 @@
 // mounts the credentials Secrets of the object stores ChangeRecorders write to), and the Service of its
 // read-only history endpoint. The recorded kinds' rules are derived from the kinds to record
 // (the ChangeRecorders' spec.resources, or the defaults): get, list and watch on exactly those. Events about
-// ChangeRecorders go to the `default` namespace (they are cluster-scoped), through a Role there.
+// ChangeRecorders go to the `default` namespace (they are cluster-scoped), through a Role there. With
+// usersWebhook, also the validating admission webhook that tells who made each change (attribution/webhook.ts),
+// called for UPDATE and DELETE of the same recorded kinds, and the RBAC for its certificate and CA.
 import type { KubeObject } from '@quorum/runtime';
 import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type ChangeRecorder, type GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults } from '../api/defaults.ts';
 import { changeRecorderCRD } from '../api/crd.ts';
+import {
+  USERS_WEBHOOK_CERT_SECRET,
+  USERS_WEBHOOK_CONFIGURATION,
+  USERS_WEBHOOK_NAME,
+  USERS_WEBHOOK_PATH,
+  WEBHOOK_PORT,
+  WEBHOOK_PORT_NAME,
+  WEBHOOK_SERVICE_PORT,
+} from '../attribution/webhook.ts';
 import { pluralOf } from '../cli/kinds.ts';
 import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
 import { DEFAULT_CREDENTIALS_ROOT, LEASE_NAME } from '../operator/config.ts';
@@ -22,6 +33,15 @@ export const STORAGE_ROOT = '/var/lib/quorum-recorder';
 export const EVENTS_ROLE = 'quorum-recorder-events';
 /** The Role that lets callers reach the history endpoint through the API server's proxy. */
 export const HISTORY_PROXY_ROLE = 'quorum-history-proxy';
+/** The ClusterRole and Role of the users webhook: its CA in the configuration, its certificate Secret. */
+export const USERS_WEBHOOK_ROLE = 'quorum-recorder-webhook';
+/** Where the webhook's certificate files go: an emptyDir, the root filesystem being read-only. */
+const CERT_DIR = '/tmp/webhook-certs';
+/**
+ * The API server gives up on the webhook after this long, then goes on (failurePolicy Ignore): the webhook
+ * only remembers a name, so a slow answer means a recorder in trouble, and no write should wait for it.
+ */
+export const USERS_WEBHOOK_TIMEOUT_SECONDS = 2;
 
 export interface RecorderManifestOptions {
   namespace?: string;
@@ -46,6 +66,12 @@ export interface RecorderManifestOptions {
    * each caller sees is then decided per object by their own RBAC. Default: every authenticated user.
    */
   historyGroups?: readonly string[];
+  /**
+   * Register the validating admission webhook that tells records who made each change (for ChangeRecorders
+   * with spec.attribution.users), on the same kinds as the role; default false. The Deployment, its webhook
+   * port and the Service port are the same either way: the recorder serves the webhook only when told to.
+   */
+  usersWebhook?: boolean;
   logLevel?: string;
 }
 
@@ -99,6 +125,62 @@ export function namespaceRules(): Record<string, unknown>[] {
   ];
 }
 
+/**
+ * What the webhook is called for: UPDATE and DELETE (the changes records are taken for) of the recorded kinds,
+ * in every version and scope, whole objects only (a status write never names the user of a record).
+ */
+export function usersWebhookRules(kinds: readonly GroupKind[], plurals: Readonly<Record<string, string>> = {}): Record<string, unknown>[] {
+  return recordedKindRules(kinds, plurals).map((rule) => ({ apiGroups: rule['apiGroups'], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: rule['resources'], scope: '*' }));
+}
+
+/**
+ * The users webhook's configuration and the RBAC it needs, apart from the recorder's own so that an install
+ * without it grants nothing for it. failurePolicy Ignore: the webhook only listens, and a recorder that is
+ * down, slow or unreachable must never block or refuse a write (those changes' records say NotSeen).
+ * sideEffects NoneOnDryRun: dry runs still reach it, and it ignores them. The CA is patched in by the recorder.
+ */
+export function usersWebhookObjects(ns: string, kinds: readonly GroupKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Obj[] {
+  const rbac = 'rbac.authorization.k8s.io';
+  const subjects = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
+  return [
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'ClusterRole',
+      metadata: { name: USERS_WEBHOOK_ROLE, labels },
+      rules: [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [USERS_WEBHOOK_CONFIGURATION], verbs: ['get', 'patch'] }],
+    },
+    { apiVersion: `${rbac}/v1`, kind: 'ClusterRoleBinding', metadata: { name: USERS_WEBHOOK_ROLE, labels }, roleRef: { apiGroup: rbac, kind: 'ClusterRole', name: USERS_WEBHOOK_ROLE }, subjects },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'Role',
+      metadata: { name: USERS_WEBHOOK_ROLE, namespace: ns, labels },
+      rules: [
+        // The first recorder to start makes the certificate Secret; create cannot be limited to a name.
+        { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+        { apiGroups: [''], resources: ['secrets'], resourceNames: [USERS_WEBHOOK_CERT_SECRET], verbs: ['get'] },
+      ],
+    },
+    { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: USERS_WEBHOOK_ROLE, namespace: ns, labels }, roleRef: { apiGroup: rbac, kind: 'Role', name: USERS_WEBHOOK_ROLE }, subjects },
+    {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingWebhookConfiguration',
+      metadata: { name: USERS_WEBHOOK_CONFIGURATION, labels },
+      webhooks: [
+        {
+          name: USERS_WEBHOOK_NAME,
+          clientConfig: { service: { name: HISTORY_SERVICE, namespace: ns, path: USERS_WEBHOOK_PATH, port: WEBHOOK_SERVICE_PORT } },
+          rules: usersWebhookRules(kinds, plurals),
+          failurePolicy: 'Ignore',
+          sideEffects: 'NoneOnDryRun',
+          timeoutSeconds: USERS_WEBHOOK_TIMEOUT_SECONDS,
+          admissionReviewVersions: ['v1'],
+          matchPolicy: 'Equivalent',
+        },
+      ],
+    },
+  ];
+}
+
 export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] {
   const ns = options.namespace ?? 'quorum-system';
   const rbac = 'rbac.authorization.k8s.io';
@@ -143,8 +225,15 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
       apiVersion: 'v1',
       kind: 'Service',
       metadata: { name: HISTORY_SERVICE, namespace: ns, labels },
-      spec: { selector, ports: [{ name: HISTORY_PORT_NAME, port: HISTORY_PORT, targetPort: HISTORY_PORT_NAME }] },
+      spec: {
+        selector,
+        ports: [
+          { name: HISTORY_PORT_NAME, port: HISTORY_PORT, targetPort: HISTORY_PORT_NAME },
+          { name: WEBHOOK_PORT_NAME, port: WEBHOOK_SERVICE_PORT, targetPort: WEBHOOK_PORT_NAME },
+        ],
+      },
     },
+    ...(options.usersWebhook ? usersWebhookObjects(ns, options.kinds, options.plurals) : []),
   ];
 }
 
@@ -181,20 +270,24 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
                 env('CREDENTIALS_ROOT', DEFAULT_CREDENTIALS_ROOT),
                 env('HISTORY_PORT', String(HISTORY_PORT)),
                 env('HISTORY_SERVICE', HISTORY_SERVICE),
+                env('USERS_WEBHOOK', String(options.usersWebhook ?? false)),
+                env('WEBHOOK_PORT', String(WEBHOOK_PORT)),
+                env('CERT_DIR', CERT_DIR),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [
                 { name: 'probes', containerPort: 8081 },
                 { name: HISTORY_PORT_NAME, containerPort: HISTORY_PORT },
+                { name: WEBHOOK_PORT_NAME, containerPort: WEBHOOK_PORT },
               ],
               livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10, failureThreshold: 3 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 5 },
               resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '512Mi' } },
               securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
-              volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }, ...secretMounts],
+              volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }, { name: 'tmp', mountPath: '/tmp' }, ...secretMounts],
             },
           ],
-          volumes: [{ name: 'records', persistentVolumeClaim: { claimName: DATA_CLAIM } }, ...secretVolumes],
+          volumes: [{ name: 'records', persistentVolumeClaim: { claimName: DATA_CLAIM } }, { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }, ...secretVolumes],
         },
       },
     },

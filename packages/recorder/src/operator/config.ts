@@ -1,5 +1,6 @@
 // The recorder process's settings, from its environment (the Deployment sets them), with defaults for running
 // it locally against any kubeconfig.
+import { WEBHOOK_PORT } from '../attribution/webhook.ts';
 import { HISTORY_PORT, HISTORY_SERVICE } from '../history/protocol.ts';
 
 /** The leader-election Lease, in the recorder's namespace. */
@@ -19,8 +20,13 @@ export interface RecorderConfig {
   probePort: number;
   /** The history endpoint's port (0: no endpoint). */
   historyPort: number;
-  /** The Service in front of the endpoint: its names go in the generated serving certificate. */
+  /** The Service in front of the endpoint and the webhook: its names go in the generated serving certificates. */
   historyService: string;
+  /** Serve the admission webhook that tells who made each change (the manifests register it when asked to). */
+  usersWebhook: boolean;
+  webhookPort: number;
+  /** Where the webhook's certificate files are written (a writable directory: the root filesystem is not). */
+  certDir: string;
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RecorderConfig {
@@ -40,5 +46,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RecorderCon
     probePort: num('PROBE_PORT', 8081),
     historyPort: num('HISTORY_PORT', HISTORY_PORT),
     historyService: env['HISTORY_SERVICE'] || HISTORY_SERVICE,
+    usersWebhook: env['USERS_WEBHOOK'] === 'true',
+    webhookPort: num('WEBHOOK_PORT', WEBHOOK_PORT),
+    certDir: env['CERT_DIR'] || '/tmp/quorum-recorder-webhook-certs',
   };
 }

@@ -1,6 +1,8 @@
 // Entry point of the recorder's container: `node packages/recorder/src/operator/main.ts`. The ChangeRecorder
 // controller and its recording sessions run on the leader; the read-only history endpoint on every replica.
 import { LeadershipLostError, shutdownSignal } from '@quorum/runtime';
+import { AdmittedUsers } from '../attribution/admitted-users.ts';
+import { usersWebhookRunnable } from '../attribution/webhook.ts';
 import { historyServerRunnable } from '../history/server.ts';
 import { ChangeRecorders } from '../resources.ts';
 import { objectStoreSources } from '../store/target.ts';
@@ -8,6 +10,9 @@ import { configFromEnv, LEASE_NAME } from './config.ts';
 import { createRecorder } from './recorder.ts';
 
 const config = configFromEnv();
+// The users the webhook admits are what the sessions look up: one map, made before either.
+const webhook = config.usersWebhook ? { users: new AdmittedUsers() } : undefined;
+let usersWebhook: ReturnType<typeof usersWebhookRunnable> | undefined;
 const { manager } = await createRecorder({
   storageRoot: config.storageRoot,
   credentialsRoot: config.credentialsRoot,
@@ -16,7 +21,21 @@ const { manager } = await createRecorder({
     probePort: config.probePort,
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
   },
+  ...(webhook ? { usersWebhook: { users: webhook.users, problem: () => usersWebhook?.problem() ?? 'the admission webhook is starting' } } : {}),
 });
+if (webhook) {
+  usersWebhook = usersWebhookRunnable({
+    client: manager.client,
+    users: webhook.users,
+    namespace: config.namespace,
+    service: config.historyService,
+    certDir: config.certDir,
+    port: config.webhookPort,
+    log: manager.log.child({ component: 'users-webhook' }),
+    metrics: manager.metrics.retries,
+  });
+  manager.add(usersWebhook);
+}
 if (config.historyPort > 0) {
   const svc = config.historyService;
   manager.add(
@@ -31,7 +50,7 @@ if (config.historyPort > 0) {
     }),
   );
 }
-manager.log.info({ storageRoot: config.storageRoot, historyPort: config.historyPort, leaderElection: config.leaderElection }, 'quorum change recorder starting');
+manager.log.info({ storageRoot: config.storageRoot, historyPort: config.historyPort, usersWebhook: config.usersWebhook, leaderElection: config.leaderElection }, 'quorum change recorder starting');
 try {
   await manager.start(shutdownSignal());
   process.exit(0);

@@ -3,6 +3,7 @@
 import { hostname } from 'node:os';
 import { Manager, generationChanged, type Logger, type ManagerOptions } from '@quorum/runtime';
 import type { ChangeRecorder } from '../api/changerecorder.ts';
+import type { UserSource } from '../attribution/admitted-users.ts';
 import { changeRecorderReconciler, type Sessions } from '../recorder/reconcile.ts';
 import { RecorderSession } from '../recorder/session.ts';
 import { DEFAULT_CREDENTIALS_ROOT } from './config.ts';
@@ -23,6 +24,11 @@ export interface RecorderOptions {
   writeConcurrency?: number;
   /** The reportingInstance of its Events (the pod's name); default the host name. */
   instance?: string;
+  /**
+   * The admission webhook that tells users (attribution/webhook.ts): the users it saw, and why it is not
+   * serving yet. Unset: the recorder runs without it, and records that ask for users say so.
+   */
+  usersWebhook?: { users: UserSource; problem: () => string | undefined };
 }
 
 /** The reportingController of the recorder's Events. */
@@ -85,6 +91,7 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
       onActivity: () => refresh(name),
       onNamespacesChanged: () => wake(name),
       writeConcurrency: options.writeConcurrency,
+      ...(options.usersWebhook ? { users: options.usersWebhook.users } : {}),
     }),
   );
   const controller = manager
@@ -101,6 +108,7 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
         storageRoot: options.storageRoot,
         credentialsRoot: options.credentialsRoot ?? DEFAULT_CREDENTIALS_ROOT,
         events: manager.eventRecorder({ controller: EVENT_CONTROLLER, instance: options.instance ?? hostname() }),
+        ...(options.usersWebhook ? { usersWebhookProblem: options.usersWebhook.problem } : {}),
       }),
     );
   refresh = (name) => controller.queue.addAfter(name, STATUS_REFRESH_MS);

@@ -8,7 +8,7 @@ import type { KubeObject } from '@quorum/runtime';
 import { lastChange } from './author.ts';
 import { cleanObject, sameVersion, type CleanSettings, type Json } from './clean.ts';
 import { MAX_DIFF_EDIT_LENGTH, unifiedDiff } from './diff.ts';
-import { objectYAML, type LastSeenMeta, type ParsedFile, type RecordMeta } from './record-file.ts';
+import { objectYAML, type LastSeenMeta, type ParsedFile, type RecordMeta, type UserAttribution } from './record-file.ts';
 
 /** How the recorder cleans what it writes now, and the key of its Secret hashes. */
 export interface CleaningContext {
@@ -33,17 +33,21 @@ export function lastSeenOf(obj: KubeObject, context: CleaningContext, now: Date)
   return { meta: { seenAt: now.toISOString(), resourceVersion: rv(obj), cleaning: context.settings }, object: cleanObject(obj, context.settings, context.redactionKey) };
 }
 
-/** The record of a change seen as it happened; none when the cleaned versions are equal (churn). */
-export function recordOfUpdate(before: KubeObject, after: KubeObject, context: CleaningContext, now: Date): NewRecord | undefined {
+/**
+ * The record of a change seen as it happened; none when the cleaned versions are equal (churn). `user` is who
+ * the admission webhook says made it, when the ChangeRecorder asks for users (absent otherwise).
+ */
+export function recordOfUpdate(before: KubeObject, after: KubeObject, context: CleaningContext, now: Date, user?: UserAttribution): NewRecord | undefined {
   const old = cleanObject(before, context.settings, context.redactionKey);
   const current = cleanObject(after, context.settings, context.redactionKey);
   if (sameVersion(old, current)) return undefined;
-  return changeRecord('Updated', false, old, rv(before), current, after, context.settings, now, before);
+  return changeRecord('Updated', false, old, rv(before), current, after, context.settings, now, before, user);
 }
 
-/** The record of a deletion seen as it happened: the last state. */
-export function recordOfDeletion(last: KubeObject, context: CleaningContext, now: Date): NewRecord {
+/** The record of a deletion seen as it happened: the last state, and who deleted it when asked for. */
+export function recordOfDeletion(last: KubeObject, context: CleaningContext, now: Date, user?: UserAttribution): NewRecord {
   const meta: RecordMeta = { reason: 'Deleted', seenLate: false, recordedAt: now.toISOString(), resourceVersion: rv(last), cleaning: context.settings };
+  if (user) meta.changedBy = { ...user };
   return { meta, object: cleanObject(last, context.settings, context.redactionKey) };
 }
 
@@ -52,14 +56,14 @@ export function recordOfDeletion(last: KubeObject, context: CleaningContext, now
  * last-seen copy. The live object is cleaned as that copy was (the settings may have changed since), so a
  * new setting alone is not taken for a change. None when they are the same version.
  */
-export function recordOfMissedChange(lastSeen: ParsedFile<LastSeenMeta>, live: KubeObject, context: CleaningContext, now: Date): NewRecord | undefined {
+export function recordOfMissedChange(lastSeen: ParsedFile<LastSeenMeta>, live: KubeObject, context: CleaningContext, now: Date, user?: UserAttribution): NewRecord | undefined {
   const current = cleanObject(live, lastSeen.meta.cleaning, context.redactionKey);
   if (sameVersion(lastSeen.object, current)) return undefined;
-  return changeRecord('ChangedWhileNotWatching', true, lastSeen.object, lastSeen.meta.resourceVersion, current, live, lastSeen.meta.cleaning, now);
+  return changeRecord('ChangedWhileNotWatching', true, lastSeen.object, lastSeen.meta.resourceVersion, current, live, lastSeen.meta.cleaning, now, undefined, user);
 }
 
 /** The record of a deletion made while no recorder watched: the last-seen copy, which is the last state known. */
-export function recordOfMissedDeletion(lastSeen: ParsedFile<LastSeenMeta>, now: Date): NewRecord {
+export function recordOfMissedDeletion(lastSeen: ParsedFile<LastSeenMeta>, now: Date, user?: UserAttribution): NewRecord {
   const meta: RecordMeta = {
     reason: 'DeletedWhileNotWatching',
     seenLate: true,
@@ -67,6 +71,7 @@ export function recordOfMissedDeletion(lastSeen: ParsedFile<LastSeenMeta>, now: 
     resourceVersion: lastSeen.meta.resourceVersion,
     cleaning: lastSeen.meta.cleaning,
   };
+  if (user) meta.changedBy = { ...user };
   return { meta, object: lastSeen.object };
 }
 
@@ -86,6 +91,7 @@ function changeRecord(
   cleaning: CleanSettings,
   now: Date,
   before?: KubeObject,
+  user?: UserAttribution,
 ): NewRecord {
   const meta: RecordMeta = { reason, seenLate, recordedAt: now.toISOString(), resourceVersion: oldVersion, replacedBy: rv(after), cleaning };
   const author = lastChange(after, before);
@@ -94,6 +100,8 @@ function changeRecord(
     meta.changedBy = who;
     meta.changedAt = time;
   }
+  // The field manager and the user come from different sources and are kept side by side, never merged.
+  if (user) meta.changedBy = { ...meta.changedBy, ...user };
   const diff = unifiedDiff(objectYAML(old), objectYAML(current), `resourceVersion ${oldVersion}`, `resourceVersion ${rv(after)}`);
   if (diff === undefined) meta.diffOmitted = `more than ${MAX_DIFF_EDIT_LENGTH} changed lines`;
   else meta.diff = diff;

@@ -6,11 +6,37 @@
 // The same format holds an object's last-seen copy, with a shorter header: it is what the recorder compares
 // the live object with at start, to find changes it did not see.
 import { parse, stringify } from 'yaml';
-import type { ChangeAuthor } from './author.ts';
 import type { CleanSettings, Json } from './clean.ts';
 
 export const RECORD_REASONS = ['Updated', 'Deleted', 'ChangedWhileNotWatching', 'DeletedWhileNotWatching'] as const;
 export type RecordReason = (typeof RECORD_REASONS)[number];
+
+/**
+ * Why a record does not name the user although its ChangeRecorder asks for users (spec.attribution.users).
+ * NotSeen: the recorder's admission webhook saw no request from the recorded version (it is not installed or
+ * was not called, the recorder was down or restarted since, or the change was seen after the entry expired).
+ * Ambiguous: different users' requests were admitted from that version, and only one was written.
+ * SeenLate: the change was found at start; which requests made it is unknown. NoWebhook: the recorder runs
+ * without its admission webhook.
+ */
+export const USER_UNKNOWN_REASONS = ['NotSeen', 'Ambiguous', 'SeenLate', 'NoWebhook'] as const;
+export type UserUnknownReason = (typeof USER_UNKNOWN_REASONS)[number];
+
+/** Who a record names for the change: the user the API server authenticated, or why it is not known. */
+export type UserAttribution = { user: string; groups?: string[] } | { userUnknown: UserUnknownReason };
+
+/**
+ * Who made the change: the field manager and its operation from the replacing version's managedFields (absent
+ * on deletions, which leave no entry), and, when the ChangeRecorder asks for users, the user or why not.
+ */
+export interface ChangedBy {
+  manager?: string;
+  operation?: string;
+  subresource?: string;
+  user?: string;
+  groups?: string[];
+  userUnknown?: UserUnknownReason;
+}
 
 /** What a record says about itself. */
 export interface RecordMeta {
@@ -28,8 +54,8 @@ export interface RecordMeta {
   resourceVersion: string;
   /** resourceVersion of the version that replaced it (for changes). */
   replacedBy?: string;
-  /** Who made the change, from the replacing version's managedFields, when it names someone. */
-  changedBy?: Omit<ChangeAuthor, 'time'>;
+  /** Who made the change: the field manager when the replacing version's managedFields name one, and the user when asked for. */
+  changedBy?: ChangedBy;
   /** When the change was made, from the same managedFields entry. */
   changedAt?: string;
   /** How the recorded version was cleaned. */

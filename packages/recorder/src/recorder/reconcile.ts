@@ -42,6 +42,11 @@ export interface ReconcilerDeps {
   /** The directory the credentials Secrets of object stores are mounted below, one folder per Secret. */
   credentialsRoot: string;
   resolve?: (kinds: readonly GroupKind[], signal: AbortSignal) => Promise<Resolution>;
+  /**
+   * Why the admission webhook that tells users is not serving now, undefined while it serves; unset when the
+   * recorder runs without it. Asked only for ChangeRecorders with spec.attribution.users.
+   */
+  usersWebhookProblem?: () => string | undefined;
   /** Where Warning events about the ChangeRecorder go (unknown kinds); none in tests that do not look. */
   events?: Pick<EventRecorder, 'record'>;
   now?: () => Date;
@@ -58,6 +63,7 @@ export function settingsOf(spec: DefaultedSpec): SessionSettings {
     cleaning: { status: !spec.ignoreStatusOnly, secrets: spec.secrets },
     retention: { maxVersionsPerObject: spec.retention.maxVersionsPerObject, maxAgeMs: maxAgeMs(spec.retention.maxAge) },
     exclude: spec.exclude ?? [],
+    users: spec.attribution.users,
   };
 }
 
@@ -77,8 +83,10 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     const now = deps.now?.() ?? new Date();
     const generation = recorder.metadata.generation ?? 0;
     const previous = recorder.status;
-    const report = async (input: Omit<StatusInput, 'generation' | 'previous' | 'now'>): Promise<void> => {
-      await writeStatus(deps, name, previous, buildStatus({ ...input, generation, previous, now }), signal);
+    const spec = applyDefaults(recorder.spec);
+    const users = spec.attribution.users ? { webhookProblem: usersWebhookProblem(deps) } : undefined;
+    const report = async (input: Omit<StatusInput, 'generation' | 'previous' | 'now' | 'users'>): Promise<void> => {
+      await writeStatus(deps, name, previous, buildStatus({ ...input, generation, previous, now, ...(users ? { users } : {}) }), signal);
     };
     const stop = async (blocked: NonNullable<StatusInput['blocked']>): Promise<Result> => {
       resolutions.delete(name);
@@ -88,7 +96,6 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     };
 
     // ---- observe ----
-    const spec = applyDefaults(recorder.spec);
     const invalid = validateSpec(spec);
     if (invalid.length > 0) return stop({ reason: 'InvalidSpec', message: invalid.join('; ') });
     const target = storageTarget(name, spec);
@@ -132,13 +139,20 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     await report({ verdict, report: state, watchingSince: session.startedAt, ...(namespaceFailure ? { namespaceFailure } : {}), namespacesPending });
 
     const waits: number[] = [];
-    if (state.storageFailure || namespaceFailure || namespacesPending || state.watches.some((w) => !w.ready || w.failure)) waits.push(UNSETTLED_REFRESH_MS);
+    // A webhook still setting up its certificate reports nothing itself: look again until it serves.
+    const webhookPending = users?.webhookProblem !== undefined && deps.usersWebhookProblem !== undefined;
+    if (state.storageFailure || namespaceFailure || namespacesPending || webhookPending || state.watches.some((w) => !w.ready || w.failure)) waits.push(UNSETTLED_REFRESH_MS);
     const lifetime = resolutionLifetimeMs(verdict);
     if (lifetime !== undefined) waits.push(Math.max(1000, cached.atMs + lifetime - now.getTime()));
     const next = session.nextExpiry();
     if (next !== undefined) waits.push(Math.min(MAX_SWEEP_WAIT_MS, Math.max(1000, next - now.getTime())));
     return waits.length > 0 ? { requeueAfter: Math.min(...waits) } : {};
   };
+}
+
+function usersWebhookProblem(deps: ReconcilerDeps): string | undefined {
+  if (!deps.usersWebhookProblem) return 'the recorder runs without its admission webhook (installed without it): install again with quorum history install, which installs it for ChangeRecorders that ask for users';
+  return deps.usersWebhookProblem();
 }
 
 async function writeStatus(deps: ReconcilerDeps, name: string, previous: ChangeRecorderStatus | undefined, status: ChangeRecorderStatus, signal: AbortSignal): Promise<void> {

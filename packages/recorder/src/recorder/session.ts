@@ -2,6 +2,7 @@
 // per-object queue of writes. The reconciler decides what to watch (plan.ts) and hands it over here; this
 // turns what the watches see into records, in order per object, and counts what it wrote.
 import { RetryReporter, type Client, type OpenObject, type RetryFailure, type RetryLog, type RetryMetrics } from '@quorum/runtime';
+import type { AdmittedOperation, UserSource } from '../attribution/admitted-users.ts';
 import { excluder, type ObjectIdentity } from '../api/defaults.ts';
 import type { ExcludeRule } from '../api/changerecorder.ts';
 import {
@@ -15,6 +16,7 @@ import {
   type NewRecord,
 } from '../record/changes.ts';
 import { sameVersion, type CleanSettings } from '../record/clean.ts';
+import type { UserAttribution } from '../record/record-file.ts';
 import type { RetentionPolicy } from '../record/retention.ts';
 import { objectPath, type ObjectRef } from '../store/layout.ts';
 import { openRecordStore, type StoreLocation } from '../store/open-store.ts';
@@ -28,6 +30,8 @@ export interface SessionSettings {
   cleaning: CleanSettings;
   retention: RetentionPolicy;
   exclude: ExcludeRule[];
+  /** Name in each record the user who made the change (spec.attribution.users). */
+  users?: boolean;
 }
 
 export interface SessionOptions {
@@ -44,6 +48,8 @@ export interface SessionOptions {
   onNamespacesChanged: () => void;
   /** Store writes in flight at once, across objects. */
   writeConcurrency?: number;
+  /** The users the recorder's admission webhook saw; undefined when the recorder runs without it. */
+  users?: UserSource;
   now?: () => Date;
 }
 
@@ -67,6 +73,8 @@ export interface SessionReport {
 }
 
 const DEFAULT_WRITE_CONCURRENCY = 8;
+/** Objects whose deletion started (a deletionTimestamp, finalizers pending) remembered for their deletion record. */
+const MAX_PENDING_DELETIONS = 10_000;
 
 export class RecorderSession implements ChangeSink {
   readonly name: string;
@@ -81,6 +89,12 @@ export class RecorderSession implements ChangeSink {
   #settings: SessionSettings | undefined;
   #isExcluded: (id: ObjectIdentity) => boolean = () => false;
   #written = 0;
+  /**
+   * Who started each pending deletion, by uid. An object with finalizers gets a deletionTimestamp from the DELETE
+   * request and goes only when they are removed (by controllers' UPDATEs): its last state is not the version
+   * the DELETE started from, but the version before the deletionTimestamp appeared is.
+   */
+  readonly #deletionStartedBy = new Map<string, UserAttribution>();
 
   private constructor(store: RecordStore, options: SessionOptions) {
     this.name = options.name;
@@ -229,7 +243,7 @@ export class RecorderSession implements ChangeSink {
           await this.#store.writeLastSeen(ref, lastSeenOf(live, context, seenAt));
           return;
         }
-        const missed = recordOfMissedChange(lastSeen, live, context, seenAt);
+        const missed = recordOfMissedChange(lastSeen, live, context, seenAt, this.#unknownUser('SeenLate'));
         if (missed) await this.#record(ref, missed);
         if (missed || lastSeenOutdated(lastSeen, context)) await this.#store.writeLastSeen(ref, lastSeenOf(live, context, seenAt));
       });
@@ -240,7 +254,7 @@ export class RecorderSession implements ChangeSink {
       add(ref, async () => {
         const lastSeen = await this.#store.readLastSeen(ref);
         if (!lastSeen) return;
-        await this.#record(ref, recordOfMissedDeletion(lastSeen, seenAt));
+        await this.#record(ref, recordOfMissedDeletion(lastSeen, seenAt, this.#unknownUser('SeenLate')));
         await this.#store.removeLastSeen(ref);
       });
     }
@@ -255,14 +269,20 @@ export class RecorderSession implements ChangeSink {
   }
 
   updated(kind: ResolvedKind, before: OpenObject, after: OpenObject): void {
+    if (after.metadata.resourceVersion === before.metadata.resourceVersion) return;
     // An object being deleted changes on its way out (finalizers removed); its deletion record keeps the last state.
-    if (after.metadata.resourceVersion === before.metadata.resourceVersion || after.metadata.deletionTimestamp) return;
+    if (after.metadata.deletionTimestamp) {
+      if (!before.metadata.deletionTimestamp) this.#deletionStarted(kind, before);
+      return;
+    }
     const ref = refOf(kind, after);
     if (this.#excluded(ref)) return;
     const seenAt = this.#now();
+    // Looked up now, as the change arrives, not when a slow store gets to write it.
+    const user = this.#userOf(before, 'UPDATE');
     this.#work.add(refKey(ref), async () => {
       const context = this.#context();
-      const record = recordOfUpdate(before, after, context, seenAt);
+      const record = recordOfUpdate(before, after, context, seenAt, user);
       if (!record) return;
       await this.#record(ref, record);
       await this.#store.writeLastSeen(ref, lastSeenOf(after, context, seenAt));
@@ -270,11 +290,17 @@ export class RecorderSession implements ChangeSink {
   }
 
   deleted(kind: ResolvedKind, last: OpenObject): void {
+    const uid = last.metadata.uid ?? '';
+    const startedBy = this.#deletionStartedBy.get(uid);
+    this.#deletionStartedBy.delete(uid);
     const ref = refOf(kind, last);
     if (this.#excluded(ref)) return;
     const seenAt = this.#now();
+    // Without finalizers the DELETE started from the last state; with them, from the version before the
+    // deletionTimestamp, if the recorder saw it appear (else it does not know).
+    const user = last.metadata.deletionTimestamp ? (startedBy ?? this.#unknownUser('NotSeen')) : this.#userOf(last, 'DELETE');
     this.#work.add(refKey(ref), async () => {
-      await this.#record(ref, recordOfDeletion(last, this.#context(), seenAt));
+      await this.#record(ref, recordOfDeletion(last, this.#context(), seenAt, user));
       await this.#store.removeLastSeen(ref);
     });
   }
@@ -285,6 +311,33 @@ export class RecorderSession implements ChangeSink {
     this.#written++;
     if (this.#settings) await this.#store.retain(ref, this.#settings.retention, this.#now().getTime());
     this.#options.onActivity();
+  }
+
+  #deletionStarted(kind: ResolvedKind, before: OpenObject): void {
+    const uid = before.metadata.uid;
+    const user = this.#userOf(before, 'DELETE');
+    if (!uid || !user || this.#excluded(refOf(kind, before))) return;
+    this.#deletionStartedBy.set(uid, user);
+    // A deletion whose end the watch never delivers (it restarted meanwhile) must not be kept for ever.
+    while (this.#deletionStartedBy.size > MAX_PENDING_DELETIONS) this.#deletionStartedBy.delete(this.#deletionStartedBy.keys().next().value!);
+  }
+
+  /** Who made the change that started from `version`, when the ChangeRecorder asks for users; undefined when it does not. */
+  #userOf(version: OpenObject, operation: AdmittedOperation): UserAttribution | undefined {
+    if (!this.#settings?.users) return undefined;
+    const source = this.#options.users;
+    if (!source) return { userUnknown: 'NoWebhook' };
+    const { uid, resourceVersion } = version.metadata;
+    if (!uid || !resourceVersion) return { userUnknown: 'NotSeen' };
+    const found = source.lookup(uid, resourceVersion, operation);
+    if ('unknown' in found) return { userUnknown: found.unknown };
+    return { user: found.user.username, ...(found.user.groups ? { groups: found.user.groups } : {}) };
+  }
+
+  /** `reason` when the ChangeRecorder asks for users (a missing webhook said first); undefined when it does not. */
+  #unknownUser(reason: 'SeenLate' | 'NotSeen'): UserAttribution | undefined {
+    if (!this.#settings?.users) return undefined;
+    return { userUnknown: this.#options.users ? reason : 'NoWebhook' };
   }
 
   #context(): CleaningContext {

@@ -1,6 +1,6 @@
 // Status: what `kubectl get changerecorders` and the conditions say, built from what the reconcile observed.
 // Every reason it can set is in REASONS, which docs/recorder.md's table is generated from.
-import { setCondition, type Condition } from '@quorum/runtime';
+import { removeCondition, setCondition, type Condition } from '@quorum/runtime';
 import type { ChangeRecorderStatus, WatchedKind } from '../api/changerecorder.ts';
 import { groupKindName } from './discovery.ts';
 import type { KindVerdict } from './plan.ts';
@@ -25,6 +25,11 @@ export const REASONS = {
     KindsNotFound: 'the API server does not serve the kinds the message names, or cannot list and watch them; they are looked up again every minute',
     DiscoveryFailed: 'status Unknown: the discovery documents of the kinds the message names cannot be read, so whether they are served is not known; looked up again every minute',
   },
+  UsersAttributed: {
+    AdmissionWebhook: "only with spec.attribution.users: the recorder's admission webhook is serving, so records of the changes it is called for name the user",
+    WebhookNotServing:
+      'status False: spec.attribution.users is true, but the recorder runs without its admission webhook, or cannot serve it yet (the message says which and why); records say the user is unknown (NoWebhook, or NotSeen). quorum history install installs the webhook for such ChangeRecorders',
+  },
 } as const;
 
 type ReadyReason = keyof typeof REASONS.Ready;
@@ -43,6 +48,8 @@ export interface StatusInput {
   namespaceFailure?: string;
   /** Whether the selector's namespaces are still being listed. */
   namespacesPending?: boolean;
+  /** Set when the spec asks for users: why the admission webhook that tells them is not serving, if it is not. */
+  users?: { webhookProblem?: string };
 }
 
 /** `Deploymnet.apps (no served version of group apps (apps/v1) has kind Deploymnet)` */
@@ -122,6 +129,18 @@ export function buildStatus(input: StatusInput): ChangeRecorderStatus {
     observedGeneration: generation,
   }, now);
   if (verdict) conditions = setCondition(conditions, { ...kindsResolved(verdict), type: 'KindsResolved', observedGeneration: generation }, now);
+  if (input.users) {
+    const problem = input.users.webhookProblem;
+    conditions = setCondition(conditions, {
+      type: 'UsersAttributed',
+      status: problem === undefined ? 'True' : 'False',
+      reason: problem === undefined ? 'AdmissionWebhook' : 'WebhookNotServing',
+      message: problem ?? 'the admission webhook is serving: records name the user of each change it was called for, and say why not otherwise',
+      observedGeneration: generation,
+    }, now);
+  } else {
+    conditions = removeCondition(conditions, 'UsersAttributed');
+  }
   const status: ChangeRecorderStatus = { ...previous, observedGeneration: generation, conditions };
   if (input.blocked) {
     // Nothing is watched any more; what is in storage stays, and so do its figures.

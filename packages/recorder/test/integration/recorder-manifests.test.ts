@@ -14,11 +14,12 @@ import {
   Roles,
   ServiceAccounts,
   Services,
+  ValidatingWebhookConfigurations,
   type OpenObject,
   type ResourceType,
 } from '@quorum/runtime';
 import { TestEnv } from '@quorum/runtime/testing';
-import { recorderManifests } from '../../src/deploy/manifests.ts';
+import { recorderManifests, usersWebhookObjects } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
 
@@ -52,6 +53,15 @@ test('every object of the manifests is accepted by the API server (server-side d
     const type = TYPES[object.kind ?? '']!;
     // Strict: a field the API server does not know, or one given twice, is refused rather than dropped.
     const applied = await env.client.apply(type, object, { fieldManager: 'recorder-manifests-test', force: true, dryRun: true, fieldValidation: 'Strict' });
+    assert.equal(applied.metadata.name, object.metadata.name, `${object.kind} ${object.metadata.name}`);
+  }
+});
+
+test('the users webhook objects are accepted too: the configuration, and the RBAC for its certificate and CA', async () => {
+  const ns = await env.namespace('recorder-manifests');
+  const types: Record<string, ResourceType<OpenObject>> = { ...TYPES, ValidatingWebhookConfiguration: ValidatingWebhookConfigurations };
+  for (const object of usersWebhookObjects(ns)) {
+    const applied = await env.client.apply(types[object.kind ?? '']!, object, { fieldManager: 'recorder-manifests-test', force: true, dryRun: true, fieldValidation: 'Strict' });
     assert.equal(applied.metadata.name, object.metadata.name, `${object.kind} ${object.metadata.name}`);
   }
 });

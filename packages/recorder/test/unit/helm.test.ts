@@ -21,6 +21,7 @@ interface Values {
   storageSecrets: string[];
   groups: string[];
   recordedRules: Record<string, unknown>[];
+  users: boolean;
 }
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -28,9 +29,14 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const blocks = (text: string, open: string, each: (body: string) => string): string =>
   text.replace(new RegExp(`\\n${escape(open)}\\n([\\s\\S]*?)\\n\\{\\{- end \\}\\}`, 'g'), (_, body: string) => each(body));
 
-/** Just enough of Helm's template language for this chart: values, the release namespace, quote, range, with, toYaml. */
+/** Just enough of Helm's template language for this chart: values, the release namespace, quote, range, with, if, toYaml, toJson. */
 function render(template: string, v: Values): string {
-  let out = blocks(template, RANGES.secrets, (body) =>
+  // The webhook's rules range first: the `if` around the webhook objects ends at the first `{{- end }}` otherwise.
+  let out = blocks(template, RANGES.webhookRules, (body) =>
+    v.recordedRules.map((r) => `\n${body.replaceAll('{{ toJson .apiGroups }}', JSON.stringify(r['apiGroups'])).replaceAll('{{ toJson .resources }}', JSON.stringify(r['resources']))}`).join(''),
+  );
+  out = blocks(out, RANGES.usersWebhook, (body) => (v.users ? `\n${body}` : ''));
+  out = blocks(out, RANGES.secrets, (body) =>
     [...new Set(v.storageSecrets)].sort().map((s, i) => `\n${body.replaceAll('{{ $i }}', String(i)).replaceAll('{{ $s }}', s)}`).join(''),
   );
   out = blocks(out, RANGES.groups, (body) => v.groups.map((g) => `\n${body.replaceAll('{{ . }}', g)}`).join(''));
@@ -41,7 +47,8 @@ function render(template: string, v: Values): string {
     .replaceAll('{{ .Values.image.repository }}', v.repository)
     .replaceAll('{{ .Values.image.tag }}', v.tag)
     .replaceAll('{{ .Values.logLevel }}', v.logLevel)
-    .replaceAll('{{ .Values.storage.size | quote }}', JSON.stringify(v.size));
+    .replaceAll('{{ .Values.storage.size | quote }}', JSON.stringify(v.size))
+    .replaceAll('{{ .Values.attribution.users | quote }}', JSON.stringify(String(v.users)));
   assert.doesNotMatch(out, /\{\{/, 'every template expression rendered');
   return out;
 }
@@ -52,12 +59,13 @@ test('the chart renders exactly the objects of recorderManifests (namespace and 
   const chart = helmChart();
   const kinds: GroupKind[] = [{ group: '', kind: 'ConfigMap' }, { group: 'apps', kind: 'Deployment' }];
   const cases: (Values & { kinds: readonly GroupKind[] })[] = [
-    { namespace: 'ops', repository: 'registry.example/recorder', tag: '9.9.9', logLevel: 'debug', size: '5Gi', className: 'fast', storageSecrets: ['s3-b', 'minio.creds', 's3-b'], groups: ['team-a', 'team-b'], recordedRules: recordedKindRules(kinds), kinds },
-    { namespace: 'quorum-system', repository: VALUES.image.repository, tag: VALUES.image.tag, logLevel: VALUES.logLevel, size: VALUES.storage.size, className: '', storageSecrets: [], groups: VALUES.history.groups, recordedRules: VALUES.rbac.recordedRules, kinds: ALL_DEFAULT_RESOURCES },
-    { namespace: 'x', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: [], recordedRules: [], kinds: [] },
+    { namespace: 'ops', repository: 'registry.example/recorder', tag: '9.9.9', logLevel: 'debug', size: '5Gi', className: 'fast', storageSecrets: ['s3-b', 'minio.creds', 's3-b'], groups: ['team-a', 'team-b'], recordedRules: recordedKindRules(kinds), users: true, kinds },
+    { namespace: 'quorum-system', repository: VALUES.image.repository, tag: VALUES.image.tag, logLevel: VALUES.logLevel, size: VALUES.storage.size, className: '', storageSecrets: [], groups: VALUES.history.groups, recordedRules: VALUES.rbac.recordedRules, users: VALUES.attribution.users, kinds: ALL_DEFAULT_RESOURCES },
+    { namespace: 'quorum-system', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: ['system:authenticated'], recordedRules: VALUES.rbac.recordedRules, users: true, kinds: ALL_DEFAULT_RESOURCES },
+    { namespace: 'x', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: [], recordedRules: [], users: false, kinds: [] },
   ];
   for (const { kinds: k, ...values } of cases) {
-    const rendered = objectsOf(render(chart['templates/recorder.yaml']!, values));
+    const rendered = objectsOf(render(`${chart['templates/recorder.yaml']!}---\n${chart['templates/users-webhook.yaml']!}`, values));
     const expected = recorderManifests({
       namespace: values.namespace,
       image: `${values.repository}:${values.tag}`,
@@ -67,6 +75,7 @@ test('the chart renders exactly the objects of recorderManifests (namespace and 
       storageSecrets: values.storageSecrets,
       historyGroups: values.groups,
       kinds: k,
+      usersWebhook: values.users,
     }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
     // No group at all: the chart's `subjects:` is null where the manifests have [], the same RoleBinding to the API server.
     const normalized = (JSON.parse(JSON.stringify(expected)) as Record<string, unknown>[]).map((o) => (Array.isArray(o['subjects']) && o['subjects'].length === 0 ? { ...o, subjects: null } : o));

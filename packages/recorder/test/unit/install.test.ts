@@ -186,8 +186,66 @@ test('an install applies every object with strict field validation, the CRD esta
   assert.deepEqual(applied.map((a) => a.kind), [...result.manifests.map((o) => o.kind), 'ChangeRecorder']);
   assert.ok(applied.every((a) => a.query['fieldValidation'] === 'Strict' && a.query['fieldManager'] === INSTALL_FIELD_MANAGER && a.query['force'] === true));
   assert.deepEqual(result.ready, [{ name: 'app', status: 'True', reason: 'Recording', message: 'recording 1 kind' }]);
+  assert.equal(result.usersWebhook, false);
+  assert.deepEqual(deleted, [
+    'ValidatingWebhookConfiguration/quorum-recorder-users',
+    'RoleBinding/quorum-recorder-webhook',
+    'Role/quorum-recorder-webhook',
+    'ClusterRoleBinding/quorum-recorder-webhook',
+    'ClusterRole/quorum-recorder-webhook',
+  ], 'no ChangeRecorder asks for users: a users webhook an earlier install left is removed');
 
+  deleted.length = 0;
   await uninstallRecorder(client, { namespace: 'ops' });
   assert.ok(!deleted.some((d) => /^(Namespace|CustomResourceDefinition|PersistentVolumeClaim)\//.test(d)), `kept: ${deleted.join(', ')}`);
-  assert.deepEqual(new Set(deleted.map((d) => d.split('/')[0])), new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount']), 'an object already gone is no error');
+  assert.deepEqual(
+    new Set(deleted.map((d) => d.split('/')[0])),
+    new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount', 'ValidatingWebhookConfiguration']),
+    'an object already gone is no error',
+  );
+});
+
+test('a ChangeRecorder that asks for users brings the users webhook, on the kinds of the role; a re-install keeps the CA the recorder published, and waits for it', async () => {
+  const usersRecorder = recorder('audited', { namespaces: { names: ['app'] }, resources: [{ group: 'zoo.example.com', kind: 'Octopus' }], attribution: { users: true } });
+  const plain = await planRecorderInstall(fakeClient([]), { recorders: [recorder('plain', { namespaces: { all: true } })] });
+  assert.equal(plain.usersWebhook, false);
+  assert.ok(!plain.manifests.some((o) => o.kind === 'ValidatingWebhookConfiguration'));
+  const forced = await planRecorderInstall(fakeClient([]), { recorders: [recorder('plain', { namespaces: { all: true } })], usersWebhook: true });
+  assert.equal(forced.usersWebhook, true, '--users-webhook');
+  const plan = await planRecorderInstall(fakeClient([usersRecorder]), {});
+  assert.deepEqual([plan.usersWebhook, plan.usersFor], [true, ['audited']], 'a ChangeRecorder in the cluster that asks for users keeps the webhook');
+  const config = plan.manifests.find((o) => o.kind === 'ValidatingWebhookConfiguration') as unknown as { webhooks: { rules: unknown[] }[] };
+  assert.deepEqual(config.webhooks[0]!.rules, [{ apiGroups: ['zoo.example.com'], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['octopi'], scope: '*' }], 'the resource discovery found, as the role grants it');
+
+  const applied: Record<string, unknown>[] = [];
+  let caLooks = 0;
+  const base = fakeClient([usersRecorder]);
+  const existingConfig = { metadata: { name: 'quorum-recorder-users' }, webhooks: [{ name: 'users.changerecorders.history.quorum.dev', clientConfig: { caBundle: 'Q0E=' } }] };
+  const client = {
+    request: (...args: Parameters<Client['request']>) => base.request(...args),
+    list: (...args: Parameters<Client['list']>) => base.list(...args),
+    apply: (type: { kind: string }, obj: Record<string, unknown>) => {
+      if (type.kind === 'ValidatingWebhookConfiguration') applied.push(obj);
+      return Promise.resolve(obj);
+    },
+    find: (type: { kind: string }) => Promise.resolve(type.kind === 'ValidatingWebhookConfiguration' ? structuredClone(existingConfig) : undefined),
+    get: (type: { kind: string }) => {
+      if (type.kind === 'CustomResourceDefinition') return Promise.resolve({ status: { conditions: [{ type: 'Established', status: 'True' }] } });
+      if (type.kind === 'Deployment') return Promise.resolve({ metadata: { generation: 1 }, spec: { replicas: 1 }, status: { observedGeneration: 1, replicas: 1, updatedReplicas: 1, availableReplicas: 1, readyReplicas: 1 } });
+      if (type.kind === 'ValidatingWebhookConfiguration') {
+        caLooks++;
+        return Promise.resolve(caLooks >= 2 ? existingConfig : { webhooks: [{ clientConfig: {} }] });
+      }
+      return Promise.reject(new Error(`unexpected get of ${type.kind}`));
+    },
+    delete: () => Promise.reject(new Error('nothing is removed when the webhook is wanted')),
+  } as unknown as Client;
+  const result = await installRecorder(client, { namespace: 'ops' });
+  assert.equal(result.usersWebhook, true);
+  assert.equal(applied.length, 1);
+  assert.equal((applied[0] as unknown as { webhooks: { clientConfig: { caBundle?: string } }[] }).webhooks[0]!.clientConfig.caBundle, 'Q0E=', 'the published CA is applied back, not blanked');
+  assert.ok(caLooks >= 2, 'the install waits until the CA is published');
+
+  assert.equal(parseInstallArgs(['--users-webhook']).options.usersWebhook, true);
+  assert.equal(parseInstallArgs([]).options.usersWebhook, undefined);
 });

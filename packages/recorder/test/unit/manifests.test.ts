@@ -15,10 +15,12 @@ import {
   sampleChangeRecorder,
   STORAGE_ROOT,
   storageSecretsOf,
+  USERS_WEBHOOK_ROLE,
 } from '../../src/deploy/manifests.ts';
+import { USERS_WEBHOOK_CERT_SECRET, USERS_WEBHOOK_CONFIGURATION, USERS_WEBHOOK_PATH } from '../../src/attribution/webhook.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import { applyDefaults, validateSpec } from '../../src/api/defaults.ts';
-import type { ChangeRecorder, ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
+import type { ChangeRecorder, ChangeRecorderSpec, GroupKind } from '../../src/api/changerecorder.ts';
 import { storageTarget, storeLocationOf } from '../../src/store/target.ts';
 
 type Obj = Record<string, unknown> & { kind: string; metadata: { name: string; namespace?: string } };
@@ -67,18 +69,23 @@ test('the manifests: one writer on a ReadWriteOnce volume, the endpoint behind i
   assert.equal((pod.securityContext as { fsGroup: number }).fsGroup, 65532, 'the volume is writable by the non-root user');
   const container = pod.containers[0]!;
   assert.equal(container.image, 'example/recorder:1');
-  assert.deepEqual(container.volumeMounts, [{ name: 'records', mountPath: STORAGE_ROOT }]);
+  assert.deepEqual(container.volumeMounts, [{ name: 'records', mountPath: STORAGE_ROOT }, { name: 'tmp', mountPath: '/tmp' }], 'the records, and a scratch directory for the webhook certificate');
   const env = Object.fromEntries((container.env as { name: string; value?: string }[]).filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
   const config = configFromEnv({ ...env, POD_NAMESPACE: 'ops', POD_NAME: 'p' });
   assert.equal(config.storageRoot, STORAGE_ROOT);
   assert.equal(config.credentialsRoot, '/var/run/secrets/quorum-recorder');
   assert.equal(config.historyPort, 8443);
   assert.equal(config.historyService, 'quorum-recorder');
+  assert.equal(config.usersWebhook, false, 'no users webhook unless asked for');
+  assert.ok(!objects.some((o) => o.kind === 'ValidatingWebhookConfiguration'));
   const claim = find(objects, 'PersistentVolumeClaim', 'quorum-recorder-data') as Obj & { spec: { accessModes: string[]; resources: { requests: { storage: string } } } };
   assert.deepEqual(claim.spec.accessModes, ['ReadWriteOnce']);
   assert.equal(claim.spec.resources.requests.storage, '5Gi');
   const service = find(objects, 'Service', 'quorum-recorder') as Obj & { spec: { ports: Record<string, unknown>[] } };
-  assert.deepEqual(service.spec.ports, [{ name: 'history', port: 8443, targetPort: 'history' }]);
+  assert.deepEqual(service.spec.ports, [
+    { name: 'history', port: 8443, targetPort: 'history' },
+    { name: 'webhook', port: 443, targetPort: 'webhook' },
+  ]);
   const proxy = find(objects, 'Role', HISTORY_PROXY_ROLE) as Obj & { rules: Record<string, unknown>[] };
   assert.deepEqual(proxy.rules, [{ apiGroups: [''], resources: ['services/proxy'], resourceNames: ['https:quorum-recorder:history'], verbs: ['get'] }]);
   const binding = find(objects, 'RoleBinding', HISTORY_PROXY_ROLE) as Obj & { subjects: unknown[] };
@@ -110,14 +117,14 @@ test('object stores: the Secrets the ChangeRecorders name are mounted read-only 
     spec: { template: { spec: { volumes: Record<string, unknown>[]; containers: { volumeMounts: Record<string, unknown>[]; env: { name: string; value?: string }[] }[] } } };
   };
   const pod = deployment.spec.template.spec;
-  assert.deepEqual(pod.volumes.slice(1), [
+  assert.deepEqual(pod.volumes.slice(2), [
     { name: 'credentials-0', secret: { secretName: 'azure', optional: true, defaultMode: 0o440 } },
     { name: 'credentials-1', secret: { secretName: 'minio.credentials', optional: true, defaultMode: 0o440 } },
   ]);
   const container = pod.containers[0]!;
   const env = Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
   const config = configFromEnv(env);
-  const mounts = container.volumeMounts.slice(1);
+  const mounts = container.volumeMounts.slice(2);
   assert.deepEqual(mounts, [
     { name: 'credentials-0', mountPath: '/var/run/secrets/quorum-recorder/azure', readOnly: true },
     { name: 'credentials-1', mountPath: '/var/run/secrets/quorum-recorder/minio.credentials', readOnly: true },
@@ -127,4 +134,38 @@ test('object stores: the Secrets the ChangeRecorders name are mounted read-only 
     const location = storeLocationOf(storageTarget(r.metadata.name!, applyDefaults(r.spec)), config);
     assert.ok('credentialsDir' in location && mounts.some((m) => m.mountPath === location.credentialsDir), r.metadata.name);
   }
+});
+
+test('the users webhook: UPDATE and DELETE of exactly the recorded kinds, never blocking, and only the RBAC its certificate and CA need', () => {
+  const kinds: GroupKind[] = [{ group: '', kind: 'ConfigMap' }, { group: 'apps', kind: 'Deployment' }, { group: 'example.com', kind: 'Widget' }];
+  const plurals = { 'example.com/Widget': 'widgetries' };
+  const objects = recorderManifests({ namespace: 'ops', usersWebhook: true, kinds, plurals }) as Obj[];
+  const config = find(objects, 'ValidatingWebhookConfiguration', USERS_WEBHOOK_CONFIGURATION) as Obj & { webhooks: Record<string, unknown>[] };
+  assert.equal(config.webhooks.length, 1);
+  const webhook = config.webhooks[0]!;
+  assert.equal(webhook['failurePolicy'], 'Ignore', 'a recorder that is down never blocks a write');
+  assert.equal(webhook['sideEffects'], 'NoneOnDryRun');
+  assert.ok((webhook['timeoutSeconds'] as number) <= 3);
+  assert.deepEqual(webhook['clientConfig'], { service: { name: 'quorum-recorder', namespace: 'ops', path: USERS_WEBHOOK_PATH, port: 443 } });
+  assert.deepEqual(webhook['rules'], [
+    { apiGroups: [''], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['configmaps'], scope: '*' },
+    { apiGroups: ['apps'], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['deployments'], scope: '*' },
+    { apiGroups: ['example.com'], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['widgetries'], scope: '*' },
+  ], 'the kinds the role grants, by the same resource names');
+
+  const deployment = find(objects, 'Deployment', 'quorum-recorder') as Obj & { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+  const env = Object.fromEntries(deployment.spec.template.spec.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value]));
+  const recorderConfig = configFromEnv(env);
+  assert.equal(recorderConfig.usersWebhook, true);
+  assert.equal(recorderConfig.webhookPort, 9443);
+  assert.match(recorderConfig.certDir, /^\/tmp\//, 'certificates go to the writable emptyDir');
+
+  const clusterRole = find(objects, 'ClusterRole', USERS_WEBHOOK_ROLE) as Obj & { rules: unknown[] };
+  assert.deepEqual(clusterRole.rules, [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [USERS_WEBHOOK_CONFIGURATION], verbs: ['get', 'patch'] }]);
+  const namespaceRole = find(objects, 'Role', USERS_WEBHOOK_ROLE) as Obj & { rules: unknown[] };
+  assert.deepEqual(namespaceRole.rules, [
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [USERS_WEBHOOK_CERT_SECRET], verbs: ['get'] },
+  ]);
+  assert.deepEqual(find(objects, 'ClusterRole', 'quorum-recorder')['rules'], clusterRules(kinds, plurals), "the recorder's own role is the same with or without the webhook");
 });
