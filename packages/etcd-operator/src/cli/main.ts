@@ -15,7 +15,7 @@ const USAGE = `usage: quorum <command> [options]
                             the change recorder: its records, and installing it (\`quorum history --help\`;
                             docs/recorder.md)
 options: --namespace NS (quorum-system)  --image IMAGE  --peer-wait-image IMAGE  --replicas N  --no-webhooks
-         --kubeconfig FILE  --crashloop-grace-seconds N
+         --kubeconfig FILE  --crashloop-grace-seconds N  --ca-rotation-overlap-seconds N
          --watch-namespace NS      watch only NS (which must exist), with a Role there instead of a ClusterRole`;
 
 // `history` has flags of its own (-n, --record): it parses them itself, before the strict parse below.
@@ -34,6 +34,7 @@ const { values, positionals } = parseArgs({
     'no-webhooks': { type: 'boolean', default: false },
     kubeconfig: { type: 'string' },
     'crashloop-grace-seconds': { type: 'string' },
+    'ca-rotation-overlap-seconds': { type: 'string' },
     'watch-namespace': { type: 'string' },
     load: { type: 'string' },
     help: { type: 'boolean', short: 'h' },
@@ -47,6 +48,7 @@ const options: ManifestOptions = {
   replicas: values.replicas ? Number(values.replicas) : undefined,
   webhooks: !values['no-webhooks'],
   crashLoopGraceSeconds: values['crashloop-grace-seconds'] ? Number(values['crashloop-grace-seconds']) : undefined,
+  caRotationOverlapSeconds: values['ca-rotation-overlap-seconds'] ? Number(values['ca-rotation-overlap-seconds']) : undefined,
   watchNamespace: values['watch-namespace'],
 };
 

@@ -756,7 +756,11 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   const waiting = checks.find((c) => c.why);
   if (waiting?.why) {
     const what = waiting.m === inFlight ? `updating ${waiting.m.member}` : `updated member ${waiting.m.member}`;
-    return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: ${what}: ${waiting.why}`, requeueAfterMs: 1000, subject: waiting.m.member, boundMs: r.gateBoundMs };
+    // The Ready dwell ends at a known time, and nothing else wakes the reconciler then: come back exactly at it.
+    const readySince = pod(waiting.m.member)?.readySince;
+    const dwellLeft = readySince !== undefined ? r.minReadyMs - (o.now - readySince) : 0;
+    const requeueAfterMs = dwellLeft > 0 && dwellLeft <= r.minReadyMs ? Math.max(50, dwellLeft + 20) : 1000;
+    return { type: 'wait', reason: 'RollingUpdate', detail: `${heading}: ${what}: ${waiting.why}`, requeueAfterMs, subject: waiting.m.member, boundMs: r.gateBoundMs };
   }
   if (outdated.size === 0 && peerSwitch.length === 0) return { type: 'steady' };
 

@@ -6,7 +6,7 @@
 // `quorum manifests` in each case.
 import { stringify } from 'yaml';
 import { etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdRestoreCRDYAML } from '../api/crd.ts';
-import { OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
 
 const SENTINELS = {
   namespace: 'quorum-sentinel-namespace',
@@ -15,6 +15,7 @@ const SENTINELS = {
   replicas: 987_654_321,
   grace: 876_543_219,
   stepDeadline: 765_432_198,
+  caOverlap: 654_321_987,
   logLevel: 'quorum-sentinel-loglevel',
   clusterDomain: 'quorum-sentinel-clusterdomain',
   watchNamespace: 'quorum-sentinel-watchnamespace',
@@ -29,6 +30,7 @@ const TEMPLATE: [string, string][] = [
   [String(SENTINELS.replicas), '{{ .Values.replicas }}'],
   [`"${SENTINELS.grace}"`, '{{ .Values.crashLoopGraceSeconds | quote }}'],
   [`"${SENTINELS.stepDeadline}"`, '{{ .Values.stepDeadlineSeconds | quote }}'],
+  [`"${SENTINELS.caOverlap}"`, '{{ .Values.caRotationOverlapSeconds | quote }}'],
   [SENTINELS.logLevel, '{{ .Values.logLevel }}'],
   [SENTINELS.clusterDomain, '{{ .Values.clusterDomain | quote }}'],
 ];
@@ -43,6 +45,8 @@ export const VALUES = {
   crashLoopGraceSeconds: 60,
   // A step that makes no progress for this long turns the cluster Degraded (StepStalled).
   stepDeadlineSeconds: 120,
+  // How long the old CA stays trusted once an operator-managed CA rotation signs with the new one (docs/tls.md).
+  caRotationOverlapSeconds: DEFAULT_CA_ROTATION_OVERLAP_SECONDS,
   logLevel: 'info',
   // The Kubernetes cluster domain: the fully qualified names in the member certificates of TLS clusters.
   clusterDomain: 'cluster.local',
@@ -59,6 +63,7 @@ export function helmChart(): Record<string, string> {
     replicas: SENTINELS.replicas,
     crashLoopGraceSeconds: SENTINELS.grace,
     stepDeadlineSeconds: SENTINELS.stepDeadline,
+    caRotationOverlapSeconds: SENTINELS.caOverlap,
     logLevel: SENTINELS.logLevel,
     clusterDomain: SENTINELS.clusterDomain,
   };

@@ -90,9 +90,9 @@ test('helm template renders exactly what quorum manifests prints: every namespac
   assert.equal(pdb.metadata?.namespace, 'ops');
 });
 
-test('helm template renders exactly what quorum manifests prints: images, replicas, grace, no webhooks', async () => {
-  const values = ['--set', 'image.repository=registry.example/quorum,image.tag=9.9.9,peerWaitImage.repository=registry.example/peer-wait,peerWaitImage.tag=9.9.8', '--set', 'crashLoopGraceSeconds=45,replicas=3,webhooks.enabled=false'];
-  const flags = ['--image', 'registry.example/quorum:9.9.9', '--peer-wait-image', 'registry.example/peer-wait:9.9.8', '--crashloop-grace-seconds', '45', '--replicas', '3', '--no-webhooks'];
+test('helm template renders exactly what quorum manifests prints: images, replicas, grace, CA overlap, no webhooks', async () => {
+  const values = ['--set', 'image.repository=registry.example/quorum,image.tag=9.9.9,peerWaitImage.repository=registry.example/peer-wait,peerWaitImage.tag=9.9.8', '--set', 'crashLoopGraceSeconds=45,caRotationOverlapSeconds=3600,replicas=3,webhooks.enabled=false'];
+  const flags = ['--image', 'registry.example/quorum:9.9.9', '--peer-wait-image', 'registry.example/peer-wait:9.9.8', '--crashloop-grace-seconds', '45', '--ca-rotation-overlap-seconds', '3600', '--replicas', '3', '--no-webhooks'];
   const rendered = await assertSameObjects(values, flags);
   assert.ok(!rendered.some((o) => o.kind.endsWith('WebhookConfiguration')), 'no webhook configurations');
 });

@@ -176,6 +176,15 @@ describe('the gate: started, healthy, Ready for minReadyMs, caught up with the l
     waitingOn(inFlight({}, { phase: 'Pending', ready: false, cannotStart: 'etcd: ErrImagePull: pull access denied' }), /it cannot start: etcd: ErrImagePull/);
   });
 
+  test('the Ready dwell ends at a known time: the wait comes back right then, not on the next second', () => {
+    const a = inFlight({}, { readySince: NOW - 1500 });
+    assert.ok(a.type === 'wait');
+    assert.equal(a.requeueAfterMs, 520);
+    const other = inFlight({ caughtUp: false, appliedIndex: '480' }, {});
+    assert.ok(other.type === 'wait');
+    assert.equal(other.requeueAfterMs, 1000);
+  });
+
   test('every condition met: the next member goes', () => {
     assert.equal(updating(inFlight({}, {})), 'c-2');
   });
