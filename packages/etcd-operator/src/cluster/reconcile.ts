@@ -101,7 +101,14 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       if (sameStatus(previous, status)) return;
       // A JSON merge patch merges objects key by key: a record that replaces another (a new step, a rollout
       // that is no longer halted) must remove the keys it no longer has, or the old ones would stay.
-      const patch = { ...status, step: replacing(previous?.step, status.step), clusterID: status.clusterID ?? null, rollout: replacing(previous?.rollout, status.rollout) };
+      const patch = {
+        ...status,
+        step: replacing(previous?.step, status.step),
+        clusterID: status.clusterID ?? null,
+        rollout: replacing(previous?.rollout, status.rollout),
+        // A side's caRotation goes once its rotation is over: each side is replaced, not merged.
+        ...(status.tls || previous?.tls ? { tls: status.tls ? { ...status.tls, peer: replacing(previous?.tls?.peer, status.tls.peer), client: replacing(previous?.tls?.client, status.tls.client) } : null } : {}),
+      };
       await deps.client.mergePatch(EtcdClusters, { namespace, name }, { status: patch }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
     };
 
