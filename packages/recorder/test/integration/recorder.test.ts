@@ -1,7 +1,8 @@
 // The recorder against a real API server (localkube), run in-process with a temporary directory as its
-// storage: edits, status-only changes, deletions and Secrets are recorded as the issue asks, and changes made
-// while the recorder is stopped are found and marked as seen late when it starts again; kinds discovery does
-// not find are rejected by name while the others are recorded.
+// storage: edits, status-only changes, deletions and Secrets (redacted, or full) are recorded as the issue asks,
+// retention keeps exactly maxVersionsPerObject, and changes made while the recorder is stopped (50 changes and 5
+// deletions) are found and marked as seen late when it starts again; kinds discovery does not find are rejected
+// by name while the others are recorded.
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -66,11 +67,12 @@ async function startRecorder(): Promise<Running> {
 }
 
 /** A ChangeRecorder for one namespace, recording ConfigMaps, Secrets and Deployments into `<storageRoot>/<name>`. */
-async function recordNamespace(ns: string): Promise<string> {
+async function recordNamespace(ns: string, extra: Partial<ChangeRecorderSpec> = {}): Promise<string> {
   const name = `rec-${ns}`;
   const spec: ChangeRecorderSpec = {
     namespaces: { names: [ns] },
     resources: [{ group: '', kind: 'ConfigMap' }, { group: '', kind: 'Secret' }, { group: 'apps', kind: 'Deployment' }],
+    ...extra,
   };
   await env.client.apply(ChangeRecorders, { apiVersion: API_VERSION, kind: KIND, metadata: { name }, spec }, { fieldManager: 'recorder-e2e', force: true });
   recorderNames.push(name);
@@ -216,6 +218,73 @@ test('Secrets are redacted by default: keys kept, no value on disk', async () =>
     const text = await readFile(join(dir, file), 'utf8');
     for (const value of [one, two, 'first-password', 'second-password']) assert.ok(!text.includes(value), `${file} holds no Secret value`);
   }
+});
+
+test("secrets: full keeps a Secret's values in its records", async () => {
+  const ns = await env.namespace('rec-secret-full');
+  const name = await recordNamespace(ns, { secrets: 'full' });
+  const one = Buffer.from('first-password').toString('base64');
+  await env.client.create(Secrets, { metadata: { name: 'db', namespace: ns }, type: 'Opaque', data: { password: one } });
+  await waitRecording(name);
+  await env.client.mergePatch(Secrets, { namespace: ns, name: 'db' }, { data: { password: Buffer.from('second-password').toString('base64') } }, { fieldManager: EDITOR });
+  const [record] = await recordsUntil(name, ns, 'core.Secret', 'db', 1);
+  assert.equal(data(record!).password, one, 'the previous value, as the API server holds it');
+});
+
+test('retention keeps exactly maxVersionsPerObject records of an object: the newest ones', async () => {
+  const ns = await env.namespace('rec-retain');
+  const name = await recordNamespace(ns, { retention: { maxVersionsPerObject: 3 } });
+  await env.client.create(ConfigMaps, { metadata: { name: 'cm', namespace: ns }, data: { v: '0' } });
+  await waitRecording(name);
+  for (let i = 1; i <= 6; i++) {
+    await editConfigMap(ns, 'cm', { v: String(i) });
+    // One edit at a time: the positive signal that edit i was recorded (its previous version, v = i - 1).
+    await eventually(`the record of edit ${i}`, async () => (await records(name, ns, 'core.ConfigMap', 'cm')).some((r) => data(r).v === String(i - 1)), { timeoutMs: 30_000, intervalMs: 200 });
+  }
+  const kept = await eventually('retention applied: 3 records', async () => {
+    const found = await records(name, ns, 'core.ConfigMap', 'cm');
+    return found.length === 3 ? found : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 200 });
+  assert.deepEqual(kept.map((r) => data(r).v), ['3', '4', '5'], 'the three newest previous versions');
+});
+
+test('stopped while 50 changes and 5 deletions are made: every final state and every deletion is recorded at start, marked seen late', async () => {
+  const ns = await env.namespace('rec-down50');
+  const name = await recordNamespace(ns);
+  const changed = Array.from({ length: 25 }, (_, i) => `changed-${i}`);
+  const deleted = Array.from({ length: 5 }, (_, i) => `deleted-${i}`);
+  for (const cm of [...changed, ...deleted]) await env.client.create(ConfigMaps, { metadata: { name: cm, namespace: ns }, data: { v: '1' } });
+  await waitRecording(name);
+  await eventually('last-seen copies written for all 30', async () => {
+    const folders = await readdir(join(storageRoot, name, ns, 'core.ConfigMap')).catch(() => [] as string[]);
+    return [...changed, ...deleted].every((n) => folders.includes(n));
+  }, { timeoutMs: 60_000 });
+
+  await recorder.stop();
+  await sleep(1100); // the edits' managedFields time is then newer than the creation's
+  // 50 changes: each of 25 ConfigMaps edited twice; and 5 deletions.
+  for (const cm of changed) {
+    await editConfigMap(ns, cm, { v: '2' });
+    await editConfigMap(ns, cm, { v: '3' });
+  }
+  for (const cm of deleted) await env.client.delete(ConfigMaps, { namespace: ns, name: cm });
+  recorder = await startRecorder();
+
+  for (const cm of changed) {
+    const [r] = await recordsUntil(name, ns, 'core.ConfigMap', cm, 1);
+    assert.equal(r!.meta.reason, 'ChangedWhileNotWatching', cm);
+    assert.equal(r!.meta.seenLate, true, cm);
+    assert.deepEqual(data(r!), { v: '1' }, `${cm}: the last version seen before the stop`);
+    assert.match(r!.meta.diff ?? '', /^\+\s+v: "3"$/m, `${cm}: the diff goes to the final state`);
+  }
+  for (const cm of deleted) {
+    const [r] = await recordsUntil(name, ns, 'core.ConfigMap', cm, 1);
+    assert.equal(r!.meta.reason, 'DeletedWhileNotWatching', cm);
+    assert.equal(r!.meta.seenLate, true, cm);
+    assert.deepEqual(data(r!), { v: '1' }, `${cm}: its last state`);
+  }
+  // Exactly one record each: the intermediate version (v 2) was never seen, and is not invented.
+  for (const cm of [...changed, ...deleted]) assert.equal((await records(name, ns, 'core.ConfigMap', cm)).length, 1, cm);
 });
 
 test('stopped, changed, restarted: changes and deletions made meanwhile are recorded as seen late', async () => {
