@@ -27,7 +27,7 @@ export {
   type StorageAddonName,
 } from './storage/addons.ts';
 export { storageServers, minioImage, fakeGcsServerImage, azuriteImage, type StorageServers } from './storage/servers.ts';
-export { helmBinary } from './build/go-binaries.ts';
+export { helmBinary, prometheusBinaries } from './build/go-binaries.ts';
 export * as versions from './versions.ts';
 export * as topology from './cluster/topology.ts';
 export { eventually, type EventuallyOptions } from './wait.ts';
