@@ -1,5 +1,6 @@
 // Writes the files generated from code: the CRD YAML and docs/api.md (from the EtcdCluster schema), the
-// reasons tables of docs/operations.md (from cluster/reasons.ts) and the Helm chart (from the manifests). Deterministic, so
+// reasons tables of docs/operations.md (from cluster/reasons.ts), the Helm chart (from the manifests) and
+// deploy/monitoring/ (alert rules, scrape configs and the dashboard, from src/monitoring/). Deterministic, so
 // running it twice changes nothing; test/unit/api-crd.test.ts fails when a committed copy is stale.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -8,6 +9,7 @@ import { BACKUP_CRD_FILE, CRD_FILE, etcdBackupCRDYAML, etcdBackupScheduleCRDYAML
 import { apiReferenceMarkdown, DOCS_FILE } from '../src/api/docs.ts';
 import { helmChart } from '../src/deploy/helm.ts';
 import { OPERATIONS_FILE, withGeneratedReasons } from '../src/cluster/reasons.ts';
+import { MONITORING_DIR, monitoringFiles } from '../src/monitoring/files.ts';
 
 const packageDir = join(import.meta.dirname, '..');
 const repoRoot = join(packageDir, '..', '..');
@@ -20,6 +22,7 @@ const outputs: [string, string][] = [
   [join(repoRoot, DOCS_FILE), apiReferenceMarkdown()],
   [join(repoRoot, OPERATIONS_FILE), withGeneratedReasons(await readFile(join(repoRoot, OPERATIONS_FILE), 'utf8'))],
   ...Object.entries(helmChart()).map(([file, content]): [string, string] => [join(repoRoot, 'deploy', 'helm', 'quorum', file), content]),
+  ...Object.entries(monitoringFiles()).map(([file, content]): [string, string] => [join(repoRoot, MONITORING_DIR, file), content]),
 ];
 
 await writeGenerated(outputs, repoRoot);

@@ -31,6 +31,7 @@ import {
   type StorageAddon,
   type StorageAddonName,
 } from './storage/addons.ts';
+import { disablePrometheusAddon, enablePrometheusAddon, prometheusAddonURL, type EnablePrometheusOptions, type PrometheusAddon } from './monitoring/prometheus.ts';
 
 export interface StartOptions {
   nodes?: number;
@@ -219,6 +220,23 @@ export class LocalKube {
   /** A URL this host reaches the addon's server by (its Service's cluster IP), e.g. to list a bucket from a test. */
   addonURL(name: StorageAddonName): Promise<string> {
     return storageAddonURL(this.client, name);
+  }
+
+  /**
+   * Runs Prometheus in the cluster (`localkube addon enable prometheus`) with the given scrape configs and
+   * rule files, by default Quorum's deploy/monitoring/. Builds it the first time. Idempotent; returns once it
+   * answers ready from this host.
+   */
+  enablePrometheus(options: EnablePrometheusOptions = {}): Promise<PrometheusAddon> {
+    return enablePrometheusAddon({ client: this.client, loadImage: (archive) => this.loadImage(archive) }, options);
+  }
+  /** Removes Prometheus and its data. */
+  disablePrometheus(): Promise<void> {
+    return disablePrometheusAddon(this.client);
+  }
+  /** A URL this host reaches Prometheus by (its Service's cluster IP), for its HTTP API. */
+  prometheusURL(): Promise<string> {
+    return prometheusAddonURL(this.client);
   }
 
   /** Tears the cluster down and waits until the supervisor has removed everything and exited. */

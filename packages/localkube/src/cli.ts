@@ -7,6 +7,7 @@ import { readStatus } from './cluster/control.ts';
 import { run } from './exec.ts';
 import { defaultStateDir } from './paths.ts';
 import { STORAGE_ADDONS, STORAGE_NAMESPACE, isStorageAddonName, type StorageAddonName } from './storage/addons.ts';
+import { DEFAULT_RULE_FILES, DEFAULT_SCRAPE_CONFIG_FILES, readRuleFiles, readScrapeConfigFiles } from './monitoring/prometheus.ts';
 
 const USAGE = `usage: localkube <command> [--state-dir DIR]
   up [--nodes N]                 build or reuse binaries and images, start a cluster, return when Ready
@@ -20,6 +21,11 @@ const USAGE = `usage: localkube <command> [--state-dir DIR]
                                  with a bucket \`quorum\`; copy its credentials Secret into each NS
   addon disable|stop|start|url s3|gcs|azure
                                  remove it (and its data) | scale it to 0 | back to 1 | a URL for this host
+  addon enable prometheus [--rules FILE ...] [--scrape-config FILE ...]
+                                 run Prometheus in the cluster, scraping with the scrape_configs of each
+                                 FILE and evaluating each rules FILE; by default deploy/monitoring/'s
+                                 (Quorum's members, operator and alerts)
+  addon disable|url prometheus   remove it (and its data) | a URL for this host (its HTTP API)
   fault kill-container NS POD [CONTAINER] | stop-node NODE | start-node NODE
         cut-network NODE | restore-network NODE | wipe-volume NS CLAIM | restart-apiserver
 State dir default: ./.localkube`;
@@ -31,6 +37,8 @@ const { values, positionals } = parseArgs({
     nodes: { type: 'string', default: '3' },
     'service-account': { type: 'string' },
     namespace: { type: 'string', multiple: true },
+    rules: { type: 'string', multiple: true },
+    'scrape-config': { type: 'string', multiple: true },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -92,7 +100,11 @@ async function main(): Promise<void> {
     }
     case 'addon': {
       const [action, name] = need(2, 'an action and an addon name');
-      if (!isStorageAddonName(name!)) throw new Error(`localkube addon: unknown addon ${name}; one of ${STORAGE_ADDONS.join(', ')}`);
+      if (name === 'prometheus') {
+        await prometheusAddon(action!);
+        return;
+      }
+      if (!isStorageAddonName(name!)) throw new Error(`localkube addon: unknown addon ${name}; one of ${[...STORAGE_ADDONS, 'prometheus'].join(', ')}`);
       const addon: StorageAddonName = name;
       const kube = await LocalKube.attach(stateDir);
       try {
@@ -147,6 +159,32 @@ async function main(): Promise<void> {
       return;
     default:
       throw new Error(`localkube: unknown command ${command}\n${USAGE}`);
+  }
+}
+
+async function prometheusAddon(action: string): Promise<void> {
+  const kube = await LocalKube.attach(stateDir);
+  try {
+    switch (action) {
+      case 'enable': {
+        const rules = values.rules?.length ? await readRuleFiles(values.rules.map((f) => resolve(f))) : undefined;
+        const scrapeConfigs = values['scrape-config']?.length ? await readScrapeConfigFiles(values['scrape-config'].map((f) => resolve(f))) : undefined;
+        const enabled = await kube.enablePrometheus({ ...(rules ? { rules } : {}), ...(scrapeConfigs ? { scrapeConfigs } : {}) });
+        process.stdout.write(
+          `prometheus is ready\n` +
+            `endpoint: ${enabled.endpoint}\n` +
+            `rules:    ${(values.rules ?? DEFAULT_RULE_FILES).join(', ')}\n` +
+            `scraping: ${(values['scrape-config'] ?? DEFAULT_SCRAPE_CONFIG_FILES).join(', ')}\n` +
+            `from this host: ${enabled.url} (e.g. ${enabled.url}/api/v1/alerts)\n`,
+        );
+        break;
+      }
+      case 'disable': await kube.disablePrometheus(); process.stdout.write(`prometheus is disabled (its data is deleted)\n`); break;
+      case 'url': process.stdout.write(`${await kube.prometheusURL()}\n`); break;
+      default: throw new Error(`localkube addon: prometheus has enable, disable and url, not ${action}\n${USAGE}`);
+    }
+  } finally {
+    kube.client.close();
   }
 }
 

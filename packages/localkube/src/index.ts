@@ -27,7 +27,18 @@ export {
   type StorageAddonName,
 } from './storage/addons.ts';
 export { storageServers, minioImage, fakeGcsServerImage, azuriteImage, type StorageServers } from './storage/servers.ts';
-export { helmBinary } from './build/go-binaries.ts';
+export { helmBinary, prometheusBinaries } from './build/go-binaries.ts';
+export {
+  DEFAULT_RULE_FILES,
+  DEFAULT_SCRAPE_CONFIG_FILES,
+  PROMETHEUS_NAMESPACE,
+  prometheusConfig,
+  prometheusImage,
+  readRuleFiles,
+  readScrapeConfigFiles,
+  type EnablePrometheusOptions,
+  type PrometheusAddon,
+} from './monitoring/prometheus.ts';
 export * as versions from './versions.ts';
 export * as topology from './cluster/topology.ts';
 export { eventually, type EventuallyOptions } from './wait.ts';

@@ -17,3 +17,5 @@ export const FAKE_GCS_SERVER_VERSION = 'v1.56.1';
 export const AZURITE_VERSION = '3.37.0';
 /** helm, for the operator chart's tests (`helm lint`, `helm template`, install and upgrade on localkube); built on first use. */
 export const HELM_VERSION = 'v3.22.0';
+/** Prometheus (module version; release 3.16.0) and promtool: the prometheus addon and the alert rules' tests; built on first use. */
+export const PROMETHEUS_VERSION = 'v0.316.0';

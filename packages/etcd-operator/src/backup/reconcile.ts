@@ -13,8 +13,8 @@ import { EtcdBackups, Jobs } from '../resources.ts';
 import { backupJob, backupJobName, BACKUP_LABEL, observeJob } from './job.ts';
 import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';
 
+/** The last success (time, size, duration) is not here: the operator reads it from the EtcdBackup cache (operator/metrics.ts). */
 export interface BackupMetrics {
-  succeeded(labels: { namespace: string; cluster: string }, result: { sizeBytes: number; durationSeconds: number; completedAt: number }): void;
   failed(labels: { namespace: string; cluster: string; reason: string }): void;
 }
 
@@ -141,8 +141,6 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
           },
           'status Succeeded',
         );
-        const started = Date.parse(status.startedAt ?? r.startedAt);
-        deps.metrics?.succeeded({ namespace, cluster: clusterName }, { sizeBytes: r.sizeBytes, durationSeconds: Number.isFinite(started) ? (now.getTime() - started) / 1000 : 0, completedAt: now.getTime() / 1000 });
         event('Normal', 'BackupSucceeded', `stored ${r.sizeBytes} bytes at revision ${r.revision} from ${r.member} at ${r.location}`);
         log.info({ backup: name, cluster: clusterName, location: r.location, sizeBytes: r.sizeBytes, revision: r.revision }, 'backup succeeded');
         return {};

@@ -64,7 +64,7 @@ type Obj = KubeObject & Record<string, unknown>;
 
 const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/version': OPERATOR_VERSION };
 /** The operator's pods, as its Deployment, webhook Service and PodDisruptionBudget select them. */
-const OPERATOR_SELECTOR = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
+export const OPERATOR_SELECTOR = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
 
 /**
  * The operator's namespace admits only pods that meet the restricted Pod Security Standard, which the

@@ -1,6 +1,7 @@
 // The operator process: a manager with the EtcdCluster, EtcdBackup, EtcdBackupSchedule and EtcdRestore
 // controllers and the admission webhooks.
 import { join } from 'node:path';
+import type { V1Pod } from '@kubernetes/client-node';
 import {
   Manager,
   PersistentVolumeClaims,
@@ -35,6 +36,7 @@ import { validateEtcdRestore } from '../webhooks/etcdrestore.ts';
 import { VALIDATING_WEBHOOKS } from '../deploy/manifests.ts';
 import type { OperatorConfig } from './config.ts';
 import { ensureWebhookCertificates, publishCaBundle } from './webhook-certs.ts';
+import { registerResourceMetrics } from './metrics.ts';
 
 export const MANAGED = `${LABELS.managedBy}=quorum`;
 
@@ -51,20 +53,13 @@ function stepMetrics(manager: Manager): StepMetrics {
   return { stepRetried: (step, reason) => retries.inc({ step, reason }) };
 }
 
-/** Backup metrics, per cluster: the last success (time, size, duration) and failures by reason. */
+/**
+ * Backup failures by reason, counted as they happen. The last success (time, size, duration) is read from
+ * the EtcdBackup cache at scrape time (operator/metrics.ts).
+ */
 function backupMetrics(manager: Manager): BackupMetrics {
-  const lastSuccess = manager.metrics.gauge('quorum_backup_last_success_timestamp_seconds', 'Unix time of the last successful backup of a cluster', ['namespace', 'cluster']);
-  const size = manager.metrics.gauge('quorum_backup_last_size_bytes', 'Size of the last successful backup of a cluster', ['namespace', 'cluster']);
-  const duration = manager.metrics.gauge('quorum_backup_last_duration_seconds', 'From the backup Job created to the snapshot stored, for the last successful backup of a cluster', ['namespace', 'cluster']);
   const failures = manager.metrics.counter('quorum_backup_failures_total', 'Backups that failed, by reason', ['namespace', 'cluster', 'reason']);
-  return {
-    succeeded: (labels, r) => {
-      lastSuccess.set(labels, r.completedAt);
-      size.set(labels, r.sizeBytes);
-      duration.set(labels, r.durationSeconds);
-    },
-    failed: (labels) => failures.inc(labels),
-  };
+  return { failed: (labels) => failures.inc(labels) };
 }
 
 /**
@@ -233,6 +228,15 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
 
   // Restores: the cluster they create (by label, or by name while it does not exist yet) and their backup.
   const restores = manager.informer(EtcdRestores);
+
+  registerResourceMetrics(manager.metrics, {
+    clusters: deps.clusters,
+    // The pods informer holds open objects; member pods are core/v1 Pods.
+    pods: { store: { list: () => deps.pods.store.list() as V1Pod[] } },
+    backups,
+    schedules,
+    addClusterHandler: (handler) => manager.informer(EtcdClusters).addHandler(handler),
+  });
   const restoresWhere = (namespace: string, matches: (spec: { clusterName: string; backupName?: string }) => boolean): { namespace: string; name: string }[] =>
     restores.store
       .byIndex('namespace', namespace)

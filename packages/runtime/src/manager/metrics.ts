@@ -6,6 +6,12 @@ import type { RetryMetrics } from '../watch/retry-reporter.ts';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
+/** One series of a collectedGauge: its labels and its value now. */
+export interface CollectedSample<L extends string> {
+  labels: Record<L, string>;
+  value: number;
+}
+
 export class RuntimeMetrics {
   readonly registry: Registry;
   readonly reconcileTotal: Counter<'controller' | 'result'>;
@@ -41,6 +47,35 @@ export class RuntimeMetrics {
       set: (labels, value) => gauge.set(labels as Partial<Record<L, string | number>>, value),
       remove: (labels) => gauge.remove(labels as Partial<Record<L, string | number>>),
     };
+  }
+
+  /**
+   * A histogram of the operator's own, like counter(): durations observed as they end. `buckets` applies when
+   * it is first asked for.
+   */
+  histogram<L extends string>(name: string, help: string, labelNames: readonly L[], buckets: readonly number[] = DURATION_BUCKETS): { observe(labels: Record<L, string>, value: number): void } {
+    const existing = this.registry.getSingleMetric(name);
+    const histogram = (existing as Histogram<L> | undefined) ?? new Histogram({ name, help, labelNames: [...labelNames], buckets: [...buckets], registers: [this.registry] });
+    return { observe: (labels, value) => histogram.observe(labels as Partial<Record<L, string | number>>, value) };
+  }
+
+  /**
+   * A gauge whose every series is computed when /metrics is read, from what `collect` returns (e.g. read from
+   * informer caches): nothing to keep in step with the objects, and a series whose object is gone simply
+   * stops being listed. Registering a name twice replaces the first collector.
+   */
+  collectedGauge<L extends string>(name: string, help: string, labelNames: readonly L[], collect: () => Iterable<CollectedSample<L>>): void {
+    this.registry.removeSingleMetric(name);
+    new Gauge({
+      name,
+      help,
+      labelNames: [...labelNames],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        for (const sample of collect()) this.set(sample.labels as Partial<Record<L, string | number>>, sample.value);
+      },
+    });
   }
 
   constructor(options: { processMetrics?: boolean } = {}) {

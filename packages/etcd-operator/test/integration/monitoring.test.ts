@@ -1,0 +1,111 @@
+// The shipped alerts fire and resolve on a real Prometheus (issue 10, "observability that has been seen
+// working"): `localkube addon enable prometheus` with deploy/monitoring/'s scrape configs and rules, exactly
+// as shipped (the same file promtool tests). Prometheus finds the members and the operator by itself and
+// scrapes both; then two of three members are stopped and kept stopped (the cluster paused, their pods
+// deleted: the survivor has no leader and no quorum), EtcdNoLeader and EtcdQuorumAtRisk fire after their
+// `for:` (1 and 2 minutes), and once the cluster is resumed and heals they resolve.
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Pods } from '@quorum/runtime';
+import type { TestEnv } from '@quorum/runtime/testing';
+import { EtcdClusters } from '../../src/resources.ts';
+import { ETCD_JOB, OPERATOR_JOB } from '../../src/monitoring/scrape.ts';
+import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+
+let env: TestEnv;
+let ns: string;
+let prometheus: string;
+const NAME = 'watched';
+
+interface Sample {
+  metric: Record<string, string>;
+  value: [number, string];
+}
+
+interface Alert {
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  state: 'pending' | 'firing';
+  activeAt: string;
+}
+
+async function api<T>(path: string): Promise<T> {
+  const res = await fetch(`${prometheus}${path}`, { signal: AbortSignal.timeout(10_000) });
+  const body = (await res.json()) as { status: string; data: T; error?: string };
+  if (body.status !== 'success') throw new Error(`prometheus ${path}: ${body.error ?? res.status}`);
+  return body.data;
+}
+
+const query = async (promql: string): Promise<Sample[]> => (await api<{ result: Sample[] }>(`/api/v1/query?query=${encodeURIComponent(promql)}`)).result;
+/** This cluster's alerts, pending or firing, by name. */
+async function alerts(): Promise<Map<string, Alert>> {
+  const all = (await api<{ alerts: Alert[] }>('/api/v1/alerts')).alerts;
+  return new Map(all.filter((a) => a.labels['namespace'] === ns && a.labels['cluster'] === NAME).map((a) => [a.labels['alertname'] ?? '', a]));
+}
+const describeAlerts = (m: Map<string, Alert>): string => [...m.values()].map((a) => `${a.labels['alertname']} ${a.state} since ${a.activeAt}: ${a.annotations['summary']}`).join('\n') || 'none';
+
+before(async () => {
+  env = await setUpOperator();
+  ns = await env.namespace('monitoring');
+  prometheus = (await env.kube.enablePrometheus()).url;
+  await applyCluster(env.client, ns, NAME, { replicas: 3, storage: { volumeClaimTemplate: { resources: { requests: { storage: '256Mi' } } } } });
+  await waitAvailable(env.client, ns, NAME, 3);
+});
+after(async () => {
+  await env.kube.disablePrometheus().catch((err: unknown) => process.stderr.write(`disabling prometheus: ${(err as Error).message}\n`));
+  await env.stop();
+});
+
+test('Prometheus finds and scrapes every member and the operator, and no alert is pending for a healthy cluster', async () => {
+  const members = await eventually('every member scraped, up, with a leader', async () => {
+    const up = await query(`up{job="${ETCD_JOB}", namespace="${ns}", cluster="${NAME}"} == 1`);
+    const leader = await query(`etcd_server_has_leader{namespace="${ns}", cluster="${NAME}"} == 1`);
+    return up.length === 3 && leader.length === 3 ? up.map((s) => s.metric['member']).sort() : undefined;
+  }, { timeoutMs: 90_000, intervalMs: 2000 });
+  const status = await getCluster(env.client, ns, NAME);
+  assert.deepEqual(members, status.members.map((m) => m.name).sort(), 'the member label names the members');
+  await eventually('the operator scraped, reporting this cluster', async () => {
+    const up = await query(`up{job="${OPERATOR_JOB}"} == 1`);
+    const ready = await query(`max by (namespace, cluster) (quorum_etcdcluster_ready_voting_members{namespace="${ns}", cluster="${NAME}"}) == 3`);
+    const leader = await query(`max by (namespace, cluster) (quorum_etcdcluster_has_leader{namespace="${ns}", cluster="${NAME}"}) == 1`);
+    return up.length > 0 && ready.length === 1 && leader.length === 1;
+  }, { timeoutMs: 90_000, intervalMs: 2000 });
+  // The rules are loaded (the positive signal), and none is active for this cluster.
+  const groups = (await api<{ groups: { rules: { name: string }[] }[] }>('/api/v1/rules')).groups.flatMap((g) => g.rules.map((r) => r.name));
+  assert.ok(groups.includes('EtcdNoLeader') && groups.includes('EtcdQuorumAtRisk'), `the shipped rules are loaded: ${groups.join(', ')}`);
+  assert.equal(describeAlerts(await alerts()), 'none');
+});
+
+test('two of three members stopped: EtcdNoLeader and EtcdQuorumAtRisk fire; healed, they resolve', async () => {
+  // Kept stopped: paused, the operator recreates nothing (it still reports status).
+  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { spec: { paused: true } });
+  const victims = (await getCluster(env.client, ns, NAME)).members.map((m) => m.name).slice(0, 2);
+  const stoppedAt = Date.now();
+  for (const m of victims) await env.client.delete(Pods, { namespace: ns, name: m }, { gracePeriodSeconds: 0 });
+  await eventually('two member pods gone', async () => (await env.client.list(Pods, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items.length === 1, { timeoutMs: 60_000 });
+
+  // EtcdNoLeader is `for: 1m`, EtcdQuorumAtRisk `for: 2m`; scrapes and evaluations every 5 s.
+  let seen = new Map<string, Alert>();
+  const firing = await eventually('EtcdNoLeader and EtcdQuorumAtRisk firing', async () => {
+    seen = await alerts();
+    return seen.get('EtcdNoLeader')?.state === 'firing' && seen.get('EtcdQuorumAtRisk')?.state === 'firing' ? seen : undefined;
+  }, { timeoutMs: 300_000, intervalMs: 2000 }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\nalerts of ${ns}/${NAME}: ${describeAlerts(seen)}`, { cause: err });
+  });
+  process.stderr.write(`alerts firing ${Math.round((Date.now() - stoppedAt) / 1000)} s after two members stopped:\n${describeAlerts(firing)}\n`);
+  assert.equal(firing.get('EtcdNoLeader')?.labels['severity'], 'critical');
+  assert.match(firing.get('EtcdQuorumAtRisk')?.annotations['description'] ?? '', /^Only [01] voting members/, 'the description says how many voting members are ready');
+
+  const resumedAt = Date.now();
+  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { spec: { paused: false } });
+  const healed = await waitAvailable(env.client, ns, NAME, 3, 240_000);
+  const names = healed.members.map((m) => m.name);
+  assert.ok(victims.every((v) => names.includes(v)), `the same members came back on their data: ${names.join(', ')}`);
+  await eventually('both alerts resolved', async () => {
+    seen = await alerts();
+    return !seen.has('EtcdNoLeader') && !seen.has('EtcdQuorumAtRisk');
+  }, { timeoutMs: 120_000, intervalMs: 2000 }).catch((err: unknown) => {
+    throw new Error(`${(err as Error).message}\nalerts of ${ns}/${NAME}: ${describeAlerts(seen)}`, { cause: err });
+  });
+  process.stderr.write(`alerts resolved ${Math.round((Date.now() - resumedAt) / 1000)} s after the cluster was resumed\n`);
+});
