@@ -5,7 +5,6 @@
 import { AlreadyExistsError, ApiError, Client, loadKubeConfig, NotFoundError, sleep, type KubeObject, type ResourceType } from '@quorum/runtime';
 import type { Destination } from '../api/destination.ts';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
-import type { EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { RESTORE_API_VERSION, RESTORE_KIND, type EtcdRestore } from '../api/etcdrestore.ts';
 import { EtcdBackups, EtcdBackupSchedules, EtcdClusters, EtcdRestores } from '../resources.ts';
@@ -175,7 +174,7 @@ async function resolveDestination(s: Session, cluster: EtcdCluster, choice: Dest
       if (backup) return { destination: backup.spec.destination, source: `EtcdBackup ${choice.name}` };
       if (schedule) return { destination: schedule.spec.destination, source: `EtcdBackupSchedule ${choice.name}` };
       const kinds = choice.kind ?? 'EtcdBackup or EtcdBackupSchedule';
-      throw new PluginError(`--like ${choice.name}: ${kinds} ${s.namespace}/${choice.name} not found`);
+      throw new PluginError(`--like ${choice.kind ? `${choice.kind.toLowerCase()}/` : ''}${choice.name}: ${kinds} ${s.namespace}/${choice.name} not found`);
     }
     case 'default': {
       if (cluster.spec.backup?.destination) return { destination: cluster.spec.backup.destination, source: 'spec.backup.destination' };
