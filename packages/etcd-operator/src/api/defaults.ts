@@ -34,6 +34,7 @@ import {
   type SchemaNode,
 } from '@quorum/runtime/crd';
 import { isPvcKey, PVC_KEY_RULE } from '@quorum/storage';
+import { parseSchedule } from '../schedule/plan.ts';
 
 export type { FieldError } from '@quorum/runtime/crd';
 
@@ -221,6 +222,9 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
     rule([...SPEC, 'tls'], fixed('client'), RULES.tlsClientFixed.message);
   }
 
+  const defrag = isPlainObject(spec.maintenance) ? spec.maintenance.defrag : undefined;
+  if (isPlainObject(defrag)) rule([...SPEC, 'maintenance', 'defrag'], defrag.thresholdPercent !== undefined || defrag.schedule !== undefined, RULES.defragTrigger.message);
+
   if (typeof spec.version === 'string' && typeof old?.version === 'string') {
     rule([...SPEC, 'version'], versionChangeAllowed(old.version, spec.version), RULES.versionChange.message);
   }
@@ -251,8 +255,23 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
 function beyondCelIssues(spec: Record<string, unknown>): Issue[] {
   const from = isPlainObject(spec.bootstrap) ? spec.bootstrap.fromBackup : undefined;
   const restore = isPlainObject(from) && isPlainObject(from.destination) ? restoreKeyIssues(from.destination, from.key, [...SPEC, 'bootstrap', 'fromBackup', 'key']) : [];
-  return [...restore, ...removedFlagIssues(spec)];
+  return [...restore, ...removedFlagIssues(spec), ...defragScheduleIssues(spec)];
 }
+
+/** A defragmentation schedule cron-parser refuses (CEL cannot parse cron): the same parse the operator makes. */
+function defragScheduleIssues(spec: Record<string, unknown>): Issue[] {
+  const defrag = isPlainObject(spec.maintenance) ? spec.maintenance.defrag : undefined;
+  const schedule = isPlainObject(defrag) ? defrag.schedule : undefined;
+  if (typeof schedule !== 'string') return [];
+  const parsed = parseSchedule(schedule, DEFRAG_SCHEDULE_SEED);
+  return parsed.ok ? [] : [{ path: [...SPEC, 'maintenance', 'defrag', 'schedule'], message: parsed.message.replace('spec.schedule', 'spec.maintenance.defrag.schedule') }];
+}
+
+/**
+ * The seed of `H` in a defragmentation schedule. The spec alone is validated (no name at hand in validateSpec),
+ * so one seed for all: whether a schedule parses must not depend on who checks it.
+ */
+export const DEFRAG_SCHEDULE_SEED = 'defrag';
 
 /** Flags the version's etcd no longer has: every member made from the spec would exit at once. */
 function removedFlagIssues(spec: Record<string, unknown>): Issue[] {

@@ -201,6 +201,10 @@ export const RULES = {
     rule: '!has(oldSelf.tls) || has(self.tls)',
     message: 'spec.tls cannot be removed: turning TLS off in place is not built (it can be added to a running plaintext cluster)',
   },
+  defragTrigger: {
+    rule: 'has(self.thresholdPercent) || has(self.schedule)',
+    message: 'spec.maintenance.defrag must set thresholdPercent, schedule, or both: without either it would never run',
+  },
   restoreVersion: {
     rule: "!has(self.bootstrap) || !self.version.startsWith('3.4.')",
     message: 'spec.bootstrap.fromBackup needs etcd 3.5 or newer (members are restored with etcdutl, which 3.4 lacks)',
@@ -404,6 +408,41 @@ export const ClusterBackupSchema = Type.Object(
   { description: "The cluster's backup destination, used for a backup before each change of spec.version. Scheduled backups are EtcdBackupSchedule's." },
 );
 
+/** Why a member was defragmented (status.maintenance.lastDefrag[].reason). */
+export const DEFRAG_REASONS = ['Threshold', 'Schedule', 'NoSpace'] as const;
+
+export const DefragSchema = Type.Object(
+  {
+    thresholdPercent: Type.Optional(
+      Type.Integer({
+        description:
+          "Defragment a member once this share of its backend file is free pages ((dbSize - dbSizeInUse) / dbSize, from the member's own status), and at least 16 MiB are free; a member is not defragmented for it again within 10 minutes.",
+        format: 'int32',
+        minimum: 1,
+        maximum: 100,
+      }),
+    ),
+    schedule: Type.Optional(
+      Type.String({
+        description:
+          'A cron schedule (five fields, UTC; H spreads clusters) at which every member is defragmented, whatever its fragmentation. A time missed while the cluster was not healthy is taken once it is, not once per missed time.',
+        minLength: 1,
+        maxLength: 128,
+      }),
+    ),
+  },
+  {
+    description:
+      "Defragmentation of each member's backend: one member at a time, followers first and the leader last, only while every member serves and no rollout, CA rotation or membership change is under way. A member serves no requests while it is defragmented (its readiness fails meanwhile, so the client Service leaves it out); each one is reported with how long it took (event Defragmented, status.maintenance.lastDefrag).",
+    'x-kubernetes-validations': [RULES.defragTrigger],
+  },
+);
+
+export const MaintenanceSchema = Type.Object(
+  { defrag: Type.Optional(DefragSchema) },
+  { description: "Maintenance of the members' storage. Whatever is set here, a NOSPACE alarm is always handled: compaction, a defragmentation of every member, then the alarm is disarmed (docs/operations.md)." },
+);
+
 export const TLS_MODES = ['Operator', 'Secret'] as const;
 
 /** One side of spec.tls: `{}` for certificates the operator issues and renews, or a Secret of the user's. */
@@ -473,6 +512,7 @@ export const EtcdClusterSpecSchema = Type.Object(
     tls: Type.Optional(TlsSchema),
     disasterRecovery: Type.Optional(DisasterRecoverySchema),
     backup: Type.Optional(ClusterBackupSchema),
+    maintenance: Type.Optional(MaintenanceSchema),
     paused: Type.Optional(Type.Boolean({ description: 'Stop reconciling the cluster (members keep running) until set back to false.', default: false })),
     replaceStuckMemberAfterSeconds: Type.Optional(
       Type.Integer({
@@ -590,6 +630,37 @@ export const RolloutSchema = Type.Object(
   { description: 'The rolling update under way, recorded before each step so that a restarted operator resumes it; removed once every member runs the spec.' },
 );
 
+export const DefragRecordSchema = Type.Object(
+  {
+    member: Type.String({ description: 'The member defragmented.', maxLength: 63 }),
+    at: Type.String({ description: 'When its defragmentation ended.', format: 'date-time' }),
+    durationMs: Type.Integer({ description: 'How long it took: the time the member served no requests.', format: 'int64', minimum: 0 }),
+    reason: stringEnum(DEFRAG_REASONS, { description: 'Threshold: its fragmentation reached spec.maintenance.defrag.thresholdPercent; Schedule: spec.maintenance.defrag.schedule fired; NoSpace: recovering from a NOSPACE alarm.' }),
+    dbSizeBefore: Type.Optional(Type.Integer({ description: 'Its backend size before, in bytes.', format: 'int64', minimum: 0 })),
+    dbSizeAfter: Type.Optional(Type.Integer({ description: 'Its backend size after, in bytes.', format: 'int64', minimum: 0 })),
+  },
+  { description: "A member's last defragmentation." },
+);
+
+export const MaintenanceStatusSchema = Type.Object(
+  {
+    lastDefrag: Type.Optional(
+      Type.Array(DefragRecordSchema, { description: "Each member's last defragmentation.", maxItems: 9, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['member'] }),
+    ),
+    noSpace: Type.Optional(
+      Type.Object(
+        {
+          since: Type.String({ description: 'When the operator first saw the alarm.', format: 'date-time' }),
+          compactedRevision: Type.Optional(Type.String({ description: 'The revision the recovery compacted to (recorded before the compaction).', pattern: '^[0-9]+$' })),
+          compactedAt: Type.Optional(Type.String({ description: 'When it compacted: members defragmented after it are done.', format: 'date-time' })),
+        },
+        { description: "A NOSPACE alarm being recovered from: compaction, each member's defragmentation, then the disarm. Removed once no member reports the alarm." },
+      ),
+    ),
+  },
+  { description: "Maintenance of the members' storage as it went." },
+);
+
 const TlsSideStatusSchema = Type.Object(
   {
     mode: stringEnum(TLS_MODES, { description: 'Operator: certificates the operator issued; Secret: the Secret spec.tls names.' }),
@@ -665,6 +736,7 @@ export const EtcdClusterStatusSchema = Type.Object(
     step: Type.Optional(StepSchema),
     recovery: Type.Optional(RecoverySchema),
     rollout: Type.Optional(RolloutSchema),
+    maintenance: Type.Optional(MaintenanceStatusSchema),
   },
   { description: 'Observed state of the etcd cluster, written by the operator.' },
 );
@@ -713,6 +785,10 @@ export type Recovery = Static<typeof RecoverySchema>;
 export type RolloutRecord = Static<typeof RolloutSchema>;
 export type HaltReason = (typeof HALT_REASONS)[number];
 export type TlsSpec = Static<typeof TlsSchema>;
+export type DefragSpec = Static<typeof DefragSchema>;
+export type DefragRecord = Static<typeof DefragRecordSchema>;
+export type DefragReason = (typeof DEFRAG_REASONS)[number];
+export type MaintenanceStatus = Static<typeof MaintenanceStatusSchema>;
 export type TlsStatus = Static<typeof TlsStatusSchema>;
 export type TlsMode = (typeof TLS_MODES)[number];
 export type AntiAffinity = (typeof ANTI_AFFINITIES)[number];

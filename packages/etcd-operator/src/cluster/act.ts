@@ -11,7 +11,8 @@ import {
   type KubeObject,
   type Result,
 } from '@quorum/runtime';
-import { EtcdError, EtcdUnavailableError, LearnerNotReadyError } from '../etcd/errors.ts';
+import { EtcdError, EtcdUnavailableError, GrpcCode, LearnerNotReadyError } from '../etcd/errors.ts';
+import type { DefragReason } from '../api/etcdcluster.ts';
 import { changeMembership, MembershipRefusedError, type MemberEndpoint } from './membership.ts';
 import { API_VERSION } from '../api/etcdcluster.ts';
 import { BACKUP_KIND } from '../api/etcdbackup.ts';
@@ -46,7 +47,14 @@ export interface ActContext {
   peerSchemes?: ReadonlyMap<string, Scheme>;
   /** The TLS stage a member's new pod is made at (tls.ts memberTLSStages); unset: the spec's final stage. */
   tlsStage?: (member: string) => TLSStage;
+  /** Told what a maintenance step did, for the next status (which is written before each step, so cannot know it). */
+  maintained?: (result: MaintenanceResult) => void;
 }
+
+/** What a storage maintenance step did: status.maintenance records it on the next reconcile. */
+export type MaintenanceResult =
+  | { kind: 'compacted'; revision: string; at: Date }
+  | { kind: 'defragmented'; member: string; reason: DefragReason; durationMs: number; dbSizeBefore: number; dbSizeAfter?: number; at: Date };
 
 export async function act(a: Action, c: ActContext): Promise<Result> {
   const name = c.cluster.metadata.name!;
@@ -333,6 +341,44 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       await deleteMemberSecret(c.client, namespace, a.member, signal);
       await c.wrote(`delete secret ${a.member}-tls`);
       return { requeueAfter: 500 };
+    case 'compact': {
+      const endpoint = endpointOf(a.via);
+      if (!endpoint) throw new StepError('MemberUnreachable', `${a.via} has no running pod to compact through`);
+      try {
+        // Physical: the answer comes once every member applied it, so the defragmentations that follow free its pages.
+        await c.etcd.get(endpoint).compact(a.revision, { physical: true, signal, timeoutMs: 60_000 });
+      } catch (err) {
+        // Compacted already (an earlier attempt whose answer was lost, or auto-compaction got there first): done.
+        if (!(err instanceof EtcdError && err.code === GrpcCode.OutOfRange)) throw err;
+      }
+      await c.wrote(`etcd compact ${a.revision}`);
+      c.maintained?.({ kind: 'compacted', revision: a.revision, at: new Date() });
+      c.event('Normal', 'Compacted', `compacted the keyspace to revision ${a.revision} (NOSPACE recovery); every member is defragmented next`);
+      return { requeueAfter: 200 };
+    }
+    case 'defragment': {
+      const endpoint = endpointOf(a.member);
+      if (!endpoint) throw new StepError('MemberUnreachable', `${a.member} has no running pod to defragment`);
+      const client = c.etcd.get(endpoint);
+      // Timed around the call alone: this is how long the member served nobody.
+      const started = performance.now();
+      await client.defragment({ signal, timeoutMs: a.timeoutMs });
+      const durationMs = Math.round(performance.now() - started);
+      await c.wrote(`etcd defragment ${a.member}`);
+      const after = await client.status({ signal }).then((st) => st.dbSize, () => undefined);
+      c.maintained?.({ kind: 'defragmented', member: a.member, reason: a.reason, durationMs, dbSizeBefore: a.dbSize, ...(after !== undefined ? { dbSizeAfter: after } : {}), at: new Date() });
+      const mib = (b: number): string => `${(b / 1024 / 1024).toFixed(1)} MiB`;
+      c.event('Normal', 'Defragmented', `defragmented ${a.member} (${a.reason}) in ${durationMs} ms: ${mib(a.dbSize)}${after !== undefined ? ` → ${mib(after)}` : ''}; it served no requests meanwhile`);
+      return { requeueAfter: 500 };
+    }
+    case 'disarmAlarm': {
+      const endpoint = endpointOf(a.via);
+      if (!endpoint) throw new StepError('MemberUnreachable', `${a.via} has no running pod to disarm the alarm through`);
+      for (const alarm of a.alarms) await c.etcd.get(endpoint).disarm({ memberId: alarm.memberId, alarm: alarm.alarm }, { signal });
+      await c.wrote('etcd alarm disarm');
+      c.event('Normal', 'AlarmDisarmed', `disarmed ${a.alarms.map((x) => `${x.alarm} (${x.member})`).join(', ')}: etcd accepts writes again`);
+      return { requeueAfter: 500 };
+    }
     case 'wait':
       return { requeueAfter: a.requeueAfterMs };
     case 'steady':

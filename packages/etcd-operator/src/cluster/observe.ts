@@ -2,7 +2,7 @@
 // Each member is asked at its pod IP, so the operator works in the cluster and from a developer's machine.
 import { createHash } from 'node:crypto';
 import type { KubeObject } from '@quorum/runtime';
-import { EtcdClient } from '../etcd/client.ts';
+import { alarmsInStatus, EtcdClient, type Alarm } from '../etcd/client.ts';
 import { activePeers } from '../etcd/metrics.ts';
 import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
 import { quorum, type Membership, type ObservedMember, type ObservedPod } from './plan.ts';
@@ -45,6 +45,9 @@ export interface MemberHealth {
   leaderId?: string;
   version?: string;
   dbSize?: number;
+  dbSizeInUse?: number;
+  /** The cluster's alarms as this member's status names them. */
+  alarms?: Alarm[];
   revision?: string;
   clusterId?: string;
   error?: string;
@@ -167,7 +170,15 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
       if (!endpoint || !m.name) return { member, id: m.id, healthy: false, learner: m.isLearner };
       try {
         const s = await clients.get(endpoint).status({ signal });
-        return { member, id: m.id, healthy: s.errors.length === 0 && s.leaderId !== '0' && s.leaderId !== '', learner: s.isLearner, leaderId: s.leaderId, version: s.version, dbSize: s.dbSize, revision: s.revision, clusterId: s.clusterId };
+        // etcd lists the cluster's alarms among a member's status errors. NOSPACE is the whole cluster's (writes
+        // refused) and says nothing about this member: it is recovered from (plan.ts noSpaceStep), not counted
+        // as a member down, which would wait for a quorum that is there. Any other error (CORRUPT, no leader) is.
+        const alarms = alarmsInStatus(s.errors);
+        const errors = s.errors.filter((e) => !alarmsInStatus([e]).some((a) => a.alarm === 'NOSPACE'));
+        return {
+          member, id: m.id, healthy: errors.length === 0 && s.leaderId !== '0' && s.leaderId !== '', learner: s.isLearner, leaderId: s.leaderId, version: s.version,
+          dbSize: s.dbSize, ...(s.dbSizeInUse !== undefined ? { dbSizeInUse: s.dbSizeInUse } : {}), alarms, revision: s.revision, clusterId: s.clusterId,
+        };
       } catch (err) {
         return { member, id: m.id, healthy: false, learner: m.isLearner, error: (err as Error).message };
       }

@@ -6,7 +6,7 @@
 import type { VersionPath } from '../api/defaults.ts';
 import type { BackupPhase } from '../api/etcdbackup.ts';
 import type { Destination } from '../api/destination.ts';
-import type { HaltReason, RolloutRecord } from '../api/etcdcluster.ts';
+import type { DefragReason, HaltReason, RolloutRecord } from '../api/etcdcluster.ts';
 import { quorum } from '../etcd/quorum.ts';
 import type { RestoreSource } from './resources.ts';
 import { memberIndex, memberName, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
@@ -183,6 +183,41 @@ export interface ObservedTLS {
   caOverlapMs?: number;
 }
 
+/**
+ * What storage maintenance decides from: each member's backend sizes and the alarms, all from the status every
+ * member is asked anyway (observeEtcd), so an idle cluster costs no extra etcd call for it.
+ */
+export interface ObservedSpace {
+  /** Per member that answered its status: its backend file size and the part in use (3.4+ report both). */
+  sizes: { member: string; dbSize: number; dbSizeInUse?: number }[];
+  /** Alarms the members' statuses name, with the member each is raised for (name, and etcd's decimal ID). */
+  alarms: { member: string; memberId: string; alarm: string }[];
+  /** The highest store revision a member reported: what a NOSPACE recovery compacts to. */
+  revision?: string;
+  /** The backend quota each member runs with (spec.etcd.quotaBackendBytes, else etcd's 2 GiB). */
+  quotaBytes: number;
+  /** spec.maintenance.defrag.thresholdPercent. */
+  thresholdPercent?: number;
+  /** The latest time spec.maintenance.defrag.schedule fired (ms), once it is after the cluster was created. */
+  scheduledAt?: number;
+  /** Each member's last defragmentation (status.maintenance.lastDefrag), ms since epoch. */
+  lastDefrag: Record<string, number>;
+  /** A NOSPACE recovery under way (status.maintenance.noSpace): when it compacted (ms), once it did. */
+  noSpace?: { compactedAt?: number };
+}
+
+/** Free pages worth a defragmentation by threshold: below this, rewriting the file gains nothing that matters. */
+export const DEFRAG_MIN_FREE_BYTES = 1024 * 1024;
+/** A member is not defragmented by threshold again this soon: a file that stays fragmented must not make a loop. */
+export const DEFRAG_COOLDOWN_MS = 10 * 60_000;
+/** The NOSPACE alarm is disarmed only when the data in use fits this share of the quota, or it would be raised again at once. */
+export const NOSPACE_FIT = 0.9;
+
+/** How long one member's defragmentation may take: a minute, plus its file rewritten at 10 MiB/s. */
+export function defragTimeoutMs(dbSize: number): number {
+  return 60_000 + Math.ceil((dbSize / (10 * 1024 * 1024)) * 1000);
+}
+
 export interface Observed {
   cluster: string;
   replicas: number;
@@ -224,6 +259,8 @@ export interface Observed {
   rollout: ObservedRollout;
   /** Set for a cluster with spec.tls. */
   tls?: ObservedTLS;
+  /** Storage maintenance: sizes, alarms, the defragmentation policy and what was done (unset in tests that do not care). */
+  space?: ObservedSpace;
 }
 
 export type Action =
@@ -276,6 +313,15 @@ export type Action =
   | { type: 'deleteTLSSecret'; member: string }
   /** A step of an operator-managed CA rotation, written to the CA Secret (tls/secrets.ts rotatedCAContents). */
   | { type: 'rotateCA'; ca: 'peer' | 'client'; step: 'TrustNew' | 'Reissue' | 'DropOld'; detail: string }
+  /**
+   * NOSPACE recovery, first step: compact the whole keyspace to `revision` (through `via`, physical: it answers
+   * once every member applied it), so that the defragmentations after it have free pages to drop.
+   */
+  | { type: 'compact'; revision: string; via: string; detail: string }
+  /** One member's backend rewritten without its free pages (etcd's defragment, sent to that member alone). */
+  | { type: 'defragment'; member: string; reason: DefragReason; dbSize: number; timeoutMs: number; detail: string }
+  /** NOSPACE recovery, last step: the alarms deactivated (through `via`), once the data fits the quota again. */
+  | { type: 'disarmAlarm'; alarms: { member: string; memberId: string; alarm: string }[]; via: string; detail: string }
   | { type: 'steady' };
 
 /** The next unused member index: never one that a member, pod, PVC or the status has used. */
@@ -481,6 +527,11 @@ export function plan(o: Observed): Action {
     const victim = byAge.find((m) => m.id !== o.membership!.leaderId) ?? byAge[0]!;
     return { type: 'removeMember', member: victim.member, id: victim.id, reason: 'ScaleDown' };
   }
+  // NOSPACE refuses every write: its recovery goes before a rolling update (whose pre-checks want every member
+  // Ready, which pods made before /health?exclude=NOSPACE are not under the alarm). It only starts while every
+  // member serves; a member on its way back (a rollout's) is waited for below as usual.
+  const noSpace = noSpaceStep(o, members, serving);
+  if (noSpace && noSpace.type !== 'wait') return noSpace;
   // Rolling updates, once membership matches the spec (healing and scaling come first).
   const rolling = rolloutStep(o, members, serving);
   if (rolling) return rolling;
@@ -505,7 +556,86 @@ export function plan(o: Observed): Action {
     };
   }
   if (down.length > 0) return { type: 'wait', reason: 'MembersNotReady', detail: `waiting for ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')} to serve`, requeueAfterMs: 2000 };
-  return { type: 'steady' };
+  // The data does not fit the quota even compacted and defragmented: said, and left to a person.
+  if (noSpace) return noSpace;
+  // Defragmentation by threshold or schedule: last of all, so only a cluster with nothing else to do (every
+  // member serving and Ready, no rollout, rotation or membership change) ever has a member taken out for it.
+  return defragStep(o, members) ?? { type: 'steady' };
+}
+
+const MiB = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** Followers by index, then the leader: the leader's defragmentation stalls every write, so it goes last. */
+function leaderLast(o: Observed, members: ObservedMember[]): ObservedMember[] {
+  const leaderId = o.membership?.leaderId;
+  return [...members].sort((a, b) => Number(a.id === leaderId) - Number(b.id === leaderId) || (memberIndex(o.cluster, a.member) ?? 0) - (memberIndex(o.cluster, b.member) ?? 0));
+}
+
+/**
+ * Recovery from etcd's NOSPACE alarm (writes refused cluster-wide once a member's backend reached its quota):
+ * compact to the current revision, defragment every member one at a time (followers first, the leader last),
+ * then disarm, once the data in use fits the quota again. Compacting to the current revision drops every
+ * older revision of every key, not only what auto-compaction would have dropped: under NOSPACE nobody can
+ * write, so history is the only thing there is to give back, and watchers that need older revisions would
+ * have had them compacted by auto-compaction soon anyway. Undefined without the alarm, and while a member
+ * does not serve (a defragmentation would then cost the quorum more than one member).
+ */
+function noSpaceStep(o: Observed, members: ObservedMember[], serving: (m: ObservedMember) => boolean): Action | undefined {
+  const space = o.space;
+  const raised = space?.alarms.filter((a) => a.alarm === 'NOSPACE') ?? [];
+  if (!space || raised.length === 0) return undefined;
+  if (!members.every(serving)) return undefined;
+  const heading = `NOSPACE alarm raised (${[...new Set(raised.map((a) => a.member))].join(', ')}): etcd refuses writes`;
+  const compactedAt = space.noSpace?.compactedAt;
+  if (compactedAt === undefined) {
+    const via = leaderLast(o, members).at(-1)!;
+    if (!space.revision) return { type: 'wait', reason: 'NoSpace', detail: `${heading}; no member reported its revision to compact to`, requeueAfterMs: 2000 };
+    return { type: 'compact', revision: space.revision, via: via.member, detail: `${heading}: compacting to revision ${space.revision}, then every member is defragmented and the alarm disarmed` };
+  }
+  const size = (m: string): number => space.sizes.find((x) => x.member === m)?.dbSize ?? 0;
+  const next = leaderLast(o, members).find((m) => (space.lastDefrag[m.member] ?? 0) < compactedAt);
+  if (next) {
+    const done = members.filter((m) => (space.lastDefrag[m.member] ?? 0) >= compactedAt).length;
+    return { type: 'defragment', member: next.member, reason: 'NoSpace', dbSize: size(next.member), timeoutMs: defragTimeoutMs(size(next.member)), detail: `${heading}: defragmenting ${next.member} (${MiB(size(next.member))}; ${done}/${members.length} done)` };
+  }
+  const inUse = Math.max(0, ...space.sizes.map((x) => x.dbSizeInUse ?? x.dbSize));
+  if (inUse >= space.quotaBytes * NOSPACE_FIT) {
+    return {
+      type: 'wait', reason: 'NoSpace', requeueAfterMs: 30_000,
+      detail: `${heading}; compacted and defragmented, the data still takes ${MiB(inUse)} of the ${MiB(space.quotaBytes)} quota, so the alarm would come back at once: raise spec.etcd.quotaBackendBytes (rolled out even under the alarm) or delete data; the alarm is disarmed once it fits`,
+    };
+  }
+  const via = leaderLast(o, members).at(-1)!;
+  return { type: 'disarmAlarm', alarms: raised, via: via.member, detail: `${heading}: every member is compacted and defragmented (${MiB(inUse)} in use of ${MiB(space.quotaBytes)}): disarming the alarm` };
+}
+
+/**
+ * Defragmentation by spec.maintenance.defrag: a member whose free pages reached thresholdPercent of its file
+ * (and DEFRAG_MIN_FREE_BYTES, not within DEFRAG_COOLDOWN_MS of its last), or every member not defragmented
+ * since the schedule last fired. One member per step, followers first, the leader last. The caller has checked
+ * that every member serves and nothing else is under way; no alarm may be raised either (CORRUPT: the data is
+ * suspect; NOSPACE has its own recovery).
+ */
+function defragStep(o: Observed, members: ObservedMember[]): Action | undefined {
+  const space = o.space;
+  if (!space || space.alarms.length > 0 || o.rollout.record || o.rollout.outdated.length > 0 || o.tls?.caRotation) return undefined;
+  if (members.length !== o.replicas || members.some((m) => m.learner || !m.healthy)) return undefined;
+  for (const m of leaderLast(o, members)) {
+    const s = space.sizes.find((x) => x.member === m.member);
+    if (!s) continue;
+    const last = space.lastDefrag[m.member];
+    const free = s.dbSizeInUse === undefined ? 0 : s.dbSize - s.dbSizeInUse;
+    const percent = s.dbSize > 0 ? (free / s.dbSize) * 100 : 0;
+    const action = (reason: DefragReason, why: string): Action => ({ type: 'defragment', member: m.member, reason, dbSize: s.dbSize, timeoutMs: defragTimeoutMs(s.dbSize), detail: `defragmenting ${m.member}: ${why}` });
+    if (space.scheduledAt !== undefined && (last ?? 0) < space.scheduledAt) {
+      return action('Schedule', `spec.maintenance.defrag.schedule fired at ${new Date(space.scheduledAt).toISOString()} (${MiB(s.dbSize)}, ${Math.round(percent)} % free)`);
+    }
+    const threshold = space.thresholdPercent;
+    if (threshold !== undefined && percent >= threshold && free >= DEFRAG_MIN_FREE_BYTES && (last === undefined || o.now - last >= DEFRAG_COOLDOWN_MS)) {
+      return action('Threshold', `${MiB(free)} of its ${MiB(s.dbSize)} backend are free pages (${Math.round(percent)} %, threshold ${threshold} %)`);
+    }
+  }
+  return undefined;
 }
 
 /**
@@ -780,7 +910,7 @@ function rolloutStep(o: Observed, members: ObservedMember[], serving: (m: Observ
   if (blocking.length > 0) {
     const advice = blocking.some((a) => a.alarm === 'CORRUPT')
       ? "members' data differ (etcd's corruption check): find the corrupted member (etcdctl endpoint hashkv) and replace it before changing any member"
-      : 'compact and defragment, then etcdctl alarm disarm (a change of spec.etcd alone, such as a larger quotaBackendBytes, is still rolled out)';
+      : 'the operator compacted and defragmented every member, and the data still does not fit the quota: raise spec.etcd.quotaBackendBytes first (a change of spec.etcd alone is rolled out under the alarm), or delete data';
     return { type: 'wait', reason: 'UpgradeBlocked', detail: `${blocking.map((a) => `${a.alarm} alarm on ${a.member}`).join(', ')}: ${advice}. No member is updated while it is raised`, requeueAfterMs: 10_000 };
   }
 

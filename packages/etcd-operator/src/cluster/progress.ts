@@ -59,6 +59,8 @@ export function stepName(a: Action): string | undefined {
     case 'downgrade': return `downgrade ${a.op} ${a.target}`;
     case 'issueTLSSecrets': return 'issueTLSSecrets';
     case 'rotateCA': return `rotateCA ${a.ca} ${a.step}`;
+    case 'compact': return 'compact';
+    case 'disarmAlarm': return 'disarmAlarm';
     default: return `${a.type} ${a.member}`;
   }
 }

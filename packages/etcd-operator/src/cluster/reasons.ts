@@ -32,11 +32,16 @@ export const STEP_REASONS = {
   issueTLSSecrets: 'IssuingCertificates',
   rotateCA: 'RotatingCA',
   deleteTLSSecret: 'DeletingSecret',
+  compact: 'Compacting',
+  defragment: 'Defragmenting',
+  disarmAlarm: 'DisarmingAlarm',
 } as const;
 
 /** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
 export const WAIT_REASONS = {
   Bootstrapping: 'the initial members are starting and have not formed a quorum yet',
+  NoSpace:
+    "etcd's NOSPACE alarm is raised and the recovery cannot go on: every member was compacted and defragmented, but the data in use still takes 90 % or more of the quota (the alarm would come back at once); raise spec.etcd.quotaBackendBytes (rolled out even under the alarm) or delete data. The message gives the sizes",
   CARotation: 'a CA rotation waits for every member to serve a certificate of the new CA (the kubelet refreshes mounted Secrets within about a minute) before the old CA is dropped; the message names those that do not yet',
   QuorumUnavailable: 'no quorum answered a member list; membership is left alone (the message names the members that did not answer, and why)',
   QuorumUnhealthy: 'fewer than a quorum of voting members are healthy; the message names those that are not',
@@ -99,6 +104,7 @@ export const CONDITIONS: Record<string, { trueMeans: string; reasons: ReasonDoc[
       { reason: 'SnapshotRefused', status: 'True', meaning: 'the snapshot of spec.bootstrap.fromBackup was refused before any member started; the message says why (restore from another backup: create a new EtcdCluster)' },
       { reason: 'TLSSecretInvalid', status: 'True', meaning: 'the certificates of spec.tls cannot be used; no pod is created or changed until the Secret is fixed, and the message says what is wrong (docs/tls.md)' },
       { reason: 'CertificateExpiring', status: 'True', meaning: 'every member serves, but a certificate of a user-supplied Secret (spec.tls secretName) ends within 30 days: update the Secret (docs/tls.md)' },
+      { reason: 'NoSpace', status: 'True', meaning: "etcd's NOSPACE alarm is raised: writes are refused, reads are served; the message says what the operator does about it (compaction, a defragmentation of each member, the disarm) and where it is (docs/operations.md#nospace)" },
       { reason: 'StepStalled', status: 'True', meaning: 'a step has made no progress for longer than its bound; the message names the step, the time and the last refusal' },
       { reason: 'MembersUnhealthy', status: 'True', meaning: 'some members do not serve; the message names them' },
       { reason: 'QuorumUnavailable', status: 'True', meaning: 'no quorum answered a member list' },
@@ -160,6 +166,11 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   UpgradeBlocked: { type: 'Warning', meaning: 'a rolling update changes no member (a version move etcd would refuse, or an alarm); the note says why' },
   CertificatesIssued: { type: 'Normal', meaning: 'operator-managed TLS Secrets were issued or renewed; the note names them and why' },
   TLSSecretInvalid: { type: 'Warning', meaning: 'a TLS Secret cannot be used; the note says what is wrong' },
+  NoSpace: { type: 'Warning', meaning: "etcd's NOSPACE alarm was raised: writes are refused until the operator's recovery (compaction, defragmentation, disarm) ends" },
+  NoSpaceCleared: { type: 'Normal', meaning: 'no member reports the NOSPACE alarm any more; the note says for how long it was raised' },
+  Compacted: { type: 'Normal', meaning: 'NOSPACE recovery: the keyspace was compacted to the current revision' },
+  Defragmented: { type: 'Normal', meaning: "a member's backend was defragmented (Threshold, Schedule or NoSpace); the note says how long it took (the time it served no requests) and its size before and after" },
+  AlarmDisarmed: { type: 'Normal', meaning: 'NOSPACE recovery: the alarm was disarmed once every member was defragmented and the data fits the quota' },
 };
 
 /** The Markdown for docs/operations.md between the generated markers. */

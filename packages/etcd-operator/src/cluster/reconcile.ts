@@ -20,7 +20,8 @@ import { EtcdClusters } from '../resources.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { TlsStatus } from '../api/etcdcluster.ts';
 import type { RestoreSource } from './resources.ts';
-import { act, describeFailure } from './act.ts';
+import { act, describeFailure, type MaintenanceResult } from './act.ts';
+import { maintenanceStatus, observeSpace } from './maintenance.ts';
 import { applyDefaults, validateSpec, type DefaultedSpec, type EtcdCluster } from './spec.ts';
 import { clientService, madeWithTLS, peerService, podDisruptionBudget } from './resources.ts';
 import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName, type Scheme } from './names.ts';
@@ -37,6 +38,10 @@ import { actionMessage, buildStatus, type StatusShape } from './status.ts';
 /** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */
 export interface StepMetrics {
   stepRetried(step: string, reason: string): void;
+  /** A member was defragmented: `quorum_etcdcluster_defrag_last_duration_seconds`, `quorum_etcdcluster_defrags_total`. */
+  defragmented?(namespace: string, cluster: string, member: string, reason: string, seconds: number): void;
+  /** Whether etcd's NOSPACE alarm is raised: `quorum_etcdcluster_alarm{alarm="NOSPACE"}` (1 or 0). */
+  alarm?(namespace: string, cluster: string, alarm: string, raised: boolean): void;
 }
 
 export interface ReconcilerDeps {
@@ -83,6 +88,8 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
   // The refusal of each cluster's last attempt, reported by its next reconcile (then forgotten).
   const failures = new Map<string, StepFailure>();
   const lastWarnLog = new Map<string, number>();
+  // What each cluster's last maintenance step did (act learns it after the status write): for its next status.
+  const maintained = new Map<string, MaintenanceResult[]>();
   const stepDeadlineMs = deps.stepDeadlineMs ?? DEFAULT_STEP_DEADLINE_MS;
 
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
@@ -92,6 +99,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       // A cluster that is gone leaves nothing behind in the reconciler's memory.
       failures.delete(key);
       lastWarnLog.delete(key);
+      maintained.delete(key);
       return {};
     }
     const previous = cluster.status as StatusShape | undefined;
@@ -172,6 +180,11 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     const ongoing = previous?.recovery && !previous.recovery.completedAt ? previous.recovery : undefined;
     // Survivors' own revisions matter only when the cluster has lost its quorum and may restore itself.
     const localRevisions = !view.membership && previous?.clusterID && policy === 'Restore' && !ongoing ? await observeLocalRevisions(name, namespace, pods, deps.etcd, signal, credentials) : undefined;
+    // status.maintenance with the last maintenance step's results folded in: what the plan must see as done.
+    const noSpace = [...new Set(view.health.flatMap((h) => (h.alarms ?? []).filter((a) => a.alarm === 'NOSPACE').map((a) => view.membership?.members.find((m) => m.id === a.memberId)?.member ?? a.memberId)))];
+    const maintenance = maintenanceStatus(previous?.maintenance, maintained.get(key) ?? [], noSpace.length > 0, view.membership?.members.map((m) => m.member), now);
+    maintained.delete(key);
+    const createdAt = cluster.metadata.creationTimestamp ? Date.parse(cluster.metadata.creationTimestamp) : undefined;
     const observed: Observed = {
       cluster: name,
       replicas: spec.replicas,
@@ -203,6 +216,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
         : {}),
       rollout: { ...rolling.rollout, ...preBackupOf(rolling.rollout.record) },
       ...(tls ? { tls: tls.observed } : {}),
+      space: observeSpace(spec, createdAt, view, maintenance, now.getTime()),
     };
 
     // ---- plan ----
@@ -231,7 +245,10 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       outdated: rolling.rollout.outdated,
       ...(rolling.clusterVersion ? { clusterVersion: rolling.clusterVersion } : {}),
       ...(tls ? { tls: { status: withCARotation(tls.status, rotation, action, deps.caRotationOverlapMs ?? 0), clientScheme: servedClientScheme, peerScheme: tls.peerScheme, ...(tls.expiring ? { expiring: tls.expiring } : {}) } } : {}),
+      ...(maintenance ? { maintenance } : {}),
+      ...(noSpace.length > 0 ? { noSpace } : {}),
     });
+    reportNoSpace(noSpace);
     if (action.type === 'startRecovery' && action.method === 'Backup') {
       // The old cluster ends here: a new one (new ID, new member names) is bootstrapped from the backup.
       delete status.clusterID;
@@ -279,6 +296,13 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
         ...(tls ? { tls: { ...(credentials ? { credentials } : {}), clusterDomain: domain, mayIssueCA: memberSecrets.length === 0 && !pods.some(madeWithTLS), now, caBundles: tls.caBundles } } : {}),
         peerSchemes,
         tlsStage: stageOf,
+        maintained: (r) => {
+          maintained.set(key, [...(maintained.get(key) ?? []), r]);
+          if (r.kind === 'defragmented') {
+            deps.metrics?.defragmented?.(namespace, name, r.member, r.reason, r.durationMs / 1000);
+            log.info({ member: r.member, reason: r.reason, durationMs: r.durationMs, dbSizeBefore: r.dbSizeBefore, dbSizeAfter: r.dbSizeAfter }, `defragmented ${r.member}`);
+          }
+        },
       });
       return action.type === 'steady' ? { requeueAfter: STEADY_RESYNC_MS } : { requeueAfter: retryDelayMs(step, now, result.requeueAfter ?? 1000) };
     } catch (err) {
@@ -289,6 +313,25 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       // Kubernetes refusals (admission, quota) are news at once; etcd's are reported when they persist.
       if (err instanceof ApiError && failure?.message !== f.message) event('Warning', 'StepFailed', `${actionMessage(action)}: ${f.message}`);
       return { requeueAfter: retryDelayMs({ ...(step ?? { name: action.type, startedAt: now.toISOString() }), lastError: f.message }, now, 1000) };
+    }
+
+    // NOSPACE, raised or cleared: an event and a log line on the change only (Degraded says it while it lasts),
+    // and the alarm's gauge every reconcile. Judged from the status record, which exists exactly while it is raised
+    // (known only when a quorum answered: silence clears nothing).
+    function reportNoSpace(raisedFor: string[]): void {
+      if (!view.membership) return;
+      deps.metrics?.alarm?.(namespace, name, 'NOSPACE', raisedFor.length > 0);
+      const was = previous?.maintenance?.noSpace;
+      if (raisedFor.length > 0 && !was) {
+        const note = `etcd's NOSPACE alarm is raised (${raisedFor.join(', ')}): the cluster refuses writes; the operator compacts, defragments every member and disarms it`;
+        event('Warning', 'NoSpace', note);
+        log.warn({ cluster: name, members: raisedFor }, note);
+      } else if (raisedFor.length === 0 && was) {
+        const since = Date.parse(was.since);
+        const note = `the NOSPACE alarm is no longer raised${Number.isFinite(since) ? ` (raised for ${formatAge(now.getTime() - since)})` : ''}: the cluster accepts writes again`;
+        event('Normal', 'NoSpaceCleared', note);
+        log.info({ cluster: name }, note);
+      }
     }
 
     // A step's voice: info when it starts, then (while it repeats) a Warning event after STEP_WARN_MS and

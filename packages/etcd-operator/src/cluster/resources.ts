@@ -101,9 +101,10 @@ export function memberPVC(cluster: EtcdCluster, spec: DefaultedSpec, member: str
  * The revision of how the operator renders member pods, recorded in each pod's template fingerprint. Raised
  * whenever a change of this file must reach running members, so that pods made before it count as outdated.
  * 1: before the fingerprint recorded it; 2: the restricted Pod Security Standard (securityContext defaults,
- * no service account token, default requests).
+ * no service account token, default requests); 3: readiness is /health?exclude=NOSPACE (a NOSPACE alarm is the
+ * whole cluster's: with plain /health every member left the client Service at once, reads included).
  */
-export const RENDER_REVISION = 2;
+export const RENDER_REVISION = 3;
 
 /**
  * Pod-level defaults; each field the user sets in podTemplate.spec.securityContext replaces one. No etcd image
@@ -425,7 +426,10 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
           resources: podSpec.resources ?? DEFAULT_ETCD_RESOURCES,
           securityContext: etcdSecurity,
           // Ready = this member serves: it has a leader and no alarm.
-          readinessProbe: { httpGet: { path: '/health', port: METRICS_PORT }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 3 },
+          // The member itself: a leader, a linearizable read, no CORRUPT alarm. NOSPACE is excluded (etcd 3.4.23,
+          // 3.5 and 3.6 all take exclude=): it is raised cluster-wide and would empty the client Service, reads
+          // included, while the operator recovers from it (Degraded NoSpace says so).
+          readinessProbe: { httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 3 },
           // Alive = the process answers locally; never restart a member just because the cluster lost quorum.
           livenessProbe: { httpGet: { path: '/health?serializable=true', port: METRICS_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 8 },
         },

@@ -3,7 +3,7 @@
 // reasons.ts (and so in docs/operations.md).
 import { setCondition, type Condition } from '@quorum/runtime';
 import { memberIdToHex } from '../etcd/ids.ts';
-import type { Recovery, RolloutRecord, TlsStatus } from '../api/etcdcluster.ts';
+import type { MaintenanceStatus, Recovery, RolloutRecord, TlsStatus } from '../api/etcdcluster.ts';
 import type { EtcdView } from './observe.ts';
 import { haltMessage, quorum, type Action, type ObservedPod } from './plan.ts';
 import { clientServiceURL, clientURL, peerURL, type Scheme } from './names.ts';
@@ -32,6 +32,10 @@ export interface StatusInput {
   clusterVersion?: string;
   /** For a cluster with spec.tls: what status.tls says, and a certificate that expires soon (Degraded CertificateExpiring). */
   tls?: { status: TlsStatus; expiring?: string; clientScheme: Scheme; peerScheme: Scheme };
+  /** status.maintenance as maintenance.ts made it (undefined: none). */
+  maintenance?: MaintenanceStatus;
+  /** The members the NOSPACE alarm is raised for, while it is (Degraded NoSpace). */
+  noSpace?: string[];
   now: Date;
 }
 
@@ -68,6 +72,7 @@ export interface StatusShape {
   recovery?: Recovery;
   rollout?: RolloutRecord;
   tls?: TlsStatus;
+  maintenance?: MaintenanceStatus;
 }
 
 export function actionMessage(a: Action): string {
@@ -92,6 +97,9 @@ export function actionMessage(a: Action): string {
     case 'issueTLSSecrets': return a.detail;
     case 'rotateCA': return a.detail;
     case 'deleteTLSSecret': return `deleting the TLS Secret of former member ${a.member}`;
+    case 'compact': return a.detail;
+    case 'defragment': return a.detail;
+    case 'disarmAlarm': return a.detail;
     case 'wait': return a.detail;
     case 'steady': return 'membership matches the spec';
   }
@@ -226,6 +234,9 @@ export function buildStatus(i: StatusInput): StatusShape {
       ? [true, 'MembersCrashLooping', groupByText(crashing.map((p) => [p.member, p.lastTermination ? `exited with code ${p.lastTermination.exitCode}: ${p.lastTermination.message}` : 'crash-looping']))]
       : cannotStart.length > 0
         ? [true, 'MembersCannotStart', groupByText(cannotStart.map((p) => [p.member, p.cannotStart!]))]
+      // Every write is refused: that is news before a stalled step (the recovery's own progress is in Progressing).
+      : i.noSpace?.length
+        ? [true, 'NoSpace', `etcd's NOSPACE alarm is raised (${i.noSpace.join(', ')}): writes are refused, reads are served. ${NO_SPACE_PLAN} Now: ${description}`]
       : stalled
         ? [true, 'StepStalled', `no progress for ${formatAge(age)}: ${progressMessage(description, i.step, i.now)}`]
         : etcd.membership
@@ -279,8 +290,11 @@ export function buildStatus(i: StatusInput): StatusShape {
     ...(recovery ? { recovery } : {}),
     ...(rollout ? { rollout } : {}),
     ...(i.tls ? { tls: i.tls.status } : {}),
+    ...(i.maintenance ? { maintenance: i.maintenance } : {}),
   };
 }
+
+const NO_SPACE_PLAN = 'The operator compacts to the current revision, defragments every member one at a time (the leader last) and disarms the alarm once the data fits the quota.';
 
 /** "a, b: text; c: other": members that say the same thing are named together. */
 function groupByText(entries: [string, string][]): string {
@@ -295,6 +309,8 @@ function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean, rolling: 
   if (i.invalid) return 'Failed';
   if (i.paused) return 'Paused';
   if (a.type === 'steady' && allServe) return 'Running';
+  // A defragmentation by threshold or schedule is routine upkeep of a running cluster.
+  if (a.type === 'defragment' && a.reason !== 'NoSpace' && allServe) return 'Running';
   // A new cluster is Creating until it first runs with every member.
   if (!i.previous?.phase || i.previous.phase === 'Creating' || i.previous.phase === 'Pending') return 'Creating';
   if (troubled) return 'Degraded';
@@ -303,5 +319,6 @@ function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean, rolling: 
   if (scaling) return 'Scaling';
   if (rolling) return 'Updating';
   if (a.type === 'createPod' || a.type === 'deletePod' || a.type === 'removeMember' || a.type === 'deletePVC' || a.type === 'restartMember') return 'Healing';
+  if (a.type === 'compact' || a.type === 'defragment' || a.type === 'disarmAlarm') return 'Healing';
   return 'Degraded';
 }

@@ -154,6 +154,18 @@ export interface Health {
   reason: string;
 }
 
+/**
+ * The alarms a member's status names. etcd appends each active alarm to the status' `errors` as the alarm
+ * member's text form (e.g. "memberID:10276657743932975437 alarm:NOSPACE "), beside "etcdserver: no leader":
+ * the operator learns of NOSPACE from the status it reads anyway, with no further call.
+ */
+export function alarmsInStatus(errors: readonly string[]): Alarm[] {
+  return errors.flatMap((e) => {
+    const m = /memberID:\s*(\d+)\s+alarm:\s*([A-Z_]+)/.exec(e);
+    return m ? [{ memberId: m[1]!, alarm: m[2]! }] : [];
+  });
+}
+
 export const DEFAULT_TIMEOUT_MS = 5000;
 // Admin answers are small and KV reads are paged by their callers; a large one means something other than
 // etcd is answering.
@@ -299,6 +311,27 @@ export class EtcdClient {
   }
 
   /**
+   * POST /v3/kv/compaction: drops every key revision older than `revision` (cluster-wide, through raft). With
+   * `physical`, it answers only once every member has applied it to its backend, so the space it frees is
+   * there for a defragmentation right after. A revision already compacted is refused with OutOfRange ("mvcc:
+   * required revision has been compacted"): for an idempotent caller that is "done". Not retried.
+   */
+  async compact(revision: string, opts: CallOptions & { physical?: boolean } = {}): Promise<void> {
+    if (!/^[1-9][0-9]*$/.test(revision)) throw new RangeError(`not a store revision: ${JSON.stringify(revision)}`);
+    await this.#post('/v3/kv/compaction', { revision, ...(opts.physical ? { physical: true } : {}) }, 'write', opts, () => undefined);
+  }
+
+  /**
+   * POST /v3/maintenance/defragment: rewrites THIS member's backend file without its free pages (etcd's
+   * defragmentation is per member, never through raft). The member serves no reads or writes while it runs,
+   * which takes time in proportion to its database: pass a `timeoutMs` sized to it. Not retried (a second
+   * defragmentation is harmless, but a lost answer is no reason to block the member twice).
+   */
+  async defragment(opts: CallOptions = {}): Promise<void> {
+    await this.#post('/v3/maintenance/defragment', {}, 'write', opts, () => undefined);
+  }
+
+  /**
    * GET /version (served by every member on its client URL, answered locally). The cluster version is what
    * decides whether members may still go back to an older minor binary: once it has moved up, an older etcd
    * refuses to start ("cluster cannot be downgraded").
@@ -321,9 +354,12 @@ export class EtcdClient {
     }
   }
 
-  /** GET /health. EtcdUnavailableError when there is no answer: silence is not "unhealthy". */
-  async healthCheck(opts: CallOptions = {}): Promise<Health> {
-    const path = '/health';
+  /**
+   * GET /health. EtcdUnavailableError when there is no answer: silence is not "unhealthy". `exclude`: alarms
+   * that do not count (`/health?exclude=NOSPACE`, etcd 3.4.23+, 3.5, 3.6), as a member's readiness probe asks.
+   */
+  async healthCheck(opts: CallOptions & { exclude?: AlarmType[] } = {}): Promise<Health> {
+    const path = `/health${opts.exclude?.length ? `?${opts.exclude.map((a) => `exclude=${encodeURIComponent(a)}`).join('&')}` : ''}`;
     const reply = await this.#exchange('GET', path, undefined, 'read', opts);
     const body = this.#parse(path, reply);
     if (typeof body === 'object' && body !== null && 'health' in body) {

@@ -50,7 +50,17 @@ export interface OperatorOptions {
 /** `quorum_etcdcluster_step_retries_total{step,reason}`: every retry of a step, with why. */
 function stepMetrics(manager: Manager): StepMetrics {
   const retries = manager.metrics.counter('quorum_etcdcluster_step_retries_total', 'Retries of a reconcile step (a wait that repeats or a refused action), by step and reason', ['step', 'reason']);
-  return { stepRetried: (step, reason) => retries.inc({ step, reason }) };
+  const defragSeconds = manager.metrics.gauge('quorum_etcdcluster_defrag_last_duration_seconds', "How long a member's last defragmentation took: the time it served no requests", ['namespace', 'cluster', 'member']);
+  const defrags = manager.metrics.counter('quorum_etcdcluster_defrags_total', 'Member defragmentations, by reason (Threshold, Schedule, NoSpace)', ['namespace', 'cluster', 'reason']);
+  const alarms = manager.metrics.gauge('quorum_etcdcluster_alarm', "1 while etcd's alarm is raised in the cluster, else 0", ['namespace', 'cluster', 'alarm']);
+  return {
+    stepRetried: (step, reason) => retries.inc({ step, reason }),
+    defragmented: (namespace, cluster, member, reason, seconds) => {
+      defragSeconds.set({ namespace, cluster, member }, seconds);
+      defrags.inc({ namespace, cluster, reason });
+    },
+    alarm: (namespace, cluster, alarm, raised) => alarms.set({ namespace, cluster, alarm }, raised ? 1 : 0),
+  };
 }
 
 /**

@@ -31,6 +31,8 @@ export interface LocalEtcdOptions {
    * cut off from its peers naming its old leader for that long: the window a test of it needs.
    */
   electionTimeoutMs?: number;
+  /** Further etcd flags for every member, e.g. a tiny --quota-backend-bytes. */
+  extraArgs?: string[];
 }
 
 /** Ports and URLs for a member, reserved before it is added and started. */
@@ -119,7 +121,7 @@ async function waitReady(member: LocalMember, check: 'health' | 'status', timeou
   throw new Error(`etcd ${member.name} not ready after ${timeoutMs} ms (last: ${last}):\n${member.logTail()}`);
 }
 
-function launch(binary: string, dir: string, slot: MemberSlot, initialCluster: string, state: 'new' | 'existing', token: string, electionTimeoutMs: number): LocalMember {
+function launch(binary: string, dir: string, slot: MemberSlot, initialCluster: string, state: 'new' | 'existing', token: string, electionTimeoutMs: number, extraArgs: readonly string[] = []): LocalMember {
   const dataDir = join(dir, slot.name);
   const logFile = join(dir, `${slot.name}.log`);
   const fd = openSync(logFile, 'a');
@@ -137,6 +139,7 @@ function launch(binary: string, dir: string, slot: MemberSlot, initialCluster: s
     `--heartbeat-interval=${Math.round(electionTimeoutMs / 10)}`,
     `--election-timeout=${electionTimeoutMs}`,
     '--unsafe-no-fsync',
+    ...extraArgs,
   ];
   let child: ChildProcess;
   try {
@@ -199,6 +202,7 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
   const version = options.version ?? '3.6.16';
   const readyTimeoutMs = options.readyTimeoutMs ?? 30_000;
   const electionTimeoutMs = options.electionTimeoutMs ?? 500;
+  const extraArgs = options.extraArgs ?? [];
   const binary = etcdBinary(version);
   const dir = await mkdtemp(join(tmpdir(), 'quorum-etcd-'));
   const token = `quorum-test-${process.pid}-${Date.now()}`;
@@ -222,7 +226,7 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
       slots.push({ name: `m${i}`, peerURL: `http://127.0.0.1:${ports[2 * i]}`, clientURL: `http://127.0.0.1:${ports[2 * i + 1]}` });
     }
     const initialCluster = slots.map((s) => `${s.name}=${s.peerURL}`).join(',');
-    for (const slot of slots) members.push(launch(binary, dir, slot, initialCluster, 'new', token, electionTimeoutMs));
+    for (const slot of slots) members.push(launch(binary, dir, slot, initialCluster, 'new', token, electionTimeoutMs, extraArgs));
     await Promise.all(members.map((m) => waitReady(m, 'health', readyTimeoutMs)));
   } catch (err) {
     await stop();
@@ -247,7 +251,7 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
           return p.peerURLs.map((url) => `${name}=${url}`);
         })
         .join(',');
-      const member = launch(binary, dir, slot, initialCluster, 'existing', token, electionTimeoutMs);
+      const member = launch(binary, dir, slot, initialCluster, 'existing', token, electionTimeoutMs, extraArgs);
       members.push(member);
       await waitReady(member, 'status', readyTimeoutMs);
       return member;
@@ -258,7 +262,7 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
       if (!old) throw new Error(`no local etcd member ${name}`);
       await old.stop();
       // The data directory exists, so etcd ignores the initial-cluster flags: it rejoins as the same member.
-      const member = launch(etcdBinary(memberVersion), dir, { name: old.name, peerURL: old.peerURL, clientURL: old.clientURL }, `${old.name}=${old.peerURL}`, 'existing', token, electionTimeoutMs);
+      const member = launch(etcdBinary(memberVersion), dir, { name: old.name, peerURL: old.peerURL, clientURL: old.clientURL }, `${old.name}=${old.peerURL}`, 'existing', token, electionTimeoutMs, extraArgs);
       members[index] = member;
       await waitReady(member, 'health', readyTimeoutMs);
       return member;

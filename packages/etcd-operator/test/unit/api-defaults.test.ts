@@ -301,3 +301,13 @@ test('validateEtcdCluster also checks metadata.name', () => {
 test('faultTolerance', () => {
   assert.deepEqual([1, 2, 3, 4, 5, 6, 7, 9].map(faultTolerance), [0, 0, 1, 1, 2, 2, 3, 4]);
 });
+
+test('spec.maintenance.defrag: a threshold from 1 to 100, a schedule cron-parser accepts, at least one of them', () => {
+  assert.deepEqual(errors({ maintenance: { defrag: { thresholdPercent: 50, schedule: '0 3 * * 0' } } }), []);
+  assert.deepEqual(errors({ maintenance: { defrag: { schedule: 'H 3 * * *' } } }), []);
+  assert.deepEqual(errors({ maintenance: { defrag: { thresholdPercent: 0 } } }).map((e) => e.field), ['spec.maintenance.defrag.thresholdPercent']);
+  assert.deepEqual(errors({ maintenance: { defrag: { thresholdPercent: 101 } } }).map((e) => e.field), ['spec.maintenance.defrag.thresholdPercent']);
+  assert.deepEqual(errors({ maintenance: { defrag: { schedule: 'every night' } } }).map((e) => e.field), ['spec.maintenance.defrag.schedule']);
+  assert.deepEqual(errors({ maintenance: { defrag: { thresholdPercent: 50, schedule: '* * * * * *' } } }).map((e) => e.field), ['spec.maintenance.defrag.schedule'], 'more than once a minute');
+  assert.deepEqual(errors({ maintenance: { defrag: {} } }).map((e) => e.field), ['spec.maintenance.defrag']);
+});
