@@ -43,10 +43,12 @@ for (const version of ETCD_VERSIONS) {
       assert.ok(refused, 'etcd refused a write once the quota was reached');
       assert.equal(refused.code, GrpcCode.ResourceExhausted);
 
-      // Every member's own status names the alarm (the cluster's alarms are replicated through raft).
+      // Every member's own status names the alarm (the cluster's alarms are replicated through raft). Each member
+      // raises its own NOSPACE when its backend reaches the quota, so there is one per member that got there.
       for (const c of clients) {
         const s = await c.status();
-        assert.deepEqual(alarmsInStatus(s.errors).map((a) => a.alarm), ['NOSPACE'], JSON.stringify(s.errors));
+        const alarms = alarmsInStatus(s.errors).map((a) => a.alarm);
+        assert.ok(alarms.length >= 1 && alarms.every((a) => a === 'NOSPACE'), JSON.stringify(s.errors));
         assert.ok(s.dbSizeInUse !== undefined && s.dbSizeInUse > 0, 'dbSizeInUse is reported');
         // /health fails on every member for a cluster-wide alarm; excluding it, each member is healthy.
         assert.deepEqual(await c.healthCheck(), { healthy: false, reason: 'ALARM NOSPACE' });
