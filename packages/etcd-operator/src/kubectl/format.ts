@@ -49,12 +49,15 @@ export function destinationText(d: Destination): string {
 const oneLine = (text: string): string => text.replace(/\s*\n\s*/g, ' | ').trim();
 const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
 
+/** Conditions that are good news when True (the others, Degraded, EvenReplicas, QuorumLost, when False). */
+const POSITIVE_CONDITIONS: readonly string[] = ['Available', 'MembersUpToDate'];
+
 /**
- * Whether a condition needs no one's attention: Available True, Degraded False, Progressing False and
+ * Whether a condition needs no one's attention: Available and MembersUpToDate True, Progressing False and
  * Stable; any other type, False. Progressing True is shown too: it says what the operator is doing.
  */
 export function conditionIsFine(c: EtcdClusterCondition): boolean {
-  if (c.type === 'Available') return c.status === 'True';
+  if (POSITIVE_CONDITIONS.includes(c.type)) return c.status === 'True';
   if (c.type === 'Progressing') return c.status === 'False' && c.reason === 'Stable';
   return c.status === 'False';
 }

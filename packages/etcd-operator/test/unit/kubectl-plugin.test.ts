@@ -6,7 +6,7 @@ import { after, before, test } from 'node:test';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { parseDuration, parsePluginArgs, UsageError } from '../../src/kubectl/args.ts';
-import { backupSummary, clusterDetail, membersTable, statusTable } from '../../src/kubectl/format.ts';
+import { backupSummary, clusterDetail, conditionIsFine, membersTable, statusTable } from '../../src/kubectl/format.ts';
 import { kubectlQuorum } from '../../src/kubectl/plugin.ts';
 import { FakeQuorumApi } from './kubectl-fake-api.ts';
 
@@ -278,4 +278,15 @@ test('restore: refuses a missing or failed backup and an existing cluster; creat
   r = await run(['restore', 'good', '--to', 'raced', '--name', 'refused', '--wait']);
   assert.equal(r.code, 1);
   assert.match(r.out, /EtcdRestore team-a\/refused Pending: ClusterExists: an EtcdCluster of spec.clusterName exists\n$/);
+});
+
+test('which conditions need attention: good-news conditions when False, the others when True', () => {
+  const c = (type: string, status: 'True' | 'False', reason = 'R') => ({ type, status, reason, message: '', lastTransitionTime: '2026-01-01T00:00:00Z' });
+  assert.equal(conditionIsFine(c('Available', 'True')), true);
+  assert.equal(conditionIsFine(c('MembersUpToDate', 'True')), true);
+  assert.equal(conditionIsFine(c('MembersUpToDate', 'False')), false);
+  assert.equal(conditionIsFine(c('Degraded', 'False')), true);
+  assert.equal(conditionIsFine(c('EvenReplicas', 'True')), false);
+  assert.equal(conditionIsFine(c('Progressing', 'False', 'Stable')), true);
+  assert.equal(conditionIsFine(c('Progressing', 'True', 'RollingUpdate')), false);
 });
