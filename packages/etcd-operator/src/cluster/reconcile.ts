@@ -114,6 +114,8 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
         step: replacing(previous?.step, status.step),
         clusterID: status.clusterID ?? null,
         rollout: replacing(previous?.rollout, status.rollout),
+        // NOSPACE cleared: maintenance.noSpace goes.
+        ...(status.maintenance || previous?.maintenance ? { maintenance: replacing(previous?.maintenance, status.maintenance) } : {}),
         // A side's caRotation goes once its rotation is over: each side is replaced, not merged.
         ...(status.tls || previous?.tls ? { tls: status.tls ? { ...status.tls, peer: replacing(previous?.tls?.peer, status.tls.peer), client: replacing(previous?.tls?.client, status.tls.client) } : null } : {}),
       };
