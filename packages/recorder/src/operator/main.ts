@@ -21,7 +21,8 @@ const { manager } = await createRecorder({
     probePort: config.probePort,
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
   },
-  ...(webhook ? { usersWebhook: { users: webhook.users, problem: () => usersWebhook?.problem() ?? 'the admission webhook is starting' } } : {}),
+  // Serving is problem() undefined: not to be mistaken for "not made yet", which the runnable below is at first.
+  ...(webhook ? { usersWebhook: { users: webhook.users, problem: () => (usersWebhook ? usersWebhook.problem() : 'the admission webhook is starting') } } : {}),
 });
 if (webhook) {
   usersWebhook = usersWebhookRunnable({
