@@ -69,7 +69,11 @@ describe('a downgrade 3.6.16 → 3.5.35 of three real members', () => {
         return st.storageVersion === '3.5.0' ? st : undefined;
       });
       assert.deepEqual(s.downgrade, { enabled: true, targetVersion: '3.5.0' });
-      assert.equal((await h.client(n).version()).cluster, '3.5.0');
+      // Each member applies the new cluster version on its own, not necessarily before its storage migration shows.
+      assert.equal(await eventually(`${n} reports cluster version 3.5.0`, async () => {
+        const v = (await h.client(n).version()).cluster;
+        return v === '3.5.0' ? v : undefined;
+      }), '3.5.0');
     }
     await assert.rejects(h.client(first).downgrade('ENABLE', '3.5'), /invalid downgrade target version/);
   });
