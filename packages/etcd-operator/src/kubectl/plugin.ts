@@ -2,7 +2,7 @@
 // operator's objects with the caller's own kubeconfig, as kubectl would, and talks to nothing but the API
 // server. kubectlQuorum(argv, io) is the whole command and resolves with its exit code: 0 done, 1 failed
 // (a missing object, a backup or restore that Failed, a wait that ran out), 2 a wrong command line.
-import { AlreadyExistsError, ApiError, Client, loadKubeConfig, NotFoundError, sleep, type KubeObject, type ResourceType } from '@quorum/runtime';
+import { AlreadyExistsError, ApiError, Client, kubeconfigNamespace, NotFoundError, sleep, type KubeObject, type ResourceType } from '@quorum/runtime';
 import type { Destination } from '../api/destination.ts';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
@@ -81,10 +81,7 @@ interface Session {
 
 /** The namespace kubectl would use: the context's, else default. A --context the kubeconfig lacks is an error, not a silent default. */
 function contextNamespace(args: ConnectionArgs): string {
-  const kc = loadKubeConfig({ kubeconfig: args.kubeconfig, context: args.context });
-  const context = kc.getContextObject(kc.getCurrentContext());
-  if (args.context !== undefined && !context) throw new PluginError(`context "${args.context}" is not in the kubeconfig${args.kubeconfig ? ` ${args.kubeconfig}` : ''}`);
-  return context?.namespace || 'default';
+  return kubeconfigNamespace({ kubeconfig: args.kubeconfig, context: args.context }) ?? 'default';
 }
 
 /**

@@ -4,7 +4,7 @@
 //
 // historyCommand(argv, io) is the whole command: the `quorum` CLI calls it with the arguments after
 // `history` and exits with the code it returns (0 done, 1 failed, 2 usage).
-import { Client, DiscoveryClient, loadKubeConfig } from '@quorum/runtime';
+import { Client, DiscoveryClient, kubeconfigNamespace } from '@quorum/runtime';
 import { describeObject } from '../history/handlers.ts';
 import type { KindInfo, ObjectId } from '../history/protocol.ts';
 import { HISTORY_USAGE, parseHistoryArgs, type HistoryArgs } from './args.ts';
@@ -80,8 +80,7 @@ class Session {
   contextNamespace(): string | undefined {
     if (this.#args.path !== undefined && this.#args.kubeconfig === undefined) return undefined;
     try {
-      const kc = loadKubeConfig({ kubeconfig: this.#args.kubeconfig, context: this.#args.context });
-      return kc.getContextObject(kc.getCurrentContext())?.namespace || undefined;
+      return kubeconfigNamespace({ kubeconfig: this.#args.kubeconfig, context: this.#args.context });
     } catch {
       return undefined;
     }

@@ -30,6 +30,17 @@ export function loadKubeConfig(options: ConnectionOptions = {}): KubeConfig {
   return kc;
 }
 
+/**
+ * The namespace the kubeconfig's current (or given) context names, as kubectl defaults to it; undefined when it
+ * names none. A `context` the kubeconfig does not have is an error that says so.
+ */
+export function kubeconfigNamespace(options: ConnectionOptions = {}): string | undefined {
+  const kc = loadKubeConfig(options);
+  const context = kc.getContextObject(kc.getCurrentContext());
+  if (options.context !== undefined && !context) throw new Error(`context "${options.context}" is not in the kubeconfig${options.kubeconfig ? ` ${options.kubeconfig}` : ''}`);
+  return context?.namespace || undefined;
+}
+
 export async function connect(options: ConnectionOptions = {}): Promise<Connection> {
   const kc = loadKubeConfig(options);
   const cluster = kc.getCurrentCluster();
