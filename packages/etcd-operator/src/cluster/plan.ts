@@ -175,7 +175,7 @@ export interface ObservedTLS {
   /**
    * An operator-managed CA that is being rotated, or should be (the first side that needs it, peer first).
    * `Start`: asked for (the etcd.quorum.dev/rotate-ca annotation, or the CA nears its end) and not begun.
-   * `servedByNew`: read only in Reissue, by a TLS handshake with every member: each serves a certificate of the new CA
+   * `notServedByNew`: read only in Reissue once the overlap has passed, by a TLS handshake with every member: each serves a certificate of the new CA
    * (the kubelet refreshes mounted Secrets on its own period); the member names that do not, otherwise.
    */
   caRotation?: { ca: 'peer' | 'client'; phase: 'Start' | 'TrustNew' | 'Reissue'; why: string; rotatedAt?: number; notServedByNew?: string[] };

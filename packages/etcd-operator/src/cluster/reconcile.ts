@@ -159,9 +159,11 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       now,
     });
     const credentials = tls?.credentials;
-    // A CA rotation past Reissue drops the old CA only once every member serves a certificate of the new one.
+    // A CA rotation past Reissue drops the old CA only once every member serves a certificate of the new one:
+    // asked by a handshake with each, and only once the overlap has passed (not every resync of a week's overlap).
     const rotation = tls?.observed.caRotation;
-    if (tls && rotation?.phase === 'Reissue') {
+    const overlapOver = rotation?.rotatedAt === undefined || now.getTime() - rotation.rotatedAt >= (deps.caRotationOverlapMs ?? 0);
+    if (tls && rotation?.phase === 'Reissue' && overlapOver) {
       const newCA = secretContents(managedSecrets.find((s) => s.metadata.name === (rotation.ca === 'peer' ? peerCASecretName(name) : clientCASecretName(name))))?.[TLS_KEYS.certificate];
       const live = pods.filter((p) => !p.metadata.deletionTimestamp);
       if (newCA) rotation.notServedByNew = await membersNotServedBy(live, name, namespace, rotation.ca, newCA, credentials);
