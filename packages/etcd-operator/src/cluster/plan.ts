@@ -439,7 +439,9 @@ export function plan(o: Observed): Action {
   const orphan = o.pods.find((p) => !inMembership.has(p.member) && !p.deleting);
   if (orphan) return { type: 'deletePod', member: orphan.member, reason: 'NotAMember' };
   // A member's certificates go with the member, once neither etcd nor Kubernetes has anything of it left.
-  const staleSecret = o.tls?.memberSecrets.find((m) => !inMembership.has(m) && !pod(m) && !o.bootstrapMembers.includes(m));
+  // An initial member keeps its own only while the cluster bootstraps: once replaced (its data wiped, say),
+  // a former initial member's certificate is as stale as any other's.
+  const staleSecret = o.tls?.memberSecrets.find((m) => !inMembership.has(m) && !pod(m) && !(!o.bootstrapped && o.bootstrapMembers.includes(m)));
   if (staleSecret) return { type: 'deleteTLSSecret', member: staleSecret };
 
   // Members without a pod: an added member whose pod was never created, or a pod Kubernetes deleted.

@@ -141,6 +141,9 @@ test("plan: a former member's Secret goes once nothing of the member is left; a 
   const adding = observed({ replicas: 4, membership: { members: [member(0), member(1), member(2), { ...member(3), started: false, learner: true, healthy: false }], leaderId: '100' }, tls: { issue: [], memberSecrets: ['c-0', 'c-1', 'c-2', 'c-3'] } });
   assert.equal(plan(adding).type, 'createPod');
   assert.deepEqual(plan(observed()), { type: 'steady' });
+  // An initial member replaced after bootstrap (its volume wiped, c-0 → c-3): its Secret goes too.
+  const replaced = observed({ pods: [running(3), running(1), running(2)], pvcs: ['c-0', 'c-1', 'c-2', 'c-3'], membership: { members: [member(3), member(1), member(2)], leaderId: '100' }, tls: { issue: [], memberSecrets: ['c-0', 'c-1', 'c-2', 'c-3'] } });
+  assert.deepEqual(plan({ ...replaced, reclaimPolicy: 'Retain' }), { type: 'deleteTLSSecret', member: 'c-0' });
 });
 
 // ---- Secrets through an in-memory API ----
