@@ -2,7 +2,7 @@
 // watch → cache → queue → reconcile; see docs/runtime.md.
 export * from './object.ts';
 export { Client, type ApplyOptions, type DeleteOptions, type JsonPatchOp, type ListOptions, type RawWatchEvent, type RequestObserver, type RequestOptions, type WriteOptions } from './client/client.ts';
-export { connect, kubeconfigNamespace, loadKubeConfig, type Connection, type ConnectionOptions } from './client/config.ts';
+export { CONNECTION_FLAGS, connect, connectionFlags, kubeconfigNamespace, loadKubeConfig, type Connection, type ConnectionFlags, type ConnectionOptions } from './client/config.ts';
 export * from './client/errors.ts';
 export * from './client/resources.ts';
 export {

@@ -2,6 +2,7 @@
 // and says what is wrong. kubectl hands a plugin every argument after its name, flags included, so the
 // plugin reads kubectl's own connection flags (--kubeconfig, --context, -n) itself.
 import { parseArgs } from 'node:util';
+import { CONNECTION_FLAGS, connectionFlags, type ConnectionFlags } from '@quorum/runtime';
 
 export const KUBECTL_QUORUM_USAGE = `usage: kubectl quorum <command> [options]
   status [NAME]                 EtcdClusters: phase, ready members, version (current and etcd's cluster
@@ -38,12 +39,8 @@ export type DestinationChoice =
   | { from: 'pvc'; claimName: string; path?: string }
   | { from: 's3'; bucket: string; credentialsSecret: string; endpoint?: string; region?: string; prefix?: string; forcePathStyle?: boolean };
 
-export interface ConnectionArgs {
-  kubeconfig?: string;
-  context?: string;
-  /** -n as given; unset means the kubeconfig context's namespace. */
-  namespace?: string;
-}
+/** -n as given (unset: the kubeconfig context's namespace), --kubeconfig, --context; -A is status's alone. */
+export type ConnectionArgs = Omit<ConnectionFlags, 'allNamespaces'>;
 
 export type PluginArgs =
   | { verb: 'help' }
@@ -95,10 +92,7 @@ export function parsePluginArgs(argv: readonly string[]): PluginArgs {
       allowPositionals: true,
       strict: true,
       options: {
-        namespace: { type: 'string', short: 'n' },
-        'all-namespaces': { type: 'boolean', short: 'A', default: false },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
+        ...CONNECTION_FLAGS,
         like: { type: 'string' },
         pvc: { type: 'string' },
         path: { type: 'string' },
@@ -126,10 +120,7 @@ export function parsePluginArgs(argv: readonly string[]): PluginArgs {
   if (!VERBS.includes(verb)) throw new UsageError(`unknown command ${JSON.stringify(verb)}: one of ${VERBS.join(', ')}`);
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
 
-  const connection: ConnectionArgs = {};
-  if (v.kubeconfig !== undefined) connection.kubeconfig = v.kubeconfig;
-  if (v.context !== undefined) connection.context = v.context;
-  if (v.namespace !== undefined) connection.namespace = v.namespace;
+  const { allNamespaces, ...connection } = connectionFlags(v);
 
   const only = (flags: string[], verbs: string): void => {
     for (const flag of flags) {
@@ -148,9 +139,9 @@ export function parsePluginArgs(argv: readonly string[]): PluginArgs {
 
   switch (verb) {
     case 'status':
-      if (v['all-namespaces'] && v.namespace !== undefined) throw new UsageError('-n and -A exclude each other');
-      if (v['all-namespaces'] && target !== undefined) throw new UsageError('status NAME reads one cluster: give its namespace with -n, not -A');
-      return { verb, ...connection, allNamespaces: v['all-namespaces'], ...(target !== undefined ? { name: target } : {}) };
+      if (allNamespaces && connection.namespace !== undefined) throw new UsageError('-n and -A exclude each other');
+      if (allNamespaces && target !== undefined) throw new UsageError('status NAME reads one cluster: give its namespace with -n, not -A');
+      return { verb, ...connection, allNamespaces, ...(target !== undefined ? { name: target } : {}) };
     case 'members':
       if (target === undefined) throw new UsageError('members needs the cluster: kubectl quorum members NAME [-n NS]');
       return { verb, ...connection, name: target };

@@ -1,7 +1,7 @@
 // The Grafana dashboard Quorum ships (deploy/monitoring/grafana-dashboard.json, written by scripts/generate.ts):
 // one row per concern, for the clusters chosen by the namespace and cluster variables. Its queries use the
 // series of operator/metrics.ts and etcd's own, as the jobs of monitoring/scrape.ts label them.
-import { ETCD_JOB } from './scrape.ts';
+import { ETCD_JOB, MONITORING_LABELS } from './scrape.ts';
 
 interface Target {
   expr: string;
@@ -149,5 +149,27 @@ export function grafanaDashboard(): Record<string, unknown> {
     },
     annotations: { list: [] },
     panels,
+  };
+}
+
+/** The dashboard as deploy/monitoring/grafana-dashboard.json holds it. */
+export function grafanaDashboardJSON(): string {
+  return `${JSON.stringify(grafanaDashboard(), null, 2)}\n`;
+}
+
+/** The dashboard's key in its ConfigMap: the Grafana sidecar writes each key to a file of that name. */
+export const DASHBOARD_CONFIG_MAP_KEY = 'quorum-etcd.json';
+
+/**
+ * The dashboard as a ConfigMap for the Grafana chart's dashboard sidecar (the Helm chart's
+ * monitoring.grafanaDashboard), which loads every ConfigMap labelled with its `sidecar.dashboards.label`:
+ * `grafana_dashboard` by default, with the value "1" that kube-prometheus-stack gives it.
+ */
+export function grafanaDashboardConfigMap(): Record<string, unknown> {
+  return {
+    apiVersion: 'v1',
+    kind: 'ConfigMap',
+    metadata: { name: 'quorum-grafana-dashboard', labels: { ...MONITORING_LABELS, grafana_dashboard: '1' } },
+    data: { [DASHBOARD_CONFIG_MAP_KEY]: grafanaDashboardJSON() },
   };
 }

@@ -1,7 +1,7 @@
 // The files of deploy/monitoring/, as scripts/generate.ts writes them: the alert rules in both forms, the
 // scrape configuration and the PodMonitors that find the operator and the members, and the dashboard.
 import { stringify } from 'yaml';
-import { grafanaDashboard } from './dashboard.ts';
+import { grafanaDashboardJSON } from './dashboard.ts';
 import { prometheusRuleYAML, rulesFileYAML } from './rules.ts';
 import { podMonitors, scrapeConfigs } from './scrape.ts';
 
@@ -22,6 +22,6 @@ export function monitoringFiles(): Record<string, string> {
     [PROMETHEUS_RULE_FILE]: prometheusRuleYAML(),
     [SCRAPE_CONFIGS_FILE]: `${header('scrape.ts')}# The scrape_configs entries of a Prometheus that finds pods through the Kubernetes API (it needs list and watch on pods).\n${stringify({ scrape_configs: scrapeConfigs() }, { lineWidth: 0 })}`,
     [POD_MONITORS_FILE]: header('scrape.ts') + podMonitors().map((m) => stringify(m, { lineWidth: 0 })).join('---\n'),
-    [DASHBOARD_FILE]: `${JSON.stringify(grafanaDashboard(), null, 2)}\n`,
+    [DASHBOARD_FILE]: grafanaDashboardJSON(),
   };
 }

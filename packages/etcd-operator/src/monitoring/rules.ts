@@ -8,6 +8,7 @@
 // own series carry the same `namespace` and `cluster` labels (monitoring/scrape.ts), and `cluster!=""`
 // keeps out etcd scraped for other purposes (the API server's own, say).
 import { stringify } from 'yaml';
+import { MONITORING_LABELS } from './scrape.ts';
 
 export interface AlertRule {
   alert: string;
@@ -132,18 +133,16 @@ export function rulesFileYAML(): string {
   return HEADER + stringify({ groups: ruleGroups() }, { lineWidth: 0 });
 }
 
-/** The same groups as a PrometheusRule, for the prometheus-operator. */
+/** The same groups as a PrometheusRule, for the prometheus-operator (also the Helm chart's, src/deploy/helm.ts). */
+export function prometheusRule(): Record<string, unknown> {
+  return {
+    apiVersion: 'monitoring.coreos.com/v1',
+    kind: 'PrometheusRule',
+    metadata: { name: 'quorum-etcd', labels: { ...MONITORING_LABELS } },
+    spec: { groups: ruleGroups() },
+  };
+}
+
 export function prometheusRuleYAML(): string {
-  return (
-    HEADER +
-    stringify(
-      {
-        apiVersion: 'monitoring.coreos.com/v1',
-        kind: 'PrometheusRule',
-        metadata: { name: 'quorum-etcd', labels: { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'monitoring' } },
-        spec: { groups: ruleGroups() },
-      },
-      { lineWidth: 0 },
-    )
-  );
+  return HEADER + stringify(prometheusRule(), { lineWidth: 0 });
 }

@@ -10,6 +10,9 @@ import { OPERATOR_SELECTOR } from '../deploy/manifests.ts';
 /** The jobs' names: the `job` label of every series they scrape. */
 export const ETCD_JOB = 'quorum-etcd';
 export const OPERATOR_JOB = 'quorum-operator';
+
+/** The labels of every object in deploy/monitoring/ (the PrometheusRule, the PodMonitors, the dashboard's ConfigMap). */
+export const MONITORING_LABELS = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'monitoring' } as const;
 /** The container ports scraped (names in the pod specs the operator and its manifests write). */
 export const ETCD_METRICS_PORT_NAME = 'metrics';
 export const OPERATOR_METRICS_PORT_NAME = 'probes';
@@ -89,7 +92,7 @@ export function podMonitors(): Record<string, unknown>[] {
   const monitor = (name: string, selector: Record<string, string>, port: string, relabelings: Record<string, unknown>[], honorLabels = false): Record<string, unknown> => ({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PodMonitor',
-    metadata: { name, labels: { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'monitoring' } },
+    metadata: { name, labels: { ...MONITORING_LABELS } },
     spec: {
       namespaceSelector: { any: true },
       selector: { matchLabels: selector },

@@ -1,7 +1,8 @@
 // The Helm chart, checked with the real helm (v3.22.0, built from tools/helm on first use: about 2 minutes
 // on a cold cache): `helm lint` passes, and `helm template` renders exactly the objects `quorum manifests`
 // prints for the same settings, in each shape the values give (all namespaces or one, webhooks on or off,
-// one replica or more). The committed chart is what the generator writes.
+// one replica or more). The committed chart is what the generator writes. Each monitoring value renders exactly
+// the objects of deploy/monitoring/, in the release's namespace; off (the default), none.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
@@ -12,18 +13,21 @@ import { promisify } from 'node:util';
 import type { V1MutatingWebhookConfiguration, V1PodDisruptionBudget, V1PolicyRule, V1Role, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { helmBinary } from '@quorum/localkube';
 import { parseAllDocuments } from 'yaml';
-import { helmChart } from '../../src/deploy/helm.ts';
+import { helmChart, MONITORING_VALUES, type MonitoringValue } from '../../src/deploy/helm.ts';
 import { operatorManifests, PEER_WAIT_IMAGE, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
+import { DASHBOARD_FILE, MONITORING_DIR, POD_MONITORS_FILE, PROMETHEUS_RULE_FILE } from '../../src/monitoring/files.ts';
 
 const run = promisify(execFile);
 const packageDir = join(import.meta.dirname, '..', '..');
 const chartDir = join(packageDir, '..', '..', 'deploy', 'helm', 'quorum');
 const cli = join(packageDir, 'src', 'cli', 'main.ts');
+const monitoringDir = join(packageDir, '..', '..', MONITORING_DIR);
 
 interface Parsed {
   apiVersion: string;
   kind: string;
-  metadata: { name: string; namespace?: string };
+  metadata: { name: string; namespace?: string; labels?: Record<string, string> };
+  data?: Record<string, string>;
 }
 
 let helm = '';
@@ -50,11 +54,13 @@ function parse(text: string): Parsed[] {
     .filter((o): o is Parsed => o !== null);
 }
 
+const identity = (o: Parsed): string => `${o.apiVersion} ${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+
 /** Order-insensitive: helm sorts by kind for install, the manifests go in apply order. */
 function byIdentity(objects: Parsed[]): Map<string, Parsed> {
   const map = new Map<string, Parsed>();
   for (const o of objects) {
-    const key = `${o.apiVersion} ${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`;
+    const key = identity(o);
     assert.ok(!map.has(key), `${key} appears twice`);
     map.set(key, o);
   }
@@ -75,8 +81,11 @@ async function assertSameObjects(values: string[], flags: string[]): Promise<Par
   return rendered;
 }
 
+const allMonitoring = ['--set', 'monitoring.prometheusRule.enabled=true,monitoring.podMonitors.enabled=true,monitoring.grafanaDashboard.enabled=true'];
+const monitoringLabels = ['--set', 'monitoring.prometheusRule.labels.release=kube-prometheus-stack,monitoring.podMonitors.labels.release=kube-prometheus-stack,monitoring.grafanaDashboard.labels.team=storage'];
+
 test('helm lint passes, in each shape of the chart', async () => {
-  for (const set of [[], ['--set', 'watchNamespace=apps'], ['--set', 'replicas=1', '--set', 'webhooks.enabled=false'], ['--set', 'watchNamespace=apps', '--set', 'webhooks.enabled=false']]) {
+  for (const set of [[], ['--set', 'watchNamespace=apps'], ['--set', 'replicas=1', '--set', 'webhooks.enabled=false'], ['--set', 'watchNamespace=apps', '--set', 'webhooks.enabled=false'], allMonitoring, [...allMonitoring, ...monitoringLabels]]) {
     const out = await helmRun(['lint', '--strict', chartDir, ...set]);
     assert.match(out, /1 chart\(s\) linted, 0 chart\(s\) failed/, `helm lint ${set.join(' ')}`);
   }
@@ -131,6 +140,60 @@ test('values without a CLI flag (step deadline, log level, cluster domain) rende
   const got = byIdentity(rendered);
   for (const [key, object] of byIdentity(expected as unknown as Parsed[])) assert.deepEqual(got.get(key), object, key);
   assert.equal(got.size, expected.length);
+});
+
+/** deploy/monitoring/'s objects for each value, in the release's namespace as the chart's other objects. */
+async function monitoringObjects(value: MonitoringValue): Promise<Parsed[]> {
+  const inNamespace = (o: Parsed): Parsed => ({ ...o, metadata: { ...o.metadata, namespace: 'ops' } });
+  const file = async (name: string): Promise<string> => readFile(join(monitoringDir, name), 'utf8');
+  switch (value) {
+    case 'prometheusRule':
+      return parse(await file(PROMETHEUS_RULE_FILE)).map(inNamespace);
+    case 'podMonitors':
+      return parse(await file(POD_MONITORS_FILE)).map(inNamespace);
+    case 'grafanaDashboard': {
+      // The committed JSON, to the byte, under the name the Grafana sidecar writes it to.
+      const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'monitoring', grafana_dashboard: '1' };
+      return [{ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'quorum-grafana-dashboard', namespace: 'ops', labels }, data: { 'quorum-etcd.json': await file(DASHBOARD_FILE) } }];
+    }
+  }
+}
+
+/** What `helm template` renders with `values` besides what it renders without them. */
+async function renderedBeyondDefaults(values: string[]): Promise<Parsed[]> {
+  const defaults = byIdentity(parse(await helmRun(['template', 'quorum', chartDir, '--namespace', 'ops'])));
+  const rendered = byIdentity(parse(await helmRun(['template', 'quorum', chartDir, '--namespace', 'ops', ...values])));
+  for (const [key, object] of defaults) assert.deepEqual(rendered.get(key), object, `${key} unchanged`);
+  return [...rendered].filter(([key]) => !defaults.has(key)).map(([, o]) => o);
+}
+
+test('monitoring is off by default: no PrometheusRule, PodMonitor or dashboard ConfigMap', async () => {
+  const rendered = parse(await helmRun(['template', 'quorum', chartDir, '--namespace', 'ops']));
+  assert.deepEqual(rendered.filter((o) => o.apiVersion.startsWith('monitoring.coreos.com/') || o.kind === 'ConfigMap'), []);
+});
+
+for (const value of Object.keys(MONITORING_VALUES) as MonitoringValue[]) {
+  test(`monitoring.${value}.enabled renders exactly deploy/monitoring's objects, and its labels are added to theirs`, async () => {
+    const want = byIdentity(await monitoringObjects(value));
+    const got = byIdentity(await renderedBeyondDefaults(['--set', `monitoring.${value}.enabled=true`]));
+    assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort(), 'the same objects');
+    for (const [key, object] of want) assert.deepEqual(got.get(key), object, key);
+
+    const labelled = await renderedBeyondDefaults(['--set', `monitoring.${value}.enabled=true`, '--set', `monitoring.${value}.labels.release=kube-prometheus-stack`]);
+    assert.equal(labelled.length, want.size);
+    for (const o of labelled) {
+      const { release, ...own } = o.metadata.labels ?? {};
+      assert.equal(release, 'kube-prometheus-stack', o.metadata.name);
+      assert.deepEqual(own, want.get(identity(o))?.metadata.labels, o.metadata.name);
+    }
+  });
+}
+
+test('the dashboard ConfigMap holds deploy/monitoring/grafana-dashboard.json, Grafana\'s own {{…}} legends kept from Helm', async () => {
+  const [configMap] = await renderedBeyondDefaults(['--set', 'monitoring.grafanaDashboard.enabled=true']);
+  const json = configMap?.data?.['quorum-etcd.json'] ?? '';
+  assert.deepEqual(JSON.parse(json), JSON.parse(await readFile(join(monitoringDir, DASHBOARD_FILE), 'utf8')));
+  assert.match(json, /\{\{namespace\}\}\/\{\{cluster\}\}/);
 });
 
 test('the committed chart is what the generator writes', async () => {

@@ -3,25 +3,12 @@
 // configuration (deploy/manifests.ts) is failurePolicy Ignore with a short timeout, so a recorder that is down
 // or slow never holds up or refuses anyone's write; the records then say the user is unknown.
 //
-// Its serving certificate is made as the etcd operator makes its own: one CA and certificate kept in a Secret in
-// the recorder's namespace (the first process to start creates it), written to local files for the server, and
-// the CA patched into the webhook configuration so the API server trusts it, again every 30 s in case an
-// install or an edit dropped it.
+// Its serving certificate is made as the etcd operator makes its own, by the runtime's ensureServingCertificate:
+// one CA and certificate kept in a Secret in the recorder's namespace (the first process to start creates it),
+// written to local files for the server, and the CA patched into the webhook configuration so the API server
+// trusts it, again every 30 s in case an install or an edit dropped it.
 import { join } from 'node:path';
-import {
-  AlreadyExistsError,
-  Secrets,
-  WebhookServer,
-  generateCertificates,
-  patchCaBundle,
-  sleep,
-  writeCertificates,
-  type Client,
-  type GeneratedCertificates,
-  type Logger,
-  type RetryMetrics,
-  type Runnable,
-} from '@quorum/runtime';
+import { WebhookServer, ensureServingCertificate, patchCaBundle, sleep, type Client, type Logger, type RetryMetrics, type Runnable } from '@quorum/runtime';
 import type { AdmittedUsers } from './admitted-users.ts';
 
 /** The ValidatingWebhookConfiguration (cluster-scoped), its one webhook's name, and the path it calls. */
@@ -39,41 +26,8 @@ export const WEBHOOK_SERVICE_PORT = 443;
 const REPUBLISH_MS = 30_000;
 const SETUP_RETRY_MS = 5_000;
 
-type SecretObject = { metadata: { name: string; namespace: string }; type?: string; data?: Record<string, string> };
-
-/** The CA and serving certificate, from the Secret or newly made (and stored for every later process). */
-export async function ensureWebhookCertificates(client: Client, namespace: string, service: string, certDir: string): Promise<string> {
-  let certs = await readCertSecret(client, namespace);
-  if (!certs) {
-    const generated = await generateCertificates({ dnsNames: [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`], commonName: `${service}.${namespace}.svc`, validityDays: 3650 });
-    const b64 = (s: string): string => Buffer.from(s).toString('base64');
-    try {
-      await client.create(Secrets, {
-        apiVersion: 'v1',
-        kind: 'Secret',
-        metadata: { name: USERS_WEBHOOK_CERT_SECRET, namespace, labels: { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'change-recorder' } },
-        type: 'Opaque',
-        data: { 'ca.crt': b64(generated.caCert), 'tls.crt': b64(generated.cert), 'tls.key': b64(generated.key) },
-      });
-      certs = generated;
-    } catch (err) {
-      // Another process made it first: use its certificate, which the CA already published names.
-      if (!(err instanceof AlreadyExistsError)) throw err;
-      certs = await readCertSecret(client, namespace);
-    }
-  }
-  if (!certs) throw new Error(`webhook certificates: Secret ${namespace}/${USERS_WEBHOOK_CERT_SECRET} has no ca.crt, tls.crt and tls.key`);
-  await writeCertificates(certDir, certs);
-  return certs.caCert;
-}
-
-async function readCertSecret(client: Client, namespace: string): Promise<GeneratedCertificates | undefined> {
-  const secret = (await client.find(Secrets, { namespace, name: USERS_WEBHOOK_CERT_SECRET })) as SecretObject | undefined;
-  const d = secret?.data;
-  if (!d?.['ca.crt'] || !d['tls.crt'] || !d['tls.key']) return undefined;
-  const text = (k: string): string => Buffer.from(d[k]!, 'base64').toString('utf8');
-  return { caCert: text('ca.crt'), caKey: '', cert: text('tls.crt'), key: text('tls.key') };
-}
+/** The certificate Secret's labels, when this process is the one that makes it. */
+const CERT_SECRET_LABELS = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'change-recorder' };
 
 export interface UsersWebhookOptions {
   client: Client;
@@ -104,7 +58,7 @@ export function usersWebhookRunnable(options: UsersWebhookOptions): Runnable & {
       let ca: string | undefined;
       while (!signal.aborted && ca === undefined) {
         try {
-          ca = await ensureWebhookCertificates(client, options.namespace, options.service, options.certDir);
+          ca = await ensureServingCertificate(client, { namespace: options.namespace, secretName: USERS_WEBHOOK_CERT_SECRET, service: options.service, certDir: options.certDir, labels: CERT_SECRET_LABELS });
         } catch (err) {
           problem = `the admission webhook cannot set up its serving certificate: ${err instanceof Error ? err.message : String(err)}; trying again every ${SETUP_RETRY_MS / 1000} s`;
           log.warn({ err }, problem);

@@ -1,6 +1,7 @@
 // The command line of `quorum history`: parsed and checked before anything is read, so a mistake costs no
 // request and says what is wrong.
 import { parseArgs } from 'node:util';
+import { CONNECTION_FLAGS, connectionFlags, type ConnectionFlags } from '@quorum/runtime';
 import { HISTORY_SERVICE } from '../history/protocol.ts';
 import { UsageError } from './errors.ts';
 
@@ -40,19 +41,16 @@ export interface Target {
   name?: string;
 }
 
-export interface HistoryArgs {
+/** The connection flags (-n, -A, --kubeconfig, --context) as kubectl reads them, and the command's own. */
+export interface HistoryArgs extends ConnectionFlags {
   verb: HistoryVerb | 'help';
   target?: Target;
-  namespace?: string;
-  allNamespaces: boolean;
   record?: string;
   to?: string;
   recorder?: string;
   dryRun: boolean;
   output?: 'json';
   path?: string;
-  kubeconfig?: string;
-  context?: string;
   token?: string;
   recorderNamespace: string;
   recorderService: string;
@@ -77,16 +75,13 @@ export function parseHistoryArgs(argv: readonly string[], env: Record<string, st
       allowPositionals: true,
       strict: true,
       options: {
-        namespace: { type: 'string', short: 'n' },
-        'all-namespaces': { type: 'boolean', short: 'A', default: false },
+        ...CONNECTION_FLAGS,
         record: { type: 'string' },
         to: { type: 'string' },
         recorder: { type: 'string' },
         'dry-run': { type: 'boolean', default: false },
         output: { type: 'string', short: 'o' },
         path: { type: 'string' },
-        kubeconfig: { type: 'string' },
-        context: { type: 'string' },
         token: { type: 'string' },
         'recorder-namespace': { type: 'string' },
         'recorder-service': { type: 'string' },
@@ -99,7 +94,7 @@ export function parseHistoryArgs(argv: readonly string[], env: Record<string, st
   const { values, positionals } = parsed;
   const [verb, targetText, ...extra] = positionals;
   const common = {
-    allNamespaces: values['all-namespaces'],
+    ...connectionFlags(values),
     dryRun: values['dry-run'],
     recorderNamespace: values['recorder-namespace'] ?? env['QUORUM_RECORDER_NAMESPACE'] ?? 'quorum-system',
     recorderService: values['recorder-service'] ?? HISTORY_SERVICE,
@@ -109,13 +104,10 @@ export function parseHistoryArgs(argv: readonly string[], env: Record<string, st
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
   const args: HistoryArgs = { verb: verb as HistoryVerb, ...common };
   if (targetText !== undefined) args.target = parseTarget(targetText);
-  if (values.namespace !== undefined) args.namespace = values.namespace;
   if (values.record !== undefined) args.record = values.record;
   if (values.to !== undefined) args.to = values.to;
   if (values.recorder !== undefined) args.recorder = values.recorder;
   if (values.path !== undefined) args.path = values.path;
-  if (values.kubeconfig !== undefined) args.kubeconfig = values.kubeconfig;
-  if (values.context !== undefined) args.context = values.context;
   const token = values.token ?? env['QUORUM_HISTORY_TOKEN'];
   if (token) args.token = token;
   if (values.output !== undefined) {

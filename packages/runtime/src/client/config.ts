@@ -2,6 +2,7 @@
 // @kubernetes/client-node (which also knows exec plugins, token files and auth providers).
 import { KubeConfig } from '@kubernetes/client-node';
 import type { RequestOptions } from 'node:https';
+import type { ParseArgsOptionsConfig } from 'node:util';
 
 export interface ConnectionOptions {
   /** A kubeconfig file; default: $KUBECONFIG, ~/.kube/config, or in-cluster. */
@@ -39,6 +40,37 @@ export function kubeconfigNamespace(options: ConnectionOptions = {}): string | u
   const context = kc.getContextObject(kc.getCurrentContext());
   if (options.context !== undefined && !context) throw new Error(`context "${options.context}" is not in the kubeconfig${options.kubeconfig ? ` ${options.kubeconfig}` : ''}`);
   return context?.namespace || undefined;
+}
+
+/**
+ * kubectl's own flags for where to connect and which namespace, as `parseArgs` options, for a command that
+ * users run beside kubectl (a kubectl plugin, which kubectl hands these flags unread, or a CLI of its own):
+ * spread into the command's options, then read with connectionFlags.
+ */
+export const CONNECTION_FLAGS = {
+  namespace: { type: 'string', short: 'n' },
+  'all-namespaces': { type: 'boolean', short: 'A', default: false },
+  kubeconfig: { type: 'string' },
+  context: { type: 'string' },
+} as const satisfies ParseArgsOptionsConfig;
+
+export interface ConnectionFlags {
+  kubeconfig?: string;
+  context?: string;
+  /** -n as given; unset means the kubeconfig context's (kubeconfigNamespace). */
+  namespace?: string;
+  /** -A */
+  allNamespaces: boolean;
+}
+
+/** The values `parseArgs` gave for CONNECTION_FLAGS, with the flags not given left out. */
+export function connectionFlags(values: { namespace?: string; 'all-namespaces'?: boolean; kubeconfig?: string; context?: string }): ConnectionFlags {
+  return {
+    ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}),
+    ...(values.context !== undefined ? { context: values.context } : {}),
+    ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
+    allNamespaces: values['all-namespaces'] ?? false,
+  };
 }
 
 export async function connect(options: ConnectionOptions = {}): Promise<Connection> {

@@ -15,5 +15,6 @@ export {
 export { patchCaBundle, type PatchCaBundleOptions, type WebhookConfigurationNames } from './ca-bundle.ts';
 export { webhookRetryLog, type WebhookLogger, type WebhookLogLevel } from './cert-reloader.ts';
 export { generateCertificates, writeCertificates, type CertificateOptions, type GeneratedCertificates } from './certs.ts';
+export { ensureServingCertificate, type ServingCertificateOptions } from './serving-secret.ts';
 export { escapePointerToken, jsonPatchDiff } from './json-patch.ts';
 export { WebhookServer, type WebhookServerOptions } from './server.ts';
