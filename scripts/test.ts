@@ -54,6 +54,7 @@ await check('typecheck (tsc --noEmit)', process.execPath, [join(root, 'node_modu
 await check('lint (eslint)', process.execPath, [join(root, 'node_modules/eslint/bin/eslint.js'), root]);
 await check('go test (tools/peer-wait)', 'go', ['-C', 'tools/peer-wait', 'test', './...']);
 await check('go test (tools/member-restore)', 'go', ['-C', 'tools/member-restore', 'test', './...']);
+await check('go test (tools/nslookup)', 'go', ['-C', 'tools/nslookup', 'test', './...']);
 await nodeTest('unit', await testFiles('unit'));
 await nodeTest('lifecycle', await testFiles('lifecycle'));
 

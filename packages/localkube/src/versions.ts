@@ -19,3 +19,8 @@ export const AZURITE_VERSION = '3.37.0';
 export const HELM_VERSION = 'v3.22.0';
 /** Prometheus (module version; release 3.16.0) and promtool: the prometheus addon and the alert rules' tests; built on first use. */
 export const PROMETHEUS_VERSION = 'v0.316.0';
+/**
+ * coreos/etcd-operator, the archived operator the peers benchmark compares Quorum with
+ * (`npm run bench -- peers`); built on first use from tools/coreos-etcd-operator, which pins its dependencies.
+ */
+export const COREOS_ETCD_OPERATOR_VERSION = 'v0.9.4';

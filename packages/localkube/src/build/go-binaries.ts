@@ -7,7 +7,7 @@ import { hostCommand, pathExists } from '@quorum/images';
 import { run } from '../exec.ts';
 import { binCache, toolsDir } from '../paths.ts';
 import { progress } from '../progress.ts';
-import { COREDNS_VERSION, ETCD_VERSIONS, FAKE_GCS_SERVER_VERSION, HELM_VERSION, KUBERNETES_VERSION, MINIO_VERSION, PROMETHEUS_VERSION } from '../versions.ts';
+import { COREDNS_VERSION, COREOS_ETCD_OPERATOR_VERSION, ETCD_VERSIONS, type EtcdVersion, FAKE_GCS_SERVER_VERSION, HELM_VERSION, KUBERNETES_VERSION, MINIO_VERSION, PROMETHEUS_VERSION } from '../versions.ts';
 
 // Not a Debian package here: bookworm's golang is 1.19, so the machine brings its own Go.
 const GO = hostCommand('go', null, 'building Kubernetes, etcd and CoreDNS from the Go module proxy (Go ≥ 1.24)');
@@ -157,6 +157,46 @@ export function prometheusReleaseVersion(moduleVersion: string): string {
 export async function prometheusBinaries(): Promise<{ prometheus: string; promtool: string }> {
   const dir = await buildGoProject(prometheus);
   return { prometheus: join(dir, 'prometheus'), promtool: join(dir, 'promtool') };
+}
+
+/**
+ * coreos/etcd-operator v0.9.4 for the peers benchmark. It predates Go modules: tools/coreos-etcd-operator pins
+ * every dependency to its Gopkg.lock (see the go.mod's comment). Built as released (`-s -w` only shrinks it);
+ * its version.Version is a constant in the source, so there is nothing to stamp.
+ */
+export const coreosEtcdOperator: GoProject = {
+  key: `coreos-etcd-operator-${COREOS_ETCD_OPERATOR_VERSION}`,
+  module: 'coreos-etcd-operator',
+  packages: ['github.com/coreos/etcd-operator/cmd/operator'],
+  binaries: ['operator'],
+  ldflags: '-s -w',
+};
+
+/** Builds coreos/etcd-operator unless cached; returns the binary's path. Cold: about 440 packages (the standard library included), 145 s on 2 cores. */
+export async function coreosEtcdOperatorBinary(): Promise<string> {
+  return join(await buildGoProject(coreosEtcdOperator), 'operator');
+}
+
+/**
+ * tools/nslookup, the glibc-like nslookup of the peers benchmark's etcd image (see its main.go), keyed by the
+ * hash of its source as it has no upstream version.
+ */
+async function nslookupProject(): Promise<GoProject> {
+  const hash = createHash('sha256');
+  for (const file of ['go.mod', 'main.go']) hash.update(`${file}\0`).update(await readFile(join(toolsDir, 'nslookup', file))).update('\0');
+  return { key: `nslookup-${hash.digest('hex').slice(0, 12)}`, module: 'nslookup', packages: ['.'], binaries: ['nslookup'], ldflags: '-s -w' };
+}
+
+/** Builds tools/nslookup unless cached; returns the binary's path. */
+export async function nslookupBinary(): Promise<string> {
+  return join(await buildGoProject(await nslookupProject()), 'nslookup');
+}
+
+/** The directory holding etcd, etcdctl and etcdutl of `version` (built unless cached), as the etcd images use them. */
+export async function etcdBinaryDir(version: EtcdVersion): Promise<string> {
+  const project = etcd[version];
+  if (!project) throw new Error(`localkube: etcd ${version} is not one of ETCD_VERSIONS`);
+  return buildGoProject(project);
 }
 
 /** Our pause binary is keyed by the hash of its source, since it has no upstream version. */
