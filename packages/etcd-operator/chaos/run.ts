@@ -5,10 +5,11 @@
 // runs the same sequence again.
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { Events, PersistentVolumeClaims, Secrets, Services, type KubeObject } from '@quorum/runtime';
+import { Events, PersistentVolumeClaims, Pods, Secrets, Services, type KubeObject } from '@quorum/runtime';
 import { eventually, type TestEnv } from '@quorum/runtime/testing';
 import { EtcdClient, type EtcdTls } from '../src/etcd/client.ts';
 import { EtcdClusters } from '../src/resources.ts';
+import { LABELS, clusterSelector, memberHost } from '../src/cluster/names.ts';
 import { clientTLSSecretName } from '../src/tls/secrets.ts';
 import { DataChecker } from '../src/testing/data-checker.ts';
 import type { EtcdCluster } from '../src/api/etcdcluster.ts';
@@ -186,8 +187,27 @@ export async function runChaos(env: TestEnv, options: ChaosOptions): Promise<Cha
       if (why) reasons.push(`${name}: ${why}`);
     }
     if (reasons.length > 0) return reasons.join('; ');
-    // The status says so; etcd must agree: a write through each client Service is accepted.
+    // The status says so; etcd must agree. The status may not have noticed a fault yet (a node back from an
+    // outage), so each member is asked directly: its /health over TLS at its pod's address. Then a write
+    // through each client Service must be accepted.
     await loadIdentities();
+    for (const name of names) {
+      const pods = ((await client.list(Pods, { namespace, labelSelector: clusterSelector(name) })).items as (KubeObject & { status?: { podIP?: string } })[])
+        .filter((p) => p.metadata.labels?.[LABELS.member] && !p.metadata.deletionTimestamp);
+      for (const member of items.get(name)!.status!.members!) {
+        const ip = pods.find((p) => p.metadata.name === member.name)?.status?.podIP;
+        if (!ip) return `${name}: ${member.name} has no pod address`;
+        const id = identities.get(name)!;
+        const direct = new EtcdClient({ endpoint: `https://${ip}:2379`, tls: { ...id.tls, servername: memberHost(name, namespace, member.name) }, timeoutMs: 5000 });
+        try {
+          if (!(await direct.health())) return `${name}: ${member.name} answers /health false`;
+        } catch (err) {
+          return `${name}: ${member.name}'s /health: ${(err as Error).message}`;
+        } finally {
+          direct.close();
+        }
+      }
+    }
     for (const name of names) {
       const e = etcd(name);
       try {
