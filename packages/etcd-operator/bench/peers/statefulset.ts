@@ -2,7 +2,8 @@
 // headless Service that publishes not-ready addresses (members must find each other before any is Ready),
 // a client Service, one PVC per member from volumeClaimTemplates, and a start script that, like the chart's
 // setup.sh, restarts a member on its data, bootstraps the initial members with a static initial cluster, and
-// joins a member added by a scale-up with `etcdctl member add` and `--initial-cluster-state existing`.
+// joins a member added by a scale-up with `etcdctl member add` and `--initial-cluster-state existing`, one
+// member at a time in ordinal order.
 // Same etcd, requests, volume size and spreading as Quorum's defaults; Ready means etcd's /health, with the
 // probes Quorum's members have.
 import type { V1ServiceSpec, V1StatefulSetSpec } from '@kubernetes/client-node';
@@ -58,6 +59,18 @@ me="$(peer_url "$name")"
 until list="$(etcdctl --endpoints="$endpoint" --dial-timeout=3s --command-timeout=5s member list)"; do
   echo "start: no member answers at $endpoint yet"
   sleep 2
+done
+# Joins go one at a time, in ordinal order: etcd checks a joining member's --initial-cluster against the
+# membership it finds, so two members added at once (Parallel pods) would each start with a list missing the
+# other and fail, leaving a data directory of no cluster. The previous ordinal must have started first.
+prev=$((ordinal - 1))
+while [ "$prev" -ge "$INITIAL_CLUSTER_SIZE" ]; do
+  case "$list" in
+    *"$me"*|*", started, $base-$prev, "*) break ;;
+  esac
+  echo "start: waiting for $base-$prev to join first"
+  sleep 2
+  list="$(etcdctl --endpoints="$endpoint" --dial-timeout=3s --command-timeout=5s member list)" || list=""
 done
 case "$list" in
   *"$me"*) echo "start: $name is already a member" ;;

@@ -108,7 +108,7 @@ const peer = (n: number): string => `http://s-${n}.s-headless.ns.svc.cluster.loc
 const started = (n: number): string => `${(1000 + n).toString(16)}, started, s-${n}, ${peer(n)}, http://s-${n}.s-headless.ns.svc.cluster.local:2379, false`;
 const unstarted = (n: number): string => `${(1000 + n).toString(16)}, unstarted, , ${peer(n)}, , false`;
 
-async function runScript(pod: string, { data = false, members = [] as string[] } = {}): Promise<ScriptRun> {
+async function runScript(pod: string, { data = false, members = [] as string[], later = undefined as string[] | undefined } = {}): Promise<ScriptRun & { output: string }> {
   const dir = await mkdtemp(join(tmpdir(), 'peers-script-'));
   try {
     const bin = join(dir, 'bin');
@@ -117,13 +117,17 @@ async function runScript(pod: string, { data = false, members = [] as string[] }
     if (data) await mkdir(join(dataDir, 'member'), { recursive: true });
     await writeFile(join(dir, 'list'), members.map((m) => `${m}\n`).join(''));
     await writeFile(join(dir, 'adds'), '');
+    // `later`: the membership from the second list on (a neighbour that started meanwhile).
+    if (later) await writeFile(join(dir, 'later'), later.map((m) => `${m}\n`).join(''));
     await writeFile(join(bin, 'etcd'), `#!/bin/sh\nfor a in "$@"; do echo "$a"; done > "${dir}/etcd-args"\n`);
     // member add: records the call and lists the new member as unstarted, as etcd does.
     await writeFile(
       join(bin, 'etcdctl'),
       `#!/bin/sh
 case "$*" in
-  *"member list"*) cat "${dir}/list" ;;
+  *"member list"*)
+    cat "${dir}/list"
+    if [ -f "${dir}/later" ]; then mv "${dir}/later" "${dir}/list"; fi ;;
   *"member add"*)
     for a in "$@"; do case "$a" in --peer-urls=*) url="\${a#--peer-urls=}" ;; esac; done
     echo "$*" >> "${dir}/adds"
@@ -144,10 +148,10 @@ esac
       INITIAL_CLUSTER_SIZE: '3',
       DATA_DIR: dataDir,
     };
-    await run('dash', ['-ec', START_SCRIPT], { env, timeout: 20_000 });
+    const { stdout } = await run('dash', ['-ec', START_SCRIPT], { env, timeout: 20_000 });
     const etcdArgs = (await readFile(join(dir, 'etcd-args'), 'utf8')).trim().split('\n');
     const adds = (await readFile(join(dir, 'adds'), 'utf8')).split('\n').filter(Boolean);
-    return { etcdArgs, adds };
+    return { etcdArgs, adds, output: stdout };
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -174,13 +178,24 @@ test('start script: an initial member without data bootstraps the static initial
 });
 
 test('start script: a member added by a scale-up joins with member add and the membership read back', async () => {
-  // s-4 was added a moment earlier by its neighbour and has not started yet: it is in the initial cluster too.
+  // s-4 was added a moment earlier (by hand, say) and has not started yet: it is in the initial cluster too.
   const { etcdArgs, adds } = await runScript('s-3', { members: [started(0), started(1), started(2), unstarted(4)] });
   assert.equal(adds.length, 1);
   assert.match(adds[0]!, /member add s-3 --peer-urls=http:\/\/s-3\.s-headless\.ns\.svc\.cluster\.local:2380/);
   assert.equal(flag(etcdArgs, 'initial-cluster-state'), 'existing');
   assert.equal(flag(etcdArgs, 'initial-cluster'), [0, 1, 2, 4, 3].map((n) => `s-${n}=${peer(n)}`).join(','));
   assert.equal(flag(etcdArgs, 'initial-cluster-token'), undefined);
+});
+
+test('start script: joins go in ordinal order: s-4 waits until s-3 has started, then joins with s-3 in its initial cluster', async () => {
+  const { etcdArgs, adds, output } = await runScript('s-4', { members: [started(0), started(1), started(2), unstarted(3)], later: [started(0), started(1), started(2), started(3)] });
+  assert.match(output, /start: waiting for s-3 to join first/);
+  assert.equal(adds.length, 1);
+  assert.match(adds[0]!, /member add s-4 /);
+  assert.equal(flag(etcdArgs, 'initial-cluster'), [0, 1, 2, 3, 4].map((n) => `s-${n}=${peer(n)}`).join(','));
+  const first = await runScript('s-3', { members: [started(0), started(1), started(2)] });
+  assert.doesNotMatch(first.output, /waiting/, 'the first member past the initial ones waits for nobody');
+  assert.equal(first.adds.length, 1);
 });
 
 test('start script: a joining member already added (a restart after member add) is not added twice', async () => {
