@@ -13,7 +13,7 @@ import type { TestEnv } from '@quorum/runtime/testing';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..', '..');
 const NAME = 'plugged';
@@ -51,7 +51,13 @@ test('kubectl finds the plugin; status and members of an Available cluster', asy
   // Only the listing: `plugin list` exits 1 over warnings about other plugins a machine's PATH may hold.
   assert.match((await kubectl(['plugin', 'list'])).stdout, new RegExp(`${pathDir}/kubectl-quorum`));
   await applyCluster(env.client, ns, NAME, { replicas: 3 });
-  const state = await waitAvailable(env.client, ns, NAME, 3);
+  await waitAvailable(env.client, ns, NAME, 3);
+  // Right after bootstrap etcd reports cluster version 3.0.0 until its leader decides the real one (CI saw
+  // `3.6.16 (3.0.0)`): the table is read once status shows the decided version.
+  const state = await eventually('etcd decided the cluster version (status.clusterVersion 3.6.x)', async () => {
+    const s = await getCluster(env.client, ns, NAME);
+    return s.available && s.cluster.status?.clusterVersion?.startsWith('3.6.') ? s : undefined;
+  }, { timeoutMs: 60_000, intervalMs: 500 });
   const leader = state.cluster.status!.leader!;
 
   const table = ok(await kubectl(['quorum', 'status', '-n', ns]), 'status');
