@@ -130,6 +130,12 @@ export async function runChaos(env: TestEnv, options: ChaosOptions): Promise<Cha
     records.push(record);
     await appendFile(options.logFile, JSON.stringify(record) + '\n');
     log(`  ${record.target}${record.detail ? ` (${record.detail})` : ''}: ${record.converged ? `converged in ${record.convergeSeconds} s` : `NOT converged: ${record.error}`}; checker ${[...checkers.values()].map((c) => c.stats().acknowledged).join('/')} acknowledged`);
+    // A cluster that did not converge makes every later fault wait out its bound too, and the run has
+    // failed already: stop injecting, and still read every acknowledged write back.
+    if (!record.converged) {
+      log(`stopping after fault ${draw.index}: it did not converge (replay: --replay ${options.logFile}, or --seed ${options.seed} --faults ${draw.index})`);
+      break;
+    }
   }
 
   log('stopping the writers and reading every acknowledged write back');
@@ -158,6 +164,7 @@ export async function runChaos(env: TestEnv, options: ChaosOptions): Promise<Cha
    */
   async function converge(done: (() => Promise<string | undefined>) | undefined, from: number, timeoutMs: number): Promise<{ seconds: number; error?: string }> {
     let why = 'not checked yet';
+    let reported = performance.now();
     for (;;) {
       try {
         why = (await notConverged()) ?? (done ? await done() : undefined) ?? '';
@@ -167,6 +174,11 @@ export async function runChaos(env: TestEnv, options: ChaosOptions): Promise<Cha
         why = `reading state: ${(err as Error).message}`;
       }
       if (performance.now() - from > timeoutMs) return { seconds: (performance.now() - from) / 1000, error: `not converged within ${timeoutMs / 1000} s: ${why}` };
+      // A slow fault says what it is waiting for as it waits, not only once it misses its bound.
+      if (performance.now() - reported >= 30_000) {
+        reported = performance.now();
+        log(`  waiting ${Math.round((reported - from) / 1000)} s: ${why}`);
+      }
       await new Promise((r) => setTimeout(r, POLL_MS));
     }
   }
