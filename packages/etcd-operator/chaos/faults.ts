@@ -7,7 +7,7 @@ import { eventually } from '@quorum/runtime/testing';
 import type { LocalKube } from '@quorum/localkube';
 import { EtcdClient } from '../src/etcd/client.ts';
 import { EtcdError, GrpcCode } from '../src/etcd/errors.ts';
-import { LABELS, ROTATE_CERTIFICATES_ANNOTATION, clusterSelector } from '../src/cluster/names.ts';
+import { LABELS, ROTATE_CERTIFICATES_ANNOTATION, clusterSelector, labelSelector } from '../src/cluster/names.ts';
 import { OPERATOR_SELECTOR } from '../src/deploy/manifests.ts';
 import { EtcdBackups, EtcdClusters } from '../src/resources.ts';
 import { clientTLSSecretName, memberTLSSecretName } from '../src/tls/secrets.ts';
@@ -115,7 +115,7 @@ const injectors: Record<FaultDraw['kind'], (ctx: ChaosContext, draw: FaultDraw, 
   },
 
   async 'kill-operator-pod'(ctx, draw) {
-    const pods = (await ctx.client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: selector(OPERATOR_SELECTOR) })).items.filter((p) => !p.metadata.deletionTimestamp);
+    const pods = (await ctx.client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: labelSelector(OPERATOR_SELECTOR) })).items.filter((p) => !p.metadata.deletionTimestamp);
     const holder = (await ctx.client.find(Leases, { namespace: OPERATOR_NAMESPACE, name: OPERATOR_LEASE }))?.spec?.holderIdentity;
     // Half the draws kill the leader (the one acting), half a standby (which must not disturb anything).
     const leader = pods.find((p) => p.metadata.name === holder)?.metadata.name;
@@ -127,7 +127,7 @@ const injectors: Record<FaultDraw['kind'], (ctx: ChaosContext, draw: FaultDraw, 
     // The Deployment's status lags the deletion: count Ready pods other than the victim instead.
     await eventually('a replacement operator pod Ready', async () => {
       const d = (await ctx.client.get(Deployments, { namespace: OPERATOR_NAMESPACE, name: OPERATOR_DEPLOYMENT })) as KubeObject & { spec?: { replicas?: number } };
-      const now = (await ctx.client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: selector(OPERATOR_SELECTOR) })).items as PodLike[];
+      const now = (await ctx.client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: labelSelector(OPERATOR_SELECTOR) })).items as PodLike[];
       const ready = now.filter((p) => p.metadata.name !== victim && !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True'));
       return ready.length >= (d.spec?.replicas ?? 1);
     }, { timeoutMs: EFFECT_TIMEOUT_MS, intervalMs: 500 });
@@ -250,8 +250,6 @@ async function deletePod(ctx: ChaosContext, name: string, pods: PodLike[], victi
   await eventually(`${victim} (uid ${uid}) gone`, async () => (await memberPods(ctx, name)).every((p) => p.metadata.uid !== uid), { timeoutMs: EFFECT_TIMEOUT_MS, intervalMs: 500 });
   return { target: `${name}/${victim}`, ...(what ? { detail: what } : {}), healFrom };
 }
-
-const selector = (labels: Record<string, string>): string => Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
 
 /** Injects one drawn fault and waits for its effect; returns what it hit. */
 export function inject(ctx: ChaosContext, draw: FaultDraw): Promise<Injected> {

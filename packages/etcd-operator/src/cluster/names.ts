@@ -73,6 +73,11 @@ export function memberLabels(cluster: string, member: string): Record<string, st
   return { ...clusterLabels(cluster), [LABELS.member]: member };
 }
 
+/** A label selector (`k=v,k=v`) matching every one of `labels`. */
+export function labelSelector(labels: Record<string, string>): string {
+  return Object.entries(labels).map(([k, v]) => `${k}=${v}`).join(',');
+}
+
 export function clusterSelector(cluster: string): string {
-  return Object.entries(clusterLabels(cluster)).map(([k, v]) => `${k}=${v}`).join(',');
+  return labelSelector(clusterLabels(cluster));
 }
