@@ -348,3 +348,104 @@ test('certificate files that cannot be read keep the current pair, warn every 30
   assert.equal(await metricValue(metrics, 'runtime_retries_total', { component: 'webhook/certificates', reason: 'ENOENT' }), 4);
   await reloader.stop();
 });
+
+test('a change the watch never delivered is found by the checking list after a list, delivered, warned about and counted', async () => {
+  // The server's first watch sends only bookmarks while the object changes and another appears: the miss an API
+  // server can make while its watch cache initialises. The second list shows the truth.
+  let lists = 0;
+  const api = await scriptedServer((_req, res, url) => {
+    if (url.searchParams.get('watch') !== 'true') {
+      lists++;
+      return json(res, 200, lists === 1 ? list([cm('a', '1')], '1') : list([cm('a', '2'), cm('b', '3')], '3'));
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.write(bookmark(lists === 1 ? '1' : '3'));
+  });
+  cleanups.push(api.close);
+  const metrics = new RuntimeMetrics({ processMetrics: false });
+  const log = recordingLog();
+  const reporter = new RetryReporter({ component: 'watch/configmaps', log, metrics: metrics.retries });
+  const stop = new AbortController();
+  const seen: string[] = [];
+  const consume = (async () => {
+    for await (const event of watcher(api.client, ConfigMaps, { namespace: 'ns', signal: stop.signal, reporter, verifyAfterMs: 200 })) {
+      seen.push(event.type === 'synced' ? `synced ${event.resourceVersion}` : `${event.type} ${event.object.metadata.name}@${event.object.metadata.resourceVersion}`);
+    }
+  })();
+  await until('the second synced', () => seen.includes('synced 3'));
+  stop.abort();
+  await consume;
+  assert.deepEqual(seen, ['added a@1', 'synced 1', 'modified a@2', 'added b@3', 'synced 3']);
+  assert.equal(await metricValue(metrics, 'runtime_retries_total', { component: 'watch/configmaps', reason: 'MissedEvents' }), 1);
+  assert.equal(log.at('warn').length, 1);
+  assert.match(log.at('warn')[0]!.msg, /a checking list found 2 change\(s\) the watch never delivered \(modified ns\/a, added ns\/b\); delivered now/);
+  assert.equal(reporter.failing(), undefined, 'a repair is not a run of failures');
+});
+
+test('a checking list that finds nothing says nothing, and no further list follows while the watch stays healthy', async () => {
+  let lists = 0;
+  let bookmarksAfterCheck = 0;
+  const api = await scriptedServer((_req, res, url) => {
+    if (url.searchParams.get('watch') !== 'true') {
+      lists++;
+      return json(res, 200, list([cm('a', '1')], '1'));
+    }
+    res.writeHead(200, { 'content-type': 'application/json' });
+    const timer = setInterval(() => {
+      if (lists >= 2) bookmarksAfterCheck++;
+      res.write(bookmark('1'));
+    }, 25);
+    res.on('close', () => clearInterval(timer));
+  });
+  cleanups.push(api.close);
+  const metrics = new RuntimeMetrics({ processMetrics: false });
+  const log = recordingLog();
+  const reporter = new RetryReporter({ component: 'watch/configmaps', log, metrics: metrics.retries });
+  const stop = new AbortController();
+  const consume = (async () => {
+    for await (const _ of watcher(api.client, ConfigMaps, { namespace: 'ns', signal: stop.signal, reporter, verifyAfterMs: 100 })) {
+      /* drain */
+    }
+  })();
+  // 40 bookmarks at 25 ms on the watch after the check: 1 s, ten times the check's delay.
+  await until('a watch of 1 s after the checking list', () => bookmarksAfterCheck >= 40, 10_000);
+  stop.abort();
+  await consume;
+  assert.equal(lists, 2, 'one list, one check, then the watch alone');
+  assert.equal(log.at('warn').length, 0);
+  assert.equal(await metricValue(metrics, 'runtime_retries_total', { component: 'watch/configmaps', reason: 'MissedEvents' }), undefined);
+});
+
+test('after a watch failure the checking list comes again, after the recovery', async () => {
+  // The watch fails once (a 500 in the stream) after the first check: it resumes from its resourceVersion, and a
+  // check lists again after the failure, since the failure may be an outage that lost a change.
+  let lists = 0;
+  let watches = 0;
+  const api = await scriptedServer((_req, res, url) => {
+    if (url.searchParams.get('watch') !== 'true') {
+      lists++;
+      return json(res, 200, list([cm('a', String(lists))], String(lists)));
+    }
+    watches++;
+    res.writeHead(200, { 'content-type': 'application/json' });
+    if (lists === 2 && watches === 2) {
+      res.end(`${JSON.stringify({ type: 'ERROR', object: { kind: 'Status', code: 500, reason: 'InternalError', message: 'etcd is restarting' } })}\n`);
+      return;
+    }
+    res.write(bookmark(String(lists)));
+  });
+  cleanups.push(api.close);
+  const stop = new AbortController();
+  const seen: string[] = [];
+  const consume = (async () => {
+    for await (const event of watcher(api.client, ConfigMaps, { namespace: 'ns', signal: stop.signal, verifyAfterMs: 150, backoff: fastBackoff })) {
+      if (event.type === 'synced') seen.push(event.resourceVersion);
+    }
+  })();
+  await until('a check after the failure', () => lists >= 3, 5000);
+  stop.abort();
+  await consume;
+  // List 1, its check (2, which also delivers the change), the watch fails and resumes, the check after the failure (3).
+  assert.deepEqual(seen.slice(0, 3), ['1', '2', '3']);
+  assert.ok(watches >= 3, `the watch resumed after the failure (${watches} watches)`);
+});
