@@ -134,12 +134,26 @@ const release = (version: string): { minor: number; patch: number } | undefined 
   return m ? { minor: Number(m[1]), patch: Number(m[2]) } : undefined;
 };
 
+/**
+ * etcd's cluster version, unless it is the placeholder a new cluster reports before its leader decided the real
+ * one from the members (3.0.0, for a few seconds after bootstrap): a cluster version more than one minor below
+ * every member's cannot be decided, since versions move one minor at a time. Undefined when it is not decided.
+ */
+export function decidedClusterVersion(clusterVersion: string | undefined, memberVersions: readonly (string | undefined)[]): string | undefined {
+  const cluster = clusterVersion ? release(clusterVersion) : undefined;
+  if (!cluster) return undefined;
+  const minors = memberVersions.flatMap((v) => (v === undefined ? [] : [release(v)?.minor])).filter((m): m is number => m !== undefined);
+  if (minors.length > 0 && cluster.minor < Math.min(...minors) - 1) return undefined;
+  return clusterVersion;
+}
+
 export function versionPath(f: VersionFacts): VersionPath {
   const target = release(f.target);
   if (!target) return { kind: 'Refused', why: `${f.target} is not an etcd version` };
   if (f.memberVersions.length > 0 && f.memberVersions.every((v) => v === f.target)) return { kind: 'None' };
   const members = f.memberVersions.flatMap((v) => (v === undefined ? [] : [{ version: v, ...release(v) }])).filter((m) => m.minor !== undefined);
-  const cluster = f.clusterVersion ? release(f.clusterVersion) : undefined;
+  const decided = decidedClusterVersion(f.clusterVersion, f.memberVersions);
+  const cluster = decided ? release(decided) : undefined;
   // etcd's own cluster version is the lowest minor every member runs; without it, the members say it.
   const current = cluster?.minor ?? (members.length > 0 ? Math.min(...members.map((m) => m.minor!)) : undefined);
   if (current === undefined) return { kind: 'Refused', why: 'no member has reported its version yet' };

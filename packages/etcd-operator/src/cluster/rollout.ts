@@ -3,7 +3,7 @@
 // member has applied against the leader's commit index, the alarms, and the cluster version. A cluster at
 // rest costs no extra etcd call (the cluster version is read again only when it may have moved).
 import { createHash } from 'node:crypto';
-import { versionPath } from '../api/defaults.ts';
+import { decidedClusterVersion, versionPath } from '../api/defaults.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdCluster, RolloutRecord } from '../api/etcdcluster.ts';
 import { jobDeadlineSeconds } from '../backup/job.ts';
@@ -135,7 +135,8 @@ export async function observeRollout(
   // The cluster version can only move when the members' lowest minor differs from it.
   let clusterVersion: string | undefined;
   if (anyEndpoint && (rolling || !previous?.clusterVersion || minor(previous.clusterVersion) !== minor(lowest))) {
-    clusterVersion = await clients.get(anyEndpoint).version({ signal }).then((v) => v.cluster, () => undefined);
+    const read = await clients.get(anyEndpoint).version({ signal }).then((v) => v.cluster, () => undefined);
+    clusterVersion = decidedClusterVersion(read, versions);
   }
   let alarms: ObservedRollout['alarms'];
   let alarmsUnread: string | undefined;

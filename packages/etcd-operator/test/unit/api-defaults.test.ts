@@ -2,6 +2,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import {
   applyDefaults,
+  decidedClusterVersion,
   errorsOf,
   etcdImage,
   faultTolerance,
@@ -182,6 +183,22 @@ test('versionChangeIssues: the webhook refuses a version change etcd would refus
   // Nothing to judge by yet (a new cluster), or the version unchanged: nothing refused here.
   assert.deepEqual(versionChangeIssues({ version: '3.5.35' }, { version: '3.6.16' }, status(undefined)), []);
   assert.deepEqual(versionChangeIssues({ version: '3.6.16', replicas: 5 }, { version: '3.6.16' }, status('3.6.0', '3.6.16')), []);
+  // Right after bootstrap etcd says 3.0.0 until its leader decided: not a cluster version to judge by (CI saw
+  // an upgrade 3.5 → 3.6 refused as "more than one minor version away from the cluster version 3.0").
+  assert.deepEqual(versionChangeIssues({ version: '3.6.16' }, { version: '3.5.35' }, status('3.0.0', '3.5.35', '3.5.35', '3.5.35')), []);
+});
+
+test('decidedClusterVersion: the 3.0.0 a new cluster reports before its leader decided is no cluster version', () => {
+  assert.equal(decidedClusterVersion('3.0.0', ['3.6.16', '3.6.16', '3.6.16']), undefined);
+  assert.equal(decidedClusterVersion('3.0.0', ['3.5.35', undefined]), undefined);
+  // One minor below the members is a real state (an upgrade the leader has not recorded yet), and so is equal.
+  assert.equal(decidedClusterVersion('3.5.0', ['3.6.16', '3.6.16']), '3.5.0');
+  assert.equal(decidedClusterVersion('3.6.0', ['3.6.16']), '3.6.0');
+  // With no member version to compare with, it stands as read; unreadable text is no version.
+  assert.equal(decidedClusterVersion('3.0.0', [undefined]), '3.0.0');
+  assert.equal(decidedClusterVersion('not_decided', ['3.6.16']), undefined);
+  assert.equal(decidedClusterVersion(undefined, ['3.6.16']), undefined);
+  assert.equal(versionPath({ memberVersions: ['3.5.35', '3.5.35', '3.5.35'], target: '3.6.16', clusterVersion: '3.0.0' }).kind, 'Upgrade');
 });
 
 test('extraArgs the etcd of spec.version no longer has are refused (3.6 has no v2 store)', () => {
