@@ -24,8 +24,6 @@ export interface InformerOptions<T extends KubeObject> {
   /** Replay every cached object to the handlers this often (0: never). */
   resyncMs?: number;
   watchdogMs?: number;
-  /** See WatcherOptions.verifyAfterMs: the checking list after a list or a watch failure (default 30 s). */
-  verifyAfterMs?: number;
   pageSize?: number;
   /** Applied to every object before it is cached; the default drops managedFields, which no controller reads. */
   transform?: (obj: T) => T;
@@ -119,7 +117,6 @@ export class Informer<T extends KubeObject> {
         labelSelector: this.#options.labelSelector,
         fieldSelector: this.#options.fieldSelector,
         watchdogMs: this.#options.watchdogMs,
-        verifyAfterMs: this.#options.verifyAfterMs,
         pageSize: this.#options.pageSize,
         backoff: this.#options.backoff,
         reporter: this.#reporter,

@@ -125,15 +125,6 @@ export class RetryReporter {
     this.#log.info({ ...this.#fields, component: this.component, reason, error: errorText(err) }, `${this.component}: ${what}: ${errorText(err)}`);
   }
 
-  /**
-   * Something the loop found wrong and repaired by itself (changes a watch never delivered, found by a
-   * checking list): counted, and warned about every time, since each one means something upstream misbehaved.
-   */
-  repaired(reason: string, what: string): void {
-    this.#metrics?.retried(this.component, reason);
-    this.#log.warn({ ...this.#fields, component: this.component, reason }, `${this.component}: ${what}`);
-  }
-
   /** An attempt succeeded: ends a run of failures, if one was under way, with one info line. */
   succeeded(): void {
     const run = this.#run;

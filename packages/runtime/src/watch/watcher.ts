@@ -1,8 +1,7 @@
 // A watcher: an async iterator over one kind's objects that never dies silently. It lists (in pages), then
 // watches from the list's resourceVersion with bookmarks; on 410 Gone it relists and reports the objects that
 // vanished meanwhile as deleted; on any other failure it reconnects with jittered backoff and resumes from
-// the last resourceVersion it saw; a watchdog drops connections that go silent; a list and a recovered watch
-// are checked by one more list a little later (see `verifyAfterMs`). Every retry has a voice: the
+// the last resourceVersion it saw; a watchdog drops connections that go silent. Every retry has a voice: the
 // optional RetryReporter hears each failure (with the server's own words) and each recovery, so a watch that
 // cannot be re-established shows up in the log, in metrics and, through the informer, in /readyz.
 import type { Client, ListOptions, RawWatchEvent } from '../client/client.ts';
@@ -38,19 +37,7 @@ export interface WatcherOptions {
    * open this long. Not at once on open: the API server accepts a watch and then reports 410 Gone in it.
    */
   healthyAfterMs?: number;
-  /**
-   * List once more this long after every list that was not itself such a check, and after every watch failure,
-   * and deliver what differs (default 30 s; 0: never). A list the API server answers from etcd while its watch
-   * cache is still initialising can be older than the cache the next watch is served from, and a change made in
-   * between then reaches neither: the chaos suite saw a spec patch written as kube-apiserver came back never
-   * delivered, while bookmarks kept the watch looking healthy (cf. kubernetes/kubernetes#49992, #123072). A
-   * difference found is repaired at once, warned about and counted as `MissedEvents`.
-   */
-  verifyAfterMs?: number;
 }
-
-/** How long after a list or a watch failure the watcher lists again to check nothing was missed. */
-export const VERIFY_AFTER_MS = 30_000;
 
 /** A watch the server ends this soon, having sent nothing, is a failure: reconnecting at once could spin. */
 export const SHORT_WATCH_MS = 1_000;
@@ -79,13 +66,6 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
   // What the consumer has been told exists, by key: enough to emit deletes after a relist.
   let known = new Map<string, Known>();
   let resourceVersion: string | undefined;
-  const verifyAfterMs = options.verifyAfterMs ?? VERIFY_AFTER_MS;
-  // When the next checking list is due (performance.now()), and whether the list under way is one.
-  let verifyAt: number | undefined;
-  let verifying = false;
-  const verifyLater = (): void => {
-    verifyAt = verifyAfterMs > 0 ? performance.now() + verifyAfterMs : undefined;
-  };
 
   while (!signal.aborted) {
     try {
@@ -94,33 +74,20 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
           reporter?.retried('ExpiredContinue', err, `${type.plural}: the list's continue token expired; listing again in one request`),
         );
         const next = new Map<string, Known>();
-        const differing: string[] = [];
         for (const obj of listed.items) {
           const key = objectKeyString(obj);
           const rv = obj.metadata.resourceVersion ?? '';
           next.set(key, { resourceVersion: rv, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace });
           const before = known.get(key);
-          if (before?.resourceVersion === rv) continue;
-          differing.push(`${before ? 'modified' : 'added'} ${key}`);
-          yield { type: before ? 'modified' : 'added', object: obj };
+          if (!before) yield { type: 'added', object: obj };
+          else if (before.resourceVersion !== rv) yield { type: 'modified', object: obj };
         }
         for (const [key, gone] of known) {
-          if (next.has(key)) continue;
-          differing.push(`deleted ${key}`);
-          yield { type: 'deleted', object: { metadata: { name: gone.name, namespace: gone.namespace, resourceVersion: gone.resourceVersion } } as T };
+          if (!next.has(key)) yield { type: 'deleted', object: { metadata: { name: gone.name, namespace: gone.namespace, resourceVersion: gone.resourceVersion } } as T };
         }
         known = next;
         resourceVersion = listed.resourceVersion;
         listedAt = performance.now();
-        if (verifying && differing.length > 0) {
-          reporter?.repaired(
-            'MissedEvents',
-            `${type.plural}: a checking list found ${differing.length} change(s) the watch never delivered (${differing.slice(0, 5).join(', ')}${differing.length > 5 ? ', …' : ''}); delivered now`,
-          );
-        }
-        if (verifying) verifyAt = undefined;
-        else verifyLater();
-        verifying = false;
         yield { type: 'synced', resourceVersion };
       }
 
@@ -132,7 +99,6 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
       let silent: NodeJS.Timeout | undefined;
       let healthy: NodeJS.Timeout | undefined;
       let timedOut = false;
-      let verifyDue = false;
       let delivered = false;
       const openedAt = performance.now();
       const pet = (): void => {
@@ -143,13 +109,6 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
         }, watchdogMs);
       };
       pet();
-      const verifyTimer =
-        verifyAt === undefined
-          ? undefined
-          : setTimeout(() => {
-              verifyDue = true;
-              connection.abort();
-            }, Math.max(0, verifyAt - performance.now()));
       try {
         const onOpen = (): void => {
           healthy = setTimeout(() => reporter?.succeeded(), healthyAfterMs);
@@ -178,7 +137,6 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
           backoff.reset();
         }
         if (timedOut) throw new Error('watchdog'); // reported below as a silent connection
-        if (verifyDue) throw new Error('verify'); // handled below: not a failure
         const lasted = performance.now() - openedAt;
         if (!delivered && lasted < SHORT_WATCH_MS && !signal.aborted) {
           throw new ShortWatchError(`watch of ${type.plural} ended by the server after ${Math.round(lasted)} ms with no events`);
@@ -187,27 +145,17 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
         reporter?.succeeded();
       } catch (err) {
         if (signal.aborted) return;
-        if (verifyDue && !timedOut) {
-          resourceVersion = undefined;
-          verifying = true;
-          continue;
-        }
         if (!timedOut) throw err;
-        verifyLater();
         const silentError = new Error(`watch of ${type.plural} delivered nothing (not even a bookmark) for ${watchdogMs} ms; reconnecting`);
         options.onError?.(silentError, 'reconnect');
         reporter?.failed(silentError, { reason: 'Silent', retryInMs: 0 });
       } finally {
         clearTimeout(silent);
         clearTimeout(healthy);
-        clearTimeout(verifyTimer);
         connection.abort();
       }
     } catch (err) {
       if (signal.aborted) return;
-      // The list that follows a failure is no check: the failure may be the very outage that makes it stale.
-      verifying = false;
-      verifyLater();
       if (err instanceof GoneError) {
         // Our resourceVersion was compacted away: only a fresh list can tell what changed.
         options.onError?.(err, 'relist');

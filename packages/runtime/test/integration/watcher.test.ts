@@ -55,8 +55,8 @@ test('the cache catches up after an API server restart', async () => {
 });
 
 test('changes written the moment the API server comes back reach the cache (3 restarts)', async () => {
-  // The chaos suite once saw such a change never delivered: the relist after the restart was older than the
-  // watch that followed it. The watcher's checking list, 30 s after a failure, must repair that if it happens.
+  // A change written while every informer relists or resumes after the restart (the chaos suite's
+  // restart-apiserver fault followed by a spec change) must reach the cache, by the watch or by the relist.
   await create('comeback-0');
   const { informer, client, stop } = await startInformer(60_000);
   try {
