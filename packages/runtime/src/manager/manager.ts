@@ -171,7 +171,13 @@ export class Manager implements ControllerHost {
         throw new Error(`caches not synced after ${formatSeconds(syncTimeoutMs)}: ${this.#unsynced().join('; ')}`, { cause: err });
       }
       this.log.info({ informers: this.#informers.size }, 'caches synced');
-      const everywhere = this.#runnables.filter((r) => r.needLeaderElection === false).map((r) => this.#run(r, signal));
+      // Runnables that need no leadership (a webhook server) stop with the process, and also when leadership is
+      // lost: start() can only reject once they have, and a process left running without its controllers would
+      // hold no lease and reconcile nothing, for good (the chaos suite found both replicas so after an API
+      // server restart).
+      const stopEverywhere = new AbortController();
+      const everywhereSignal = AbortSignal.any([signal, stopEverywhere.signal]);
+      const everywhere = this.#runnables.filter((r) => r.needLeaderElection === false).map((r) => this.#run(r, everywhereSignal));
 
       let lost: Error | undefined;
       if (this.elector) {
@@ -185,8 +191,11 @@ export class Manager implements ControllerHost {
           onStoppedLeading: () => this.metrics.leader.set({ name: 'manager' }, 0),
           onNewLeader: (identity) => this.log.info({ leader: identity }, 'leader observed'),
         });
+        if (outcome === 'lost') {
+          lost = this.elector.lostBecause ?? new Error('the lease was not renewed within the renew deadline');
+          stopEverywhere.abort();
+        }
         await leaderWork;
-        if (outcome === 'lost') lost = this.elector.lostBecause ?? new Error('the lease was not renewed within the renew deadline');
       } else {
         await this.#runLeaderWork(signal);
       }

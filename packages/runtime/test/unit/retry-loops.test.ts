@@ -272,6 +272,48 @@ test('leader election: a failing campaign is voiced and counted; losing the leas
   assert.match(String(lost?.['msg']), /etcdserver: leader changed/);
 });
 
+test('leadership lost: runnables that run on every replica (a webhook server) stop too, so start() rejects and the process can exit', async () => {
+  // Without this, a replica that lost the lease kept serving webhooks with its controllers stopped, and never
+  // campaigned again: the chaos suite found both operator replicas so after a kube-apiserver restart.
+  const leasePath = '/apis/coordination.k8s.io/v1/namespaces/ns/leases';
+  let created: unknown;
+  const api = await scriptedServer((req, res, url) => {
+    if (req.method === 'POST' && url.pathname === leasePath) {
+      let body = '';
+      req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {
+        created = { ...(JSON.parse(body) as Json), metadata: { name: 'candidates', namespace: 'ns', resourceVersion: '1' } };
+        json(res, 201, created);
+      });
+      return;
+    }
+    if (created) return status(res, 503, 'ServiceUnavailable', 'the API server is restarting');
+    status(res, 404, 'NotFound', 'leases.coordination.k8s.io "candidates" not found');
+  });
+  cleanups.push(api.close);
+  const { log } = capturedLogger();
+  const manager = new Manager(api.client, { logger: log, leaderElection: { name: 'candidates', namespace: 'ns', identity: 'me', leaseDurationMs: 1000, renewDeadlineMs: 400, retryPeriodMs: 50 } });
+  let webhookStopped = false;
+  manager.add({
+    name: 'webhook-server',
+    needLeaderElection: false,
+    start: (signal) =>
+      new Promise<void>((resolve) =>
+        signal.addEventListener('abort', () => {
+          webhookStopped = true;
+          resolve();
+        }),
+      ),
+  });
+  const process = new AbortController(); // never aborted: only the lost lease may end start()
+  const err = await manager.start(process.signal).then(
+    () => assert.fail('start should reject'),
+    (e: unknown) => e,
+  );
+  assert.ok(err instanceof LeadershipLostError, String(err));
+  assert.equal(webhookStopped, true, 'the runnable without leader election was stopped');
+  assert.equal(process.signal.aborted, false);
+});
+
 test('a reconcile that keeps failing warns once per 30 s per key and says when it recovers', async () => {
   const { log, at } = capturedLogger();
   const metrics = new RuntimeMetrics({ processMetrics: false });
