@@ -172,47 +172,72 @@ func sleepContext(ctx context.Context, d time.Duration) {
 }
 
 func main() {
-	flags := flag.NewFlagSet("peer-wait", flag.ContinueOnError)
-	timeout := flags.Duration("timeout", 120*time.Second, "give up (exit 1) when the names do not all resolve within this long")
-	interval := flags.Duration("interval", time.Second, "time between check rounds")
-	terminationLog := flags.String("termination-log", "/dev/termination-log", "file for the reason of a timeout (the kubelet's terminationMessagePath); empty for none")
-	flags.Usage = func() {
-		fmt.Fprintln(flags.Output(), "usage: peer-wait [--timeout=120s] [--interval=1s] [--termination-log=PATH] NAME...")
-		flags.PrintDefaults()
-	}
-	if err := flags.Parse(os.Args[1:]); err != nil {
-		os.Exit(2)
-	}
-	names := flags.Args()
-	if len(names) == 0 || *timeout <= 0 || *interval <= 0 {
-		flags.Usage()
-		os.Exit(2)
-	}
-
 	// The pure Go resolver reads /etc/resolv.conf, so the pod's search domains and ndots apply exactly as they
 	// do for etcd (also built without cgo). It keeps no cache: each round asks the DNS server again.
 	resolver := &net.Resolver{PreferGo: true}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
-	defer stop()
+	code := run(ctx, os.Args[1:], resolver.LookupHost, time.Now, sleepContext, os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}
+
+// run is the command without its process: the exit code for these arguments, resolver and clock.
+func run(ctx context.Context, args []string, lookup lookupFunc, now func() time.Time, sleep func(context.Context, time.Duration), stdout, stderr io.Writer) int {
+	flags := flag.NewFlagSet("peer-wait", flag.ContinueOnError)
+	flags.SetOutput(stderr)
+	timeout := flags.Duration("timeout", 120*time.Second, "give up (exit 1) when the names do not all resolve within this long")
+	memberDir := flags.String("member-dir", "", "etcd's member directory (<data-dir>/member); when it exists the member restarts on its own data, waits at most --restart-timeout and then starts anyway")
+	restartTimeout := flags.Duration("restart-timeout", 10*time.Second, "the wait of a member restarting on its own data, after which etcd starts whatever did not resolve")
+	interval := flags.Duration("interval", time.Second, "time between check rounds")
+	terminationLog := flags.String("termination-log", "/dev/termination-log", "file for the reason of a timeout (the kubelet's terminationMessagePath); empty for none")
+	flags.Usage = func() {
+		fmt.Fprintln(flags.Output(), "usage: peer-wait [--timeout=120s] [--member-dir=DIR [--restart-timeout=10s]] [--interval=1s] [--termination-log=PATH] NAME...")
+		flags.PrintDefaults()
+	}
+	if err := flags.Parse(args); err != nil {
+		return 2
+	}
+	names := flags.Args()
+	if len(names) == 0 || *timeout <= 0 || *interval <= 0 || *restartTimeout <= 0 {
+		flags.Usage()
+		return 2
+	}
 	w := &waiter{
 		names:    names,
 		timeout:  *timeout,
 		interval: *interval,
 		// One lookup may not take longer than a report period, or a hung server would silence the log.
 		lookupTimeout: reportEvery,
-		lookup:        resolver.LookupHost,
-		now:           time.Now,
-		sleep:         sleepContext,
-		out:           os.Stdout,
+		lookup:        lookup,
+		now:           now,
+		sleep:         sleep,
+		out:           stdout,
+	}
+	restarting := *memberDir != "" && exists(*memberDir)
+	if restarting {
+		w.timeout = min(w.timeout, *restartTimeout)
 	}
 	err := w.wait(ctx)
 	if err == nil {
-		return
+		return 0
 	}
-	fmt.Fprintf(os.Stderr, "peer-wait: %v\n", err)
 	var te *errTimeout
+	if restarting && errors.As(err, &te) {
+		// A restarting member takes its peers from its own data, not from these names, which were the members
+		// when its pod was made: a member removed since has no DNS record ever again, and waiting for it would
+		// keep this one down for good (the chaos suite found two of three members so after a node restart).
+		fmt.Fprintf(stdout, "peer-wait: %s exists, so etcd restarts on its own data and its own member list; starting it now: %s\n", *memberDir, te.reason)
+		return 0
+	}
+	fmt.Fprintf(stderr, "peer-wait: %v\n", err)
 	if errors.As(err, &te) {
 		writeTerminationLog(*terminationLog, te.reason)
 	}
-	os.Exit(1)
+	return 1
+}
+
+// exists says whether path is there. A path it may not look into counts as there: only "no such file" is absence.
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil || !errors.Is(err, os.ErrNotExist)
 }

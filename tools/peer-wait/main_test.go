@@ -181,3 +181,57 @@ func TestWriteTerminationLog(t *testing.T) {
 	// An unwritable path (not in a pod) is reported, not fatal.
 	writeTerminationLog(filepath.Join(t.TempDir(), "missing", "log"), "x")
 }
+
+func TestRunRestartingOnItsOwnDataStartsAfterTheRestartTimeout(t *testing.T) {
+	// c1-5 was a member when the pod was made and has been removed since: its name never resolves again.
+	clock, dns := setup()
+	dns.appearsAt["c1-0.c1.bar.svc"] = 0
+	memberDir := filepath.Join(t.TempDir(), "member")
+	if err := os.Mkdir(memberDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--member-dir=" + memberDir, "--termination-log=", "c1-0.c1.bar.svc", "c1-5.c1.bar.svc"}, dns.lookup, clock.now, clock.sleep, &out, &errOut)
+	if code != 0 {
+		t.Fatalf("exit %d, want 0; stderr: %s", code, errOut.String())
+	}
+	if clock.elapsed() != 10*time.Second {
+		t.Fatalf("started after %s, want the restart timeout of 10s", clock.elapsed())
+	}
+	if !strings.Contains(out.String(), "exists, so etcd restarts on its own data and its own member list; starting it now: peer names did not resolve within 10s: c1-5.c1.bar.svc") {
+		t.Fatalf("no reason given:\n%s", out.String())
+	}
+}
+
+func TestRunNewMemberStillWaitsForEveryNameAndFails(t *testing.T) {
+	// No member directory yet: a member's first start, where etcd dials the names it was given.
+	clock, dns := setup()
+	dns.appearsAt["c1-0.c1.bar.svc"] = 0
+	dir := t.TempDir()
+	logPath := filepath.Join(dir, "termination-log")
+	var out, errOut bytes.Buffer
+	code := run(context.Background(), []string{"--member-dir=" + filepath.Join(dir, "member"), "--termination-log=" + logPath, "c1-0.c1.bar.svc", "c1-5.c1.bar.svc"}, dns.lookup, clock.now, clock.sleep, &out, &errOut)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1", code)
+	}
+	if clock.elapsed() != 120*time.Second {
+		t.Fatalf("gave up after %s, want 120s", clock.elapsed())
+	}
+	reason, _ := os.ReadFile(logPath)
+	if !strings.HasPrefix(string(reason), "peer names did not resolve within 120s: c1-5.c1.bar.svc") {
+		t.Fatalf("termination log %q", reason)
+	}
+}
+
+func TestRunRestartingWhenEveryNameResolvesStartsAtOnce(t *testing.T) {
+	clock, dns := setup()
+	dns.appearsAt["c1-0.c1.bar.svc"] = 0
+	memberDir := filepath.Join(t.TempDir(), "member")
+	if err := os.Mkdir(memberDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	if code := run(context.Background(), []string{"--member-dir=" + memberDir, "c1-0.c1.bar.svc"}, dns.lookup, clock.now, clock.sleep, &out, &errOut); code != 0 || clock.elapsed() != 0 {
+		t.Fatalf("exit %d after %s, want 0 at once", code, clock.elapsed())
+	}
+}

@@ -367,7 +367,10 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
           name: 'peer-wait',
           image: options.peerWaitImage,
           imagePullPolicy: 'IfNotPresent',
-          args: ['--timeout=120s', ...options.waitForNames],
+          // A member restarting on its own data (its member directory exists) waits 10 s at most, then starts:
+          // etcd takes its peers from that data, and a name here may be a member removed since the pod was made.
+          args: ['--timeout=120s', `--member-dir=${MEMBER_DATA}/member`, '--restart-timeout=10s', ...options.waitForNames],
+          volumeMounts: [{ name: 'data', mountPath: DATA_DIR, readOnly: true }],
           // Its last lines explain a wait that timed out (`kubectl describe pod`, status.members[].lastError).
           // It writes nothing but that termination message (a file the kubelet mounts).
           terminationMessagePolicy: 'FallbackToLogsOnError',

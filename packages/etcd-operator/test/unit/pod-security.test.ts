@@ -240,3 +240,14 @@ test("the operator's namespace enforces restricted, and the operator's pods meet
   assert.ok(deployment);
   assert.deepEqual(restrictedViolations(deployment.spec.template.spec), []);
 });
+
+test('peer-wait is told where etcd keeps its member directory, read-only, so a member restarting on its own data waits 10 s at most', () => {
+  const pod = build({}, OPTIONS);
+  const wait = container(pod, 'peer-wait');
+  const dataDir = container(pod, 'etcd').command?.concat(container(pod, 'etcd').args ?? []).find((a) => a.startsWith('--data-dir='))?.slice('--data-dir='.length);
+  assert.ok(dataDir, 'etcd has a --data-dir');
+  assert.deepEqual(wait.args, ['--timeout=120s', `--member-dir=${dataDir}/member`, '--restart-timeout=10s', 'c-0.c.ns.svc']);
+  const etcdMount = container(pod, 'etcd').volumeMounts?.find((m) => m.name === 'data');
+  assert.deepEqual(wait.volumeMounts, [{ name: 'data', mountPath: etcdMount?.mountPath, readOnly: true }]);
+  assert.deepEqual(restrictedViolations(pod), []);
+});
