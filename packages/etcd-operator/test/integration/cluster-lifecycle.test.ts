@@ -101,6 +101,39 @@ test('a member whose data is wiped is replaced by a new member with a new name',
   assert.equal(after.members.length, 3);
 });
 
+test('a member whose pod was made when the cluster had 5 members comes back on its own data after its node restarts, with 3', async () => {
+  // The pod's peer-wait names every member it had at creation; the two removed by the scale-down never resolve
+  // again. A node restart re-runs init containers: the chaos suite saw two of three members kept down for good.
+  await scaleTo(5);
+  const five = await getCluster(env.client, ns, NAME);
+  const index = (name: string): number => Number(name.slice(name.lastIndexOf('-') + 1));
+  const survivor = five.members.filter((m) => !m.leader).sort((a, b) => index(a.name) - index(b.name))[0]!;
+  const podBefore = (await pods()).find((p) => p.metadata.name === survivor.name)!;
+  await env.client.delete(Pods, { namespace: ns, name: survivor.name });
+  await eventually(`${survivor.name} recreated`, async () => (await pods()).some((p) => p.metadata.name === survivor.name && p.metadata.uid !== podBefore.metadata.uid), { timeoutMs: 60_000 });
+  await waitAvailable(env.client, ns, NAME, 5);
+  await scaleTo(3);
+  const three = await getCluster(env.client, ns, NAME);
+  assert.ok(three.members.some((m) => m.name === survivor.name), `${survivor.name} is still a member`);
+  const pod = (await env.client.get(Pods, { namespace: ns, name: survivor.name })) as unknown as { spec: { nodeName: string; initContainers?: { name: string; args?: string[] }[] } };
+  const waitsFor = pod.spec.initContainers?.find((c) => c.name === 'peer-wait')?.args?.filter((a) => !a.startsWith('--')) ?? [];
+  const removed = waitsFor.filter((host) => !three.members.some((m) => host.startsWith(`${m.name}.`)));
+  assert.ok(removed.length > 0, `the pod names members removed since (${waitsFor.join(' ')})`);
+
+  const node = pod.spec.nodeName;
+  await env.kube.stopNode(node);
+  try {
+    await eventually(`${survivor.name} reported not ready`, async () => (await getCluster(env.client, ns, NAME)).members.some((m) => m.name === survivor.name && !m.ready), { timeoutMs: 60_000 });
+  } finally {
+    await env.kube.startNode(node);
+  }
+  // Well inside peer-wait's 120 s for a new member: a restarting one waits 10 s at most.
+  const back = await waitAvailable(env.client, ns, NAME, 3, 90_000);
+  assert.ok(back.members.find((m) => m.name === survivor.name)?.ready, `${survivor.name} serves again`);
+  const log = await env.kube.kubectl(['logs', '-n', ns, survivor.name, '-c', 'peer-wait']);
+  assert.match(log, /exists, so etcd restarts on its own data and its own member list; starting it now: peer names did not resolve within 10s/);
+});
+
 test('no acknowledged write was lost', async () => {
   assert.ok(checker, 'the checker ran');
   await checker.stop();
