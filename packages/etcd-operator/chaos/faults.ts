@@ -82,10 +82,16 @@ const injectors: Record<FaultDraw['kind'], (ctx: ChaosContext, draw: FaultDraw, 
   async 'kill-member-container'(ctx, draw, name) {
     const pods = await memberPods(ctx, name);
     const victim = choose(pods.map((p) => p.metadata.name!), draw.pick);
-    const before = restarts(pods.find((p) => p.metadata.name === victim));
+    const pod = pods.find((p) => p.metadata.name === victim);
+    const before = restarts(pod);
     const healFrom = performance.now();
     await ctx.kube.killContainer(ctx.namespace, victim, 'etcd');
-    await eventually(`${victim}'s etcd restarted by the kubelet`, async () => restarts((await memberPods(ctx, name)).find((p) => p.metadata.name === victim)) > before, { timeoutMs: EFFECT_TIMEOUT_MS, intervalMs: 500 });
+    // The kill took effect once the kubelet counted the restart, or once the operator replaced the pod (a member it
+    // judged crash-looping, past its grace, while the kubelet backed off): convergence then says the rest.
+    await eventually(`${victim}'s etcd restarted by the kubelet, or its pod replaced`, async () => {
+      const now = (await memberPods(ctx, name)).find((p) => p.metadata.name === victim);
+      return now === undefined || now.metadata.uid !== pod?.metadata.uid || restarts(now) > before;
+    }, { timeoutMs: EFFECT_TIMEOUT_MS, intervalMs: 500 });
     return { target: `${name}/${victim}`, healFrom };
   },
 

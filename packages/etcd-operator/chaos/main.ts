@@ -64,7 +64,9 @@ if (!process.env['LOCALKUBE_STATE_DIR']) {
   owned = await LocalKube.start({ nodes: 3, stateDir });
   process.env['LOCALKUBE_STATE_DIR'] = stateDir;
 }
-const env = await setUpOperator();
+// The operator as shipped: the tests' 15 s crash-loop grace would replace a member the kubelet is merely
+// backing off from restarting after two kills within 10 minutes.
+const env = await setUpOperator({ crashLoopGraceSeconds: 60 });
 let failed = true;
 try {
   const result = await runChaos(env, {
