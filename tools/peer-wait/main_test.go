@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -17,9 +18,13 @@ type fakeDNS struct {
 	// appearsAt: when each name starts resolving; names absent never resolve.
 	appearsAt map[string]time.Duration
 	calls     map[string]int
+	// checkRound looks names up concurrently.
+	mu sync.Mutex
 }
 
 func (d *fakeDNS) lookup(_ context.Context, name string) ([]string, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
 	d.calls[name]++
 	if at, ok := d.appearsAt[name]; ok && d.clock.elapsed() >= at {
 		return []string{"10.0.0.2", "10.0.0.1"}, nil
@@ -186,10 +191,7 @@ func TestRunRestartingOnItsOwnDataStartsAfterTheRestartTimeout(t *testing.T) {
 	// c1-5 was a member when the pod was made and has been removed since: its name never resolves again.
 	clock, dns := setup()
 	dns.appearsAt["c1-0.c1.bar.svc"] = 0
-	memberDir := filepath.Join(t.TempDir(), "member")
-	if err := os.Mkdir(memberDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	memberDir := existingMemberDir(t)
 	var out, errOut bytes.Buffer
 	code := run(context.Background(), []string{"--member-dir=" + memberDir, "--termination-log=", "c1-0.c1.bar.svc", "c1-5.c1.bar.svc"}, dns.lookup, clock.now, clock.sleep, &out, &errOut)
 	if code != 0 {
@@ -226,12 +228,19 @@ func TestRunNewMemberStillWaitsForEveryNameAndFails(t *testing.T) {
 func TestRunRestartingWhenEveryNameResolvesStartsAtOnce(t *testing.T) {
 	clock, dns := setup()
 	dns.appearsAt["c1-0.c1.bar.svc"] = 0
-	memberDir := filepath.Join(t.TempDir(), "member")
-	if err := os.Mkdir(memberDir, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	memberDir := existingMemberDir(t)
 	var out, errOut bytes.Buffer
 	if code := run(context.Background(), []string{"--member-dir=" + memberDir, "c1-0.c1.bar.svc"}, dns.lookup, clock.now, clock.sleep, &out, &errOut); code != 0 || clock.elapsed() != 0 {
 		t.Fatalf("exit %d after %s, want 0 at once", code, clock.elapsed())
 	}
+}
+
+// existingMemberDir makes the member directory etcd leaves behind, as on a member that ran before.
+func existingMemberDir(t *testing.T) string {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "member")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }

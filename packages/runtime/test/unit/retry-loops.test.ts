@@ -3,7 +3,7 @@
 // one warn line per 30 s (on a fake clock) carrying the server's words, the recovery line, and /readyz.
 import assert from 'node:assert/strict';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { request as httpRequest } from 'node:http';
+import { request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -51,6 +51,18 @@ const cm = (name: string, rv: string): KubeObject => ({ apiVersion: 'v1', kind: 
 const list = (items: KubeObject[], rv: string, cont?: string) => ({ kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: rv, continue: cont }, items });
 const bookmark = (rv: string) => `${JSON.stringify({ type: 'BOOKMARK', object: { kind: 'ConfigMap', apiVersion: 'v1', metadata: { resourceVersion: rv } } })}\n`;
 const fastBackoff = { initialMs: 1, maxMs: 5, jitter: 0 };
+
+/** Answers the creation of Lease ns/candidates like the API server (and hands the stored Lease to `onCreated`); false for any other request. */
+function createsLease(req: IncomingMessage, res: ServerResponse, url: URL, onCreated: (lease: unknown) => void): boolean {
+  if (req.method !== 'POST' || url.pathname !== '/apis/coordination.k8s.io/v1/namespaces/ns/leases') return false;
+  let body = '';
+  req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {
+    const lease = { ...(JSON.parse(body) as Json), metadata: { name: 'candidates', namespace: 'ns', resourceVersion: '1' } };
+    onCreated(lease);
+    json(res, 201, lease);
+  });
+  return true;
+}
 
 const cleanups: (() => Promise<void>)[] = [];
 after(async () => {
@@ -236,18 +248,10 @@ test('an expired continue token is counted and followed by one unpaged list, not
 });
 
 test('leader election: a failing campaign is voiced and counted; losing the lease says what the renewal was told', async () => {
-  const leasePath = '/apis/coordination.k8s.io/v1/namespaces/ns/leases';
   let gets = 0;
   let created: unknown;
   const api = await scriptedServer((req, res, url) => {
-    if (req.method === 'POST' && url.pathname === leasePath) {
-      let body = '';
-      req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {
-        created = { ...(JSON.parse(body) as Json), metadata: { name: 'candidates', namespace: 'ns', resourceVersion: '1' } };
-        json(res, 201, created);
-      });
-      return;
-    }
+    if (createsLease(req, res, url, (lease) => (created = lease))) return;
     gets++;
     if (created) return status(res, 503, 'ServiceUnavailable', 'etcdserver: leader changed');
     if (gets <= 3) return status(res, 500, 'InternalError', 'etcdserver: request timed out');
@@ -275,17 +279,9 @@ test('leader election: a failing campaign is voiced and counted; losing the leas
 test('leadership lost: runnables that run on every replica (a webhook server) stop too, so start() rejects and the process can exit', async () => {
   // Without this, a replica that lost the lease kept serving webhooks with its controllers stopped, and never
   // campaigned again: the chaos suite found both operator replicas so after a kube-apiserver restart.
-  const leasePath = '/apis/coordination.k8s.io/v1/namespaces/ns/leases';
   let created: unknown;
   const api = await scriptedServer((req, res, url) => {
-    if (req.method === 'POST' && url.pathname === leasePath) {
-      let body = '';
-      req.setEncoding('utf8').on('data', (d: string) => (body += d)).on('end', () => {
-        created = { ...(JSON.parse(body) as Json), metadata: { name: 'candidates', namespace: 'ns', resourceVersion: '1' } };
-        json(res, 201, created);
-      });
-      return;
-    }
+    if (createsLease(req, res, url, (lease) => (created = lease))) return;
     if (created) return status(res, 503, 'ServiceUnavailable', 'the API server is restarting');
     status(res, 404, 'NotFound', 'leases.coordination.k8s.io "candidates" not found');
   });
