@@ -479,6 +479,13 @@ export function plan(o: Observed): Action {
     return { type: 'removeMember', member: stuckMember.member, id: stuckMember.id, reason: 'PodStuckTerminating' };
   }
 
+  // A member etcd refuses to start because its data directory is empty while the cluster knows it ("has
+  // already been bootstrapped"): its data is gone for good, and waiting out the crash-loop grace (and the
+  // kubelet's back-off) only keeps the cluster a member short. Replace it at once, while the rest keep a
+  // quorum; not during a rollout, for the same reason as a crash-looping member below.
+  const wiped = members.find((m) => !m.healthy && pod(m.member)?.dataLost && !pod(m.member)?.ready);
+  if (wiped && !o.rollout.record && survivesWithout(wiped)) return { type: 'removeMember', member: wiped.member, id: wiped.id, reason: 'DataLost' };
+
   // A member crash-looping for longer than the grace period, while the rest keep a quorum: replace it. Not
   // during a rollout: a member that crash-loops on a new spec is the rollout's failure (it halts), and a
   // replacement would get the same spec, over and over.

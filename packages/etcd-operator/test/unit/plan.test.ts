@@ -106,6 +106,17 @@ test('a member crash-looping past the grace period is replaced, only while the o
   assert.equal(plan(noQuorum).type, 'wait');
 });
 
+test('a member etcd calls data-less ("has already been bootstrapped") is replaced at once, only while the others keep a quorum', () => {
+  const wiped = (over: Partial<Observed>): Observed => observed({ pods: [pod(0), pod(1, { ready: false, dataLost: true, lastTermination: { exitCode: 1, message: 'member 8e9e05c52164694d has already been bootstrapped' } }), pod(2)], membership: { members: [member(0), member(1, { healthy: false }), member(2)], leaderId: '100' }, ...over });
+  // No crash-loop grace to wait out: etcd's own words say the data is gone.
+  assert.deepEqual(plan(wiped({})), { type: 'removeMember', member: 'c-1', id: '101', reason: 'DataLost' });
+  const noQuorum = wiped({ membership: { members: [member(0), member(1, { healthy: false }), member(2, { healthy: false })], leaderId: '100' } });
+  assert.equal(plan(noQuorum).type, 'wait');
+  // A member that answers as healthy again is not replaced on an old termination message.
+  const back = observed({ pods: [pod(0), pod(1, { dataLost: true }), pod(2)] });
+  assert.notEqual(plan(back).type, 'removeMember');
+});
+
 test('failed (evicted) pods are deleted to be recreated; names are never reused', () => {
   assert.deepEqual(plan(observed({ pods: [pod(0), pod(1, { phase: 'Failed' }), pod(2)] })), { type: 'deletePod', member: 'c-1', reason: 'PodFailed' });
   assert.equal(nextIndex(observed({ pvcs: ['c-0', 'c-1', 'c-2', 'c-9'], nextMemberIndex: 4 })), 10);
