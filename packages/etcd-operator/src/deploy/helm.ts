@@ -10,7 +10,7 @@ import { etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdR
 import { grafanaDashboardConfigMap } from '../monitoring/dashboard.ts';
 import { prometheusRule } from '../monitoring/rules.ts';
 import { podMonitors } from '../monitoring/scrape.ts';
-import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
 
 const SENTINELS = {
   namespace: 'quorum-sentinel-namespace',
@@ -47,7 +47,7 @@ export const VALUES = {
   // The member pods' init container (tools/peer-wait), from the same registry as the operator by default.
   peerWaitImage: { repository: repositoryOf(PEER_WAIT_IMAGE), tag: OPERATOR_VERSION },
   replicas: 2,
-  crashLoopGraceSeconds: 60,
+  crashLoopGraceSeconds: DEFAULT_CRASHLOOP_GRACE_SECONDS,
   // A step that makes no progress for this long turns the cluster Degraded (StepStalled).
   stepDeadlineSeconds: 120,
   // How long the old CA stays trusted once an operator-managed CA rotation signs with the new one (docs/tls.md).

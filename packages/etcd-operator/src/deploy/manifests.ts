@@ -10,6 +10,8 @@ import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 /** How long the old CA stays trusted after a CA rotation moved signing to the new one: applications get a week to pick up the new client certificate. */
 export const DEFAULT_CA_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
+/** Seconds a member may crash-loop before it is replaced, as shipped. */
+export const DEFAULT_CRASHLOOP_GRACE_SECONDS = 60;
 
 export const OPERATOR_VERSION = '0.1.0';
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSION}`;
@@ -233,7 +235,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
                 env('PEER_WAIT_IMAGE', options.peerWaitImage ?? PEER_WAIT_IMAGE),
                 // Backup Jobs and restore init containers run the agent from the operator's own image.
                 env('AGENT_IMAGE', options.image ?? OPERATOR_IMAGE),
-                env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? 60)),
+                env('CRASHLOOP_GRACE_SECONDS', String(options.crashLoopGraceSeconds ?? DEFAULT_CRASHLOOP_GRACE_SECONDS)),
                 env('STEP_DEADLINE_SECONDS', String(options.stepDeadlineSeconds ?? 120)),
                 env('CA_ROTATION_OVERLAP_SECONDS', String(options.caRotationOverlapSeconds ?? DEFAULT_CA_ROTATION_OVERLAP_SECONDS)),
                 env('CLUSTER_DOMAIN', options.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
