@@ -12,6 +12,7 @@ import {
   type Result,
 } from '@quorum/runtime';
 import { EtcdError, EtcdUnavailableError, GrpcCode, LearnerNotReadyError } from '../etcd/errors.ts';
+import type { EtcdClient, EtcdStatus } from '../etcd/client.ts';
 import type { DefragReason } from '../api/etcdcluster.ts';
 import { changeMembership, MembershipRefusedError, type MemberEndpoint } from './membership.ts';
 import { API_VERSION } from '../api/etcdcluster.ts';
@@ -131,6 +132,38 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     const p = c.pods.find((x) => x.metadata.labels?.[LABELS.member] === member && x.status?.podIP && !x.metadata.deletionTimestamp);
     return p ? dial(p) : undefined;
   };
+  /**
+   * Every member runs `minor`: a downgrade to it that etcd still has enabled is over, and it would keep a new
+   * member from joining (see the addMember action). 3.6 says in its status whether one is enabled; 3.5 does
+   * not, and answers CANCEL with "no inflight downgrade job" when none is.
+   */
+  const endFinishedDowngrade = async (minor: string): Promise<void> => {
+    // Through the first voting member that answers, the leader first (as the add itself goes).
+    let client: EtcdClient | undefined;
+    let status: EtcdStatus | undefined;
+    let lastError: Error = new StepError('MemberUnreachable', 'no voting member has a pod to end a finished downgrade through');
+    for (const { endpoint } of votingEndpoints()) {
+      client = c.etcd.get(endpoint);
+      status = await client.status({ signal }).catch((err: unknown) => void (lastError = err as Error));
+      if (status) break;
+    }
+    if (!client || !status) throw lastError;
+    if (status.downgrade && !(status.downgrade.enabled && status.downgrade.targetVersion?.startsWith(`${minor}.`))) return;
+    const noneEnabled = (err: unknown): boolean => /no inflight downgrade job/.test((err as Error).message);
+    try {
+      await client.downgrade('CANCEL', '', { signal });
+    } catch (err) {
+      if (noneEnabled(err)) return;
+      // 3.5 applies a CANCEL but never answers it (the request times out): a second one says whether it took.
+      try {
+        await client.downgrade('CANCEL', '', { signal });
+      } catch (again) {
+        if (!noneEnabled(again)) throw again;
+      }
+    }
+    await c.wrote(`etcd downgrade cancel (finished)`);
+    c.event('Normal', 'DowngradeFinished', `etcd still had its downgrade to ${minor} enabled with every member on ${minor}: ended it before adding a member (a new member cannot join while it is enabled)`);
+  };
   /** The eviction API, not a delete: it refuses when the PodDisruptionBudget does not allow it (a drain under way shares it). */
   const evict = async (member: string): Promise<void> => {
     try {
@@ -199,6 +232,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       c.event('Normal', 'MemberClaimDeleted', `deleted the claim of former member ${a.member} (reclaimPolicy Delete)`);
       return { requeueAfter: 1000 };
     case 'addMember': {
+      if (a.endDowngradeTo) await endFinishedDowngrade(a.endDowngradeTo);
       const r = await changeMembership({ kind: 'add', peerURL: peerURL(name, namespace, a.member, a.peerScheme ?? 'http') }, votingEndpoints(), c.etcd, signal);
       await c.wrote(`etcd member add ${a.member}`);
       c.event('Normal', 'MemberAdded', `added ${a.member} as a learner${through(r)}`);

@@ -269,7 +269,13 @@ export type Action =
   | { type: 'deletePod'; member: string; reason: string }
   | { type: 'deletePVC'; member: string; reason: string }
   /** `peerScheme`: https once every member can dial one (tls.ts newMemberPeerScheme); unset: http. */
-  | { type: 'addMember'; member: string; peerScheme?: 'https' }
+  /**
+   * `endDowngradeTo`: every member runs this minor (3.5+), so a downgrade to it that etcd still has enabled is
+   * over; the act ends it (CANCEL) before adding. etcd ends it itself only when every member in the membership
+   * answers, which a learner added before that never does, and a new member refuses to join while it is enabled
+   * ("incompatible with current running cluster"): without this, a scale-up right after a downgrade deadlocks.
+   */
+  | { type: 'addMember'; member: string; peerScheme?: 'https'; endDowngradeTo?: string }
   | { type: 'promoteMember'; member: string; id: string }
   | { type: 'removeMember'; member: string; id: string; reason: string }
   /** Quorum is lost for good and the policy is Restore: record how the cluster comes back (status first), then begin. */
@@ -525,7 +531,15 @@ export function plan(o: Observed): Action {
     if (healthyVoters.length + 1 < quorum(voters.length + 1) || down.some((m) => !pod(m.member)?.deleting && pod(m.member)?.crashLoopingSince === undefined)) {
       return { type: 'wait', reason: 'WaitingForHealthyMembers', detail: `a member is added only while the others serve; not serving: ${down.map((m) => `${m.member}${podDetail(pod(m.member))}`).join(', ')}`, requeueAfterMs: 2000 };
     }
-    return { type: 'addMember', member: memberName(o.cluster, nextIndex(o)), ...(o.rollout.newMemberPeerScheme === 'https' ? { peerScheme: 'https' as const } : {}) };
+    const minors = new Set(members.map((m) => (m.version ? minorOf(m.version) : undefined)));
+    const common = minors.size === 1 ? [...minors][0] : undefined;
+    const endDowngradeTo = common !== undefined && compareVersions(common, MIN_DOWNGRADE_TARGET) >= 0 ? common : undefined;
+    return {
+      type: 'addMember',
+      member: memberName(o.cluster, nextIndex(o)),
+      ...(o.rollout.newMemberPeerScheme === 'https' ? { peerScheme: 'https' as const } : {}),
+      ...(endDowngradeTo ? { endDowngradeTo } : {}),
+    };
   }
   if (members.length > o.replicas) {
     const firstDown = down.find((m) => survivesWithout(m));
@@ -765,6 +779,8 @@ export function haltMessage(record: RolloutRecord): string {
 }
 
 const minorOf = (version: string): string => version.split('.').slice(0, 2).join('.');
+/** The oldest minor whose etcd has the downgrade API (a 3.5 cluster may still have 3.6's downgrade to it enabled). */
+const MIN_DOWNGRADE_TARGET = '3.5';
 
 /** The member etcd's downgrade API is called through: one that reports downgrades (3.6+), the leader first. */
 function downgradeVia(o: Observed, members: ObservedMember[]): string | undefined {

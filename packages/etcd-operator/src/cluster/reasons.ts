@@ -159,6 +159,7 @@ export const EVENT_REASONS: Record<string, { type: 'Normal' | 'Warning'; meaning
   CARotation: { type: 'Normal', meaning: 'a step of an operator-managed CA rotation: TrustNew (both CAs trusted; members roll), Reissue (certificates signed by the new CA), DropOld (the old CA dropped; members roll)' },
   PeerURLSwitched: { type: 'Normal', meaning: "peer TLS turned on in place: a member's peer URL changed to https in etcd's member list; its pod is updated next to listen on it" },
   DowngradeEnabled: { type: 'Normal', meaning: "etcd's downgrade API was told to go one minor down (VALIDATE, then ENABLE): the cluster version moved to the older minor at once" },
+  DowngradeFinished: { type: 'Normal', meaning: "a member was to be added while etcd still had a downgrade enabled with every member already on its minor: the downgrade was ended first (etcd ends it itself only when every member answers, and a new member cannot join while it is enabled)" },
   DowngradeCancelled: { type: 'Normal', meaning: "spec.version went back during a downgrade: etcd's downgrade was cancelled, and members already on the older minor are upgraded back" },
   BackupBeforeUpgrade: { type: 'Normal', meaning: 'an EtcdBackup was created before a version change touches any member (spec.backup.beforeVersionChange Always)' },
   RollingUpdateCompleted: { type: 'Normal', meaning: 'every member runs the current spec, each having passed its gate' },

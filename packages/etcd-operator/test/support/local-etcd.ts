@@ -69,9 +69,10 @@ export interface LocalEtcdCluster {
   reserve(name: string): Promise<MemberSlot>;
   /**
    * Starts an added member (`--initial-cluster-state existing`). `peers` is memberAdd's `members`:
-   * the one with no name yet and the slot's peer URL is the new member.
+   * the one with no name yet and the slot's peer URL is the new member. `version`: its etcd binary (the
+   * cluster's own by default).
    */
-  startAdded(slot: MemberSlot, peers: PeerEntry[]): Promise<LocalMember>;
+  startAdded(slot: MemberSlot, peers: PeerEntry[], version?: string): Promise<LocalMember>;
   /**
    * Stops a member gracefully and starts it again on its data directory, with the etcd binary of `version`
    * (the cluster's own by default): what a rolling update does to one member. Resolves once it serves;
@@ -244,14 +245,14 @@ export async function startLocalEtcd(options: LocalEtcdOptions = {}): Promise<Lo
       return found;
     },
     reserve,
-    async startAdded(slot, peers) {
+    async startAdded(slot, peers, memberVersion = version) {
       const initialCluster = peers
         .flatMap((p) => {
           const name = p.name === '' && p.peerURLs.includes(slot.peerURL) ? slot.name : p.name;
           return p.peerURLs.map((url) => `${name}=${url}`);
         })
         .join(',');
-      const member = launch(binary, dir, slot, initialCluster, 'existing', token, electionTimeoutMs, extraArgs);
+      const member = launch(etcdBinary(memberVersion), dir, slot, initialCluster, 'existing', token, electionTimeoutMs, extraArgs);
       members.push(member);
       await waitReady(member, 'status', readyTimeoutMs);
       return member;

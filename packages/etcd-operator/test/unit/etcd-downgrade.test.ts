@@ -5,6 +5,9 @@
 //   confirmed by reading the status, not by trying again).
 // - Members restarted one at a time on 3.5 keep their IDs and data, the leader last after leadership moved.
 // - CANCEL before any member went back: the downgrade ends and the cluster version returns to 3.6.0.
+// - A member added before etcd ended a finished downgrade keeps it from ending, and cannot join while it is
+//   enabled; CANCEL ends it (what the operator does before adding a member; 3.5 never answers it, a second
+//   CANCEL confirms it), and the member then joins.
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { eventually } from '@quorum/runtime/testing';
@@ -116,5 +119,41 @@ describe('a downgrade cancelled before any member went back', () => {
     await c.downgrade('CANCEL', '');
     assert.deepEqual((await c.status()).downgrade, { enabled: false });
     assert.equal(await eventually('cluster version 3.6.0 again', async () => ((await c.version()).cluster === '3.6.0' ? '3.6.0' : undefined)), '3.6.0');
+  });
+});
+
+describe('a member added while a finished downgrade is still enabled', () => {
+  const h = harness();
+  before(async () => {
+    h.set(await startLocalEtcd({ members: 1, version: '3.6.16' }));
+    await eventually('cluster version 3.6.0', async () => ((await h.client(h.env().members[0]!.name).version()).cluster === '3.6.0' ? true : undefined));
+  });
+  after(() => h.close());
+
+  test('it cannot join ("incompatible with current running cluster"), and keeps etcd from ending the downgrade; CANCEL ends it, then it joins', async () => {
+    const name = h.env().members[0]!.name;
+    await h.client(name).downgrade('ENABLE', '3.5');
+    await eventually('storage version 3.5.0', async () => ((await h.client(name).status()).storageVersion === '3.5.0' ? true : undefined));
+    // Added before the last member goes back: etcd's leader ends a downgrade only when every member of the
+    // membership answers /version, and a member that never started answers nothing.
+    const slot = await h.env().reserve('late');
+    const added = await h.client(name).memberAdd([slot.peerURL], { learner: true });
+    await h.env().restart(name, '3.5.35');
+    assert.equal((await h.client(name).status()).version, '3.5.35', 'every voting member runs 3.5');
+    await assert.rejects(h.env().startAdded(slot, added.members, '3.5.35'), /incompatible with current running cluster/);
+    // Still enabled, and ended by CANCEL; a second one is refused with the words the operator relies on.
+    // 3.5 applies the CANCEL but never answers it (the request times out); a second one is refused with the
+    // words the operator relies on to confirm the first (act.ts endFinishedDowngrade).
+    await h.client(name).downgrade('CANCEL', '').catch((err: unknown) => assert.match(String(err), /request timed out|no answer within/));
+    await assert.rejects(h.client(name).downgrade('CANCEL', ''), /no inflight downgrade job/);
+    const joined = await h.env().startAdded(slot, added.members, '3.5.35');
+    const learner = new EtcdClient({ endpoint: joined.clientURL, timeoutMs: 5000 });
+    try {
+      const s = await learner.status();
+      assert.equal(s.memberId, added.member.id);
+      assert.equal(s.version, '3.5.35');
+    } finally {
+      learner.close();
+    }
   });
 });

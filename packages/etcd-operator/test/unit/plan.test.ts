@@ -117,6 +117,16 @@ test('a member etcd calls data-less ("has already been bootstrapped") is replace
   assert.notEqual(plan(back).type, 'removeMember');
 });
 
+test('a member added with every member on one minor (3.5+) first ends a downgrade to it etcd may still have enabled', () => {
+  const on = (...versions: (string | undefined)[]): Observed => observed({ replicas: 4, membership: { members: versions.map((v, i) => member(i, v ? { version: v } : {})), leaderId: '100' } });
+  assert.deepEqual(plan(on('3.5.35', '3.5.35', '3.5.35')), { type: 'addMember', member: 'c-3', endDowngradeTo: '3.5' });
+  assert.deepEqual(plan(on('3.6.16', '3.6.15', '3.6.16')), { type: 'addMember', member: 'c-3', endDowngradeTo: '3.6' });
+  // Members on two minors (a downgrade or an upgrade under way), a version not read, or 3.4 (no downgrade API): nothing ended.
+  assert.deepEqual(plan(on('3.6.16', '3.5.35', '3.5.35')), { type: 'addMember', member: 'c-3' });
+  assert.deepEqual(plan(on('3.5.35', undefined, '3.5.35')), { type: 'addMember', member: 'c-3' });
+  assert.deepEqual(plan(on('3.4.40', '3.4.40', '3.4.40')), { type: 'addMember', member: 'c-3' });
+});
+
 test('failed (evicted) pods are deleted to be recreated; names are never reused', () => {
   assert.deepEqual(plan(observed({ pods: [pod(0), pod(1, { phase: 'Failed' }), pod(2)] })), { type: 'deletePod', member: 'c-1', reason: 'PodFailed' });
   assert.equal(nextIndex(observed({ pvcs: ['c-0', 'c-1', 'c-2', 'c-9'], nextMemberIndex: 4 })), 10);

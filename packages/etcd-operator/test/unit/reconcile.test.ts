@@ -29,7 +29,7 @@ class ScriptedEtcd extends EtcdClients {
     const fake = {
       memberList: (): Promise<Member[]> => Promise.resolve(this.members),
       status: (): Promise<EtcdStatus> =>
-        Promise.resolve({ memberId: String(100 + i), leaderId: '100', version: '3.6.16', dbSize: 1, raftIndex: '9', raftTerm: '2', revision: '1', clusterId: '999', isLearner: false, errors: [] }),
+        Promise.resolve({ memberId: String(100 + i), leaderId: '100', version: '3.6.16', dbSize: 1, raftIndex: '9', raftTerm: '2', revision: '1', clusterId: '999', isLearner: false, errors: [], downgrade: { enabled: false } }),
       version: (): Promise<Versions> => Promise.resolve({ server: '3.6.16', cluster: '3.6.0' }),
       alarms: (): Promise<Alarm[]> => Promise.resolve([]),
       memberAdd: (peerURLs: string[]): Promise<{ member: Member; members: Member[] }> => {
