@@ -53,6 +53,17 @@ export interface MemberHealth {
   error?: string;
 }
 
+/**
+ * Whether etcd's last words say that the member's data is gone for good:
+ * - "member … has already been bootstrapped": its data directory is empty, and it was started to join
+ *   (`--initial-cluster-state existing`) a cluster that knows it;
+ * - "tocommit(N) is out of range [lastIndex(M)]" (raft's panic): it was started as an initial member
+ *   (`new`) on an empty or truncated log, and its leader knows it had acknowledged entries up to N.
+ */
+export function etcdSaysDataLost(lastWords: string): boolean {
+  return /has already been bootstrapped|tocommit\(\d+\) is out of range \[lastIndex\(\d+\)\]/.test(lastWords);
+}
+
 export function observePod(pod: PodObject, now: number, previousCrashSince?: number, peerWaitImage?: string): ObservedPod {
   const status = pod.status?.containerStatuses?.find((c) => c.name === 'etcd');
   // Restarted more than once and still not ready: the kubelet's own restarts are not fixing it.
@@ -82,8 +93,7 @@ export function observePod(pod: PodObject, now: number, previousCrashSince?: num
     ...(stuck ? { cannotStart: clip(`${stuck.name}: ${stuck.state!.waiting!.reason!}${stuck.state?.waiting?.message ? `: ${stuck.state.waiting.message}` : ''}`, 300) } : {}),
     ...(crashLooping || init ? { crashLoopingSince: previousCrashSince ?? now } : {}),
     ...(pod.metadata.annotations?.[FORCE_NEW_CLUSTER_ANNOTATION] === 'true' ? { forcedNewCluster: true } : {}),
-    // etcd's own words when its data directory is empty but the cluster knows the member: the data is gone.
-    ...(/has already been bootstrapped/.test(`${status?.state?.terminated?.message ?? ''}\n${status?.lastState?.terminated?.message ?? ''}`) ? { dataLost: true } : {}),
+    ...(etcdSaysDataLost(`${status?.state?.terminated?.message ?? ''}\n${status?.lastState?.terminated?.message ?? ''}`) ? { dataLost: true } : {}),
     ...(init && (RESTORE_CONTAINERS as readonly string[]).includes(init.name) ? { restoreFailed: lastLines((init.state?.terminated ?? init.lastState?.terminated)?.message ?? 'exited with an error') } : {}),
     ...(terminated && terminated.exitCode ? { lastTermination: { exitCode: terminated.exitCode, message: `${init ? `init container ${init.name}: ` : ''}${lastLines(terminated.message ?? terminated.reason ?? '')}` } } : {}),
   };

@@ -37,8 +37,8 @@ export interface ObservedPod {
   /** A restore init container (fetch-snapshot, restore-snapshot) refused the snapshot: its own words. */
   restoreFailed?: string;
   /**
-   * etcd refuses to start on this member's data directory because it is empty while the cluster knows the
-   * member ("has already been bootstrapped"): its data is gone for good (a wiped or replaced volume).
+   * etcd's last words say this member's data is gone for good (a wiped or replaced volume): its data directory
+   * is empty while the cluster knows it, or its raft log lacks entries it had acknowledged (etcdSaysDataLost).
    */
   dataLost?: boolean;
   /** The pod runs etcd with --force-new-cluster (a disaster recovery from this member's data). */
@@ -485,9 +485,9 @@ export function plan(o: Observed): Action {
     return { type: 'removeMember', member: stuckMember.member, id: stuckMember.id, reason: 'PodStuckTerminating' };
   }
 
-  // A member etcd refuses to start because its data directory is empty while the cluster knows it ("has
-  // already been bootstrapped"): its data is gone for good, and waiting out the crash-loop grace (and the
-  // kubelet's back-off) only keeps the cluster a member short. Replace it at once, while the rest keep a
+  // A member whose data etcd's own words call gone (observe.ts etcdSaysDataLost: an empty data directory the
+  // cluster knows, or an initial member's empty raft log): nothing brings it back, and waiting out the
+  // crash-loop grace (and the kubelet's back-off) only keeps the cluster a member short. Replace it at once, while the rest keep a
   // quorum; not during a rollout, for the same reason as a crash-looping member below.
   const wiped = members.find((m) => !m.healthy && pod(m.member)?.dataLost && !pod(m.member)?.ready);
   if (wiped && !o.rollout.record && survivesWithout(wiped)) return { type: 'removeMember', member: wiped.member, id: wiped.id, reason: 'DataLost' };

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
-import { lastLines } from '../../src/cluster/observe.ts';
+import { etcdSaysDataLost, lastLines } from '../../src/cluster/observe.ts';
 import { nextStep } from '../../src/cluster/progress.ts';
 
 const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({ id: String(100 + i), member: `c-${i}`, started: true, learner: false, healthy: true, ...extra });
@@ -125,6 +125,13 @@ test('a member added with every member on one minor (3.5+) first ends a downgrad
   assert.deepEqual(plan(on('3.6.16', '3.5.35', '3.5.35')), { type: 'addMember', member: 'c-3' });
   assert.deepEqual(plan(on('3.5.35', undefined, '3.5.35')), { type: 'addMember', member: 'c-3' });
   assert.deepEqual(plan(on('3.4.40', '3.4.40', '3.4.40')), { type: 'addMember', member: 'c-3' });
+});
+
+test("etcd's words for a member whose data is gone: an empty data dir joining, or an initial member's empty log", () => {
+  assert.ok(etcdSaysDataLost('{"level":"fatal","msg":"discovery failed","error":"member 8e9e05c52164694d has already been bootstrapped"}'));
+  assert.ok(etcdSaysDataLost('panic: tocommit(1529) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?'));
+  assert.ok(!etcdSaysDataLost('panic: unrecognized level: "shouting"'));
+  assert.ok(!etcdSaysDataLost('discovery failed: incompatible with current running cluster'));
 });
 
 test('failed (evicted) pods are deleted to be recreated; names are never reused', () => {
