@@ -11,7 +11,7 @@ import {
   type KubeObject,
   type Result,
 } from '@quorum/runtime';
-import { EtcdError, EtcdUnavailableError, GrpcCode, LearnerNotReadyError } from '../etcd/errors.ts';
+import { EtcdError, EtcdUnavailableError, GrpcCode, LearnerNotReadyError, QuorumUnavailableError } from '../etcd/errors.ts';
 import type { EtcdClient, EtcdStatus } from '../etcd/client.ts';
 import type { DefragReason } from '../api/etcdcluster.ts';
 import { changeMembership, MembershipRefusedError, type MemberEndpoint } from './membership.ts';
@@ -155,6 +155,9 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     } catch (err) {
       if (noneEnabled(err)) return;
       // 3.5 applies a CANCEL but never answers it (the request times out): a second one says whether it took.
+      // Any other failure may not have reached raft, and a second "none enabled" would not mean it ended one.
+      const timedOut = err instanceof QuorumUnavailableError || (err instanceof EtcdUnavailableError && err.reason === 'timeout');
+      if (!timedOut) throw err;
       try {
         await client.downgrade('CANCEL', '', { signal });
       } catch (again) {

@@ -61,7 +61,9 @@ export interface MemberHealth {
  *   (`new`) on an empty or truncated log, and its leader knows it had acknowledged entries up to N.
  */
 export function etcdSaysDataLost(lastWords: string): boolean {
-  return /has already been bootstrapped|tocommit\(\d+\) is out of range \[lastIndex\(\d+\)\]/.test(lastWords);
+  // The kubelet keeps the last 2 KiB of the log: the panic's line may be cut off by its goroutine trace, whose
+  // raftLog.commitTo frame names the same panic.
+  return /has already been bootstrapped|tocommit\(\d+\) is out of range \[lastIndex\(\d+\)\]|\(\*raftLog\)\.commitTo\(/.test(lastWords);
 }
 
 export function observePod(pod: PodObject, now: number, previousCrashSince?: number, peerWaitImage?: string): ObservedPod {
@@ -93,7 +95,8 @@ export function observePod(pod: PodObject, now: number, previousCrashSince?: num
     ...(stuck ? { cannotStart: clip(`${stuck.name}: ${stuck.state!.waiting!.reason!}${stuck.state?.waiting?.message ? `: ${stuck.state.waiting.message}` : ''}`, 300) } : {}),
     ...(crashLooping || init ? { crashLoopingSince: previousCrashSince ?? now } : {}),
     ...(pod.metadata.annotations?.[FORCE_NEW_CLUSTER_ANNOTATION] === 'true' ? { forcedNewCluster: true } : {}),
-    ...(etcdSaysDataLost(`${status?.state?.terminated?.message ?? ''}\n${status?.lastState?.terminated?.message ?? ''}`) ? { dataLost: true } : {}),
+    // Only while etcd is not running: a last termination message outlives a later start that went well.
+    ...(!status?.state?.running && etcdSaysDataLost(`${status?.state?.terminated?.message ?? ''}\n${status?.lastState?.terminated?.message ?? ''}`) ? { dataLost: true } : {}),
     ...(init && (RESTORE_CONTAINERS as readonly string[]).includes(init.name) ? { restoreFailed: lastLines((init.state?.terminated ?? init.lastState?.terminated)?.message ?? 'exited with an error') } : {}),
     ...(terminated && terminated.exitCode ? { lastTermination: { exitCode: terminated.exitCode, message: `${init ? `init container ${init.name}: ` : ''}${lastLines(terminated.message ?? terminated.reason ?? '')}` } } : {}),
   };

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
-import { etcdSaysDataLost, lastLines } from '../../src/cluster/observe.ts';
+import { etcdSaysDataLost, lastLines, observePod, type PodObject } from '../../src/cluster/observe.ts';
 import { nextStep } from '../../src/cluster/progress.ts';
 
 const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({ id: String(100 + i), member: `c-${i}`, started: true, learner: false, healthy: true, ...extra });
@@ -130,8 +130,18 @@ test('a member added with every member on one minor (3.5+) first ends a downgrad
 test("etcd's words for a member whose data is gone: an empty data dir joining, or an initial member's empty log", () => {
   assert.ok(etcdSaysDataLost('{"level":"fatal","msg":"discovery failed","error":"member 8e9e05c52164694d has already been bootstrapped"}'));
   assert.ok(etcdSaysDataLost('panic: tocommit(1529) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?'));
+  // The panic's own line cut off by the kubelet's 2 KiB: its goroutine trace names the same panic.
+  assert.ok(etcdSaysDataLost('go.etcd.io/raft/v3.(*raftLog).commitTo(0xc0001d2000, 0x5f9)\n\tgo.etcd.io/raft/v3@v3.6.0/log.go:322 +0x11b'));
   assert.ok(!etcdSaysDataLost('panic: unrecognized level: "shouting"'));
   assert.ok(!etcdSaysDataLost('discovery failed: incompatible with current running cluster'));
+});
+
+test('a pod is data-less on those words only while its etcd is not running (a last termination outlives a good start)', () => {
+  const lastState = { terminated: { exitCode: 1, message: 'member 8e9e05c52164694d has already been bootstrapped' } };
+  const waiting: PodObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c-1' }, status: { phase: 'Running', containerStatuses: [{ name: 'etcd', ready: false, restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState }] } };
+  const running: PodObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c-1' }, status: { phase: 'Running', containerStatuses: [{ name: 'etcd', ready: false, restartCount: 1, state: { running: {} }, lastState }] } };
+  assert.equal(observePod(waiting, 0).dataLost, true);
+  assert.equal(observePod(running, 0).dataLost, undefined);
 });
 
 test('failed (evicted) pods are deleted to be recreated; names are never reused', () => {
