@@ -54,16 +54,18 @@ export interface MemberHealth {
 }
 
 /**
- * Whether etcd's last words say that the member's data is gone for good:
- * - "member … has already been bootstrapped": its data directory is empty, and it was started to join
- *   (`--initial-cluster-state existing`) a cluster that knows it;
- * - "tocommit(N) is out of range [lastIndex(M)]" (raft's panic): it was started as an initial member
- *   (`new`) on an empty or truncated log, and its leader knows it had acknowledged entries up to N.
+ * Whether etcd's last words say that it started on an empty data directory, or a raft log short of what it had
+ * acknowledged. For a member that had started before (the cluster knows its name), its data is gone for good:
+ * - "member … has already been bootstrapped", or "error validating peerURLs …" (its pod's --initial-cluster no
+ *   longer matches the membership): both only on an empty data directory joining (`--initial-cluster-state
+ *   existing`) a cluster that answered;
+ * - "tocommit(N) is out of range [lastIndex(M)]" (raft's panic): an initial member (`new`) on an empty or
+ *   truncated log, whose leader knows it had acknowledged entries up to N.
  */
 export function etcdSaysDataLost(lastWords: string): boolean {
   // The kubelet keeps the last 2 KiB of the log: the panic's line may be cut off by its goroutine trace, whose
   // raftLog.commitTo frame names the same panic.
-  return /has already been bootstrapped|tocommit\(\d+\) is out of range \[lastIndex\(\d+\)\]|\(\*raftLog\)\.commitTo\(/.test(lastWords);
+  return /has already been bootstrapped|error validating peerURLs|tocommit\(\d+\) is out of range \[lastIndex\(\d+\)\]|\(\*raftLog\)\.commitTo\(/.test(lastWords);
 }
 
 export function observePod(pod: PodObject, now: number, previousCrashSince?: number, peerWaitImage?: string): ObservedPod {

@@ -489,7 +489,9 @@ export function plan(o: Observed): Action {
   // cluster knows, or an initial member's empty raft log): nothing brings it back, and waiting out the
   // crash-loop grace (and the kubelet's back-off) only keeps the cluster a member short. Replace it at once, while the rest keep a
   // quorum; not during a rollout, for the same reason as a crash-looping member below.
-  const wiped = members.find((m) => !m.healthy && pod(m.member)?.dataLost && !pod(m.member)?.ready);
+  // Only a member that had started: a learner that never did has no data to lose (its pod's stale
+  // --initial-cluster is another matter).
+  const wiped = members.find((m) => m.started && !m.healthy && pod(m.member)?.dataLost && !pod(m.member)?.ready);
   if (wiped && !o.rollout.record && survivesWithout(wiped)) return { type: 'removeMember', member: wiped.member, id: wiped.id, reason: 'DataLost' };
 
   // A member crash-looping for longer than the grace period, while the rest keep a quorum: replace it. Not

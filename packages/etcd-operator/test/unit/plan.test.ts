@@ -115,6 +115,9 @@ test('a member etcd calls data-less ("has already been bootstrapped") is replace
   // A member that answers as healthy again is not replaced on an old termination message.
   const back = observed({ pods: [pod(0), pod(1, { dataLost: true }), pod(2)] });
   assert.notEqual(plan(back).type, 'removeMember');
+  // A learner that never started had no data: it is not removed as data-less.
+  const learner = observed({ replicas: 4, pods: [pod(0), pod(1), pod(2), pod(3, { ready: false, dataLost: true })], membership: { members: [member(0), member(1), member(2), member(3, { started: false, learner: true, healthy: false })], leaderId: '100' } });
+  assert.notDeepEqual(plan(learner), { type: 'removeMember', member: 'c-3', id: '103', reason: 'DataLost' });
 });
 
 test('a member added with every member on one minor (3.5+) first ends a downgrade to it etcd may still have enabled', () => {
@@ -132,6 +135,8 @@ test("etcd's words for a member whose data is gone: an empty data dir joining, o
   assert.ok(etcdSaysDataLost('panic: tocommit(1529) is out of range [lastIndex(0)]. Was the raft log corrupted, truncated, or lost?'));
   // The panic's own line cut off by the kubelet's 2 KiB: its goroutine trace names the same panic.
   assert.ok(etcdSaysDataLost('go.etcd.io/raft/v3.(*raftLog).commitTo(0xc0001d2000, 0x5f9)\n\tgo.etcd.io/raft/v3@v3.6.0/log.go:322 +0x11b'));
+  // A pod made while the membership was another one (its --initial-cluster is stale), on an empty data dir.
+  assert.ok(etcdSaysDataLost('{"level":"fatal","msg":"discovery failed","error":"error validating peerURLs {ClusterID:50b6e76bf368a4b1 Members:[…] RemovedMemberIDs:[]}: member count is unequal"}'));
   assert.ok(!etcdSaysDataLost('panic: unrecognized level: "shouting"'));
   assert.ok(!etcdSaysDataLost('discovery failed: incompatible with current running cluster'));
 });
