@@ -17,7 +17,7 @@ import { parseArgs } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
 import { locationPrefix, locationURI, openStore, type ObjectStore, type StoreOptions } from '@quorum/storage';
 import { DestinationSchema, destinationIssues, type Destination } from '../api/destination.ts';
-import { EtcdClient, type EtcdTls } from '../etcd/client.ts';
+import { EtcdClient, type EtcdStatus, type EtcdTls } from '../etcd/client.ts';
 import { EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
 import { isMemberId, memberIdToHex } from '../etcd/ids.ts';
 import { AgentFailure, describeFailure, type AgentFailureReason, type Failure } from './failure.ts';
@@ -50,6 +50,12 @@ export function backupDeadlineMs(bytes: number, timing: Timing = DEFAULT_TIMING)
  * timeout, and later.
  */
 export const DEFAULT_QUORUM_CHECK_MS = 5000;
+/**
+ * How long the agent keeps trying to reach its member before it fails the backup as EtcdUnreachable. A name
+ * that does not resolve for a moment (CoreDNS restarting, the API server it watches restarting: EAI_AGAIN) or
+ * a member restarting is over in seconds; a Job that fails on the first try turns it into a failed backup.
+ */
+export const DEFAULT_REACH_BOUND_MS = 20_000;
 /** The key that read asks for. No one writes it: the read needs the quorum's read index, not data. */
 export const QUORUM_CHECK_KEY = 'quorum.dev/backup-quorum-check';
 
@@ -106,6 +112,8 @@ export interface BackupArgs extends StoreArgs {
   windowBytes?: number;
   /** The bound of the linearizable read that confirms a quorum; default DEFAULT_QUORUM_CHECK_MS. */
   quorumCheckMs?: number;
+  /** How long the first status read is retried while the member cannot be reached; default DEFAULT_REACH_BOUND_MS. */
+  reachBoundMs?: number;
   now?: () => Date;
 }
 
@@ -145,7 +153,12 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
   let step = `reading the status of member ${args.member} at ${args.endpoint}`;
   try {
     armDeadline(0);
-    const status = await client.status({ signal });
+    const reached = await reachMember(client, args.reachBoundMs ?? DEFAULT_REACH_BOUND_MS, signal);
+    if (!reached.ok) {
+      step = `${step} (${reached.attempts} attempts over ${Math.round(reached.ms / 1000)} s)`;
+      throw reached.error;
+    }
+    const status = reached.status;
     // A member without a leader may hold a stale copy, and cannot tell; refuse at once rather than time out.
     if (status.leaderId === '0') {
       throw new AgentFailure('NoQuorum', `no quorum: member ${args.member} (${args.endpoint}) knows no leader, so the cluster has lost quorum or is electing one; a snapshot now could miss committed writes`);
@@ -205,6 +218,30 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
     snapshotBody?.destroy();
     client.close();
     store?.close();
+  }
+}
+
+/**
+ * The member's status, retried with growing pauses (0.5 s up to 4 s) while it cannot be reached, until
+ * `boundMs` has passed; each failed attempt is a warning on stderr (the Job's log). Only unreachability is
+ * retried: an answer that refuses (no leader, say) is the member's own word, and TLS failures do not heal.
+ */
+export async function reachMember(client: EtcdClient, boundMs: number, signal: AbortSignal): Promise<{ ok: true; status: EtcdStatus } | { ok: false; error: unknown; attempts: number; ms: number }> {
+  const start = Date.now();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return { ok: true, status: await client.status({ signal }) };
+    } catch (err) {
+      const ms = Date.now() - start;
+      const transient = err instanceof EtcdUnavailableError && err.reason !== 'tls' && !signal.aborted;
+      const pause = Math.min(500 * 2 ** (attempt - 1), 4000);
+      if (!transient || ms + pause > boundMs) return { ok: false, error: err, attempts: attempt, ms };
+      process.stderr.write(`warning: attempt ${attempt} to reach the member failed after ${(ms / 1000).toFixed(1)} s (${(err as Error).message}); trying again in ${pause / 1000} s, for ${Math.round(boundMs / 1000)} s at most\n`);
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, pause);
+        signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
+      });
+    }
   }
 }
 

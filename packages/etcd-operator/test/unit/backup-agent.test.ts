@@ -20,6 +20,7 @@ import {
   main,
   QUORUM_CHECK_KEY,
   resultLine,
+  reachMember,
   runBackup,
   runDelete,
   runFetch,
@@ -207,7 +208,9 @@ describe('the CLI', () => {
     assert.equal(failed.code, 1);
     const failure = JSON.parse(await readFile(resultFile, 'utf8')) as { ok: boolean; reason: string; message: string };
     assert.equal(failure.reason, 'EtcdUnreachable');
-    assert.match(failure.message, /reading the status of member m0 at http:\/\/127\.0\.0\.1:\d+: cannot reach etcd/);
+    // Retried for DEFAULT_REACH_BOUND_MS first, each attempt a warning in the Job's log; the message counts them.
+    assert.match(failure.message, /reading the status of member m0 at http:\/\/127\.0\.0\.1:\d+ \(\d+ attempts over (19|20) s\): cannot reach etcd/);
+    assert.match(failed.stderr, /^warning: attempt 1 to reach the member failed/m);
     assert.match(failed.stderr, /^EtcdUnreachable: reading the status/m);
   });
 
@@ -357,6 +360,42 @@ describe('a member that still names a leader the others lost', () => {
       assert.match(result.message, new RegExp(`^no quorum: member ${survivor.name} \\(.*\\) names leader [0-9a-f]+, but a linearizable read through it got no answer within 1 s, which only a quorum can give`));
       assert.ok(took < 4000, `took ${took} ms`);
       assert.deepEqual(await readdir(pvcRoot), []);
+    } finally {
+      client.close();
+    }
+  });
+});
+
+describe('a member that cannot be reached for a moment (a name resolving late, a member restarting)', () => {
+  test('is tried again with growing pauses until it answers, within the bound', async () => {
+    const [port] = await freePorts(1);
+    // Nothing listens for the first 1.2 s: connection refused, as from a member whose etcd is restarting.
+    const server = createHttpServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ header: { cluster_id: '1', member_id: '2', revision: '7' }, version: '3.6.16', dbSize: '20480', leader: '3', raftIndex: '9', raftTerm: '3' }));
+    });
+    const late = sleep(1200).then(() => new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve)));
+    const client = new EtcdClient({ endpoint: `http://127.0.0.1:${port}`, timeoutMs: 1000 });
+    try {
+      const reached = await reachMember(client, 10_000, new AbortController().signal);
+      assert.ok(reached.ok, 'reached once it listens');
+      assert.equal(reached.status.leaderId, '3');
+    } finally {
+      client.close();
+      await late;
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
+
+  test('past the bound it is EtcdUnreachable, counting the attempts', async () => {
+    const [port] = await freePorts(1);
+    const client = new EtcdClient({ endpoint: `http://127.0.0.1:${port}`, timeoutMs: 1000 });
+    try {
+      const reached = await reachMember(client, 2000, new AbortController().signal);
+      assert.ok(!reached.ok);
+      assert.ok(reached.attempts >= 2 && reached.attempts <= 4, `${reached.attempts} attempts`);
+      assert.ok(reached.ms < 2000, `${reached.ms} ms`);
     } finally {
       client.close();
     }
