@@ -56,11 +56,14 @@ export interface MemberHealth {
 /**
  * Whether etcd's last words say that it started on an empty data directory, or a raft log short of what it had
  * acknowledged. For a member that had started before (the cluster knows its name), its data is gone for good:
- * - "member … has already been bootstrapped", or "error validating peerURLs …" (its pod's --initial-cluster no
- *   longer matches the membership): both only on an empty data directory joining (`--initial-cluster-state
- *   existing`) a cluster that answered;
- * - "tocommit(N) is out of range [lastIndex(M)]" (raft's panic): an initial member (`new`) on an empty or
- *   truncated log, whose leader knows it had acknowledged entries up to N.
+ * - "member … has already been bootstrapped": started with `--initial-cluster-state new` (an initial member's
+ *   pod) on an empty directory, and its peers answered that it had started before;
+ * - "error validating peerURLs …": an empty directory, and its pod's --initial-cluster no longer matches the
+ *   membership (the pod was made while the membership was another one);
+ * - "tocommit(N) is out of range [lastIndex(M)]" (raft's panic): etcd accepted the empty directory, but its
+ *   leader still counts it as having acknowledged entries up to N.
+ * etcd may also accept an empty directory and be sent a snapshot by its leader: the member then serves again
+ * as itself, and nothing here fires (docs/reliability.md, attempt 9).
  */
 export function etcdSaysDataLost(lastWords: string): boolean {
   // The kubelet keeps the last 2 KiB of the log: the panic's line may be cut off by its goroutine trace, whose
