@@ -119,6 +119,12 @@ test('a member whose pod was made when the cluster had 5 members comes back on i
   const waitsFor = pod.spec.initContainers?.find((c) => c.name === 'peer-wait')?.args?.filter((a) => !a.startsWith('--')) ?? [];
   const removed = waitsFor.filter((host) => !three.members.some((m) => host.startsWith(`${m.name}.`)));
   assert.ok(removed.length > 0, `the pod names members removed since (${waitsFor.join(' ')})`);
+  // Only once their pods are gone do their names stop resolving (a terminating pod keeps its DNS record): until
+  // then peer-wait finds every name and never needs its 10 s bound, which is what this test is about.
+  await eventually('the removed members\' pods gone', async () => {
+    const left = new Set((await pods()).map((p) => p.metadata.name));
+    return removed.every((host) => !left.has(host.split('.')[0] ?? host)) ? true : undefined;
+  }, { timeoutMs: 120_000 });
 
   const node = pod.spec.nodeName;
   await env.kube.stopNode(node);
