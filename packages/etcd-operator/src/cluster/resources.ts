@@ -379,8 +379,9 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
         },
       ]
     : [];
-  // The restore runs first (it takes the longest, and DNS catches up meanwhile); peer-wait right before etcd.
-  const initContainers = [...(restore?.containers ?? []), ...peerWait];
+  // peer-wait runs before the restore: it takes an existing member directory for a restart (and waits 10 s at
+  // most), and restore-snapshot creates that directory, so after it a fresh restored member would not wait.
+  const initContainers = [...peerWait, ...(restore?.containers ?? [])];
   return {
     apiVersion: 'v1',
     kind: 'Pod',

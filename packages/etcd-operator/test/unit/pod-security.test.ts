@@ -124,7 +124,7 @@ test('a member pod meets the restricted profile, with or without the restore ini
     assert.deepEqual(restrictedViolations(pod), [], what);
   }
   const restored = build({}, RESTORE_S3);
-  assert.deepEqual(restored.initContainers?.map((c) => c.name), ['restore-tools', 'fetch-snapshot', 'restore-snapshot', 'peer-wait']);
+  assert.deepEqual(restored.initContainers?.map((c) => c.name), ['peer-wait', 'restore-tools', 'fetch-snapshot', 'restore-snapshot']);
 });
 
 test('the defaults: uid and gid 65532, fsGroup, no token, a read-only root, default requests without limits', () => {
