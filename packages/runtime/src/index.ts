@@ -29,7 +29,8 @@ export {
   type UnavailableKind,
 } from './discovery/discovery.ts';
 export { watcher, ShortWatchError, SHORT_WATCH_MS, type WatcherEvent, type WatcherOptions } from './watch/watcher.ts';
-export { Backoff, sleep, type BackoffOptions } from './watch/backoff.ts';
+export { Backoff, type BackoffOptions } from './watch/backoff.ts';
+export { sleep } from './timers.ts';
 export { RetryReporter, RETRY_WARN_INTERVAL_MS, errorText, retryReason, type RetryFailure, type RetryLog, type RetryMetrics, type RetryReporterOptions } from './watch/retry-reporter.ts';
 export { Store, defaultIndexers, NAMESPACE_INDEX, OWNER_UID_INDEX, type Indexer } from './cache/store.ts';
 export { Informer, informerComponent, stripManagedFields, type EventHandler, type InformerOptions } from './cache/informer.ts';

@@ -15,7 +15,8 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
-import { locationPrefix, locationURI, openStore, type ObjectStore, type StoreOptions } from '@quorum/storage';
+import { sleep } from '@quorum/runtime/timers';
+import { locationPrefix, locationURI, openStore, StorageError, type ObjectStore, type StoreOptions } from '@quorum/storage';
 import { DestinationSchema, destinationIssues, type Destination } from '../api/destination.ts';
 import { EtcdClient, type EtcdStatus, type EtcdTls } from '../etcd/client.ts';
 import { EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
@@ -56,6 +57,11 @@ export const DEFAULT_QUORUM_CHECK_MS = 5000;
  * a member restarting is over in seconds; a Job that fails on the first try turns it into a failed backup.
  */
 export const DEFAULT_REACH_BOUND_MS = 20_000;
+/**
+ * How long a restore's fetch keeps trying to reach its store. Longer than the backup's bound: a backup that
+ * fails is taken again at the next schedule, while a restore whose fetch fails is refused for good.
+ */
+export const DEFAULT_FETCH_REACH_BOUND_MS = 60_000;
 /** The key that read asks for. No one writes it: the read needs the quorum's read index, not data. */
 export const QUORUM_CHECK_KEY = 'quorum.dev/backup-quorum-check';
 
@@ -158,7 +164,7 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
       step = `${step} (${reached.attempts} attempts over ${Math.round(reached.ms / 1000)} s)`;
       throw reached.error;
     }
-    const status = reached.status;
+    const status = reached.value;
     // A member without a leader may hold a stale copy, and cannot tell; refuse at once rather than time out.
     if (status.leaderId === '0') {
       throw new AgentFailure('NoQuorum', `no quorum: member ${args.member} (${args.endpoint}) knows no leader, so the cluster has lost quorum or is electing one; a snapshot now could miss committed writes`);
@@ -222,25 +228,32 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
 }
 
 /**
- * The member's status, retried with growing pauses (0.5 s up to 4 s) while it cannot be reached, until
- * `boundMs` has passed; each failed attempt is a warning on stderr (the Job's log). Only unreachability is
+ * The member's status, retried while it cannot be reached (see retryWhileUnreachable). Only unreachability is
  * retried: an answer that refuses (no leader, say) is the member's own word, and TLS failures do not heal.
  */
-export async function reachMember(client: EtcdClient, boundMs: number, signal: AbortSignal): Promise<{ ok: true; status: EtcdStatus } | { ok: false; error: unknown; attempts: number; ms: number }> {
+export async function reachMember(client: EtcdClient, boundMs: number, signal: AbortSignal): Promise<Reached<EtcdStatus>> {
+  return retryWhileUnreachable('the member', () => client.status({ signal }), (err) => err instanceof EtcdUnavailableError && err.reason !== 'tls', boundMs, signal);
+}
+
+export type Reached<T> = { ok: true; value: T } | { ok: false; error: unknown; attempts: number; ms: number };
+
+/**
+ * `attempt` retried with growing pauses (0.5 s up to 4 s) while it fails as `transient` says, until `boundMs`
+ * has passed; each failed attempt is a warning on stderr (the Job's or init container's log), naming `what`.
+ * A name that does not resolve for a moment (CoreDNS restarting: EAI_AGAIN) or a server restarting is over in
+ * seconds; a command that fails on the first try turns it into a failed backup or a refused restore.
+ */
+export async function retryWhileUnreachable<T>(what: string, attempt: () => Promise<T>, transient: (err: unknown) => boolean, boundMs: number, signal: AbortSignal): Promise<Reached<T>> {
   const start = Date.now();
-  for (let attempt = 1; ; attempt++) {
+  for (let n = 1; ; n++) {
     try {
-      return { ok: true, status: await client.status({ signal }) };
+      return { ok: true, value: await attempt() };
     } catch (err) {
       const ms = Date.now() - start;
-      const transient = err instanceof EtcdUnavailableError && err.reason !== 'tls' && !signal.aborted;
-      const pause = Math.min(500 * 2 ** (attempt - 1), 4000);
-      if (!transient || ms + pause > boundMs) return { ok: false, error: err, attempts: attempt, ms };
-      process.stderr.write(`warning: attempt ${attempt} to reach the member failed after ${(ms / 1000).toFixed(1)} s (${(err as Error).message}); trying again in ${pause / 1000} s, for ${Math.round(boundMs / 1000)} s at most\n`);
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, pause);
-        signal.addEventListener('abort', () => { clearTimeout(t); resolve(); }, { once: true });
-      });
+      const pause = Math.min(500 * 2 ** (n - 1), 4000);
+      if (!transient(err) || signal.aborted || ms + pause > boundMs) return { ok: false, error: err, attempts: n, ms };
+      process.stderr.write(`warning: attempt ${n} to reach ${what} failed after ${(ms / 1000).toFixed(1)} s (${err instanceof Error ? err.message : String(err)}); trying again in ${pause / 1000} s, for ${Math.round(boundMs / 1000)} s at most\n`);
+      await sleep(pause, signal);
     }
   }
 }
@@ -283,16 +296,33 @@ export interface FetchArgs extends StoreArgs {
   signal?: AbortSignal;
   /** Fail when no byte arrived for this long. Default 120 s. */
   stallMs?: number;
+  /** How long the download is retried while the store cannot be reached; default DEFAULT_FETCH_REACH_BOUND_MS. */
+  reachBoundMs?: number;
 }
 
 export type FetchResult = { ok: true; skipped: true } | { ok: true; skipped: false; key: string; sizeBytes: number; sha256: string } | Failed;
 
-/** Downloads a backup for a restore, checked against the recorded SHA-256 and etcd's own trailer. */
+/**
+ * Downloads a backup for a restore, checked against the recorded SHA-256 and etcd's own trailer. While no
+ * server answers (StorageUnreachable: a name not resolving for a moment, the store restarting), the whole
+ * download is tried again, for `reachBoundMs`: a restored member's init container that fails is a refused
+ * snapshot, and the restore ends there.
+ */
 export async function runFetch(args: FetchArgs): Promise<FetchResult> {
   if (args.skipIfExists !== undefined && (await exists(args.skipIfExists))) return { ok: true, skipped: true };
+  const signal = args.signal ?? new AbortController().signal;
+  const boundMs = args.reachBoundMs ?? DEFAULT_FETCH_REACH_BOUND_MS;
+  const reached = await retryWhileUnreachable(destinationDescription(args.destination), () => fetchOnce(args, signal), (err) => err instanceof StorageError && err.reason === 'StorageUnreachable', boundMs, signal);
+  if (reached.ok) return reached.value;
+  const failure = describeFailure(reached.error, 'fetching the snapshot');
+  return { ok: false, ...failure, ...(reached.attempts > 1 ? { message: `${failure.message} (${reached.attempts} attempts over ${Math.round(reached.ms / 1000)} s)` } : {}) };
+}
+
+/** One download; a failure is thrown as it came (the abort's reason when aborted), with the step it was at. */
+async function fetchOnce(args: FetchArgs, outer: AbortSignal): Promise<FetchResult> {
   const partial = `${args.out}.partial`;
   const stall = new AbortController();
-  const signal = args.signal ? AbortSignal.any([args.signal, stall.signal]) : stall.signal;
+  const signal = AbortSignal.any([outer, stall.signal]);
   let store: ObjectStore | undefined;
   let step = `opening ${destinationDescription(args.destination)}`;
   let timer: NodeJS.Timeout | undefined;
@@ -319,7 +349,10 @@ export async function runFetch(args: FetchArgs): Promise<FetchResult> {
     return { ok: true, skipped: false, key: args.key, sizeBytes: check.bytes, sha256: check.sha256 };
   } catch (err) {
     const cause: unknown = signal.aborted ? signal.reason : err;
-    return { ok: false, ...describeFailure(cause, step) };
+    // A StorageError keeps its class (the caller retries an unreachable store); others get the step.
+    if (cause instanceof StorageError || cause instanceof AgentFailure) throw cause;
+    const failure = describeFailure(cause, step);
+    throw new AgentFailure(failure.reason, failure.message, cause);
   } finally {
     clearInterval(timer);
     store?.close();

@@ -6,7 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/promises';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer, type Socket } from 'node:net';
+import { connect, createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { after, before, describe, test } from 'node:test';
@@ -270,6 +270,46 @@ describe('backups to object stores', () => {
     }
   });
 
+  test("a restore's fetch waits for a store that answers only after a moment (a name resolving late)", async () => {
+    const [source, destination, credentials] = destinations()[0]!;
+    const credentialsDir = await credentials();
+    const backup = succeeded(await runBackup({ endpoint, cluster: 'c1', member: 'm0', destination, credentialsDir }));
+    // A proxy to MinIO that listens only after 1.5 s: until then every connection is refused.
+    const [port] = await freePorts(1);
+    const target = new URL(minio.endpoint);
+    const sockets = new Set<Socket>();
+    const proxy = createServer((client) => {
+      const upstream = connect(Number(target.port), target.hostname);
+      for (const s of [client, upstream]) {
+        sockets.add(s);
+        s.on('error', () => { client.destroy(); upstream.destroy(); });
+      }
+      client.pipe(upstream).pipe(client);
+    });
+    const late = sleep(1500).then(() => new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve)));
+    try {
+      const viaProxy: Destination = { s3: { ...destination.s3!, endpoint: `http://127.0.0.1:${port}` } };
+      const started = Date.now();
+      const fetched = await runFetch({ destination: viaProxy, credentialsDir, key: backup.key, sha256: backup.sha256, out: join(scratch, 'fetch-late', 'snapshot.db'), storeOptions: { maxAttempts: 1 }, reachBoundMs: 20_000 });
+      assert.ok(fetched.ok && !fetched.skipped && fetched.sha256 === backup.sha256, `${source}: ${JSON.stringify(fetched)}`);
+      assert.ok(Date.now() - started >= 1500, 'it was refused first');
+    } finally {
+      await late;
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => proxy.close(() => resolve()));
+    }
+  });
+
+  test("past its bound a restore's fetch fails as StorageUnreachable, counting the attempts", async () => {
+    const [port] = await freePorts(1);
+    const destination: Destination = { s3: { bucket: 'quorum', prefix: 'backups', endpoint: `http://127.0.0.1:${port}`, forcePathStyle: true, credentialsSecret: 'minio' } };
+    const credentialsDir = await mountSecret(scratch, 'minio', { accessKeyId: MINIO_USER, secretAccessKey: MINIO_PASSWORD });
+    const fetched = await runFetch({ destination, credentialsDir, key: 'backups/c1.db', out: join(scratch, 'fetch-nowhere', 'snapshot.db'), storeOptions: { maxAttempts: 1 }, reachBoundMs: 2000 });
+    assert.ok(!fetched.ok, JSON.stringify(fetched));
+    assert.equal(fetched.reason, 'StorageUnreachable');
+    assert.match(fetched.message, new RegExp(`^cannot reach http://127\\.0\\.0\\.1:${port}.*ECONNREFUSED.* \\([2-4] attempts over [0-2] s\\)$`));
+  });
+
   test('refused credentials fail the backup with AccessDenied, naming the Secret and the server', async () => {
     const destination: Destination = { s3: { bucket: 'quorum', prefix: 'backups', endpoint: minio.endpoint, forcePathStyle: true, credentialsSecret: 'minio-wrong' } };
     const credentialsDir = await mountSecret(scratch, 'minio-wrong', { accessKeyId: MINIO_USER, secretAccessKey: 'wrong-password' });
@@ -379,7 +419,7 @@ describe('a member that cannot be reached for a moment (a name resolving late, a
     try {
       const reached = await reachMember(client, 10_000, new AbortController().signal);
       assert.ok(reached.ok, 'reached once it listens');
-      assert.equal(reached.status.leaderId, '3');
+      assert.equal(reached.value.leaderId, '3');
     } finally {
       client.close();
       await late;

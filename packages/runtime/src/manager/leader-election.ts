@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Client } from '../client/client.ts';
 import { AlreadyExistsError, ConflictError, NotFoundError } from '../client/errors.ts';
 import { Leases, type LeaseSpec } from '../client/resources.ts';
-import { sleep } from '../watch/backoff.ts';
+import { sleep } from '../timers.ts';
 import { errorText, formatSeconds, RetryReporter, type RetryMetrics } from '../watch/retry-reporter.ts';
 
 export interface LeaderElectionOptions {

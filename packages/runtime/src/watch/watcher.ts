@@ -8,7 +8,8 @@ import type { Client, ListOptions, RawWatchEvent } from '../client/client.ts';
 import { ApiError, GoneError } from '../client/errors.ts';
 import type { ResourceType } from '../client/resources.ts';
 import { objectKeyString, type KubeObject } from '../object.ts';
-import { Backoff, sleep, type BackoffOptions } from './backoff.ts';
+import { sleep } from '../timers.ts';
+import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { RetryReporter } from './retry-reporter.ts';
 
 export type WatcherEvent<T extends KubeObject> =
