@@ -148,7 +148,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       if (status) break;
     }
     if (!client || !status) throw lastError;
-    if (status.downgrade && !(status.downgrade.enabled && status.downgrade.targetVersion?.startsWith(`${minor}.`))) return;
+    if (status.downgrade && downgradeEnabledTo(status) !== minor) return;
     const noneEnabled = (err: unknown): boolean => /no inflight downgrade job/.test((err as Error).message);
     try {
       await client.downgrade('CANCEL', '', { signal });
@@ -328,10 +328,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       const endpoint = endpointOf(a.via);
       if (!endpoint) throw new StepError('MemberUnreachable', `${a.via} has no running pod to call etcd's downgrade API through`);
       const client = c.etcd.get(endpoint);
-      const enabledTo = async (): Promise<string | undefined> => {
-        const d = (await client.status({ signal })).downgrade;
-        return d?.enabled && d.targetVersion ? d.targetVersion.split('.').slice(0, 2).join('.') : undefined;
-      };
+      const enabledTo = async (): Promise<string | undefined> => downgradeEnabledTo(await client.status({ signal }));
       if (a.op === 'enable') {
         try {
           await client.downgrade('VALIDATE', a.target, { signal });
@@ -446,4 +443,10 @@ export function describeFailure(step: string, err: unknown): StepFailure {
 
 function ignoreNotFound(err: unknown): void {
   if (!(err instanceof NotFoundError)) throw err;
+}
+
+/** The minor ("3.5") etcd has a downgrade enabled to, from a member's status; undefined when none is (or 3.5, which does not say). */
+function downgradeEnabledTo(status: EtcdStatus): string | undefined {
+  const d = status.downgrade;
+  return d?.enabled && d.targetVersion ? d.targetVersion.split('.').slice(0, 2).join('.') : undefined;
 }
