@@ -6,6 +6,7 @@ import {
   ApiError,
   NotFoundError,
   PersistentVolumeClaims,
+  PodDisruptionBudgets,
   Pods,
   type Client,
   type KubeObject,
@@ -18,7 +19,8 @@ import { changeMembership, MembershipRefusedError, type MemberEndpoint } from '.
 import { API_VERSION } from '../api/etcdcluster.ts';
 import { BACKUP_KIND } from '../api/etcdbackup.ts';
 import { EtcdBackups } from '../resources.ts';
-import { FIELD_MANAGER, LABELS, memberHost, peerURL, PURPOSE_LABEL, pvcName } from './names.ts';
+import { FIELD_MANAGER, LABELS, memberHost, pdbName, peerURL, PURPOSE_LABEL, pvcName } from './names.ts';
+import { staleDisruptions, type BudgetStatus } from './disruption.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
 import type { Action } from './plan.ts';
 import { memberPod, memberPVC, type RestoreSource } from './resources.ts';
@@ -174,7 +176,11 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
     } catch (err) {
       if (err instanceof NotFoundError) return;
       // 429: the budget allows no disruption now (another member is down or being drained): a wait, retried.
-      if (err instanceof ApiError && err.code === 429) throw new StepError('DisruptionBudget', `the PodDisruptionBudget allows no eviction of ${member} now: ${err.status.message ?? err.message}`);
+      if (err instanceof ApiError && err.code === 429) {
+        const pdb = await c.client.find(PodDisruptionBudgets, { namespace, name: pdbName(name) }).catch(() => undefined);
+        const why = staleDisruptions(pdb as BudgetStatus | undefined, c.pods);
+        throw new StepError('DisruptionBudget', `the PodDisruptionBudget allows no eviction of ${member} now: ${err.status.message ?? err.message}${why ? `; ${why}` : ''}`);
+      }
       throw err;
     }
     await c.wrote(`evict pod ${member}`);
