@@ -195,10 +195,11 @@ const injectors: Record<FaultDraw['kind'], (ctx: ChaosContext, draw: FaultDraw, 
     let refusedSince: number | undefined;
     try {
       // Overwrites of one key: its old revisions fill the quota, and compaction (the recovery) frees them.
-      for (;; writes++) {
+      for (;;) {
         if (writes > 4096) throw new Error(`${name}: etcd never raised NOSPACE after ${writes} writes of 1 MiB`);
         try {
           await etcd.put(`/chaos/nospace/${draw.index}`, `${writes}:${value}`, { timeoutMs: 30_000 });
+          writes++;
           refusedSince = undefined;
         } catch (err) {
           if (err instanceof EtcdError && err.code === GrpcCode.ResourceExhausted) break;
@@ -209,7 +210,6 @@ const injectors: Record<FaultDraw['kind'], (ctx: ChaosContext, draw: FaultDraw, 
           refusedSince ??= performance.now();
           if (performance.now() - refusedSince > 30_000) throw err;
           refusals.push(err.message);
-          writes--;
           await sleep(1000);
         }
       }

@@ -6,7 +6,6 @@ import {
   ApiError,
   NotFoundError,
   PersistentVolumeClaims,
-  PodDisruptionBudgets,
   Pods,
   type Client,
   type KubeObject,
@@ -19,7 +18,7 @@ import { changeMembership, MembershipRefusedError, type MemberEndpoint } from '.
 import { API_VERSION } from '../api/etcdcluster.ts';
 import { BACKUP_KIND } from '../api/etcdbackup.ts';
 import { EtcdBackups } from '../resources.ts';
-import { FIELD_MANAGER, LABELS, memberHost, pdbName, peerURL, PURPOSE_LABEL, pvcName } from './names.ts';
+import { FIELD_MANAGER, LABELS, memberHost, peerURL, PURPOSE_LABEL, pvcName } from './names.ts';
 import { staleDisruptions, type BudgetStatus } from './disruption.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
 import type { Action } from './plan.ts';
@@ -37,6 +36,8 @@ export interface ActContext {
   spec: DefaultedSpec;
   pods: PodObject[];
   pvcs: KubeObject[];
+  /** The cluster's PodDisruptionBudget as the cache holds it: why it refuses an eviction (disruption.ts). */
+  pdb?: BudgetStatus;
   view: EtcdView;
   peerWaitImage?: string;
   /** The backup agent's image (the operator's own), for a restored member's fetch-snapshot init container. */
@@ -177,8 +178,7 @@ export async function act(a: Action, c: ActContext): Promise<Result> {
       if (err instanceof NotFoundError) return;
       // 429: the budget allows no disruption now (another member is down or being drained): a wait, retried.
       if (err instanceof ApiError && err.code === 429) {
-        const pdb = await c.client.find(PodDisruptionBudgets, { namespace, name: pdbName(name) }).catch(() => undefined);
-        const why = staleDisruptions(pdb as BudgetStatus | undefined, c.pods);
+        const why = staleDisruptions(c.pdb, c.pods);
         throw new StepError('DisruptionBudget', `the PodDisruptionBudget allows no eviction of ${member} now: ${err.status.message ?? err.message}${why ? `; ${why}` : ''}`);
       }
       throw err;

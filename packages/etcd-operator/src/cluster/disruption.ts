@@ -9,8 +9,14 @@ import type { PodObject } from './observe.ts';
 /** The disruption controller's DeletionTimeout (pkg/controller/disruption): how long a listed pod counts. */
 export const DISRUPTED_POD_TIMEOUT_MS = 120_000;
 
-export interface BudgetStatus {
-  status?: { disruptedPods?: Record<string, string> };
+/** A PodDisruptionBudget as any cache holds it: only status.disruptedPods (pod name → eviction time) is read. */
+export type BudgetStatus = object;
+
+function disruptedPods(pdb: BudgetStatus | undefined): [string, string][] {
+  const status = pdb && 'status' in pdb ? pdb.status : undefined;
+  const listed = typeof status === 'object' && status !== null && 'disruptedPods' in status ? status.disruptedPods : undefined;
+  if (typeof listed !== 'object' || listed === null) return [];
+  return Object.entries(listed).filter((e): e is [string, string] => typeof e[1] === 'string');
 }
 
 /**
@@ -18,7 +24,7 @@ export interface BudgetStatus {
  * eviction time), with when Kubernetes stops counting each; undefined when there are none.
  */
 export function staleDisruptions(pdb: BudgetStatus | undefined, pods: readonly PodObject[]): string | undefined {
-  const listed = Object.entries(pdb?.status?.disruptedPods ?? {});
+  const listed = disruptedPods(pdb);
   const stale = listed.filter(([name, evictedAt]) => {
     const pod = pods.find((p) => p.metadata.name === name);
     const created = Date.parse(pod?.metadata.creationTimestamp ?? '');

@@ -295,7 +295,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     // ---- act ----
     try {
       const result = await act(action, {
-        client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, view, peerWaitImage: deps.peerWaitImage, agentImage: deps.agentImage, signal, event,
+        client: deps.client, etcd: deps.etcd, cluster, spec, pods, pvcs, pdb: deps.pdbs.store.get(`${namespace}/${pdbName(name)}`), view, peerWaitImage: deps.peerWaitImage, agentImage: deps.agentImage, signal, event,
         wrote: async (what) => { await deps.afterWrite?.(what); },
         ...(tls ? { tls: { ...(credentials ? { credentials } : {}), clusterDomain: domain, mayIssueCA: memberSecrets.length === 0 && !pods.some(madeWithTLS), now, caBundles: tls.caBundles } } : {}),
         peerSchemes,
