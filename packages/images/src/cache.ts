@@ -1,6 +1,6 @@
 // Image archives cached by their inputs in ~/.cache/quorum/images (QUORUM_CACHE moves the whole cache),
 // outside the clone so that every checkout and every run reuses them.
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { access, mkdir, rename, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
@@ -27,8 +27,10 @@ export async function cachedImage(spec: ImageSpec, inputsKey: string): Promise<I
     await access(archive);
   } catch {
     await mkdir(imageCache, { recursive: true });
-    await writeFile(`${archive}.partial`, buildImageArchive(spec));
-    await rename(`${archive}.partial`, archive);
+    // A partial file of this process's own: the test harness builds ahead while tests may build the same image.
+    const partial = `${archive}.${process.pid}-${randomBytes(4).toString('hex')}.partial`;
+    await writeFile(partial, buildImageArchive(spec));
+    await rename(partial, archive);
   }
   return { name: spec.name, archive };
 }

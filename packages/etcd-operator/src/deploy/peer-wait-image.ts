@@ -45,7 +45,8 @@ export async function buildMemberToolBinary(tool: MemberTool): Promise<string> {
   const binary = join(dir, tool);
   if (await pathExists(binary)) return binary;
   // Built into a partial directory and renamed, so an interrupted build never leaves a binary to reuse.
-  const partial = `${dir}.partial`;
+  // Its own partial directory per process: the test harness builds ahead while a test may build the same.
+  const partial = `${dir}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
   try {
@@ -58,8 +59,11 @@ export async function buildMemberToolBinary(tool: MemberTool): Promise<string> {
     const stderr = (err as { stderr?: string }).stderr?.trim();
     throw new Error(`building tools/${tool} failed: ${stderr || (err as Error).message}`, { cause: err });
   }
-  await rm(dir, { recursive: true, force: true });
-  await rename(partial, dir);
+  // Another process may have finished the same build meanwhile: then its binary stands and ours goes.
+  await rename(partial, dir).catch(async (err: unknown) => {
+    if (!(await pathExists(binary))) throw err;
+  });
+  await rm(partial, { recursive: true, force: true });
   return binary;
 }
 

@@ -1,7 +1,7 @@
 // Upstream binaries built from the Go wrapper modules in tools/, cached by exact version outside the clone
 // (binCache/<project>-<version>/). A second run finds them and builds nothing.
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostCommand, pathExists } from '@quorum/images';
 import { run } from '../exec.ts';
@@ -210,11 +210,63 @@ export function projectDir(project: GoProject): string {
   return join(binCache, project.key);
 }
 
+async function built(project: GoProject): Promise<boolean> {
+  return (await Promise.all(project.binaries.map((b) => pathExists(join(projectDir(project), b))))).every(Boolean);
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Holds `<dir>.lock` (with the holder's PID) while `work` runs: the test harness builds ahead in the
+ * background while tests may ask for the same project, and two builds into one `.partial` would clobber each
+ * other. A waiter says every 30 s whom it waits for; a lock whose holder has died is taken over.
+ */
+async function withBuildLock<T>(project: GoProject, work: () => Promise<T>): Promise<T> {
+  const lock = `${projectDir(project)}.lock`;
+  await mkdir(binCache, { recursive: true });
+  const t0 = Date.now();
+  let lastReport = t0;
+  for (;;) {
+    try {
+      await writeFile(lock, String(process.pid), { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(await readFile(lock, 'utf8').catch(() => ''));
+    if (holder > 0 && !alive(holder)) {
+      await rm(lock, { force: true });
+      continue;
+    }
+    if (Date.now() - lastReport > 30_000) {
+      lastReport = Date.now();
+      progress(`waiting for process ${holder || '?'} to finish building ${project.key} (${Math.round((Date.now() - t0) / 1000)}s)`);
+    }
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  try {
+    return await work();
+  } finally {
+    await rm(lock, { force: true });
+  }
+}
+
 /** Builds `project` unless its cached binaries exist; returns the directory holding them. */
 export async function buildGoProject(project: GoProject): Promise<string> {
   const dir = projectDir(project);
-  if ((await Promise.all(project.binaries.map((b) => pathExists(join(dir, b))))).every(Boolean)) return dir;
+  if (await built(project)) return dir;
+  return withBuildLock(project, async () => (await built(project)) ? dir : compile(project));
+}
 
+async function compile(project: GoProject): Promise<string> {
+  const dir = projectDir(project);
   const partial = `${dir}.partial`;
   await rm(partial, { recursive: true, force: true });
   await mkdir(partial, { recursive: true });
