@@ -10,6 +10,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { LocalKube } from '../packages/localkube/src/index.ts';
+import { minioImageArchive } from '../packages/localkube/src/storage/servers.ts';
 import { progress, step } from '../packages/localkube/src/progress.ts';
 import { Client, Services } from '../packages/runtime/src/index.ts';
 import { buildOperatorImage } from '../packages/etcd-operator/src/deploy/image.ts';
@@ -34,6 +35,12 @@ try {
   kube = await LocalKube.start({ nodes: 3, stateDir, detach: true });
 }
 const client = await Client.connect({ kubeconfig: kube.kubeconfig });
+// Built while the operator installs and the example comes up: MinIO is the largest build of a cold first
+// run, and nothing needs it until the S3 step below.
+const minioAhead = minioImageArchive().then(
+  () => undefined,
+  (err: Error) => progress(`building MinIO ahead failed (the S3 step tries again): ${err.message}`),
+);
 const image = await step('operator image (Node 24, assembled locally)', () => buildOperatorImage());
 await step(`loading ${image.name} into every node`, () => kube.loadImage(image.archive));
 const peerWait = await step('peer-wait image (init container of etcd members; Go, assembled locally)', () => buildPeerWaitImage());
@@ -58,6 +65,7 @@ await step(`waiting for EtcdCluster ${ns}/${name} to be Available`, async () => 
 });
 
 // A real S3 server (MinIO) in localkube-storage, with the credentials Secret copied next to the example.
+await minioAhead;
 const s3 = await step('S3 storage for backups (MinIO in localkube-storage; built from the Go module proxy on first use)', () => kube.enableAddon('s3', { namespaces: [ns] }));
 
 // The change recorder, recording the default kinds in namespace default (EtcdClusters among them, now served).

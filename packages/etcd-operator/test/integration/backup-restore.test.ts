@@ -2,6 +2,10 @@
 // a backup taken under load restores into a new cluster with every acknowledged write up to its revision;
 // corrupted and truncated snapshots are refused before any member starts; wrong credentials, a missing
 // bucket and a cluster without quorum fail with their own reasons.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive addons/s3
+// @shared operator addons/gcs addons/azure
+// @timeout 30m: a restore may wait 10 minutes for the stopped store, after several 3-5 minute backups
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';

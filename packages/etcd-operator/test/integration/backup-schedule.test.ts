@@ -3,6 +3,10 @@
 // two EtcdBackup records, with its status right; suspend stops it; an EtcdRestore makes a new cluster from
 // one of its backups with every acknowledged write (the data checker), refuses a name that is taken, does
 // not own the cluster it made, and gives up on a backup that never appears past spec.backupWaitSeconds.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
+// @shared operator addons/s3
+// @timeout 30m: waits 7 minutes of cron minutes, then about 10 more for restores
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';

@@ -1,6 +1,9 @@
 // The chaos suite's short seed (issue 10): `npm run chaos -- --faults 20 --seed 1`, the command itself, on
 // the suite's localkube. Seed 1's 20 faults cover all 14 kinds (shuffled decks, chaos/sequence.ts). It must
 // end with every fault converged, no acknowledged write lost or corrupted, and no step stalled.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive nodes control-plane operator
+// @timeout 75m: the chaos run itself is bounded at 60 minutes
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';

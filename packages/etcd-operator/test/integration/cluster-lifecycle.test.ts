@@ -1,6 +1,10 @@
 // The product, end to end, with the operator deployed from its own manifests and image: a basic cluster
 // comes up Available; with a data-safety checker writing throughout, it scales 3→5→3→1→3 and heals from
 // deleted pods, a stopped node and a wiped volume without losing an acknowledged write.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive nodes
+// @shared operator
+// @timeout 30m: stops and restarts nodes, each with 90-300 s bounds
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Pods } from '@quorum/runtime';

@@ -2,6 +2,10 @@
 // come back on empty data directories etcd refuses. With policy Manual the operator says so (QuorumLost) and
 // changes nothing; with Restore it rebuilds from the newest data: the newest backup, or a survivor that is
 // newer than it, and records the data-loss window. The data checker proves what came back.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive operator
+// @shared addons/s3
+// @timeout 20m: recovers quorum from a backup after losing it
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Pods } from '@quorum/runtime';

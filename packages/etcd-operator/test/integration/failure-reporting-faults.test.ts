@@ -4,6 +4,10 @@
 // stopped node is reported with its node and what a person can do, the cluster stays Available on a quorum
 // meanwhile, and past spec.replaceStuckMemberAfterSeconds the member is replaced under a new name.
 // Every absence is asserted only after a positive signal (a condition, an event, a deletionTimestamp).
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive nodes
+// @shared operator
+// @timeout 30m: three clusters, a stopped node, pods stuck terminating
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Pods } from '@quorum/runtime';

@@ -3,6 +3,9 @@
 // to the namespace-scoped mode (a value change that replaces the ClusterRole by a Role and rolls the pods)
 // leaves a working operator that manages the watched namespace and ignores a cluster in any other.
 // Single-member clusters only: what is tested is the install, not etcd.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive operator
+// @timeout 20m: installs, upgrades and uninstalls the chart
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';

@@ -2,6 +2,10 @@
 // on PATH, and found and run by the real kubectl (localkube's pinned one) against a real cluster: status and
 // members of an Available cluster, a backup to a PVC followed with --wait, and a restore from it into a new
 // cluster that holds the data written before the backup.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
+// @shared operator
+// @timeout 20m: a backup bounded at 5 minutes and a restore at 8
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -4,6 +4,10 @@
 // scrapes both; then two of three members are stopped and kept stopped (the cluster paused, their pods
 // deleted: the survivor has no leader and no quorum), EtcdNoLeader and EtcdQuorumAtRisk fire after their
 // `for:` (1 and 2 minutes), and once the cluster is resumed and heals they resolve.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive addons/prometheus
+// @shared operator
+// @timeout 20m: waits for alerts with for: 1-2 minutes
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Pods } from '@quorum/runtime';

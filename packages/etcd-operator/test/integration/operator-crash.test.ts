@@ -3,6 +3,10 @@
 // generated RBAC, stopped by a failpoint the moment its write returns. It must converge with no duplicate,
 // stuck-learner or orphan member. The same holds on the backup and restore paths: one Job and one stored
 // object per backup, and a restored cluster whose every member restored the same snapshot.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive operator
+// @shared addons/s3
+// @timeout 60m: seven crash runs, each bounded at 10 minutes
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';

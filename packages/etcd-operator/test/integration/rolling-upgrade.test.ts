@@ -10,6 +10,10 @@
 //   rollout with BackupFailed before any member is touched; with the destination fixed and a retry, a new
 //   backup succeeds before the first member's pod is replaced, and the upgrade completes.
 // Every absence is asserted only after a positive signal (a condition, an event, a replaced pod).
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
+// @shared operator addons/s3
+// @timeout 60m: four rollouts bounded at 10 minutes each
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { after, before, test } from 'node:test';

@@ -4,6 +4,10 @@
 // STEP_DEADLINE_SECONDS=60, so such a step is a StepStalled event). QUORUM_SOAK_CLUSTERS sets the count:
 // 6 in `npm test` (CI has two cores and 90 minutes for everything); `npm run bench -- etcd` soaks the 12
 // clusters the issue asks for and reports the figures.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive operator
+// @quiet: no step may stall for 60 s under load, and it is itself a heavy load
+// @timeout 75m: the soak itself is bounded at 60 minutes
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestEnv } from '@quorum/runtime/testing';

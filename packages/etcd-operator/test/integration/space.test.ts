@@ -3,6 +3,9 @@
 // the operator recovers it (compaction, a defragmentation of each member with the leader last, the disarm)
 // without losing an acknowledged write; and a cluster whose members are fragmented past
 // spec.maintenance.defrag.thresholdPercent gets each member defragmented, the leader last.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
+// @shared operator
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestEnv } from '@quorum/runtime/testing';

@@ -33,15 +33,63 @@ export function installOptions(options: OperatorTestOptions = {}): { image: stri
   return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}), caRotationOverlapSeconds: 0 };
 }
 
+/**
+ * The suite's harness (scripts/test.ts) builds and loads the images and installs the operator once, with
+ * installOptions()'s defaults, and names the images here; a file run on its own does all of it itself.
+ */
+export const SUITE_OPERATOR_ENV = 'QUORUM_TEST_OPERATOR';
+
+interface SuiteOperator {
+  image: string;
+  peerWaitImage: string;
+}
+
+function suiteOperator(): SuiteOperator | undefined {
+  const given = process.env[SUITE_OPERATOR_ENV];
+  return given ? (JSON.parse(given) as SuiteOperator) : undefined;
+}
+
+/** Whether `options` install the operator as the harness did (then a file has nothing to install). */
+function suiteSettings(options: OperatorTestOptions): boolean {
+  return JSON.stringify(installOptions(options)) === JSON.stringify(installOptions());
+}
+
+/**
+ * The operator as a file needs it. With the suite's settings under the harness, the one it installed; other
+ * settings reinstall it, which only a file that declares `// @exclusive operator` may do (the harness puts
+ * the suite's back once that file ends).
+ */
 export async function setUpOperator(options: OperatorTestOptions = {}): Promise<TestEnv> {
   const env = await TestEnv.start();
   await loadOperatorImages(env);
-  await install(env.client, installOptions(options));
+  if (!suiteOperator() || !suiteSettings(options)) await install(env.client, installOptions(options));
   return env;
 }
 
-/** Builds the operator and peer-wait images and loads them into every node; sets operatorImage and peerWaitImage. */
+/** Installs the operator with the suite's settings into the suite's cluster: the harness's set-up and its restore after an `operator` holder. */
+export async function installSuiteOperator(env: TestEnv): Promise<SuiteOperator> {
+  await loadOperatorImages(env);
+  await install(env.client, installOptions());
+  return { image: operatorImage, peerWaitImage };
+}
+
+/** Puts the suite's operator back after a file that installed it otherwise (images loaded by installSuiteOperator). */
+export async function reinstallSuiteOperator(env: TestEnv): Promise<void> {
+  if (!operatorImage) throw new Error('reinstallSuiteOperator: installSuiteOperator has not run in this process');
+  await install(env.client, installOptions());
+}
+
+/**
+ * Builds the operator and peer-wait images and loads them into every node; sets operatorImage and
+ * peerWaitImage. Under the harness they are built and loaded already: only the names are taken.
+ */
 export async function loadOperatorImages(env: TestEnv): Promise<void> {
+  const loaded = suiteOperator();
+  if (loaded) {
+    operatorImage = loaded.image;
+    peerWaitImage = loaded.peerWaitImage;
+    return;
+  }
   const image = await buildOperatorImage();
   await env.kube.loadImage(image.archive);
   const peerWait = await buildPeerWaitImage();
@@ -78,10 +126,26 @@ export async function applyCluster(client: Client, namespace: string, name: stri
   return client.apply(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace }, spec }, { fieldManager: 'e2e-test', force: true });
 }
 
+/**
+ * The client Service's URL, once it answers. Members become ready before kube-proxy routes the Service to
+ * them (later on a busy machine): a test that wrote at once was refused (ECONNREFUSED) by a cluster that was
+ * Available. A Service that does not answer within 60 s is returned anyway, for the caller's own calls to
+ * fail with their own error (some tests want a cluster that does not answer).
+ */
 export async function clientServiceEndpoint(client: Client, namespace: string, name: string): Promise<string> {
   const { Services } = await import('@quorum/runtime');
   const svc = (await client.get(Services, { namespace, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
-  return `http://${svc.spec.clusterIP}:2379`;
+  const endpoint = `http://${svc.spec.clusterIP}:2379`;
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const answered = await fetch(`${endpoint}/version`, { signal: AbortSignal.timeout(3000) }).then(
+      (r) => r.body?.cancel().then(() => true) ?? true,
+      () => false,
+    );
+    if (answered) break;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return endpoint;
 }
 
 /**

@@ -10,6 +10,10 @@
 //   certificates (peer `trust`, client `both`), then each member's peer URL is switched to https and its pod
 //   restarted on https only, the leader last; same members, IDs and volumes; turning TLS off is refused.
 // Every absence is asserted only after a positive signal.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
+// @shared operator
+// @timeout 60m: rotations and in-place changes bounded at 10-15 minutes each
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { request as httpsRequest } from 'node:https';

@@ -2,6 +2,8 @@
 // message naming the field; deleting an EtcdCluster removes its pods and Services and treats its PVCs per
 // reclaimPolicy; uninstalling the operator leaves clusters running. The operator runs with only its generated
 // RBAC throughout (it is deployed in-cluster).
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive operator
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, Services, ValidatingWebhookConfigurations, type Client, type OpenObject } from "@quorum/runtime";

@@ -2,6 +2,8 @@
 // are failurePolicy Ignore, so the edits a person needs to recover (`paused`, `replicas`) still go through,
 // and the CRD's schema and CEL rules, which the API server enforces itself, still refuse invalid ones. What
 // only a webhook checks (a cron expression) gets in, and the operator reports it once it is back.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive operator
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { V1DeploymentSpec, V1DeploymentStatus, V1EndpointSlice } from '@kubernetes/client-node';

@@ -121,7 +121,7 @@ const clientTls = (dir: string, identity?: string): { ca: string; cert?: string;
 
 for (const version of ETCD_VERSIONS) {
   const binary = etcdBinary(version);
-  const missing = existsSync(binary) ? false : `etcd ${version} is not at ${binary}: this run is skipped`;
+  const missing = existsSync(binary) ? false : `environment: etcd ${version} is not at ${binary}: this run is skipped`;
 
   describe(`etcd ${version} with operator-issued certificates`, { skip: missing }, () => {
     let dir: string;
@@ -384,7 +384,7 @@ for (const version of ETCD_VERSIONS) {
 {
   const version = ETCD_VERSIONS[0];
   const binary = etcdBinary(version);
-  const missing = existsSync(binary) ? false : `etcd ${version} is not at ${binary}: this run is skipped`;
+  const missing = existsSync(binary) ? false : `environment: etcd ${version} is not at ${binary}: this run is skipped`;
 
   describe(`etcd ${version}: a server certificate without clientAuth breaks the gRPC gateway`, { skip: missing }, () => {
     let dir: string;

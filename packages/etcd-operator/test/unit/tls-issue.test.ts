@@ -29,7 +29,7 @@ import {
 import { OID, issueCertificate, loadCertificateAuthority, type CertificateAuthority, type CertificateRequest, type IssuedCertificate } from '../../src/tls/x509.ts';
 
 const run = promisify(execFile);
-const OPENSSL_MISSING = spawnSync('openssl', ['version']).status === 0 ? false : 'openssl is not on PATH: the chain test is skipped';
+const OPENSSL_MISSING = spawnSync('openssl', ['version']).status === 0 ? false : 'environment: openssl is not on PATH: the chain test is skipped';
 const DAY_MS = 86_400_000;
 const NOW = new Date('2026-05-01T00:00:00Z');
 const asAuthority = (issued: IssuedCertificate): CertificateAuthority => ({ certificate: issued.certificate, privateKey: issued.privateKey });

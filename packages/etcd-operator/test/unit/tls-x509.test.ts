@@ -27,7 +27,7 @@ import {
 } from '../../src/tls/x509.ts';
 
 const run = promisify(execFile);
-const OPENSSL_MISSING = spawnSync('openssl', ['version']).status === 0 ? false : 'openssl is not on PATH: the openssl checks are skipped';
+const OPENSSL_MISSING = spawnSync('openssl', ['version']).status === 0 ? false : 'environment: openssl is not on PATH: the openssl checks are skipped';
 
 const DAY_MS = 86_400_000;
 const hex = (bytes: Uint8Array): string => Buffer.from(bytes).toString('hex');

@@ -1,4 +1,6 @@
 // The API server is the pinned release, and RBAC is enforced: a fresh ServiceAccount may do nothing, the admin anything.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { versions } from '../../src/index.ts';

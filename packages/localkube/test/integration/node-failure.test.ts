@@ -1,5 +1,7 @@
 // Faults through localkube's API: a node powered off goes NotReady and loses its pods to the others; powered
 // on again it rejoins. A killed container is restarted by its kubelet. The API server can be restarted.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive nodes control-plane
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { etcdImage, versions, type KubeList } from '../../src/index.ts';

@@ -1,4 +1,6 @@
 // What the kubelet decides: probes, restarts, crash loops, logs, exec, and pulls of images that are not there.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
 import assert from 'node:assert/strict';
 import { copyFile, mkdir, mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,6 +1,8 @@
 // Real scheduling, pod networking, kube-proxy and CoreDNS: etcd pods spread one per node by required
 // anti-affinity, reachable on their pod IPs from the host, by DNS name from other pods, and through a
 // ClusterIP Service from pods and from the host.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { etcdImage } from '../../src/index.ts';

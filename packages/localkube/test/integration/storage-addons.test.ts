@@ -2,6 +2,9 @@
 // credentials Secret (copied into a namespace of the test's), idempotent to enable again, reachable from the
 // host through addonURL and from pods in other namespaces by the short `.svc` name, and stoppable (a storage
 // outage) without losing what was stored.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive addons/s3 addons/gcs addons/azure
+// @timeout 30m: three outages of up to 15 minutes each are allowed for, on a loaded machine
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';

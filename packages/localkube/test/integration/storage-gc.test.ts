@@ -1,4 +1,6 @@
 // Dynamic local volumes that outlive their pods, and the garbage collector following owner references.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { etcdImage, versions, type KubeList } from '../../src/index.ts';

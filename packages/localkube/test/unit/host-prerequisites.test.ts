@@ -76,8 +76,8 @@ async function locate(command: string): Promise<string | undefined> {
 for (const p of declared.filter((d) => d.debianPackage !== null)) {
   const pkg = p.debianPackage!;
   test(`host ${p.kind} ${p.name} belongs to Debian package ${pkg}`, async (t) => {
-    if (!dpkgPresent) return t.skip('dpkg-query is not on this machine (not Debian)');
-    if (!(await installed(pkg))) return t.skip(`Debian package ${pkg} is not installed on this machine, so dpkg cannot say what it ships`);
+    if (!dpkgPresent) return t.skip('environment: dpkg-query is not on this machine (not Debian)');
+    if (!(await installed(pkg))) return t.skip(`environment: Debian package ${pkg} is not installed on this machine, so dpkg cannot say what it ships`);
     const path = p.kind === 'file' ? p.name : await locate(p.name);
     assert.ok(path, `${pkg} is installed but ${p.name} is not on PATH: it is declared with the wrong package`);
     const tried: string[] = [];
@@ -115,7 +115,7 @@ test('every shared library copied into an image is declared (Debian etcd 3.4 and
   const etcd = declared.find((p) => p.name === '/usr/bin/etcd');
   assert.ok(etcd, '/usr/bin/etcd is declared');
   await sharedLibraries(process.execPath);
-  if (dpkgPresent && !(await installed('etcd-server'))) return t.skip('Debian package etcd-server is not installed on this machine');
+  if (dpkgPresent && !(await installed('etcd-server'))) return t.skip('environment: Debian package etcd-server is not installed on this machine');
   await sharedLibraries('/usr/bin/etcd');
 });
 

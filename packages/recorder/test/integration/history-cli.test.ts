@@ -8,6 +8,8 @@
 // address of this machine, where the endpoint listens. Everything between the CLI and the endpoint is real:
 // the proxy, its RBAC check on services/proxy, the header it drops, and the TokenReview and
 // SubjectAccessReviews the endpoint makes.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive recorder
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

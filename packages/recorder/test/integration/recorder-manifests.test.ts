@@ -1,6 +1,8 @@
 // The recorder's manifests against a real API server, as a server-side dry run (nothing is created, so the
 // cluster-wide names do not collide with an installed recorder): every object is valid, and the RBAC they
 // grant is what the API server accepts from an installer.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import {

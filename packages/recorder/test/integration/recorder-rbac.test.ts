@@ -6,6 +6,8 @@
 //
 // The recorder runs in a namespace of its own that the suite deletes; uninstallRecorder removes the cluster-wide
 // RBAC, so no recorder outlives the file (the other files run theirs in-process).
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive recorder
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { V1ClusterRole, V1SubjectAccessReview } from '@kubernetes/client-node';

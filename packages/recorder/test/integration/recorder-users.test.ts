@@ -6,6 +6,8 @@
 //
 // The recorder runs in a namespace of its own that the suite deletes; uninstallRecorder removes the cluster-wide
 // objects, the ValidatingWebhookConfiguration among them, so no webhook outlives the file.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive recorder
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client, ConfigMaps, RoleBindings, Roles, ServiceAccounts, connect } from '@quorum/runtime';

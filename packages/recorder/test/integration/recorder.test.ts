@@ -3,6 +3,8 @@
 // retention keeps exactly maxVersionsPerObject, and changes made while the recorder is stopped (50 changes and 5
 // deletions) are found and marked as seen late when it starts again; kinds discovery does not find are rejected
 // by name while the others are recorded.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive recorder
 import assert from 'node:assert/strict';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

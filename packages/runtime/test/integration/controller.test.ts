@@ -1,5 +1,8 @@
 // Controllers against the real API server: bursts coalesce, a key is never reconciled twice at once,
 // failures back off per key without starving others, and server-side apply behaves as the server says.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
+// @quiet: bounds coalescing and backoff gaps in time
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';

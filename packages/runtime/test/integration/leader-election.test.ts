@@ -2,6 +2,9 @@
 // plus a retry period; a partitioned leader stops reconciling before another starts (no split brain).
 // Each candidate runs in its own process and cgroup, so a partition is a real one: iptables drops
 // everything it sends.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
+// @quiet: a handover within 5.6 s
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, rmdir } from 'node:fs/promises';

@@ -1,5 +1,7 @@
 // A watch survives what a real API server does to it: a restart, a 410 Gone after compaction, and a
 // connection that goes silent. After each, the informer's cache equals a fresh list.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive control-plane
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client, ConfigMaps, Informer, objectKeyString, type KubeObject } from '../../src/index.ts';

@@ -1,5 +1,7 @@
 // Admission webhooks against a real API server: the suite's localkube calls back to a WebhookServer on
 // the host address, through configurations whose caBundle patchCaBundle sets.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive none
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';

@@ -1,0 +1,127 @@
+// The test harness itself: declarations, the scheduler's choices, skips that count, and a hung file that
+// fails by name at its timeout while the run still prints its summary line.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { test } from 'node:test';
+import { DEFAULT_TIMEOUT_MS, DeclarationError, parseDeclarations, requireDeclarations, runsAlone } from '../declarations.ts';
+import { runFile } from '../run-file.ts';
+import { conflict, inPriorityOrder, nextJob, type Job } from '../schedule.ts';
+import { countTap } from '../tap.ts';
+
+const root = join(import.meta.dirname, '..', '..', '..');
+const fixtures = join(import.meta.dirname, '..', 'fixtures');
+
+test('declarations: locks held alone and shared, a timeout with its reason, quiet', () => {
+  const d = parseDeclarations('a.test.ts', '// header\n// @exclusive operator addons/s3\n// @shared addons/gcs\n// @timeout 25m: five rollouts of 5 minutes\nimport x;\n');
+  assert.deepEqual(d, { exclusive: ['operator', 'addons/s3'], shared: ['addons/gcs'], timeoutMs: 25 * 60_000, timeoutReason: 'five rollouts of 5 minutes' });
+  assert.deepEqual(parseDeclarations('b', '// @exclusive none').exclusive, []);
+  assert.equal(parseDeclarations('c', '').timeoutMs, DEFAULT_TIMEOUT_MS);
+  assert.equal(runsAlone(parseDeclarations('d', '// @exclusive nodes')), true);
+  assert.equal(runsAlone(parseDeclarations('e', '// @exclusive none\n// @quiet: measures a handover')), true);
+  assert.equal(runsAlone(parseDeclarations('f', '// @exclusive operator')), false);
+});
+
+test('declarations: mistakes are refused with the file named', () => {
+  const refused = (text: string, message: RegExp): void => assert.throws(() => parseDeclarations('x.test.ts', text), (err: Error) => err instanceof DeclarationError && message.test(err.message));
+  refused('// @exclusive', /x\.test\.ts: @exclusive names no lock/);
+  refused('// @timeout 20m', /@timeout needs a reason/);
+  refused('// @timeout soon: why', /@timeout wants a duration/);
+  refused('// @quiet', /@quiet needs a reason/);
+  refused('// @exclusive Operator', /invalid lock "Operator"/);
+  refused('// @exclusive operator\n// @shared operator', /operator both @exclusive and @shared/);
+});
+
+test('every integration file in the repository declares what it needs alone', async () => {
+  const files: string[] = [];
+  for (const pkg of await readdir(join(root, 'packages'))) {
+    const dir = join(root, 'packages', pkg, 'test', 'integration');
+    for (const name of await readdir(dir).catch(() => [] as string[])) if (name.endsWith('.test.ts')) files.push(join(dir, name));
+  }
+  assert.ok(files.length >= 30, `found ${files.length} integration files`);
+  for (const file of files) requireDeclarations(relative(root, file), await readFile(file, 'utf8'));
+});
+
+test('a file without a declaration is refused by name', async () => {
+  const file = join(fixtures, 'undeclared.fixture.ts');
+  assert.throws(() => requireDeclarations('undeclared.fixture.ts', ''), /undeclared\.fixture\.ts: no "\/\/ @exclusive" line/);
+  await assert.rejects(async () => requireDeclarations(relative(root, file), await readFile(file, 'utf8')), DeclarationError);
+});
+
+const job = (file: string, exclusive: string[] = [], shared: string[] = [], extra: Partial<Job> = {}): Job => ({ file, exclusive, shared, alone: false, expectedMs: 0, ...extra });
+
+test('schedule: locks, slots, files that run alone, and no starvation of a file waiting to hold a lock alone', () => {
+  assert.equal(conflict(job('a', ['operator']), job('b', [], ['operator'])), true);
+  assert.equal(conflict(job('a', [], ['operator']), job('b', [], ['operator'])), false);
+  assert.equal(conflict(job('a', ['recorder']), job('b', ['operator'])), false);
+
+  const user1 = job('user1', [], ['operator']);
+  const user2 = job('user2', [], ['operator']);
+  const holder = job('holder', ['operator']);
+  const free = job('free');
+  // The holder conflicts with the most files: first in priority; users may not overtake it while it waits.
+  const waiting = inPriorityOrder([user1, free, user2, holder]);
+  assert.deepEqual(waiting, [holder, user1, user2, free]);
+  assert.equal(nextJob(waiting, [], 4), holder);
+  assert.equal(nextJob([user1, user2, free], [holder], 4), free, 'users of the lock wait while it is held');
+  assert.equal(nextJob([holder, user2, free], [user1], 4), free, 'a waiting holder reserves its lock');
+  assert.equal(nextJob([user1, user2], [], 4), user1);
+  assert.equal(nextJob([user2], [user1], 2), user2);
+  assert.equal(nextJob([user2], [user1, free], 2), undefined, 'no free slot');
+
+  const fault = job('fault', ['nodes'], [], { alone: true });
+  assert.equal(nextJob([fault, free], [], 4), free, 'files that run alone go after the others');
+  assert.equal(nextJob([fault], [free], 4), undefined, 'and only with nothing else running');
+  assert.equal(nextJob([fault, job('quiet', [], [], { alone: true })], [], 4), fault);
+  assert.equal(nextJob([free], [fault], 4), undefined);
+
+  const long = job('long', [], [], { expectedMs: 600_000 });
+  assert.deepEqual(inPriorityOrder([free, long]), [long, free], 'longest first among equals');
+});
+
+test('TAP counts: a skip with an environment reason is reported; any other skip fails', () => {
+  const report = ['ok 1 - a', 'ok 2 - b # SKIP environment: no openssl', 'ok 3 - c # SKIP flaky', '# pass 1', '# fail 0', '# cancelled 0', '# skipped 2'].join('\n');
+  const counts = countTap(report);
+  assert.equal(counts.passed, 1);
+  assert.equal(counts.failed, 1);
+  assert.deepEqual(counts.environmentSkips, ['b: environment: no openssl']);
+  assert.deepEqual(counts.unexplainedSkips, ['c: flaky']);
+  assert.deepEqual(countTap('ok 1 - a\nnot ok 2 - b\n'), { passed: 1, failed: 1, environmentSkips: [], unexplainedSkips: [], complete: false });
+});
+
+test('a real file with both kinds of skip', async () => {
+  const reports = await mkdtemp(join(tmpdir(), 'harness-'));
+  try {
+    const run = await runFile(join(fixtures, 'skips.fixture.ts'), { root, reports, timeoutMs: 60_000 });
+    assert.equal(run.passed, 1);
+    assert.equal(run.failed, 1, 'the skip without an environment reason');
+    assert.match(run.environmentSkips.join(), /the tool is not installed/);
+  } finally {
+    await rm(reports, { recursive: true, force: true });
+  }
+});
+
+test('a hung file fails by name within its timeout, and the run still prints its summary line', async () => {
+  const reports = await mkdtemp(join(tmpdir(), 'harness-'));
+  try {
+    const child = spawn(process.execPath, [join(root, 'scripts', 'test.ts'), '--lane', 'unit', '--file', join(fixtures, 'hung.fixture.ts'), '--reports', reports], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+    const t0 = performance.now();
+    const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
+    const seconds = (performance.now() - t0) / 1000;
+    assert.equal(code, 1, out);
+    assert.match(out, /✖ scripts\/test\/fixtures\/hung\.fixture\.ts in [\d.]+ s \(\d+ passed, \d+ failed, TIMED OUT\)/, out);
+    assert.match(out, /failed:\n {2}- ✖ scripts\/test\/fixtures\/hung\.fixture\.ts/, out);
+    assert.match(out, /\n\d+ passed, [1-9]\d* failed, 0 skipped for the environment\n$/, out);
+    // The 3 s timeout, SIGTERM's grace and start-up; far below the 10-minute default.
+    assert.ok(seconds < 60, `took ${seconds.toFixed(1)} s`);
+    const durations = JSON.parse(await readFile(join(reports, 'durations.json'), 'utf8')) as { files: { file: string; timedOut: boolean }[] };
+    assert.deepEqual(durations.files.map((f) => [f.file, f.timedOut]), [['scripts/test/fixtures/hung.fixture.ts', true]]);
+  } finally {
+    await rm(reports, { recursive: true, force: true });
+  }
+});
