@@ -1,7 +1,7 @@
 // Upstream binaries built from the Go wrapper modules in tools/, cached by exact version outside the clone
 // (binCache/<project>-<version>/). A second run finds them and builds nothing.
 import { createHash } from 'node:crypto';
-import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { hostCommand, pathExists } from '@quorum/images';
 import { run } from '../exec.ts';
@@ -214,40 +214,50 @@ async function built(project: GoProject): Promise<boolean> {
   return (await Promise.all(project.binaries.map((b) => pathExists(join(projectDir(project), b))))).every(Boolean);
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+/** A process's identity that survives PID reuse: its PID and its start time (field 22 of /proc/PID/stat). */
+async function processIdentity(pid: number): Promise<string | undefined> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch(() => undefined);
+  const afterName = stat?.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return afterName ? `${pid}:${afterName[19]}` : undefined;
+}
+
+/** Whether the lock's holder is gone: its process has ended, or its PID is someone else's now. */
+async function holderGone(holder: string, lockAgeMs: number): Promise<boolean> {
+  // Written right after the lock file is created; empty for longer means its creator died in between.
+  if (holder === '') return lockAgeMs > 10_000;
+  const pid = Number(holder.split(':')[0]);
+  return !(pid > 0) || (await processIdentity(pid)) !== holder;
 }
 
 /**
- * Holds `<dir>.lock` (with the holder's PID) while `work` runs: the test harness builds ahead in the
- * background while tests may ask for the same project, and two builds into one `.partial` would clobber each
- * other. A waiter says every 30 s whom it waits for; a lock whose holder has died is taken over.
+ * Holds `<dir>.lock` (the holder's PID and start time) while `work` runs: the test harness builds ahead in
+ * the background while tests may ask for the same project, and two builds into one `.partial` would clobber
+ * each other. A waiter says every 30 s whom it waits for. A lock whose holder is gone is taken over by
+ * renaming it away first, which only one waiter can do.
  */
-async function withBuildLock<T>(project: GoProject, work: () => Promise<T>): Promise<T> {
+export async function withBuildLock<T>(project: GoProject, work: () => Promise<T>): Promise<T> {
   const lock = `${projectDir(project)}.lock`;
+  const me = await processIdentity(process.pid);
   await mkdir(binCache, { recursive: true });
   const t0 = Date.now();
   let lastReport = t0;
   for (;;) {
     try {
-      await writeFile(lock, String(process.pid), { flag: 'wx' });
+      await writeFile(lock, me ?? String(process.pid), { flag: 'wx' });
       break;
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
-    const holder = Number(await readFile(lock, 'utf8').catch(() => ''));
-    if (holder > 0 && !alive(holder)) {
-      await rm(lock, { force: true });
+    const holder = (await readFile(lock, 'utf8').catch(() => undefined))?.trim();
+    const age = Date.now() - ((await stat(lock).catch(() => undefined))?.mtimeMs ?? Date.now());
+    if (holder !== undefined && (await holderGone(holder, age))) {
+      const away = `${lock}.stale-${process.pid}`;
+      if (await rename(lock, away).then(() => true, () => false)) await rm(away, { force: true });
       continue;
     }
     if (Date.now() - lastReport > 30_000) {
       lastReport = Date.now();
-      progress(`waiting for process ${holder || '?'} to finish building ${project.key} (${Math.round((Date.now() - t0) / 1000)}s)`);
+      progress(`waiting for process ${holder?.split(':')[0] || '?'} to finish building ${project.key} (${Math.round((Date.now() - t0) / 1000)}s)`);
     }
     await new Promise((r) => setTimeout(r, 500));
   }
