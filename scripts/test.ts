@@ -1,9 +1,9 @@
-// `npm test`: the whole suite, in lanes (docs/testing.md). From t = 0, side by side: the static checks, the
-// etcd builds the unit tests need, the builds ahead of what later tests need, and the suite's
-// localkube with what the integration files share (the etcd operator, the storage addons). Then the unit
-// files, several at a time; the integration files, as many at a time as slots and their declared locks allow;
-// the files that run alone (node and control-plane faults, quiet timing tests), one by one at the end; then,
-// with the shared cluster down, localkube's lifecycle files (they assert that nothing of localkube is left).
+// `npm test`: the whole suite, in lanes (docs/testing.md). From t = 0, side by side: the static checks; the
+// etcd builds the unit tests need, then the unit files, several at a time; the builds ahead of what later
+// tests need; localkube's lifecycle files (they start their own clusters and assert that nothing of localkube
+// is left), then the suite's localkube with what the integration files share (the etcd operator, the storage
+// addons). Then the integration files, as many at a time as slots and their declared locks allow, and the
+// files that run alone (node and control-plane faults, quiet timing tests), one by one at the end.
 // Every file has a timeout; the run always ends with its 15 slowest files and one "N passed, N failed" line,
 // and writes every file's duration to .localkube-test/reports/durations.json.
 //
@@ -52,7 +52,8 @@ function slotsSetting(): number {
   return Number(given);
 }
 const slots = slotsSetting();
-const unitSlots = Math.max(2, cpus().length);
+/** Unit files at a time: one more than the cores (many wait on the etcd, MinIO or Azurite they start). */
+const unitSlots = Math.max(2, cpus().length + 1);
 
 interface CheckResult {
   label: string;
@@ -162,11 +163,16 @@ async function suiteCluster(): Promise<SuiteCluster> {
   const { fixtures, close } = suiteFixtures(stateDir, kube);
   const cluster: SuiteCluster = { kube, env: { ...baseEnv, LOCALKUBE_STATE_DIR: stateDir }, fixtures, owned: !args.attach, close };
   try {
-    for (const fixture of fixtures) {
-      const t0 = performance.now();
-      Object.assign(cluster.env, await fixture.setUp());
-      progress(`suite set-up: ${fixture.label} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
-    }
+    // Side by side: each is mostly waiting (images imported into the nodes, a rollout, a server starting).
+    const t0 = performance.now();
+    const envs = await Promise.all(
+      fixtures.map(async (fixture) => {
+        const added = await fixture.setUp();
+        progress(`suite set-up: ${fixture.label} (${((performance.now() - t0) / 1000).toFixed(1)} s)`);
+        return added;
+      }),
+    );
+    for (const added of envs) Object.assign(cluster.env, added);
   } catch (err) {
     await stopCluster(cluster);
     throw err;
@@ -234,8 +240,13 @@ const lifecycleJobs = lanes.has('lifecycle') ? await jobsFor(await testFiles('li
 const focused = filters.length > 0 || explicitFiles.length > 0;
 const checking = lanes.has('checks') && !focused ? staticChecks() : Promise.resolve();
 const prebuild = !focused && (lanes.has('unit') || lanes.has('integration')) ? startPrebuild() : undefined;
-const clusterReady = integrationJobs.length > 0 ? suiteCluster() : undefined;
-clusterReady?.catch(() => undefined); // awaited below; its failure is reported there
+// The lifecycle files start and stop clusters of their own and check that nothing of localkube is left on the
+// machine, so they run before the suite's cluster starts, beside the unit files (which start no cluster).
+const clusterReady = (async (): Promise<SuiteCluster | undefined> => {
+  await lane('lifecycle', lifecycleJobs, 1, baseEnv);
+  return integrationJobs.length > 0 ? suiteCluster() : undefined;
+})();
+clusterReady.catch(() => undefined); // awaited below; its failure is reported there
 
 if (unitJobs.length > 0) {
   if (explicitFiles.length === 0) await etcdBinaries().catch((err: Error) => harnessFailures.push(`the etcd builds the unit tests need: ${err.message}`));
@@ -243,10 +254,11 @@ if (unitJobs.length > 0) {
 }
 await checking;
 
-if (clusterReady) {
+if (integrationJobs.length > 0) {
   let cluster: SuiteCluster | undefined;
   try {
     cluster = await clusterReady;
+    if (!cluster) throw new Error('not started');
     const after = restoreAfter(cluster);
     await lane('integration', integrationJobs.filter((j) => !j.alone), slots, cluster.env, after);
     await lane('integration', integrationJobs.filter((j) => j.alone), 1, cluster.env, after);
@@ -257,9 +269,9 @@ if (clusterReady) {
     if (cluster) await stopCluster(cluster);
   }
 }
+await clusterReady.catch(() => undefined); // the lifecycle lane, when no integration file runs
 // What is still building ahead is needed by no file any more.
 killGroup(prebuild);
-await lane('lifecycle', lifecycleJobs, 1, baseEnv);
 
 // ---- the report ----
 const wallSeconds = (performance.now() - started) / 1000;
