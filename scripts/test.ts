@@ -17,7 +17,7 @@ import { cpus, totalmem } from 'node:os';
 import { join, relative, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { cacheRoot } from '@quorum/images';
-import { etcdBinaryDir, LocalKube, versions } from '@quorum/localkube';
+import { etcdBinaryDir, LocalKube, prepare, versions } from '@quorum/localkube';
 import { progress } from '../packages/localkube/src/progress.ts';
 import { DeclarationError, parseDeclarations, requireDeclarations, runsAlone } from './test/declarations.ts';
 import { describeRun, runPool, type PoolJob, type PoolResult } from './test/pool.ts';
@@ -242,7 +242,10 @@ const checking = lanes.has('checks') && !focused ? staticChecks() : Promise.reso
 const prebuild = !focused && (lanes.has('unit') || lanes.has('integration')) ? startPrebuild() : undefined;
 // The lifecycle files start and stop clusters of their own and check that nothing of localkube is left on the
 // machine, so they run before the suite's cluster starts, beside the unit files (which start no cluster).
+// Both need localkube's binaries and images: built here first, in the harness, so that a cold machine's builds
+// (Kubernetes alone takes minutes) do not count against a lifecycle file's timeout.
 const clusterReady = (async (): Promise<SuiteCluster | undefined> => {
+  if (lifecycleJobs.length > 0 || integrationJobs.length > 0) await prepare();
   await lane('lifecycle', lifecycleJobs, 1, baseEnv);
   return integrationJobs.length > 0 ? suiteCluster() : undefined;
 })();
