@@ -85,6 +85,12 @@ test('an image built from a directory and loaded with loadImage runs on every no
       return ['Succeeded', 'Failed'].includes(p.status?.phase ?? '') ? p : undefined;
     }, { timeoutMs: 60_000 });
     assert.equal(pod.status?.phase, 'Succeeded');
-    assert.match(await suite.kube.kubectl(['logs', '-n', suite.namespace, `tool-${node}`]), /etcdctl version: /);
+    // The container's log reaches the kubelet's file a moment after it exits (an empty read once, on a busy
+    // machine, of a pod already Succeeded): wait for the output, then check it.
+    const logs = await eventually(`tool-${node}'s output`, async () => {
+      const out = await suite.kube.kubectl(['logs', '-n', suite.namespace, `tool-${node}`]);
+      return out.trim() ? out : undefined;
+    }, { timeoutMs: 30_000 });
+    assert.match(logs, /etcdctl version: /);
   }
 });
