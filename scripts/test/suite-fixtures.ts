@@ -3,7 +3,7 @@
 // holds one of these locks alone may change what it guards; once it ends, the harness puts it back before
 // the lock is free again, so every other file finds the suite's set-up.
 import { TestEnv } from '@quorum/runtime/testing';
-import type { LocalKube } from '@quorum/localkube';
+import { eventually, type LocalKube } from '@quorum/localkube';
 import { installSuiteOperator, reinstallSuiteOperator, SUITE_OPERATOR_ENV } from '../../packages/etcd-operator/test/integration/support.ts';
 
 export interface SuiteFixture {
@@ -26,13 +26,8 @@ interface NodeStatus {
 }
 
 async function nodeReady(kube: LocalKube, node: string, withinMs: number): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  for (;;) {
-    const status = await kube.client.get<NodeStatus>(`/api/v1/nodes/${node}`).catch(() => undefined);
-    if (status?.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')) return true;
-    if (Date.now() > deadline) return false;
-    await new Promise((r) => setTimeout(r, 2000));
-  }
+  const ready = async (): Promise<boolean> => (await kube.client.get<NodeStatus>(`/api/v1/nodes/${node}`)).status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false;
+  return eventually(`node ${node} Ready`, ready, { timeoutMs: withinMs, intervalMs: 2000 }).catch(() => false);
 }
 
 export function suiteFixtures(stateDir: string, kube: LocalKube): { fixtures: SuiteFixture[]; close: () => Promise<void> } {

@@ -136,15 +136,12 @@ export async function clientServiceEndpoint(client: Client, namespace: string, n
   const { Services } = await import('@quorum/runtime');
   const svc = (await client.get(Services, { namespace, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
   const endpoint = `http://${svc.spec.clusterIP}:2379`;
-  const deadline = Date.now() + 60_000;
-  while (Date.now() < deadline) {
-    const answered = await fetch(`${endpoint}/version`, { signal: AbortSignal.timeout(3000) }).then(
-      (r) => r.body?.cancel().then(() => true) ?? true,
-      () => false,
-    );
-    if (answered) break;
-    await new Promise((r) => setTimeout(r, 500));
-  }
+  const answers = async (): Promise<boolean> => {
+    const response = await fetch(`${endpoint}/version`, { signal: AbortSignal.timeout(3000) });
+    await response.body?.cancel();
+    return true;
+  };
+  await eventually(`the Service ${namespace}/${name}-client to answer`, answers, { timeoutMs: 60_000, intervalMs: 500 }).catch(() => undefined);
   return endpoint;
 }
 

@@ -12,6 +12,7 @@ import { pipeline } from 'node:stream/promises';
 import { after, before, describe, test } from 'node:test';
 import { promisify } from 'node:util';
 import { openSnapshot, SnapshotDecoder, SnapshotError, SNAPSHOT_TRAILER_BYTES } from '../../src/backup/snapshot.ts';
+import { eventually } from '@quorum/runtime/testing';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { startCorruptingProxy } from '../support/corrupting-proxy.ts';
 import { fillEtcd } from '../support/etcd-data.ts';
@@ -35,11 +36,7 @@ async function etcdutlStatus(version: string, file: string): Promise<{ hash: num
 
 async function storageVersionSet(endpoint: string): Promise<void> {
   const client = new EtcdClient({ endpoint });
-  const deadline = Date.now() + 30_000;
-  while (!(await client.status()).storageVersion) {
-    if (Date.now() > deadline) throw new Error(`etcd at ${endpoint} reported no storage version within 30 s`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
+  await eventually(`etcd at ${endpoint} to report a storage version`, async () => (await client.status()).storageVersion || undefined, { timeoutMs: 30_000, intervalMs: 200 });
 }
 
 let dir: string;
