@@ -7,6 +7,7 @@ import assert from 'node:assert/strict';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdError, GrpcCode } from '../../src/etcd/errors.ts';
 import { alarmsInStatus } from '../../src/etcd/client.ts';
+import { eventually } from '@quorum/runtime/testing';
 import { ETCD_VERSIONS, startLocalEtcd, type LocalEtcdCluster } from '../support/local-etcd.ts';
 
 const QUOTA = 2 * 1024 * 1024;
@@ -44,15 +45,19 @@ for (const version of ETCD_VERSIONS) {
       assert.equal(refused.code, GrpcCode.ResourceExhausted);
 
       // Every member's own status names the alarm (the cluster's alarms are replicated through raft). Each member
-      // raises its own NOSPACE when its backend reaches the quota, so there is one per member that got there.
-      for (const c of clients) {
-        const s = await c.status();
-        const alarms = alarmsInStatus(s.errors).map((a) => a.alarm);
-        assert.ok(alarms.length >= 1 && alarms.every((a) => a === 'NOSPACE'), JSON.stringify(s.errors));
-        assert.ok(s.dbSizeInUse !== undefined && s.dbSizeInUse > 0, 'dbSizeInUse is reported');
-        // /health fails on every member for a cluster-wide alarm; excluding it, each member is healthy.
-        assert.deepEqual(await c.healthCheck(), { healthy: false, reason: 'ALARM NOSPACE' });
-        assert.equal((await c.healthCheck({ exclude: ['NOSPACE'] })).healthy, true);
+      // raises its own NOSPACE when its backend reaches the quota, so there is one per member that got there. A
+      // follower applies the alarm a moment after the leader refused the write: wait for it on each member.
+      for (const [i, c] of clients.entries()) {
+        await eventually(`member ${i} to report NOSPACE in its status and health`, async () => {
+          const s = await c.status();
+          const alarms = alarmsInStatus(s.errors).map((a) => a.alarm);
+          assert.ok(alarms.length >= 1 && alarms.every((a) => a === 'NOSPACE'), JSON.stringify(s.errors));
+          assert.ok(s.dbSizeInUse !== undefined && s.dbSizeInUse > 0, 'dbSizeInUse is reported');
+          // /health fails on every member for a cluster-wide alarm; excluding it, each member is healthy.
+          assert.deepEqual(await c.healthCheck(), { healthy: false, reason: 'ALARM NOSPACE' });
+          assert.equal((await c.healthCheck({ exclude: ['NOSPACE'] })).healthy, true);
+          return true;
+        }, { timeoutMs: 15_000, intervalMs: 200 });
       }
 
       // Reads still work under NOSPACE.
@@ -69,9 +74,13 @@ for (const version of ETCD_VERSIONS) {
 
       for (const alarm of await first.alarms()) await first.disarm(alarm);
       assert.deepEqual(await first.alarms(), []);
-      for (const c of clients) {
-        assert.deepEqual(alarmsInStatus((await c.status()).errors), []);
-        assert.equal((await c.healthCheck()).healthy, true);
+      // The disarm is applied by each follower a moment later, as the alarm was.
+      for (const [i, c] of clients.entries()) {
+        await eventually(`member ${i} to report no alarm and be healthy`, async () => {
+          assert.deepEqual(alarmsInStatus((await c.status()).errors), []);
+          assert.equal((await c.healthCheck()).healthy, true);
+          return true;
+        }, { timeoutMs: 15_000, intervalMs: 200 });
       }
       await first.put('after', 'ok');
       assert.equal((await first.get('kept'))?.value, 'value');
