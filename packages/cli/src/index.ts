@@ -1,0 +1,2 @@
+// @quorum/cli: composes the operators' commands under `quorum` and `kubectl quorum`.
+export {};

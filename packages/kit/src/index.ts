@@ -1,0 +1,2 @@
+// @quorum/kit: the machinery every Quorum operator shares, written once.
+export {};
