@@ -1,2 +1,2 @@
-// @quorum/kit: the machinery every Quorum operator shares, written once.
-export {};
+// @quorum/kit: the machinery every Quorum operator shares, written once, on top of @quorum/runtime.
+export { applyMergePatch, sameStatus, statusMergePatch, writeStatus, type StatusObject, type StatusPatchClient, type WriteStatusOptions } from './status.ts';

@@ -4,7 +4,8 @@
 // keeps the cluster; the label etcd.quorum.dev/restore says where it came from. The wait for the backup has
 // a bound and a voice, as a cluster's steps do: the condition says why and for how long at once, a Warning
 // event and warn logs follow after 30 s, a gauge tells the time waited, and past the bound it fails.
-import { AlreadyExistsError, conditionsEqual, setCondition, type Client, type EventRecorder, type Informer, type Reconciler, type Result } from '@quorum/runtime';
+import { writeStatus } from '@quorum/kit';
+import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { API_VERSION, KIND, type EtcdCluster, type FromBackup } from '../api/etcdcluster.ts';
 import { DEFAULT_BACKUP_WAIT_SECONDS, type EtcdRestore, type EtcdRestoreStatus, type RestoreCondition } from '../api/etcdrestore.ts';
@@ -124,8 +125,7 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
 
     // ---- report ----
     const next = restoreStatus(status, action, { generation: restore.metadata.generation ?? 0, now, startedNow });
-    if (!sameStatus(status, next)) {
-      await deps.client.mergePatch(EtcdRestores, { namespace, name }, { status: next }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+    if (await writeStatus(deps.client, EtcdRestores, { namespace, name }, status, next, { fieldManager: FIELD_MANAGER, signal })) {
       await deps.afterWrite?.(`restore status ${next.phase ?? ''}`);
       const previousReason = status.conditions?.find((c) => c.type === 'Complete')?.reason;
       if (action.type === 'succeed') {
@@ -202,10 +202,4 @@ export function restoreStatus(status: EtcdRestoreStatus, action: RestoreAction, 
         conditions: set(set(base, 'Failed', 'True', action.reason, action.message), 'Complete', 'False', action.reason, action.message),
       };
   }
-}
-
-function sameStatus(a: EtcdRestoreStatus, b: EtcdRestoreStatus): boolean {
-  const { conditions: ca, ...ra } = a;
-  const { conditions: cb, ...rb } = b;
-  return JSON.stringify(Object.entries(ra).sort()) === JSON.stringify(Object.entries(rb).sort()) && conditionsEqual(ca ?? [], cb ?? []);
 }

@@ -1,9 +1,10 @@
 // The EtcdBackupSchedule reconciler: observe (the schedule, its EtcdBackups, the Jobs deleting expired stored
 // backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
 // report (the status, written only when it changed, and the metrics), then requeue at the next scheduled time.
-import { AlreadyExistsError, NotFoundError, conditionsEqual, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
+import { writeStatus } from '@quorum/kit';
+import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
-import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule, type EtcdBackupScheduleStatus } from '../api/etcdbackupschedule.ts';
+import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import { FIELD_MANAGER } from '../cluster/names.ts';
 import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
@@ -142,10 +143,7 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       event('Warning', 'BackupPruneFailed', retention.message);
       log.warn({ schedule: name }, retention.message);
     }
-    if (!sameStatus(status, next)) {
-      // A merge patch cannot remove fields by leaving them out: cleared ones are sent as null.
-      const cleared = Object.fromEntries((['nextScheduleTime', 'active'] as const).filter((k) => status[k] !== undefined && next[k] === undefined).map((k) => [k, null]));
-      await deps.client.mergePatch(EtcdBackupSchedules, { namespace, name }, { status: { ...next, ...cleared } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+    if (await writeStatus(deps.client, EtcdBackupSchedules, { namespace, name }, status, next, { fieldManager: FIELD_MANAGER, signal })) {
       await deps.afterWrite?.('schedule status');
     }
     return result;
@@ -219,10 +217,4 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       }
     }
   };
-}
-
-function sameStatus(a: EtcdBackupScheduleStatus, b: EtcdBackupScheduleStatus): boolean {
-  const { conditions: ca, ...ra } = a;
-  const { conditions: cb, ...rb } = b;
-  return JSON.stringify(Object.entries(ra).sort()) === JSON.stringify(Object.entries(rb).sort()) && conditionsEqual(ca ?? [], cb ?? []);
 }

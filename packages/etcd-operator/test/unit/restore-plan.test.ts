@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { applyMergePatch } from '@quorum/kit';
 import { Writable } from 'node:stream';
 import test from 'node:test';
 import { createLogger, Store, type Client, type EventInput, type KubeObject } from '@quorum/runtime';
@@ -119,7 +120,7 @@ function restoreReconciler(spec: Partial<EtcdRestore['spec']> = {}) {
     create: (_t: unknown, obj: KubeObject): Promise<KubeObject> => Promise.resolve(obj),
     mergePatch(_t: unknown, _k: unknown, patch: { status: EtcdRestore['status'] }): Promise<KubeObject> {
       const current = restores.get('ns/r1')!;
-      restores.upsert({ ...current, status: { ...current.status, ...patch.status } });
+      restores.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as EtcdRestore['status'] });
       return Promise.resolve(current);
     },
   } as unknown as Client;

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { applyMergePatch } from '@quorum/kit';
 import test from 'node:test';
 import { AlreadyExistsError, createLogger, Store, type Client, type KubeObject, type OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
@@ -255,8 +256,7 @@ function scheduleReconciler(spec: Partial<EtcdBackupSchedule['spec']> = {}) {
     },
     mergePatch(_t: unknown, _k: unknown, patch: { status: Record<string, unknown> }): Promise<KubeObject> {
       const current = schedules.get(key)!;
-      const merged = Object.fromEntries(Object.entries({ ...current.status, ...patch.status }).filter(([, v]) => v !== null));
-      schedules.upsert({ ...current, status: merged });
+      schedules.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as EtcdBackupSchedule['status'] });
       return Promise.resolve(current);
     },
   } as unknown as Client;

@@ -2,8 +2,9 @@
 // a selector picks), plan (the scopes to watch, plan.ts), act (open the store, start and stop watches, apply
 // retention), report (status). Events from the watched kinds never reach it: they go to the recorder's
 // session, which writes records; the reconcile only decides what is watched and reports how it goes.
+import { writeStatus } from '@quorum/kit';
 import type { Client, EventRecorder, Informer, Logger, Reconciler, Result } from '@quorum/runtime';
-import type { ChangeRecorder, ChangeRecorderStatus, GroupKind } from '../api/changerecorder.ts';
+import type { ChangeRecorder, GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults, maxAgeMs, selectorString, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
 import type { StoreLocation } from '../store/open-store.ts';
@@ -22,7 +23,7 @@ import {
   type KindVerdict,
 } from './plan.ts';
 import type { RecorderSession, SessionSettings } from './session.ts';
-import { buildStatus, sameStatus, type StatusInput } from './status.ts';
+import { buildStatus, type StatusInput } from './status.ts';
 
 export const FIELD_MANAGER = 'quorum-recorder';
 
@@ -86,7 +87,8 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     const spec = applyDefaults(recorder.spec);
     const users = spec.attribution.users ? { webhookProblem: usersWebhookProblem(deps) } : undefined;
     const report = async (input: Omit<StatusInput, 'generation' | 'previous' | 'now' | 'users'>): Promise<void> => {
-      await writeStatus(deps, name, previous, buildStatus({ ...input, generation, previous, now, ...(users ? { users } : {}) }), signal);
+      const status = buildStatus({ ...input, generation, previous, now, ...(users ? { users } : {}) });
+      await writeStatus(deps.client, ChangeRecorders, { namespace: '', name }, previous, status, { fieldManager: FIELD_MANAGER, signal });
     };
     const stop = async (blocked: NonNullable<StatusInput['blocked']>): Promise<Result> => {
       resolutions.delete(name);
@@ -153,11 +155,6 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
 function usersWebhookProblem(deps: ReconcilerDeps): string | undefined {
   if (!deps.usersWebhookProblem) return 'the recorder runs without its admission webhook (installed without it): install again with quorum history install, which installs it for ChangeRecorders that ask for users';
   return deps.usersWebhookProblem();
-}
-
-async function writeStatus(deps: ReconcilerDeps, name: string, previous: ChangeRecorderStatus | undefined, status: ChangeRecorderStatus, signal: AbortSignal): Promise<void> {
-  if (sameStatus(previous, status)) return;
-  await deps.client.mergePatch(ChangeRecorders, { namespace: '', name }, { status }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
 }
 
 /**

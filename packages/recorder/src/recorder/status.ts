@@ -166,14 +166,3 @@ export function buildStatus(input: StatusInput): ChangeRecorderStatus {
   if (input.watchingSince) status.watchingSince = input.watchingSince.toISOString();
   return status;
 }
-
-/** Status equality, ignoring key order: an unchanged status is not written. */
-export function sameStatus(a: ChangeRecorderStatus | undefined, b: ChangeRecorderStatus): boolean {
-  return canonical(a) === canonical(b);
-}
-
-function canonical(value: unknown): string {
-  const sorted = (o: unknown): unknown =>
-    Array.isArray(o) ? o.map(sorted) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Record<string, unknown>).sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => [k, sorted(v)])) : o;
-  return JSON.stringify(sorted(value));
-}

@@ -2,6 +2,7 @@
 // status patches): what it watches, and what its status says while starting, recording, missing kinds,
 // invalid, or yielding a storage path to an older recorder. Plus the pure planning and status pieces.
 import { test } from 'node:test';
+import { applyMergePatch } from '@quorum/kit';
 import assert from 'node:assert/strict';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -68,7 +69,7 @@ async function harness(t: { after: (fn: () => Promise<void>) => void }, resoluti
     // A status patch lands in the store, as the recorder's informer would deliver it.
     mergePatch: <T>(_type: unknown, key: { name: string }, patch: { status: ChangeRecorderStatus }): Promise<T> => {
       const current = recorders.get(key.name)!;
-      recorders.upsert({ ...current, status: patch.status });
+      recorders.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as ChangeRecorderStatus });
       return Promise.resolve(current as T);
     },
     request: <T>(): Promise<T> => Promise.reject(new Error('discovery is faked')),
