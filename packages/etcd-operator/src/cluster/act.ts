@@ -21,7 +21,7 @@ import { EtcdBackups } from '../resources.ts';
 import { FIELD_MANAGER, LABELS, memberHost, peerURL, PURPOSE_LABEL, pvcName } from './names.ts';
 import { staleDisruptions, type BudgetStatus } from './disruption.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
-import type { Action } from './plan.ts';
+import type { Action } from './plan/types.ts';
 import { memberPod, memberPVC, type RestoreSource } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import type { StepFailure } from './progress.ts';

@@ -5,7 +5,7 @@ import type { DefragRecord, MaintenanceStatus } from '../api/etcdcluster.ts';
 import { latestTime, parseSchedule } from '../schedule/plan.ts';
 import type { MaintenanceResult } from './act.ts';
 import type { EtcdView } from './observe.ts';
-import type { ObservedSpace } from './plan.ts';
+import type { ObservedSpace } from './plan/types.ts';
 import type { DefaultedSpec } from './spec.ts';
 
 /** etcd's --quota-backend-bytes default (3.4, 3.5, 3.6): what a cluster without spec.etcd.quotaBackendBytes runs with. */

@@ -5,7 +5,8 @@ import type { KubeObject } from '@quorum/runtime';
 import { alarmsInStatus, EtcdClient, type Alarm } from '../etcd/client.ts';
 import { activePeers } from '../etcd/metrics.ts';
 import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
-import { quorum, type Membership, type ObservedMember, type ObservedPod } from './plan.ts';
+import { quorum } from '../etcd/quorum.ts';
+import type { Membership, ObservedMember, ObservedPod } from './plan/types.ts';
 import { FORCE_NEW_CLUSTER_ANNOTATION, RESTORE_CONTAINERS } from './resources.ts';
 import { clientEndpoint, schemeOf, type ClientCredentials, type MemberEndpoint } from './tls.ts';
 

@@ -3,7 +3,7 @@
 // and the report says so: the refusal's own words and the time spent in the Progressing condition, a
 // Warning event after STEP_WARN_MS, Progressing=False (ProgressDeadlineExceeded) and Degraded=True past
 // the step's bound, a retry metric, and a warn log at most every STEP_WARN_MS. docs/design.md lists them.
-import type { Action } from './plan.ts';
+import type { Action } from './plan/types.ts';
 
 /** What status.step records (crash-safe: a restarted operator keeps counting from startedAt). */
 export interface StepRecord {

@@ -27,7 +27,7 @@ import { clientService, madeWithTLS, peerService, podDisruptionBudget } from './
 import { FIELD_MANAGER, LABELS, memberIndex, pdbName, clientServiceName, peerServiceName, type Scheme } from './names.ts';
 import { memberTLSStages, peerScheme, schemeOf, servedClientStage } from './tls.ts';
 import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, type EtcdClients, type PodObject } from './observe.ts';
-import { nextIndex, plan, type Action, type BackupCandidate, type Observed, type ObservedTLS, type PreUpgradeBackup, type RolloutRecord } from './plan.ts';
+import { nextIndex, plan, type Action, type BackupCandidate, type Observed, type ObservedTLS, type PreUpgradeBackup, type RolloutRecord } from './plan/index.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep, retryDelayMs, stepAgeMs, STEP_WARN_MS, formatAge, progressMessage, type StepFailure, type StepRecord } from './progress.ts';
 import { observePreUpgradeBackup, observeRollout } from './rollout.ts';
 import { membersNotServedBy, membersWithSecrets, observeTLS, secretContents } from './tls-secrets.ts';

@@ -10,7 +10,7 @@ import { jobDeadlineSeconds } from '../backup/job.ts';
 import { LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
 import { clientEndpoint, newMemberPeerScheme, servedPeerStage, type CABundles, type ClientCredentials, type MemberEndpoint, type TLSStage } from './tls.ts';
-import type { Membership, ObservedRollout, PreUpgradeBackup } from './plan.ts';
+import type { Membership, ObservedRollout, PreUpgradeBackup } from './plan/types.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';
 import type { DefaultedSpec } from './spec.ts';
 import type { StatusShape } from './status.ts';

@@ -32,7 +32,7 @@ import {
   type TLSSubject,
 } from '../tls/secrets.ts';
 import { CLIENT_PORT, FIELD_MANAGER, LABELS, memberHost, PEER_PORT, ROTATE_CA_ANNOTATION, ROTATE_CERTIFICATES_ANNOTATION } from './names.ts';
-import type { ObservedTLS } from './plan.ts';
+import type { ObservedTLS } from './plan/types.ts';
 import { ownerRef } from './resources.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import { caBundleHash, clientScheme, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type TLSSide } from './tls.ts';

@@ -3,7 +3,7 @@
 // does after the operator died between any two of its writes.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import { plan, type Action, type Observed, type ObservedMember, type ObservedPod, type ObservedRollout, type RolloutRecord } from '../../src/cluster/plan.ts';
+import { plan, type Action, type Observed, type ObservedMember, type ObservedPod, type ObservedRollout, type RolloutRecord } from '../../src/cluster/plan/index.ts';
 
 const NOW = 1_700_000_000_000;
 const iso = (ms: number): string => new Date(ms).toISOString();

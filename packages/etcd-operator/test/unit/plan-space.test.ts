@@ -2,7 +2,7 @@
 // (compact, defragment each member with the leader last, disarm once the data fits), with what holds them back.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { DEFRAG_COOLDOWN_MS, plan, type Action, type Observed, type ObservedMember, type ObservedPod, type ObservedSpace } from '../../src/cluster/plan.ts';
+import { DEFRAG_COOLDOWN_MS, plan, type Action, type Observed, type ObservedMember, type ObservedPod, type ObservedSpace } from '../../src/cluster/plan/index.ts';
 import { maintenanceStatus } from '../../src/cluster/maintenance.ts';
 
 const MiB = 1024 * 1024;

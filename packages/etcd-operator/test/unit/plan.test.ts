@@ -1,7 +1,7 @@
 // The planner's decisions, one situation at a time: the safety rules of docs/design.md as executable facts.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
+import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan/index.ts';
 import { etcdSaysDataLost, lastLines, observePod, type PodObject } from '../../src/cluster/observe.ts';
 import { nextStep } from '../../src/cluster/progress.ts';
 

@@ -9,7 +9,7 @@ import { test } from 'node:test';
 import { parse } from 'yaml';
 import { errorsOf, validateEtcdCluster } from '../../src/api/defaults.ts';
 import { AlreadyExistsError, NotFoundError, type KubeObject } from '@quorum/runtime';
-import { plan, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
+import { plan, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan/index.ts';
 import { memberPod, outdatedFields, templateFingerprint } from '../../src/cluster/resources.ts';
 import { rolloutTarget } from '../../src/cluster/rollout.ts';
 import { applyDefaults, type EtcdCluster, type EtcdClusterSpec } from '../../src/cluster/spec.ts';

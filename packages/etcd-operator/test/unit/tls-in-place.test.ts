@@ -7,7 +7,7 @@ import { createHash } from 'node:crypto';
 import { describe, test } from 'node:test';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
-import { plan, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan.ts';
+import { plan, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan/index.ts';
 import { madeWithTLS, memberPod, outdatedFields, TEMPLATE_ANNOTATION } from '../../src/cluster/resources.ts';
 import {
   CLIENT_TLS_ANNOTATION,
