@@ -3,7 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['**/node_modules/**', '.localkube/**', '.localkube-test/**', '.localkube-bench/**', '.localkube-dev/**', 'tools/**'] },
+  { ignores: ['**/node_modules/**', '.localkube/**', '.localkube-test/**', '.localkube-bench/**', '.localkube-dev/**', 'tools/**', 'packages/*/dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

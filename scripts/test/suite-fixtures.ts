@@ -2,7 +2,7 @@
 // images built and loaded, installed with the suite's settings) and the object-store addons. A file that
 // holds one of these locks alone may change what it guards; once it ends, the harness puts it back before
 // the lock is free again, so every other file finds the suite's set-up.
-import { TestEnv } from '@quorum/runtime/testing';
+import { TestEnv } from '@quorum/localkube/testing';
 import { eventually, type LocalKube } from '@quorum/localkube';
 import { installSuiteOperator, reinstallSuiteOperator, SUITE_OPERATOR_ENV } from '../../packages/etcd-operator/test/integration/support.ts';
 

@@ -26,7 +26,7 @@
 import { randomBytes } from 'node:crypto';
 import { DeleteObjectCommand } from '@aws-sdk/client-s3';
 import { PersistentVolumeClaims, Pods, type Client, type KubeObject } from '@quorum/runtime';
-import { eventually, type TestEnv } from '@quorum/runtime/testing';
+import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { applyDefaults, etcdImage } from '../src/api/defaults.ts';
 import type { EtcdBackup } from '../src/api/etcdbackup.ts';
 import { BACKUP_LABEL } from '../src/backup/job.ts';

@@ -55,7 +55,7 @@
 //                                        requests and writes per minute, lease renewals per minute.
 import { randomUUID } from 'node:crypto';
 import { Namespaces, PersistentVolumeClaims, Pods, Services, resource, type Client, type KubeObject } from '@quorum/runtime';
-import { eventually, type TestEnv } from '@quorum/runtime/testing';
+import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { applyDefaults, etcdImage } from '../src/api/defaults.ts';
 import type { EtcdCluster } from '../src/api/etcdcluster.ts';
 import { LABELS, memberHost, memberName, peerURL } from '../src/cluster/names.ts';

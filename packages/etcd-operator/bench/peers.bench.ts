@@ -21,7 +21,7 @@
 // was not Available, the pods' states and recent events go to stderr, and the run's remaining scenarios are
 // counted as failures. Figures: bench/peers/figures.ts (`peers.<peer>.<scenario>_s`, `_ratio`, `_failures`).
 import { CustomResourceDefinitions, Namespaces, Pods, StatefulSets, resource, type Client, type KubeObject } from '@quorum/runtime';
-import { TestEnv } from '@quorum/runtime/testing';
+import { TestEnv } from '@quorum/localkube/testing';
 import { clusterSelector } from '../src/cluster/names.ts';
 import { install } from '../src/deploy/install.ts';
 import { EtcdClusters } from '../src/resources.ts';

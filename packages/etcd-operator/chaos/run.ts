@@ -6,7 +6,7 @@
 import { appendFile, mkdir } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { Events, PersistentVolumeClaims, Pods, Secrets, Services, type KubeObject } from '@quorum/runtime';
-import { eventually, type TestEnv } from '@quorum/runtime/testing';
+import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { EtcdClient, type EtcdTls } from '../src/etcd/client.ts';
 import { EtcdClusters } from '../src/resources.ts';
 import { LABELS, clusterSelector, memberHost } from '../src/cluster/names.ts';

@@ -36,7 +36,7 @@ import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigMaps, CustomResourceDefinitions, type Client } from '@quorum/runtime';
-import { eventually, TestEnv } from '@quorum/runtime/testing';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { API_VERSION, KIND } from '../src/api/changerecorder.ts';
 import { changeRecorderCRD } from '../src/api/crd.ts';
 import { ChangeRecorders } from '../src/resources.ts';

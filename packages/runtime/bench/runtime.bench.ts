@@ -4,7 +4,7 @@
 import { spawn } from 'node:child_process';
 import { Writable } from 'node:stream';
 import { Client, ConfigMaps, createLogger, Manager, Namespaces, type KubeObject } from '../src/index.ts';
-import { eventually, TestEnv } from '../src/testing/index.ts';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 
 const report = (bench: string, value: number, unit: string): void =>
   void process.stdout.write(JSON.stringify({ bench, value: Math.round(value * 1000) / 1000, unit }) + '\n');

@@ -42,10 +42,10 @@ export async function buildOperatorImage(name?: string): Promise<ImageArchive> {
     entries.push(...files.filter((e) => !e.path.slice(`app/${rel}`.length).includes('/node_modules/')));
   }
   const config = {
-    Entrypoint: ['/usr/local/bin/node', '/app/packages/etcd-operator/src/operator/main.ts'],
+    Entrypoint: ['/usr/local/bin/node', '--conditions=@quorum/source', '/app/packages/etcd-operator/src/operator/main.ts'],
     WorkingDir: '/app',
     User: '65532:65532',
-    Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production'],
+    Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production', 'NODE_OPTIONS=--conditions=@quorum/source'],
     Labels: { 'org.opencontainers.image.title': 'quorum etcd operator' },
   };
   const unique = dedupe(entries);

@@ -10,7 +10,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { GetObjectCommand, ListObjectsV2Command, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { PersistentVolumeClaims, Pods, Secrets } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';

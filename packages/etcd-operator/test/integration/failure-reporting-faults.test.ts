@@ -9,7 +9,7 @@
 // @timeout 20m: a stopped node, a pod stuck terminating, bounds of 120-240 s
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
 import { clusterEvents, condition, deleteCluster, describeState, eventText, findPod } from './failure-views.ts';
 

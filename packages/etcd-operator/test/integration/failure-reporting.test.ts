@@ -9,7 +9,7 @@
 // @timeout 15m: two clusters, each step bounded at 60-180 s
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClusters } from '../../src/resources.ts';
 import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
 import { clusterEvents, condition, deleteCluster, describeState, eventText, findPod } from './failure-views.ts';

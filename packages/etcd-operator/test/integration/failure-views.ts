@@ -2,7 +2,7 @@
 // kubectl. Shared by failure-reporting.test.ts (runs beside other files) and failure-reporting-faults.test.ts
 // (stops a node, runs alone).
 import { Pods } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClusters } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { eventually, type ClusterState } from './support.ts';

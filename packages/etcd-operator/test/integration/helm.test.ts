@@ -15,7 +15,7 @@ import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import type { V1Deployment, V1Pod, V1PodDisruptionBudget } from '@kubernetes/client-node';
 import { ClusterRoles, Deployments, PodDisruptionBudgets, Pods, Roles } from '@quorum/runtime';
-import { TestEnv } from '@quorum/runtime/testing';
+import { TestEnv } from '@quorum/localkube/testing';
 import { helmBinary } from '@quorum/localkube';
 import { LABELS } from '../../src/cluster/names.ts';
 import { uninstall, waitForWebhooks } from '../../src/deploy/install.ts';

@@ -13,7 +13,7 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { run, type RunResult } from '@quorum/images';
 import { PersistentVolumeClaims } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';

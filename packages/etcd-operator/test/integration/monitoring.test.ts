@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Pods } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClusters } from '../../src/resources.ts';
 import { ETCD_JOB, OPERATOR_JOB } from '../../src/monitoring/scrape.ts';
 import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';

@@ -12,7 +12,7 @@ import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { ListObjectsV2Command } from '@aws-sdk/client-s3';
 import { Client, Pods, createLogger } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { createOperator } from '../../src/operator/operator.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import { BACKUP_LABEL } from '../../src/backup/job.ts';

@@ -20,7 +20,7 @@ import { after, before, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { baseImageEntries, imageFromEntries } from '@quorum/images';
 import { PersistentVolumeClaims, Pods } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 import { buildMemberToolBinary } from '../../src/deploy/peer-wait-image.ts';

@@ -10,7 +10,7 @@
 // @timeout 75m: the soak itself is bounded at 60 minutes
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { percentile, runSoak } from '../support/soak.ts';
 import { setUpOperator } from './support.ts';
 

@@ -8,7 +8,7 @@
 // @shared operator
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdError, GrpcCode } from '../../src/etcd/errors.ts';
 import { EtcdClusters } from '../../src/resources.ts';

@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Pods } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { UnhealthyClusterError } from '../../src/etcd/errors.ts';
 import { activePeers } from '../../src/etcd/metrics.ts';

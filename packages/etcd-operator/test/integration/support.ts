@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { Client, Namespaces } from '@quorum/runtime';
-import { eventually, TestEnv } from '@quorum/runtime/testing';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { cacheRoot, run } from '@quorum/images';
 import { versions } from '@quorum/localkube';
 import { buildOperatorImage } from '../../src/deploy/image.ts';

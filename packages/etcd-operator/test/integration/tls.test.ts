@@ -20,7 +20,7 @@ import { request as httpsRequest } from 'node:https';
 import { connect, type PeerCertificate } from 'node:tls';
 import { after, before, test } from 'node:test';
 import { PersistentVolumeClaims, Pods, Secrets, Services, type Client } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { memberHost } from '../../src/cluster/names.ts';
 import { CLIENT_TLS_ANNOTATION } from '../../src/cluster/tls.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';

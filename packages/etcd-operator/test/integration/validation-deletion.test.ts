@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, Services, ValidatingWebhookConfigurations, type Client, type OpenObject } from "@quorum/runtime";
 import { etcdClusterCRD } from '../../src/api/crd.ts';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { install, uninstall } from '../../src/deploy/install.ts';
 import { EtcdBackups, EtcdBackupSchedules, EtcdClusters, EtcdRestores } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';

@@ -8,7 +8,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { V1DeploymentSpec, V1DeploymentStatus, V1EndpointSlice } from '@kubernetes/client-node';
 import { MutatingWebhookConfigurations, Pods, ValidatingWebhookConfigurations, resource, type KubeObject } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import { versionChangeAllowed } from '../../src/api/defaults.ts';
 import { DEFAULT_VERSION, RULES, SUPPORTED_MINOR_VERSIONS } from '../../src/api/etcdcluster.ts';
 import { waitForWebhooks } from '../../src/deploy/install.ts';

@@ -2,7 +2,7 @@
 // EtcdBackups name, and an S3 client on the host, with the addon's own credentials, to look at the bucket.
 import { S3Client } from '@aws-sdk/client-s3';
 import { Secrets } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import type { Destination, S3Destination } from '../../src/api/destination.ts';
 
 export interface S3Addon {

@@ -4,7 +4,7 @@
 // gathers what the operator and etcd said along the way: the StepStalled / StepRetrying events on the
 // clusters, and every `peer became inactive` line the members logged (etcd-io/etcd#14523's first symptom).
 import { Events, Pods, type KubeObject } from '@quorum/runtime';
-import type { TestEnv } from '@quorum/runtime/testing';
+import type { TestEnv } from '@quorum/localkube/testing';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { LABELS } from '../../src/cluster/names.ts';
 import { EtcdClusters } from '../../src/resources.ts';

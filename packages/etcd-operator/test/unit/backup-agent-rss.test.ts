@@ -26,7 +26,7 @@ import {
   startAzurite,
   startMinio,
   type StorageServer,
-} from '@quorum/storage/testing';
+} from '@quorum/localkube/testing/storage';
 
 const MiB = 1024 * 1024;
 const AGENT = join(import.meta.dirname, '..', '..', 'src', 'backup', 'agent.ts');

@@ -42,7 +42,7 @@ import {
   startFakeGcs,
   startMinio,
   type StorageServer,
-} from '@quorum/storage/testing';
+} from '@quorum/localkube/testing/storage';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
 
 const run = promisify(execFile);

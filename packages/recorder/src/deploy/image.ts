@@ -41,7 +41,7 @@ export async function buildRecorderImage(name?: string): Promise<ImageArchive> {
     entries.push(...files.filter((e) => !e.path.slice(`app/${rel}`.length).includes('/node_modules/')));
   }
   const config = {
-    Entrypoint: ['/usr/local/bin/node', '/app/packages/recorder/src/operator/main.ts'],
+    Entrypoint: ['/usr/local/bin/node', '--conditions=@quorum/source', '/app/packages/recorder/src/operator/main.ts'],
     WorkingDir: '/app',
     User: '65532:65532',
     Env: ['PATH=/usr/local/bin:/usr/bin:/bin', 'NODE_ENV=production'],

@@ -32,7 +32,7 @@ import {
   sleep,
   type OpenObject,
 } from '@quorum/runtime';
-import { eventually, TestEnv } from '@quorum/runtime/testing';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { pauseImage } from '@quorum/localkube';
 import { API_VERSION, KIND, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
 import { changeRecorderCRD } from '../../src/api/crd.ts';

@@ -20,7 +20,7 @@ import {
   type OpenObject,
   type ResourceType,
 } from '@quorum/runtime';
-import { TestEnv } from '@quorum/runtime/testing';
+import { TestEnv } from '@quorum/localkube/testing';
 import { recorderManifests, usersWebhookObjects } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;

@@ -12,7 +12,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { V1ClusterRole, V1SubjectAccessReview } from '@kubernetes/client-node';
 import { ClusterRoles, ConfigMaps, ForbiddenError, Secrets, resource, type Client } from '@quorum/runtime';
-import { eventually, TestEnv } from '@quorum/runtime/testing';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { API_VERSION, KIND, type ChangeRecorder, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
 import { buildRecorderImage } from '../../src/deploy/image.ts';
 import { installRecorder, uninstallRecorder, type RecorderInstallResult } from '../../src/deploy/install.ts';

@@ -11,7 +11,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client, ConfigMaps, RoleBindings, Roles, ServiceAccounts, connect } from '@quorum/runtime';
-import { eventually, TestEnv } from '@quorum/runtime/testing';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { API_VERSION, KIND, type ChangeRecorder } from '../../src/api/changerecorder.ts';
 import { historyCommand } from '../../src/cli/history.ts';
 import { buildRecorderImage } from '../../src/deploy/image.ts';

@@ -13,7 +13,7 @@ import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { applyPatch } from 'diff';
 import { ConfigMaps, CustomResourceDefinitions, Deployments, Events, Secrets, createLogger, sleep, type KubeObject, type OpenObject } from '@quorum/runtime';
-import { eventually, TestEnv } from '@quorum/runtime/testing';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { pauseImage } from '@quorum/localkube';
 import { API_VERSION, KIND, type ChangeRecorder, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
 import { changeRecorderCRD } from '../../src/api/crd.ts';

@@ -26,7 +26,7 @@ import {
   startFakeGcs,
   startMinio,
   type StorageServer,
-} from '@quorum/storage/testing';
+} from '@quorum/localkube/testing/storage';
 import type { ChangeRecorder } from '../../src/api/changerecorder.ts';
 import { allowAll } from '../../src/history/access.ts';
 import { HistoryHandlers } from '../../src/history/handlers.ts';

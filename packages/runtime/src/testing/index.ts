@@ -1,32 +1,42 @@
-// Test support on localkube: a real cluster per suite (or the one `npm test` started, named by
-// LOCALKUBE_STATE_DIR), a fresh namespace per test, and `eventually` (localkube's) for conditions that take time.
-import { LocalKube } from '@quorum/localkube';
+// @quorum/runtime/testing: tests against a real API server, whichever one a kubeconfig names (a kind or
+// localkube cluster, envtest's API server, a shared dev cluster): a fresh namespace per test, removed at the
+// end, clients acting as ServiceAccounts, and `eventually` for conditions that take time. It starts no
+// cluster: @quorum/localkube's testing entry builds on this one to start (or attach to) a local one.
 import { Client } from '../client/client.ts';
+import { connect, type Connection } from '../client/config.ts';
 import { Namespaces } from '../client/resources.ts';
 
-export { eventually, type EventuallyOptions } from '@quorum/localkube';
+export { eventually, type EventuallyOptions } from './eventually.ts';
+
+export interface TestEnvOptions {
+  /** The cluster's kubeconfig file; default: $KUBECONFIG, then ~/.kube/config. */
+  kubeconfig?: string;
+  context?: string;
+}
 
 export class TestEnv {
-  readonly kube: LocalKube;
   readonly client: Client;
-  readonly #owned: boolean;
+  readonly #connection: Connection;
+  readonly #kubeconfig: string | undefined;
   readonly #namespaces: string[] = [];
 
-  private constructor(kube: LocalKube, client: Client, owned: boolean) {
-    this.kube = kube;
-    this.client = client;
-    this.#owned = owned;
+  /** For subclasses that bring their own cluster; tests call `TestEnv.connect()`. */
+  protected constructor(connection: Connection, kubeconfig: string | undefined) {
+    this.#connection = connection;
+    this.#kubeconfig = kubeconfig;
+    this.client = new Client(connection);
   }
 
-  /** Attaches to the suite's cluster when LOCALKUBE_STATE_DIR names one; otherwise starts (and later stops) its own. */
-  static async start(options: { nodes?: number; stateDir?: string } = {}): Promise<TestEnv> {
-    const shared = process.env['LOCALKUBE_STATE_DIR'];
-    const kube = shared ? await LocalKube.attach(shared) : await LocalKube.start({ nodes: options.nodes ?? 1, stateDir: options.stateDir });
-    return new TestEnv(kube, await Client.connect({ kubeconfig: kube.kubeconfig }), !shared);
+  /** Connects to the cluster the kubeconfig names (the option, else $KUBECONFIG, else ~/.kube/config). */
+  static async connect(options: TestEnvOptions = {}): Promise<TestEnv> {
+    const kubeconfig = options.kubeconfig ?? process.env['KUBECONFIG'];
+    return new TestEnv(await connect({ ...options, ...(kubeconfig === undefined ? {} : { kubeconfig }) }), kubeconfig);
   }
 
+  /** The kubeconfig file the environment connected with (for child processes and kubectl). */
   get kubeconfig(): string {
-    return this.kube.kubeconfig;
+    if (this.#kubeconfig === undefined) throw new Error('TestEnv: connected through ~/.kube/config; pass `kubeconfig` to name the file');
+    return this.#kubeconfig;
   }
 
   /**
@@ -40,15 +50,25 @@ export class TestEnv {
     return name;
   }
 
-  /** A client acting as a ServiceAccount (to test RBAC for real). */
-  async clientFor(namespace: string, serviceAccount: string): Promise<Client> {
-    return Client.connect({ kubeconfig: await this.kube.serviceAccountKubeconfig(namespace, serviceAccount) });
+  /**
+   * A client acting as a ServiceAccount (to test RBAC for real), with a token from the TokenRequest API
+   * (valid `expirationSeconds`) over this environment's connection and TLS trust.
+   */
+  async clientFor(namespace: string, serviceAccount: string, expirationSeconds = 3600): Promise<Client> {
+    const path = `/api/v1/namespaces/${encodeURIComponent(namespace)}/serviceaccounts/${encodeURIComponent(serviceAccount)}/token`;
+    const request = await this.client.request<{ status: { token: string } }>('POST', path, {
+      apiVersion: 'authentication.k8s.io/v1',
+      kind: 'TokenRequest',
+      spec: { expirationSeconds },
+    });
+    const authorization = `Bearer ${request.status.token}`;
+    const { ca, rejectUnauthorized, servername } = this.#connection.tls;
+    return new Client({ server: this.#connection.server, tls: { ca, rejectUnauthorized, servername }, headers: () => Promise.resolve({ authorization }) });
   }
 
+  /** Deletes the namespaces this environment made and closes its client. */
   async stop(): Promise<void> {
     for (const ns of this.#namespaces) await this.client.delete(Namespaces, ns).catch(() => undefined);
     this.client.close();
-    this.kube.client.close();
-    if (this.#owned) await this.kube.stop();
   }
 }

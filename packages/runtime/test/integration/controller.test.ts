@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { after, before, test } from 'node:test';
 import { ConfigMaps, ConflictError, createLogger, Manager, type Controller, type KubeObject, type Request } from '../../src/index.ts';
-import { eventually, TestEnv } from '../../src/testing/index.ts';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 
 let env: TestEnv;
 before(async () => {

@@ -10,7 +10,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, rmdir } from 'node:fs/promises';
 import { after, before, test } from 'node:test';
 import { ConfigMaps } from '../../src/index.ts';
-import { eventually, TestEnv } from '../../src/testing/index.ts';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { run } from '../../../localkube/src/exec.ts';
 
 const LEASE_MS = 4000;

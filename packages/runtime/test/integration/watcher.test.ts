@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client, ConfigMaps, Informer, objectKeyString, type KubeObject } from '../../src/index.ts';
-import { eventually, TestEnv } from '../../src/testing/index.ts';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { compactControlPlaneEtcd, silence } from './support.ts';
 
 let env: TestEnv;

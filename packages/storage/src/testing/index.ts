@@ -1,7 +1,7 @@
-// @quorum/storage/testing: what unit tests need to run the drivers against real servers (MinIO,
-// fake-gcs-server, Azurite as child processes, credentials folders as Kubernetes mounts them). Test tooling:
-// production code never imports it, and @quorum/localkube, which provides the servers' executables, is only
-// a development dependency.
+// @quorum/storage/testing: what tests need to run the drivers against real servers (MinIO, fake-gcs-server,
+// Azurite as child processes, credentials folders as Kubernetes mounts them). Test tooling: production code
+// never imports it. The servers' executables are the caller's (on PATH by default); in this repository
+// @quorum/localkube/testing/storage starts them with the ones localkube builds.
 export { freePorts } from './ports.ts';
 export {
   AZURITE_ACCOUNT,
@@ -13,9 +13,9 @@ export {
   createGcsBucket,
   createMinioBucket,
   credentialsDir,
-  serverBinaries,
   startAzurite,
   startFakeGcs,
   startMinio,
   type StorageServer,
+  type StorageServerOptions,
 } from './servers.ts';

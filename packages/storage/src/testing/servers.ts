@@ -1,7 +1,7 @@
 // Real object-store servers for unit tests, as child processes on 127.0.0.1 with their data in a temp dir:
-// MinIO (S3), fake-gcs-server (GCS) and Azurite (Azure Blob), whose executables @quorum/localkube's
-// storageServers() provides (building MinIO and fake-gcs-server on first use). Killed by stop(), and by a
-// process-exit backstop.
+// MinIO (S3), fake-gcs-server (GCS) and Azurite (Azure Blob). Each is started by the command a caller names
+// (default: the server's own executable on PATH); @quorum/localkube/testing/storage passes the ones it
+// builds. Killed by stop(), and by a process-exit backstop.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, openSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { BlobServiceClient, StorageSharedKeyCredential } from '@azure/storage-blob';
-import { storageServers, type StorageServers } from '@quorum/localkube';
 import { freePorts } from './ports.ts';
 
 /** Azurite's fixed development account (documented, not a secret). */
@@ -38,11 +37,19 @@ function installBackstop(): void {
   });
 }
 
-let servers: Promise<StorageServers> | undefined;
-/** The servers' executables, built once per process. */
-export function serverBinaries(): Promise<StorageServers> {
-  servers ??= storageServers();
-  return servers;
+export interface StorageServerOptions {
+  /**
+   * The command that runs the server, before its arguments: an executable and any arguments of its own
+   * (e.g. `[process.execPath, '/path/to/azurite-blob.js']`). Default: the server's executable on PATH
+   * (`minio`, `fake-gcs-server`, `azurite-blob`).
+   */
+  command?: readonly string[];
+}
+
+function commandOf(options: StorageServerOptions, onPath: string): [string, string[]] {
+  const [executable, ...args] = options.command ?? [onPath];
+  if (executable === undefined) throw new Error('StorageServerOptions.command: empty');
+  return [executable, args];
 }
 
 async function launch(name: string, command: string, args: string[], env: NodeJS.ProcessEnv, ready: (endpoint: string) => Promise<boolean>, endpoint: string): Promise<StorageServer> {
@@ -51,7 +58,7 @@ async function launch(name: string, command: string, args: string[], env: NodeJS
   const fd = openSync(logFile, 'a');
   let child: ChildProcess;
   try {
-    // Each server is started by its absolute path: the test's own PATH is passed on as it is (none when unset).
+    // The test's own PATH is passed on as it is (none when unset): a command named without a path is found on it.
     const path = process.env.PATH === undefined ? {} : { PATH: process.env.PATH };
     child = spawn(command, args.map((a) => a.replaceAll('{dir}', join(dir, 'data'))), { stdio: ['ignore', fd, fd], env: { ...path, HOME: dir, ...env }, cwd: dir });
   } finally {
@@ -105,14 +112,14 @@ async function answers(url: string): Promise<boolean> {
   return res.status < 500;
 }
 
-export async function startAzurite(): Promise<StorageServer> {
-  const { azurite } = await serverBinaries();
+export async function startAzurite(options: StorageServerOptions = {}): Promise<StorageServer> {
+  const [command, prefix] = commandOf(options, 'azurite-blob');
   const [port] = await freePorts(1);
   const endpoint = `http://127.0.0.1:${port}/${AZURITE_ACCOUNT}`;
   return launch(
     'azurite',
-    process.execPath,
-    [azurite, '--blobHost', '127.0.0.1', '--blobPort', String(port), '--location', '{dir}', '--silent', '--skipApiVersionCheck', '--disableTelemetry'],
+    command,
+    [...prefix, '--blobHost', '127.0.0.1', '--blobPort', String(port), '--location', '{dir}', '--silent', '--skipApiVersionCheck', '--disableTelemetry'],
     {},
     (e) => answers(`${e}?comp=list`),
     endpoint,
@@ -127,14 +134,14 @@ export async function createAzuriteContainer(endpoint: string, container: string
   await new BlobServiceClient(endpoint, new StorageSharedKeyCredential(AZURITE_ACCOUNT, AZURITE_KEY)).getContainerClient(container).create();
 }
 
-export async function startMinio(): Promise<StorageServer> {
-  const { minio } = await serverBinaries();
+export async function startMinio(options: StorageServerOptions = {}): Promise<StorageServer> {
+  const [command, prefix] = commandOf(options, 'minio');
   const [port, console] = await freePorts(2);
   const endpoint = `http://127.0.0.1:${port}`;
   return launch(
     'minio',
-    minio,
-    ['server', '{dir}', '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${console}`, '--quiet'],
+    command,
+    [...prefix, 'server', '{dir}', '--address', `127.0.0.1:${port}`, '--console-address', `127.0.0.1:${console}`, '--quiet'],
     { MINIO_ROOT_USER: MINIO_USER, MINIO_ROOT_PASSWORD: MINIO_PASSWORD, MINIO_BROWSER: 'off' },
     async (e) => (await fetch(`${e}/minio/health/ready`, { signal: AbortSignal.timeout(2000) })).status === 200,
     endpoint,
@@ -150,14 +157,14 @@ export async function createMinioBucket(endpoint: string, bucket: string): Promi
   }
 }
 
-export async function startFakeGcs(): Promise<StorageServer> {
-  const { fakeGcsServer } = await serverBinaries();
+export async function startFakeGcs(options: StorageServerOptions = {}): Promise<StorageServer> {
+  const [command, prefix] = commandOf(options, 'fake-gcs-server');
   const [port] = await freePorts(1);
   const endpoint = `http://127.0.0.1:${port}`;
   return launch(
     'fake-gcs-server',
-    fakeGcsServer,
-    ['-scheme', 'http', '-host', '127.0.0.1', '-port', String(port), '-backend', 'filesystem', '-filesystem-root', '{dir}', '-external-url', endpoint, '-public-host', `127.0.0.1:${port}`, '-log-level', 'warn'],
+    command,
+    [...prefix, '-scheme', 'http', '-host', '127.0.0.1', '-port', String(port), '-backend', 'filesystem', '-filesystem-root', '{dir}', '-external-url', endpoint, '-public-host', `127.0.0.1:${port}`, '-log-level', 'warn'],
     {},
     (e) => answers(`${e}/storage/v1/b`),
     endpoint,

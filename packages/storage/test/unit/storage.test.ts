@@ -27,7 +27,7 @@ import {
   startFakeGcs,
   startMinio,
   type StorageServer,
-} from '../../src/testing/index.ts';
+} from '@quorum/localkube/testing/storage';
 
 const MiB = 1024 * 1024;
 const BUCKET = 'quorum-test';
