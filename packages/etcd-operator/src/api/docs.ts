@@ -2,9 +2,9 @@
 // enforces): every field with its type, default, constraints and description, then the CEL rules.
 import { celRulesTable, code, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion, type CustomResourceDefinition, type PrinterColumn, type ReferenceOptions, type RuleRow } from '@quorum/runtime/crd';
 import { BACKUP_PRINTER_COLUMNS, etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD, GENERATE_COMMAND, PRINTER_COLUMNS, RESTORE_PRINTER_COLUMNS, SCHEDULE_PRINTER_COLUMNS } from './crd.ts';
-import { BACKUP_KIND, BACKUP_PLURAL } from './etcdbackup.ts';
-import { SCHEDULE_KIND, SCHEDULE_PLURAL } from './etcdbackupschedule.ts';
-import { RESTORE_KIND, RESTORE_PLURAL } from './etcdrestore.ts';
+import { BACKUP_KIND } from './etcdbackup.ts';
+import { SCHEDULE_KIND } from './etcdbackupschedule.ts';
+import { RESTORE_KIND } from './etcdrestore.ts';
 import { API_VERSION, DEFAULT_REPOSITORY, KIND, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
 import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../cluster/resources.ts';
 import type { AdmissionChecks } from '../webhooks/admission.ts';
@@ -15,6 +15,14 @@ import { ETCDRESTORE_ADMISSION } from '../webhooks/etcdrestore.ts';
 
 /** The file the generator writes, relative to the repository root. */
 export const DOCS_FILE = 'docs/api.md';
+
+/** A kind's scope and names, from its CRD: plural, short names and categories (`kubectl get quorum` lists them all). */
+function namesSentence(crd: CustomResourceDefinition): string {
+  const { plural, shortNames, categories } = crd.spec.names;
+  const list = (label: string, names: readonly string[]): string[] => (names.length === 0 ? [] : [`${label}${names.length > 1 ? 's' : ''} ${names.map((n) => `\`${n}\``).join(', ')}`]);
+  const categoryNote = categories.length === 0 ? '' : ` (\`kubectl get ${categories[0]}\` lists the objects of every kind in it)`;
+  return `${crd.spec.scope}; ${[`plural \`${plural}\``, ...list('short name', shortNames), ...list('category', categories)].join(', ')}${categoryNote}.`;
+}
 
 /** The member pod's defaults (cluster/resources.ts), under an EtcdCluster's spec and an EtcdRestore's clusterSpec. */
 function podTemplateDefaults(prefix: string): Record<string, string> {
@@ -37,7 +45,8 @@ const REFERENCE: ReferenceOptions = {
 
 /** The whole of docs/api.md. */
 export function apiReferenceMarkdown(): string {
-  const version = storageVersion(etcdClusterCRD());
+  const crd = etcdClusterCRD();
+  const version = storageVersion(crd);
   const scale = version.subresources.scale;
   if (!scale) throw new Error('the CRD has no scale subresource');
   const root = version.schema.openAPIV3Schema;
@@ -51,7 +60,7 @@ export function apiReferenceMarkdown(): string {
     '',
     `# ${KIND} API reference (\`${API_VERSION}\`)`,
     '',
-    `${root.description ?? ''} Namespaced; plural \`${PLURAL}\`, short name ${SHORT_NAMES.map((n) => `\`${n}\``).join(', ')}.`,
+    `${root.description ?? ''} ${namesSentence(crd)}`,
     'The same schema produces the CRD in `packages/etcd-operator/deploy/crds/`, the TypeScript types, and the defaults',
     'and validation the operator and its admission webhooks apply (`src/api/defaults.ts`), so the webhooks being off',
     'changes nothing. Unknown fields are rejected (with `kubectl`\'s default strict field validation) or pruned.',
@@ -110,21 +119,22 @@ export function apiReferenceMarkdown(): string {
     `- \`scale\`: \`${scale.specReplicasPath}\` ↔ \`${scale.statusReplicasPath}\`, so \`kubectl scale ${SHORT_NAMES[0] ?? PLURAL}/NAME --replicas=5\` works.`,
     '',
     ...backupReference(),
-    ...kindReference(etcdBackupScheduleCRD(), SCHEDULE_KIND, SCHEDULE_PLURAL, SCHEDULE_PRINTER_COLUMNS, 'Scheduled backups and retention, with an example: [backup.md](backup.md#scheduled-backups-and-retention).', ETCDBACKUPSCHEDULE_ADMISSION),
-    ...kindReference(etcdRestoreCRD(), RESTORE_KIND, RESTORE_PLURAL, RESTORE_PRINTER_COLUMNS, 'How a restore goes, with an example: [backup.md](backup.md#etcdrestore).', ETCDRESTORE_ADMISSION),
+    ...kindReference(etcdBackupScheduleCRD(), SCHEDULE_KIND, SCHEDULE_PRINTER_COLUMNS, 'Scheduled backups and retention, with an example: [backup.md](backup.md#scheduled-backups-and-retention).', ETCDBACKUPSCHEDULE_ADMISSION),
+    ...kindReference(etcdRestoreCRD(), RESTORE_KIND, RESTORE_PRINTER_COLUMNS, 'How a restore goes, with an example: [backup.md](backup.md#etcdrestore).', ETCDRESTORE_ADMISSION),
   ];
   return lines.join('\n');
 }
 
 /** The EtcdBackup section: its fields, rules and columns, from its CRD (docs/backup.md explains how to use it). */
 function backupReference(): string[] {
-  const root = storageVersion(etcdBackupCRD()).schema.openAPIV3Schema;
+  const crd = etcdBackupCRD();
+  const root = storageVersion(crd).schema.openAPIV3Schema;
   const spec = schemaReference(root.properties?.spec, 'spec', REFERENCE);
   const status = schemaReference(root.properties?.status, 'status', REFERENCE);
   return [
     `# ${BACKUP_KIND} API reference (\`${API_VERSION}\`)`,
     '',
-    `${root.description ?? ''} Namespaced; plural \`${BACKUP_PLURAL}\`. How backups are taken, and every backend with an example: [backup.md](backup.md).`,
+    `${root.description ?? ''} ${namesSentence(crd)} How backups are taken, and every backend with an example: [backup.md](backup.md).`,
     '',
     '## spec',
     '',
@@ -147,7 +157,7 @@ function backupReference(): string[] {
 }
 
 /** The section of a kind that, like EtcdBackup, is namespaced with spec and status: fields, rules and columns. */
-function kindReference(crd: CustomResourceDefinition, kind: string, plural: string, columns: PrinterColumn[], guide: string, admission: AdmissionChecks): string[] {
+function kindReference(crd: CustomResourceDefinition, kind: string, columns: PrinterColumn[], guide: string, admission: AdmissionChecks): string[] {
   const root = storageVersion(crd).schema.openAPIV3Schema;
   const spec = schemaReference(root.properties?.spec, 'spec', REFERENCE);
   const status = schemaReference(root.properties?.status, 'status', REFERENCE);
@@ -155,7 +165,7 @@ function kindReference(crd: CustomResourceDefinition, kind: string, plural: stri
   return [
     `# ${kind} API reference (\`${API_VERSION}\`)`,
     '',
-    `${root.description ?? ''} Namespaced; plural \`${plural}\`. ${guide}`,
+    `${root.description ?? ''} ${namesSentence(crd)} ${guide}`,
     '',
     '## spec',
     '',

@@ -85,6 +85,39 @@ export const ETCD_DEFAULT_ELECTION_MS = 1000;
 export const MAX_ELECTION_TIMEOUT_MS = 50000;
 /** etcd warns above 8 GiB; a larger backend makes recovery and defragmentation slow. */
 export const MAX_QUOTA_BACKEND_BYTES = 8 * 1024 * 1024 * 1024;
+/** etcd's --quota-backend-bytes default (3.4, 3.5, 3.6): what a cluster without spec.etcd.quotaBackendBytes runs with. */
+export const ETCD_DEFAULT_QUOTA_BYTES = 2 * 1024 * 1024 * 1024;
+
+// Numbers the field descriptions state and the controllers act on, declared here so that each description takes
+// its number from the constant the code uses (the planner and tls/issue.ts import them).
+/** Free pages worth a defragmentation by threshold: below this, rewriting the file gains nothing that matters. */
+export const DEFRAG_MIN_FREE_BYTES = 1024 * 1024;
+/** A member is not defragmented by threshold again this soon: a file that stays fragmented must not make a loop. */
+export const DEFRAG_COOLDOWN_MS = 10 * 60_000;
+/** Restarts for a stale peer view per refused change; past them the change stays refused, Degraded, for a person. */
+export const MAX_STALE_PEER_RESTARTS = 2;
+/** A certificate is renewed when less than this share of its validity is left (4 months of a 1-year leaf). */
+export const RENEW_WHEN_REMAINING_FRACTION = 1 / 3;
+/** A user-supplied certificate this close to its end is reported, so the user has time to update the Secret. */
+export const EXPIRY_WARNING_DAYS = 30;
+
+/** A byte count as a description writes it: `1 MiB`, `2 GiB`. */
+function bytesText(bytes: number): string {
+  const units = ['bytes', 'KiB', 'MiB', 'GiB', 'TiB'];
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && value % 1024 === 0 && unit < units.length - 1) {
+    value /= 1024;
+    unit += 1;
+  }
+  return `${value} ${units[unit]}`;
+}
+
+/** A share as a description writes it: 1/3 is `a third`. */
+function fractionText(fraction: number): string {
+  const names: Record<number, string> = { 2: 'half', 3: 'a third', 4: 'a quarter' };
+  return names[Math.round(1 / fraction)] ?? `${Math.round(fraction * 100)} %`;
+}
 
 export const ANTI_AFFINITIES = ['Required', 'Preferred', 'None'] as const;
 export const DISASTER_RECOVERY_POLICIES = ['Manual', 'Restore'] as const;
@@ -335,7 +368,7 @@ export const PodTemplateSchema = Type.Object(
 export const EtcdOptionsSchema = Type.Object(
   {
     quotaBackendBytes: Type.Optional(
-      Type.Integer({ description: "Backend size quota in bytes (--quota-backend-bytes); etcd's default (2 GiB) when unset.", format: 'int64', minimum: 1, maximum: MAX_QUOTA_BACKEND_BYTES }),
+      Type.Integer({ description: `Backend size quota in bytes (--quota-backend-bytes); etcd's default (${bytesText(ETCD_DEFAULT_QUOTA_BYTES)}) when unset.`, format: 'int64', minimum: 1, maximum: MAX_QUOTA_BACKEND_BYTES }),
     ),
     autoCompactionMode: Type.Optional(stringEnum(AUTO_COMPACTION_MODES, { description: 'Auto-compaction mode (--auto-compaction-mode); periodic when unset.' })),
     autoCompactionRetention: Type.Optional(
@@ -386,7 +419,7 @@ export const DisasterRecoverySchema = Type.Object(
     policy: Type.Optional(
       stringEnum(DISASTER_RECOVERY_POLICIES, {
         description:
-          "What the operator does once a majority of members has lost its data for good (PVC gone, or an empty data directory etcd refuses to start on). Manual: nothing but say so (condition QuorumLost, a Warning event; docs/operations.md has the runbook). Restore: rebuild from the newest data: a surviving member whose revision is newer than the newest Succeeded EtcdBackup of this cluster is restarted alone with --force-new-cluster and the cluster grows back from it; otherwise the cluster is re-created from that backup. status.lastRecovery records the revision and time of the data it came back from.",
+          "What the operator does once a majority of members has lost its data for good (PVC gone, or an empty data directory etcd refuses to start on). Manual: nothing but say so (condition QuorumLost, a Warning event; docs/operations.md has the runbook). Restore: rebuild from the newest data: a surviving member whose revision is newer than the newest Succeeded EtcdBackup of this cluster is restarted alone with --force-new-cluster and the cluster grows back from it; otherwise the cluster is re-created from that backup. status.recovery records how, from what, and the revision and time of the data it came back from (the data-loss window).",
         default: 'Manual',
       }),
     ),
@@ -416,7 +449,7 @@ export const DefragSchema = Type.Object(
     thresholdPercent: Type.Optional(
       Type.Integer({
         description:
-          "Defragment a member once this share of its backend file is free pages ((dbSize - dbSizeInUse) / dbSize, from the member's own status), and at least 16 MiB are free; a member is not defragmented for it again within 10 minutes.",
+          `Defragment a member once this share of its backend file is free pages ((dbSize - dbSizeInUse) / dbSize, from the member's own status), and at least ${bytesText(DEFRAG_MIN_FREE_BYTES)} of it is free; a member is not defragmented for it again within ${DEFRAG_COOLDOWN_MS / 60_000} minutes.`,
         format: 'int32',
         minimum: 1,
         maximum: 100,
@@ -453,16 +486,16 @@ function tlsSideSchema(side: 'peer' | 'client') {
       : 'Mutual TLS for clients (port 2379): members serve https only and require a client certificate signed by the client CA.';
   const operator =
     side === 'peer'
-      ? 'the operator issues a peer CA (Secret <cluster>-peer-ca) and a certificate per member (Secret <member>-tls), and issues a member certificate again when less than a third of its validity is left or its names changed'
-      : 'the operator issues a client CA (Secret <cluster>-client-ca), a server certificate per member (Secret <member>-tls) and a client certificate (Secret <cluster>-client-tls) for applications and itself, and issues a leaf certificate again when less than a third of its validity is left or its names changed';
+      ? `the operator issues a peer CA (Secret <cluster>-peer-ca) and a certificate per member (Secret <member>-tls), and issues a member certificate again when less than ${fractionText(RENEW_WHEN_REMAINING_FRACTION)} of its validity is left or its names changed`
+      : `the operator issues a client CA (Secret <cluster>-client-ca), a server certificate per member (Secret <member>-tls) and a client certificate (Secret <cluster>-client-tls) for applications and itself, and issues a leaf certificate again when less than ${fractionText(RENEW_WHEN_REMAINING_FRACTION)} of its validity is left or its names changed`;
   return Type.Object(
     {
       secretName: Type.Optional(
         Type.String({
           description:
             side === 'peer'
-              ? 'A Secret in the cluster\'s namespace with ca.crt, tls.crt and tls.key, used by every member: tls.crt must be signed by ca.crt, cover *.<cluster>.<namespace>.svc, and allow serverAuth and clientAuth. The operator checks it before any member uses it (Degraded TLSSecretInvalid) and reports it 30 days before it expires (Degraded CertificateExpiring). Unset: operator-managed.'
-              : 'A Secret in the cluster\'s namespace with ca.crt, tls.crt and tls.key, used by every member and by the operator as its client identity: tls.crt must be signed by ca.crt, cover *.<cluster>.<namespace>.svc and the client Service names, and allow serverAuth and clientAuth; ca.crt is the CA client certificates must be signed by. The operator checks it before any member uses it (Degraded TLSSecretInvalid) and reports it 30 days before it expires (Degraded CertificateExpiring). Unset: operator-managed.',
+              ? `A Secret in the cluster's namespace with ca.crt, tls.crt and tls.key, used by every member: tls.crt must be signed by ca.crt, cover *.<cluster>.<namespace>.svc, and allow serverAuth and clientAuth. The operator checks it before any member uses it (Degraded TLSSecretInvalid) and reports it ${EXPIRY_WARNING_DAYS} days before it expires (Degraded CertificateExpiring). Unset: operator-managed.`
+              : `A Secret in the cluster's namespace with ca.crt, tls.crt and tls.key, used by every member and by the operator as its client identity: tls.crt must be signed by ca.crt, cover *.<cluster>.<namespace>.svc and the client Service names, and allow serverAuth and clientAuth; ca.crt is the CA client certificates must be signed by. The operator checks it before any member uses it (Degraded TLSSecretInvalid) and reports it ${EXPIRY_WARNING_DAYS} days before it expires (Degraded CertificateExpiring). Unset: operator-managed.`,
           minLength: 1,
           maxLength: 253,
         }),
@@ -570,7 +603,7 @@ export const StepSchema = Type.Object(
     lastErrorReason: Type.Optional(Type.String({ description: 'Machine-readable kind of the last refusal, e.g. UnhealthyCluster.', maxLength: 64 })),
     refusedEverywhereSince: Type.Optional(Type.String({ description: 'Since when every voting member has refused this membership change.', format: 'date-time' })),
     failures: Type.Optional(Type.Integer({ description: 'Failed attempts of this step.', format: 'int32', minimum: 0 })),
-    restarts: Type.Optional(Type.Integer({ description: 'Members restarted for a stale peer view while this membership change was refused (at most 2).', format: 'int32', minimum: 0 })),
+    restarts: Type.Optional(Type.Integer({ description: `Members restarted for a stale peer view while this membership change was refused (at most ${MAX_STALE_PEER_RESTARTS}).`, format: 'int32', minimum: 0 })),
     warned: Type.Optional(Type.Boolean({ description: 'Whether the StepRetrying Warning event was emitted.' })),
     stalled: Type.Optional(Type.Boolean({ description: 'Whether the step passed its bound (StepStalled).' })),
   },

@@ -5,16 +5,15 @@
 // --peer-trusted-ca-file signed, so a client certificate from a shared CA could join the raft transport as a peer.
 // The peer CA signs member peer certificates only; the client CA signs member server certificates and client ones.
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
+import { EXPIRY_WARNING_DAYS, RENEW_WHEN_REMAINING_FRACTION } from '../api/etcdcluster.ts';
 import { clientServiceName, memberHost } from '../cluster/names.ts';
 import { OID, oneLineName, pemBlocks, type CertificateRequest } from './x509.ts';
 
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
 export const CA_VALIDITY_DAYS = 3650;
 export const LEAF_VALIDITY_DAYS = 365;
-/** A certificate is renewed when less than this share of its validity is left (4 months of a 1-year leaf). */
-export const RENEW_WHEN_REMAINING_FRACTION = 1 / 3;
-/** A user-supplied certificate this close to its end is reported, so the user has time to update the Secret. */
-export const EXPIRY_WARNING_DAYS = 30;
+// Declared with the API, whose spec.tls descriptions state them.
+export { EXPIRY_WARNING_DAYS, RENEW_WHEN_REMAINING_FRACTION };
 
 const DAY_MS = 86_400_000;
 

@@ -30,7 +30,10 @@ const REFERENCE: ReferenceOptions = {
 
 /** The generated API section (without its markers). */
 export function apiReferenceMarkdown(): string {
-  const root = storageVersion(changeRecorderCRD()).schema.openAPIV3Schema;
+  const crd = changeRecorderCRD();
+  const root = storageVersion(crd).schema.openAPIV3Schema;
+  // The category groups every Quorum kind: `kubectl get quorum` lists them all.
+  const categories = crd.spec.names.categories.map((c) => `, category \`${c}\` (\`kubectl get ${c}\` lists the objects of every kind in it)`).join('');
   const spec = schemaReference(root.properties?.spec, 'spec', REFERENCE);
   const status = schemaReference(root.properties?.status, 'status', REFERENCE);
   const lines = [
@@ -38,7 +41,7 @@ export function apiReferenceMarkdown(): string {
     '',
     `## API reference: ${KIND} (\`${API_VERSION}\`)`,
     '',
-    `${root.description ?? ''} Cluster-scoped; plural \`${PLURAL}\`, short name ${SHORT_NAMES.map((n) => `\`${n}\``).join(', ')}.`,
+    `${root.description ?? ''} Cluster-scoped; plural \`${PLURAL}\`, short name ${SHORT_NAMES.map((n) => `\`${n}\``).join(', ')}${categories}.`,
     'The same schema produces the CRD in `packages/recorder/deploy/crds/`, the TypeScript types, and the defaults the',
     'recorder applies in code (`src/api/defaults.ts`). Unknown fields are rejected (with `kubectl`\'s default strict',
     'field validation) or pruned.',
