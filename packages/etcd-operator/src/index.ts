@@ -9,3 +9,6 @@ export { configFromEnv, type OperatorConfig } from './operator/config.ts';
 export { operatorManifests, OPERATOR_IMAGE } from './deploy/manifests.ts';
 export { install, uninstall } from './deploy/install.ts';
 export { DataChecker } from './testing/data-checker.ts';
+export { commands } from './cli/commands.ts';
+export { kubectlCommands } from './kubectl/commands.ts';
+export type { CommandIO, EtcdCommand } from './cli/command.ts';

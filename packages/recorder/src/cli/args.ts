@@ -15,7 +15,7 @@ export const HISTORY_USAGE = `usage: quorum history <command> [options]
                                 prints what it changed
   install [-f FILE]...          install or update the recorder, its ClusterRole derived from the
                                 ChangeRecorders (quorum history install --help)
-  image [--load STATE_DIR]      build the recorder's image (and load it into localkube)
+  image [--load-with COMMAND]   build the recorder's image (and load it with COMMAND ARCHIVE)
 options:
   -n, --namespace NS            the object's namespace (default: the kubeconfig context's, else default)
   -A, --all-namespaces          list: every namespace (the default for list without -n)

@@ -12,17 +12,11 @@ import { CliError, UsageError } from './errors.ts';
 import { deniedLines, objectState, objectsTable, recordLine, recordsTable } from './format.ts';
 import { imageCommand } from './image.ts';
 import { installCommand } from './install.ts';
+import type { HistoryIO } from './io.ts';
 import { resolveKind } from './kinds.ts';
 import { restoreRecord, RESTORE_FIELD_MANAGER } from './restore.ts';
 import { chooseRecord, chooseRestore } from './select.ts';
 import { localSource, proxySource, type HistorySource } from './source.ts';
-
-export interface HistoryIO {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
-  /** Environment: $QUORUM_HISTORY_TOKEN, $QUORUM_RECORDER_NAMESPACE. Default process.env. */
-  env?: Record<string, string | undefined>;
-}
 
 /** Runs `quorum history <argv>`; resolves with the exit code. */
 export async function historyCommand(argv: readonly string[], io: HistoryIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {

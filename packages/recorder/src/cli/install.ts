@@ -7,7 +7,7 @@ import { Client } from '@quorum/runtime';
 import type { ChangeRecorder } from '../api/changerecorder.ts';
 import { installRecorder, planRecorderInstall, type RecorderInstallOptions } from '../deploy/install.ts';
 import { UsageError } from './errors.ts';
-import type { HistoryIO } from './history.ts';
+import type { HistoryIO } from './io.ts';
 
 export const INSTALL_USAGE = `usage: quorum history install [-f FILE]... [options]
   Installs or updates the change recorder. Its ClusterRole grants get, list and watch on exactly the kinds

@@ -1,0 +1,15 @@
+// `quorum`: the commands of every operator in this repository, side by side.
+import { commands as etcdCommands } from '@quorum/etcd-operator';
+import { commands as recorderCommands } from '@quorum/recorder';
+import { Cli } from './compose.ts';
+import { CONNECTION_VALUE_FLAGS } from './connection.ts';
+
+export const quorumCli = new Cli({
+  program: 'quorum',
+  groups: [
+    { title: 'etcd operator (docs/operations.md)', commands: etcdCommands },
+    { title: 'change recorder (docs/recorder.md)', commands: recorderCommands },
+  ],
+  leadingValueFlags: CONNECTION_VALUE_FLAGS,
+  footer: 'quorum <command> --help (or quorum help <command>): all of its options',
+});
