@@ -1,7 +1,7 @@
 // The operator process: a manager with the EtcdCluster, EtcdBackup, EtcdBackupSchedule and EtcdRestore
 // controllers and the admission webhooks.
-import { join } from 'node:path';
 import type { V1Pod } from '@kubernetes/client-node';
+import { webhookServing } from '@quorum/kit';
 import {
   Manager,
   PersistentVolumeClaims,
@@ -9,9 +9,7 @@ import {
   Secrets,
   Pods,
   Services,
-  WebhookServer,
   annotationsChanged,
-  sleep,
   generationChanged,
   labelsChanged,
   or,
@@ -35,7 +33,7 @@ import { validateEtcdBackupSchedule } from '../webhooks/etcdbackupschedule.ts';
 import { validateEtcdRestore } from '../webhooks/etcdrestore.ts';
 import { VALIDATING_WEBHOOKS } from '../deploy/manifests.ts';
 import type { OperatorConfig } from './config.ts';
-import { ensureWebhookCertificates, publishCaBundle } from './webhook-certs.ts';
+import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './webhook-certs.ts';
 import { registerResourceMetrics } from './metrics.ts';
 
 export const MANAGED = `${LABELS.managedBy}=quorum`;
@@ -274,43 +272,34 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     );
 
   if (config.webhooks) {
-    const certFile = join(config.certDir, 'tls.crt');
-    const keyFile = join(config.certDir, 'tls.key');
-    let serving = false;
-    // Not ready until the webhook answers: the API server calls it for every EtcdCluster write.
-    manager.addReadyCheck('webhook', () => {
-      if (!serving) throw new Error('webhook server not listening yet');
-    });
-    manager.add({
+    const webhooks = webhookServing({
       name: 'webhooks',
-      needLeaderElection: false,
-      start: async (signal) => {
-        const ca = await ensureWebhookCertificates(manager.client, config.namespace, config.webhookServiceName, config.certDir, { metrics: manager.metrics.retries });
-        const server = new WebhookServer({
-          port: config.webhookPort,
-          certFile,
-          keyFile,
-          metrics: manager.metrics.retries,
-          logger: (msg, fields, level) => manager.log[level ?? 'info'](fields ?? {}, msg),
-        });
+      client: manager.client,
+      namespace: config.namespace,
+      service: config.webhookServiceName,
+      secretName: CERT_SECRET,
+      secretLabels: { 'app.kubernetes.io/name': 'quorum' },
+      certDir: config.certDir,
+      port: config.webhookPort,
+      configurations: { validating: [VALIDATING_WEBHOOK], mutating: [MUTATING_WEBHOOK] },
+      register: (server) => {
         server.registerMutating('/default-etcdcluster', defaultEtcdCluster);
         server.registerValidating(VALIDATING_WEBHOOKS.etcdclusters.path, validateEtcdCluster);
         server.registerValidating(VALIDATING_WEBHOOKS.etcdbackups.path, validateEtcdBackup);
         server.registerValidating(VALIDATING_WEBHOOKS.etcdbackupschedules.path, validateEtcdBackupSchedule);
         server.registerValidating(VALIDATING_WEBHOOKS.etcdrestores.path, validateEtcdRestore);
-        await server.start(signal);
-        serving = true;
-        manager.log.info({ port: server.port }, 'webhook server listening');
-        // Re-installed or edited configurations lose the CA: keep it published (no write when it is there).
-        while (!signal.aborted) {
-          await sleep(30_000, signal);
-          if (!signal.aborted) await publishCaBundle(manager.client, ca, { metrics: manager.metrics.retries }).catch((err: unknown) => manager.log.warn({ err }, 'could not publish the webhook CA'));
-        }
-        // Keep answering while the endpoint removal reaches every kube-proxy, then stop.
-        await sleep(config.webhookDrainMs);
-        await server.stop();
       },
+      log: manager.log,
+      metrics: manager.metrics.retries,
+      // Keep answering while the endpoint removal reaches every kube-proxy, then stop.
+      drainMs: config.webhookDrainMs,
     });
+    // Not ready until the webhook answers: the API server calls it for every EtcdCluster write.
+    manager.addReadyCheck('webhook', () => {
+      const problem = webhooks.problem();
+      if (problem !== undefined) throw new Error(problem);
+    });
+    manager.add(webhooks);
   }
   return manager;
 }

@@ -2,7 +2,7 @@
 // A CA plus a leaf it signs (rather than one self-signed leaf) so the CA can go in a caBundle while the
 // leaf is rotated underneath it.
 import { KeyObject, X509Certificate as NodeX509Certificate, type webcrypto } from 'node:crypto';
-import { chmod, mkdir, rename, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import type * as X509 from '@peculiar/x509';
@@ -103,6 +103,8 @@ function pkcs8Pem(key: webcrypto.CryptoKey): string {
 /**
  * Writes `ca.crt`, `tls.crt` and `tls.key` (the names a kubernetes.io/tls Secret mounts as). Each file is
  * written beside its target and renamed over it, so a server watching the directory never reads half a file.
+ * A file that already holds its content is left alone: callers write again on every check of their Secret,
+ * and a watching server would otherwise be woken for nothing each time.
  */
 export async function writeCertificates(dir: string, certs: GeneratedCertificates): Promise<void> {
   await mkdir(dir, { recursive: true });
@@ -113,6 +115,7 @@ export async function writeCertificates(dir: string, certs: GeneratedCertificate
 }
 
 async function writeAtomically(path: string, content: string, mode: number): Promise<void> {
+  if ((await readFile(path, 'utf8').catch(() => undefined)) === content) return;
   const temporary = `${path}.${process.pid}.tmp`;
   await writeFile(temporary, content, { mode });
   // writeFile's mode is masked by the umask and ignored for an existing file; a key must end up 0600.
