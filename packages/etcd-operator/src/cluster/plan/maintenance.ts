@@ -1,13 +1,11 @@
 // Maintenance: the cluster's certificates (issued before any pod, a CA rotated step by step) and its storage
 // (recovery from etcd's NOSPACE alarm, defragmentation by threshold or schedule).
-import type { DefragReason } from '../../api/etcdcluster.ts';
+import { DEFRAG_COOLDOWN_MS, DEFRAG_MIN_FREE_BYTES, type DefragReason } from '../../api/etcdcluster.ts';
 import { memberIndex } from '../names.ts';
 import type { Action, Observed, ObservedMember } from './types.ts';
 
-/** Free pages worth a defragmentation by threshold: below this, rewriting the file gains nothing that matters. */
-export const DEFRAG_MIN_FREE_BYTES = 1024 * 1024;
-/** A member is not defragmented by threshold again this soon: a file that stays fragmented must not make a loop. */
-export const DEFRAG_COOLDOWN_MS = 10 * 60_000;
+// Declared with the API, whose spec.maintenance.defrag.thresholdPercent description states them.
+export { DEFRAG_COOLDOWN_MS, DEFRAG_MIN_FREE_BYTES };
 /** The NOSPACE alarm is disarmed only when the data in use fits this share of the quota, or it would be raised again at once. */
 export const NOSPACE_FIT = 0.9;
 

@@ -1,13 +1,14 @@
 // Healing: pods Kubernetes gave up on, a cluster that has no quorum (bootstrap, bringing known members back,
 // quorum lost for good and what to restore from), and members replaced or restarted while a quorum holds.
 // A member is never presumed gone on silence: only Kubernetes or a quorum's member list is evidence.
+import { MAX_STALE_PEER_RESTARTS } from '../../api/etcdcluster.ts';
 import { quorum } from '../../etcd/quorum.ts';
 import { memberName } from '../names.ts';
 import { nextIndex, podDetail, podLookup, restoredMembers, seconds, unreachableDetail, type Facts } from './core.ts';
 import type { Action, Observed, ObservedMember } from './types.ts';
 
-/** Restarts for a stale peer view per refused change; past them the change stays refused, Degraded, for a person. */
-export const MAX_STALE_PEER_RESTARTS = 2;
+// Declared with the API, whose status.step.restarts description states it.
+export { MAX_STALE_PEER_RESTARTS };
 
 /** Pods Kubernetes gave up on (evicted, failed), or that never got past an outdated init container: replaced in place, same member, same PVC. */
 export function podsGivenUpStep(o: Observed): Action | undefined {
