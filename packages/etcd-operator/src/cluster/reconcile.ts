@@ -20,7 +20,7 @@ import { EtcdClusters } from '../resources.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { TlsStatus } from '../api/etcdcluster.ts';
 import type { RestoreSource } from './resources.ts';
-import { act, describeFailure, type MaintenanceResult } from './act.ts';
+import { act, describeFailure, type MaintenanceResult } from './act/index.ts';
 import { maintenanceStatus, observeSpace } from './maintenance.ts';
 import { applyDefaults, validateSpec, type DefaultedSpec, type EtcdCluster } from './spec.ts';
 import { clientService, madeWithTLS, peerService, podDisruptionBudget } from './resources.ts';
