@@ -1,0 +1,198 @@
+// What a user does with @quorum/runtime and @quorum/storage: `npm pack` each (prepack builds dist/), install
+// the tarballs with npm into an empty folder outside the repository, then import them from plain JavaScript
+// with plain node (no source condition: the repository's own resolution must not leak in) and typecheck a
+// TypeScript consumer under `module: nodenext` and under `module: preserve` + `moduleResolution: bundler`.
+// Prints the figures of issue 20: each tarball's size and file count, the installed tree, the cold import time.
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { after, before, test } from 'node:test';
+import { promisify } from 'node:util';
+
+const execFileAsync = promisify(execFile);
+const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..');
+const PACKAGES = ['runtime', 'storage'] as const;
+
+interface Packed {
+  name: string;
+  filename: string;
+  size: number;
+  unpackedSize: number;
+  entryCount: number;
+  files: { path: string }[];
+}
+
+/**
+ * A user's shell: none of `npm test`'s own npm_* variables (they would steer the inner npm), no
+ * NODE_OPTIONS (it carries the repository's --conditions=@quorum/source) and no test-runner context.
+ */
+function userEnv(): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^npm_/i.test(key) || key === 'NODE_OPTIONS' || key === 'NODE_TEST_CONTEXT' || key === 'INIT_CWD') continue;
+    env[key] = value;
+  }
+  return env;
+}
+
+async function run(command: string, args: string[], cwd: string): Promise<string> {
+  try {
+    const { stdout } = await execFileAsync(command, args, { cwd, env: userEnv(), maxBuffer: 64 * 1024 * 1024 });
+    return stdout;
+  } catch (err) {
+    const { stdout, stderr } = err as { stdout?: string; stderr?: string };
+    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) failed:\n${stdout ?? ''}\n${stderr ?? ''}`, { cause: err });
+  }
+}
+
+/** `npm pack` of one workspace package into `dest`; npm's JSON report of it. */
+async function pack(pkg: string, dest: string): Promise<Packed> {
+  const out = await run('npm', ['pack', '--json', '--pack-destination', dest], join(repoRoot, 'packages', pkg));
+  // The prepack build's own lines may precede the JSON.
+  const [report] = JSON.parse(out.slice(out.indexOf('['))) as Packed[];
+  assert.ok(report, `npm pack of ${pkg} reported nothing`);
+  return report;
+}
+
+const node = (args: string[], cwd: string): Promise<string> => run(process.execPath, args, cwd);
+const tsc = (args: string[], cwd: string): Promise<string> => node([join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], cwd);
+
+let work: string;
+let consumer: string;
+const packed = new Map<string, Packed>();
+const started = performance.now();
+
+before(async () => {
+  work = await mkdtemp(join(tmpdir(), 'quorum-packed-'));
+  assert.ok(!work.startsWith(repoRoot + '/'), `the consumer must live outside the repository (${work})`);
+  const tarballs = join(work, 'tarballs');
+  consumer = join(work, 'consumer');
+  await mkdir(consumer, { recursive: true });
+  await mkdir(tarballs, { recursive: true });
+  for (const pkg of PACKAGES) packed.set(pkg, await pack(pkg, tarballs));
+  await writeFile(join(consumer, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }, null, 2));
+  // @types/node at the repository's own version: the declarations name Node's types, as a user's project has them.
+  const typesNode = (JSON.parse(await readFile(join(repoRoot, 'node_modules', '@types', 'node', 'package.json'), 'utf8')) as { version: string }).version;
+  const install = [...packed.values()].map((p) => join(tarballs, p.filename));
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', '--loglevel=error', ...install, `@types/node@${typesNode}`], consumer);
+});
+
+after(async () => {
+  if (work) await rm(work, { recursive: true, force: true });
+  // dist/ is what `npm pack` built for this test; the repository runs on src/.
+  for (const pkg of PACKAGES) await rm(join(repoRoot, 'packages', pkg, 'dist'), { recursive: true, force: true });
+});
+
+test('each tarball holds the built JavaScript, declarations and maps of every export, and no tests', () => {
+  for (const [pkg, report] of packed) {
+    const files = new Set(report.files.map((f) => f.path));
+    const manifest = JSON.parse(readFileSync(join(repoRoot, 'packages', pkg, 'package.json'), 'utf8')) as { exports: Record<string, Record<string, string>> };
+    for (const [entry, conditions] of Object.entries(manifest.exports)) {
+      for (const condition of ['types', 'default']) {
+        const target = conditions[condition]?.replace(/^\.\//, '');
+        assert.ok(target && files.has(target), `${pkg} ${entry}: ${condition} (${target}) is not in the tarball`);
+      }
+      const js = conditions['default']!.replace(/^\.\//, '');
+      assert.ok(files.has(`${js}.map`) && files.has(js.replace(/\.js$/, '.d.ts.map')), `${pkg} ${entry}: no source or declaration map`);
+    }
+    const stray = [...files].filter((f) => !/^(dist\/|src\/|package\.json$|README\.md$|CHANGELOG\.md$)/.test(f));
+    assert.deepEqual(stray, [], `${pkg}: files outside dist/, src/ and the docs`);
+    console.log(`${report.filename}: ${(report.size / 1024).toFixed(0)} KiB packed, ${(report.unpackedSize / 1024).toFixed(0)} KiB unpacked, ${report.entryCount} files`);
+  }
+});
+
+test('plain JavaScript imports every entry with plain node, and what it imports works without a cluster', async () => {
+  await writeFile(
+    join(consumer, 'app.mjs'),
+    `import { Backoff, Manager, WorkQueue } from '@quorum/runtime';
+import { applySchemaDefaults } from '@quorum/runtime/crd';
+import { TestEnv, eventually } from '@quorum/runtime/testing';
+import { sleep } from '@quorum/runtime/timers';
+import { openStore } from '@quorum/storage';
+import { freePorts } from '@quorum/storage/testing';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+
+const queue = new WorkQueue();
+queue.add('default/a');
+queue.add('default/a');
+const defaults = applySchemaDefaults({ type: 'object', properties: { replicas: { type: 'integer', default: 3 } } }, {});
+await sleep(1);
+// A PVC folder store: loads the driver through the entry's dynamic import, as a real location would.
+const root = await mkdtemp(join(tmpdir(), 'consumer-pvc-'));
+const store = await openStore({ pvc: { claimName: 'backups' } }, undefined, root);
+await store.upload('a/b.txt', Readable.from([Buffer.from('hello')]));
+const read = await text(await store.download('a/b.txt'));
+console.log(JSON.stringify({
+  manager: typeof Manager, backoff: typeof Backoff, testEnv: typeof TestEnv.connect,
+  queued: queue.len(), defaults, polled: await eventually('a value', () => 42), read,
+  listed: (await store.list('a/')).length, ports: (await freePorts(2)).length,
+}));
+`,
+  );
+  const out = JSON.parse(await node(['app.mjs'], consumer)) as Record<string, unknown>;
+  assert.deepEqual(out, {
+    manager: 'function',
+    backoff: 'function',
+    testEnv: 'function',
+    queued: 1,
+    defaults: { replicas: 3 },
+    polled: 42,
+    read: 'hello',
+    listed: 1,
+    ports: 2,
+  });
+});
+
+const CONSUMER_TS = `import { Client, Manager, WorkQueue, type KubeObject } from '@quorum/runtime';
+import { customResourceDefinition, type SchemaNode } from '@quorum/runtime/crd';
+import { TestEnv, eventually } from '@quorum/runtime/testing';
+import { openStore, StorageError, type Location, type ObjectStore } from '@quorum/storage';
+import { startMinio, type StorageServer } from '@quorum/storage/testing';
+
+const location: Location = { pvc: { claimName: 'backups' } };
+const store: Promise<ObjectStore> = openStore(location, undefined, '/mnt/backups');
+const object: KubeObject = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'settings', namespace: 'default' } };
+const schema: SchemaNode = { type: 'object' };
+const queue: WorkQueue<string> = new WorkQueue<string>();
+const env: Promise<TestEnv> = TestEnv.connect({ kubeconfig: '/tmp/kubeconfig' });
+const minio: () => Promise<StorageServer> = () => startMinio({ command: ['minio'] });
+const polled: Promise<number> = eventually('a value', () => 1);
+// @ts-expect-error: the types are real, so a wrong one is refused
+const wrong: Location = { pvc: { claim: 'backups' } };
+export const used: unknown[] = [Client, Manager, customResourceDefinition, StorageError, store, object, schema, queue, env, minio, polled, wrong];
+`;
+
+for (const [mode, options] of [
+  ['nodenext', { module: 'nodenext' }],
+  ['bundler', { module: 'preserve', moduleResolution: 'bundler' }],
+] as const) {
+  test(`a TypeScript consumer typechecks against the declarations (module ${mode})`, async () => {
+    const dir = join(consumer, `ts-${mode}`);
+    await mkdir(dir, { recursive: true });
+    await writeFile(join(dir, 'consumer.ts'), CONSUMER_TS);
+    const compilerOptions = { ...options, target: 'es2024', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] };
+    await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }, null, 2));
+    await tsc(['-p', dir], consumer);
+  });
+}
+
+test('figures: the installed dependency tree and the cold import time', async () => {
+  const tree = (await run('npm', ['ls', '--all', '--parseable'], consumer)).split('\n').filter((l) => l.includes('node_modules'));
+  const timings: number[] = [];
+  for (let i = 0; i < 5; i++) {
+    const script = "const t = performance.now(); await import('@quorum/runtime'); console.log(performance.now() - t)";
+    timings.push(Number(await node(['--input-type=module', '-e', script], consumer)));
+  }
+  timings.sort((a, b) => a - b);
+  assert.ok(tree.length > 0 && timings.every((t) => t > 0));
+  console.log(`installed: ${tree.length} packages (npm ls --all) for @quorum/runtime, @quorum/storage and @types/node`);
+  console.log(`cold import('@quorum/runtime'): median ${timings[2]!.toFixed(0)} ms of 5 fresh processes (${timings.map((t) => t.toFixed(0)).join(', ')})`);
+  console.log(`the whole file: ${((performance.now() - started) / 1000).toFixed(1)} s`);
+});
