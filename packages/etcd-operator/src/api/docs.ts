@@ -5,8 +5,7 @@ import { BACKUP_PRINTER_COLUMNS, etcdBackupCRD, etcdBackupScheduleCRD, etcdClust
 import { BACKUP_KIND } from './etcdbackup.ts';
 import { SCHEDULE_KIND } from './etcdbackupschedule.ts';
 import { RESTORE_KIND } from './etcdrestore.ts';
-import { API_VERSION, DEFAULT_REPOSITORY, KIND, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
-import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../cluster/resources.ts';
+import { API_VERSION, DEFAULT_ETCD_RESOURCES, DEFAULT_REPOSITORY, KIND, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
 import type { AdmissionChecks } from '../webhooks/admission.ts';
 import { ETCDBACKUP_ADMISSION } from '../webhooks/etcdbackup.ts';
 import { ETCDBACKUPSCHEDULE_ADMISSION } from '../webhooks/etcdbackupschedule.ts';
@@ -24,7 +23,7 @@ function namesSentence(crd: CustomResourceDefinition): string {
   return `${crd.spec.scope}; ${[`plural \`${plural}\``, ...list('short name', shortNames), ...list('category', categories)].join(', ')}${categoryNote}.`;
 }
 
-/** The member pod's defaults (cluster/resources.ts), under an EtcdCluster's spec and an EtcdRestore's clusterSpec. */
+/** The member pod's defaults (api/etcdcluster.ts, which cluster/resources.ts renders pods with), under an EtcdCluster's spec and an EtcdRestore's clusterSpec. */
 function podTemplateDefaults(prefix: string): Record<string, string> {
   const fieldByField = 'field by field: each field set replaces one (used by the operator, never stored)';
   return {

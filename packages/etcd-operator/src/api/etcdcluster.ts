@@ -255,6 +255,47 @@ function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, str
   return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string' } });
 }
 
+/**
+ * Pod-level defaults; each field the user sets in podTemplate.spec.securityContext replaces one. No etcd image
+ * declares a USER, so the numeric runAsUser is what satisfies runAsNonRoot (the kubelet checks the effective
+ * uid). fsGroup makes the data volume the group's (the kubelet chgrps it and adds g+rw), including a volume
+ * written by root before; OnRootMismatch walks it only when its root is not the group's yet.
+ */
+export const MEMBER_POD_SECURITY: Readonly<V1PodSecurityContext> = {
+  runAsNonRoot: true,
+  runAsUser: 65532,
+  runAsGroup: 65532,
+  fsGroup: 65532,
+  fsGroupChangePolicy: 'OnRootMismatch',
+  seccompProfile: { type: 'RuntimeDefault' },
+};
+
+/**
+ * Every container's defaults; for the etcd container, each field set in podTemplate.spec.containerSecurityContext
+ * replaces one. The root filesystem can be read-only: etcd and etcdutl write only under the data directory,
+ * and every init container writes only to its volumes.
+ */
+export const MEMBER_CONTAINER_SECURITY: Readonly<V1SecurityContext> = {
+  allowPrivilegeEscalation: false,
+  readOnlyRootFilesystem: true,
+  capabilities: { drop: ['ALL'] },
+};
+
+/**
+ * The etcd container's requests when podTemplate.spec.resources is unset: enough to make the pod Burstable
+ * rather than BestEffort (the first evicted under node pressure), and small, because one node may run dozens
+ * of members. No limits: a CPU limit throttles etcd into missed heartbeats, and a memory limit would kill a
+ * member whose database grows.
+ */
+export const DEFAULT_ETCD_RESOURCES: Readonly<V1ResourceRequirements> = { requests: { cpu: '50m', memory: '128Mi' } };
+
+/** A default object as a description writes it: `runAsNonRoot true, capabilities drop ALL`. */
+function fieldsText(value: object): string {
+  return Object.entries(value)
+    .map(([key, v]: [string, unknown]) => `${key} ${v !== null && typeof v === 'object' && !Array.isArray(v) ? fieldsText(v) : Array.isArray(v) ? v.join(' ') : String(v)}`)
+    .join(', ');
+}
+
 /** A Kubernetes-typed value (Affinity, Toleration, …) passed through to the pod as is. */
 export type KubeValue = Record<string, unknown>;
 
@@ -343,18 +384,18 @@ export const PodTemplateSchema = Type.Object(
           ),
           resources: Type.Optional(
             kubeObject<V1ResourceRequirements>(
-              'Compute resources (core/v1 ResourceRequirements) of the etcd container, and of the restore-snapshot init container of a restored member. Unset: the etcd container requests cpu 50m and memory 128Mi, with no limits; {} sets no requests.',
+              `Compute resources (core/v1 ResourceRequirements) of the etcd container, and of the restore-snapshot init container of a restored member. Unset: the etcd container requests ${fieldsText(DEFAULT_ETCD_RESOURCES.requests ?? {})}, with no limits; {} sets no requests.`,
             ),
           ),
           priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of every member pod.', minLength: 1, maxLength: 253 })),
           securityContext: Type.Optional(
             kubeObject<V1PodSecurityContext>(
-              'Pod-level security context (core/v1 PodSecurityContext). Each field set here replaces the default for that field: runAsNonRoot true, runAsUser, runAsGroup and fsGroup 65532, fsGroupChangePolicy OnRootMismatch, seccompProfile RuntimeDefault.',
+              `Pod-level security context (core/v1 PodSecurityContext). Each field set here replaces the default for that field: ${fieldsText(MEMBER_POD_SECURITY)}.`,
             ),
           ),
           containerSecurityContext: Type.Optional(
             kubeObject<V1SecurityContext>(
-              "Security context (core/v1 SecurityContext) of the etcd container, and of the restore-snapshot init container, which writes a restored member's data. Each field set here replaces the default for that field: allowPrivilegeEscalation false, readOnlyRootFilesystem true, capabilities drop ALL. Its runAsUser and runAsNonRoot also apply to the fetch-snapshot init container.",
+              `Security context (core/v1 SecurityContext) of the etcd container, and of the restore-snapshot init container, which writes a restored member's data. Each field set here replaces the default for that field: ${fieldsText(MEMBER_CONTAINER_SECURITY)}. Its runAsUser and runAsNonRoot also apply to the fetch-snapshot init container.`,
             ),
           ),
         },

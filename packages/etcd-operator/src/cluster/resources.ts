@@ -1,9 +1,10 @@
 // The Kubernetes objects a cluster consists of, as the operator wants them: the peer (headless) and client
 // Services, the PodDisruptionBudget, and one PVC and one Pod per member.
 import { createHash } from 'node:crypto';
-import type { V1Affinity, V1Container, V1PodSecurityContext, V1PodSpec, V1ResourceRequirements, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
+import type { V1Affinity, V1Container, V1PodSecurityContext, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
 import type { KubeObject, OwnerReference } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
+import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../api/etcdcluster.ts';
 import type { Destination } from '../api/destination.ts';
 import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_POD } from '../backup/job.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
@@ -106,39 +107,8 @@ export function memberPVC(cluster: EtcdCluster, spec: DefaultedSpec, member: str
  */
 export const RENDER_REVISION = 3;
 
-/**
- * Pod-level defaults; each field the user sets in podTemplate.spec.securityContext replaces one. No etcd image
- * declares a USER, so the numeric runAsUser is what satisfies runAsNonRoot (the kubelet checks the effective
- * uid). fsGroup makes the data volume the group's (the kubelet chgrps it and adds g+rw), including a volume
- * written by root before; OnRootMismatch walks it only when its root is not the group's yet.
- */
-export const MEMBER_POD_SECURITY: Readonly<V1PodSecurityContext> = {
-  runAsNonRoot: true,
-  runAsUser: 65532,
-  runAsGroup: 65532,
-  fsGroup: 65532,
-  fsGroupChangePolicy: 'OnRootMismatch',
-  seccompProfile: { type: 'RuntimeDefault' },
-};
-
-/**
- * Every container's defaults; for the etcd container, each field set in podTemplate.spec.containerSecurityContext
- * replaces one. The root filesystem can be read-only: etcd and etcdutl write only under the data directory,
- * and every init container writes only to its volumes.
- */
-export const MEMBER_CONTAINER_SECURITY: Readonly<V1SecurityContext> = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  capabilities: { drop: ['ALL'] },
-};
-
-/**
- * The etcd container's requests when podTemplate.spec.resources is unset: enough to make the pod Burstable
- * rather than BestEffort (the first evicted under node pressure), and small, because one node may run dozens
- * of members. No limits: a CPU limit throttles etcd into missed heartbeats, and a memory limit would kill a
- * member whose database grows.
- */
-export const DEFAULT_ETCD_RESOURCES: Readonly<V1ResourceRequirements> = { requests: { cpu: '50m', memory: '128Mi' } };
+// Declared with the API, whose podTemplate descriptions state them.
+export { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY };
 
 /** The member tools (peer-wait, restore-tools) run as this user whatever the pod's: they need no other. */
 const TOOLS_USER: V1SecurityContext = { runAsNonRoot: true, runAsUser: 65532 };
