@@ -2,7 +2,7 @@
 // (packages/etcd-operator/src/deploy/image.ts): the pinned Node 24 binary with its shared libraries, the
 // workspace packages the recorder runs (runtime, storage, recorder), and their production dependencies only, as
 // `npm ls --omit=dev` lists them.
-import { readFile } from 'node:fs/promises';
+import { readFile, realpath } from 'node:fs/promises';
 import { join, relative, resolve } from 'node:path';
 import { baseImageEntries, contentDigest, entriesFromDirectory, imageFromEntries, run, sharedLibraries, type ImageArchive, type TarEntry } from '@quorum/images';
 import { RECORDER_IMAGE } from './manifests.ts';
@@ -10,7 +10,6 @@ import { RECORDER_IMAGE } from './manifests.ts';
 // The workspace root, from this file's place in it (packages/recorder/src/deploy/).
 const repoRoot = resolve(import.meta.dirname, '../../../..');
 
-const WORKSPACES = ['packages/runtime', 'packages/storage', 'packages/recorder'];
 
 /**
  * Builds the image; unless a name is given it is tagged `<version>-dev.<content digest>`, so that loading a
@@ -23,14 +22,17 @@ export async function buildRecorderImage(name?: string): Promise<ImageArchive> {
   const entries: TarEntry[] = [...baseImageEntries];
   entries.push({ type: 'file', path: 'usr/local/bin/node', mode: 0o755, data: await readFile(node) }, ...(await sharedLibraries(node)));
   entries.push({ type: 'file', path: 'app/package.json', mode: 0o644, data: await readFile(join(repoRoot, 'package.json')) });
-  for (const ws of WORKSPACES) {
+  // The workspace packages it runs, as npm lists them (symlinks into packages/): the operator's own and every
+  // @quorum package it depends on, so a new shared package cannot be left out of the image.
+  const workspaces = await Promise.all(paths.filter((p) => relative(repoRoot, p).startsWith('node_modules/@quorum/')).map(async (p) => relative(repoRoot, await realpath(p))));
+  for (const ws of workspaces) {
     entries.push({ type: 'file', path: `app/${ws}/package.json`, mode: 0o644, data: await readFile(join(repoRoot, ws, 'package.json')) });
     entries.push(...(await entriesFromDirectory(join(repoRoot, ws, 'src'), `app/${ws}/src`)));
   }
   for (const path of paths) {
     const rel = relative(repoRoot, path);
     const pkg = rel.slice('node_modules/'.length);
-    const workspace = WORKSPACES.find((w) => pkg === `@quorum/${w.split('/')[1]}`);
+    const workspace = workspaces.find((w) => pkg === `@quorum/${w.split('/')[1]}`);
     if (pkg.startsWith('@quorum/')) {
       // Workspace packages are symlinks into packages/, as npm lays them out.
       if (workspace) entries.push({ type: 'symlink', path: `app/${rel}`, target: `../../${workspace}` });
