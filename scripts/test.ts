@@ -141,6 +141,7 @@ async function check(label: string, command: string, argv: string[]): Promise<vo
 async function staticChecks(): Promise<void> {
   await check('typecheck (tsc --noEmit)', process.execPath, [join(root, 'node_modules/typescript/bin/tsc'), '--noEmit', '-p', root]);
   await check('lint (eslint)', process.execPath, [join(root, 'node_modules/eslint/bin/eslint.js'), root]);
+  await check('API reports (scripts/api-report.ts --check)', process.execPath, [join(root, 'scripts/api-report.ts'), '--check']);
   for (const tool of ['peer-wait', 'member-restore', 'nslookup']) await check(`go test (tools/${tool})`, 'go', ['-C', `tools/${tool}`, 'test', './...']);
 }
 
