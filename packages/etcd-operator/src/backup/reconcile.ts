@@ -6,7 +6,7 @@ import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type
 import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../cluster/names.ts';
-import type { EtcdClients } from '../cluster/observe.ts';
+import type { EtcdClients } from '../cluster/observe-members.ts';
 import { clientEndpoint, servedClientStage } from '../cluster/tls.ts';
 import { clientCredentials, clientIdentitySecret } from '../cluster/tls-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';

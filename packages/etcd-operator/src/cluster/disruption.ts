@@ -4,7 +4,7 @@
 // replaced it under the same name stays listed, counted as unavailable, until two minutes after the eviction
 // (the controller's DeletionTimeout): every member is Ready, and the next eviction of a rolling update is
 // still refused. That wait ends by itself, so the operator retries it; this says why it waits.
-import type { PodObject } from './observe.ts';
+import type { PodObject } from './observe-members.ts';
 
 /** The disruption controller's DeletionTimeout (pkg/controller/disruption): how long a listed pod counts. */
 export const DISRUPTED_POD_TIMEOUT_MS = 120_000;

@@ -4,7 +4,7 @@ import { DEFRAG_SCHEDULE_SEED } from '../api/defaults.ts';
 import type { DefragRecord, MaintenanceStatus } from '../api/etcdcluster.ts';
 import { latestTime, parseSchedule } from '../schedule/plan.ts';
 import type { MaintenanceResult } from './act/context.ts';
-import type { EtcdView } from './observe.ts';
+import type { EtcdView } from './observe-members.ts';
 import type { ObservedSpace } from './plan/types.ts';
 import type { DefaultedSpec } from './spec.ts';
 

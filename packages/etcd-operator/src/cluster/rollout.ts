@@ -8,7 +8,7 @@ import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdCluster, RolloutRecord } from '../api/etcdcluster.ts';
 import { jobDeadlineSeconds } from '../backup/job.ts';
 import { LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
-import type { EtcdClients, EtcdView, PodObject } from './observe.ts';
+import type { EtcdClients, EtcdView, PodObject } from './observe-members.ts';
 import { clientEndpoint, newMemberPeerScheme, servedPeerStage, type CABundles, type ClientCredentials, type MemberEndpoint, type TLSStage } from './tls.ts';
 import type { Membership, ObservedRollout, PreUpgradeBackup } from './plan/types.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';

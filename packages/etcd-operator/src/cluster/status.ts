@@ -4,7 +4,7 @@
 import { setCondition, type Condition } from '@quorum/runtime';
 import { memberIdToHex } from '../etcd/ids.ts';
 import type { MaintenanceStatus, Recovery, RolloutRecord, TlsStatus } from '../api/etcdcluster.ts';
-import type { EtcdView } from './observe.ts';
+import type { EtcdView } from './observe-members.ts';
 import { quorum } from '../etcd/quorum.ts';
 import { haltMessage } from './plan/rollout.ts';
 import type { Action, ObservedPod } from './plan/types.ts';

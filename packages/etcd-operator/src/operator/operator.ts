@@ -18,7 +18,7 @@ import {
   type ManagerOptions,
 } from '@quorum/runtime';
 import { etcdClusterReconciler, type ReconcilerDeps, type StepMetrics } from '../cluster/reconcile.ts';
-import { EtcdClients } from '../cluster/observe.ts';
+import { EtcdClients } from '../cluster/observe-members.ts';
 import { LABELS } from '../cluster/names.ts';
 import { EtcdBackupSchedules, EtcdBackups, EtcdClusters, EtcdRestores, Jobs } from '../resources.ts';
 import { etcdBackupReconciler, type BackupMetrics } from '../backup/reconcile.ts';

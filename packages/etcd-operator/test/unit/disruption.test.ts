@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { staleDisruptions } from '../../src/cluster/disruption.ts';
-import type { PodObject } from '../../src/cluster/observe.ts';
+import type { PodObject } from '../../src/cluster/observe-members.ts';
 
 const pod = (name: string, created: string, deleting = false): PodObject => ({
   apiVersion: 'v1',

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { plan, nextIndex, type Observed, type ObservedMember, type ObservedPod } from '../../src/cluster/plan/index.ts';
-import { etcdSaysDataLost, lastLines, observePod, type PodObject } from '../../src/cluster/observe.ts';
+import { etcdSaysDataLost, lastLines, observePod, type PodObject } from '../../src/cluster/observe-members.ts';
 import { nextStep } from '../../src/cluster/progress.ts';
 
 const member = (i: number, extra: Partial<ObservedMember> = {}): ObservedMember => ({ id: String(100 + i), member: `c-${i}`, started: true, learner: false, healthy: true, ...extra });

@@ -8,7 +8,7 @@ import { test } from 'node:test';
 import { createLogger, NotFoundError, Store, type Client, type EventInput, type KubeObject, type OpenObject, type ResourceType } from '@quorum/runtime';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import type { EtcdClusterSpec } from '../../src/api/etcdcluster.ts';
-import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe.ts';
+import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe-members.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
 import { memberPod, memberPVC } from '../../src/cluster/resources.ts';
 import type { EtcdCluster } from '../../src/cluster/spec.ts';

@@ -8,7 +8,7 @@ import { createLogger, Store, type Client, type EventInput, type KubeObject, typ
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
 import { TEMPLATE_ANNOTATION, templateFingerprint } from '../../src/cluster/resources.ts';
-import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe.ts';
+import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe-members.ts';
 import type { EtcdCluster } from '../../src/cluster/spec.ts';
 import type { StatusShape } from '../../src/cluster/status.ts';
 import type { Alarm, EtcdClient, EtcdStatus, Member, Versions } from '../../src/etcd/client.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { RolloutRecord } from '../../src/api/etcdcluster.ts';
-import type { EtcdView } from '../../src/cluster/observe.ts';
+import type { EtcdView } from '../../src/cluster/observe-members.ts';
 import type { ObservedPod } from '../../src/cluster/plan/types.ts';
 import { stepName } from '../../src/cluster/progress.ts';
 import { buildStatus, type StatusInput, type StatusShape } from '../../src/cluster/status.ts';

@@ -4,7 +4,7 @@ import { EtcdUnavailableError, QuorumUnavailableError } from '../../etcd/errors.
 import type { EtcdClient, EtcdStatus } from '../../etcd/client.ts';
 import type { MemberEndpoint } from '../membership.ts';
 import { LABELS } from '../names.ts';
-import type { PodObject } from '../observe.ts';
+import type { PodObject } from '../observe-members.ts';
 import { clientEndpoint, type MemberEndpoint as ClientEndpoint } from '../tls.ts';
 import { clusterKey, StepError, type ActContext } from './context.ts';
 
