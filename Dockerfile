@@ -23,4 +23,7 @@ COPY packages/etcd-operator/package.json packages/etcd-operator/
 COPY packages/etcd-operator/src packages/etcd-operator/src
 USER 65532:65532
 ENV NODE_ENV=production
-ENTRYPOINT ["/nodejs/bin/node", "packages/etcd-operator/src/operator/main.ts"]
+# The workspace packages resolve to their TypeScript sources under this condition (their default exports are
+# a dist/ this image does not build); in NODE_OPTIONS too for the backup agent, whose Jobs replace the entrypoint.
+ENV NODE_OPTIONS=--conditions=@quorum/source
+ENTRYPOINT ["/nodejs/bin/node", "--conditions=@quorum/source", "packages/etcd-operator/src/operator/main.ts"]
