@@ -1,15 +1,12 @@
 // Storage maintenance around the planner (plan.ts noSpaceStep, defragStep): what it decides from, gathered from
 // the statuses observeEtcd reads anyway, and what status.maintenance records of what was done.
 import { DEFRAG_SCHEDULE_SEED } from '../api/defaults.ts';
-import type { DefragRecord, MaintenanceStatus } from '../api/etcdcluster.ts';
+import { ETCD_DEFAULT_QUOTA_BYTES, type DefragRecord, type MaintenanceStatus } from '../api/etcdcluster.ts';
 import { latestTime, parseSchedule } from '../schedule/plan.ts';
 import type { MaintenanceResult } from './act/context.ts';
 import type { EtcdView } from './observe-members.ts';
 import type { ObservedSpace } from './plan/types.ts';
 import type { DefaultedSpec } from './spec.ts';
-
-/** etcd's --quota-backend-bytes default (3.4, 3.5, 3.6): what a cluster without spec.etcd.quotaBackendBytes runs with. */
-export const ETCD_DEFAULT_QUOTA_BYTES = 2 * 1024 * 1024 * 1024;
 
 export function observeSpace(spec: DefaultedSpec, createdAt: number | undefined, view: EtcdView, previous: MaintenanceStatus | undefined, now: number): ObservedSpace {
   const ids = new Map((view.membership?.members ?? []).map((m) => [m.id, m.member]));
