@@ -169,15 +169,18 @@ const wrong: Location = { pvc: { claim: 'backups' } };
 export const used: unknown[] = [Client, Manager, customResourceDefinition, StorageError, store, object, schema, queue, env, minio, polled, wrong];
 `;
 
+// Under nodenext every declaration file is checked too (skipLibCheck off: ours must be sound, not merely
+// resolvable); under bundler, which differs only in how specifiers resolve, the dependencies' (large)
+// declarations are not checked again.
 for (const [mode, options] of [
-  ['nodenext', { module: 'nodenext' }],
-  ['bundler', { module: 'preserve', moduleResolution: 'bundler' }],
+  ['nodenext', { module: 'nodenext', skipLibCheck: false }],
+  ['bundler', { module: 'preserve', moduleResolution: 'bundler', skipLibCheck: true }],
 ] as const) {
   test(`a TypeScript consumer typechecks against the declarations (module ${mode})`, async () => {
     const dir = join(consumer, `ts-${mode}`);
     await mkdir(dir, { recursive: true });
     await writeFile(join(dir, 'consumer.ts'), CONSUMER_TS);
-    const compilerOptions = { ...options, target: 'es2024', strict: true, noEmit: true, skipLibCheck: false, types: ['node'] };
+    const compilerOptions = { target: 'es2024', strict: true, noEmit: true, types: ['node'], ...options };
     await writeFile(join(dir, 'tsconfig.json'), JSON.stringify({ compilerOptions, files: ['consumer.ts'] }, null, 2));
     await tsc(['-p', dir], consumer);
   });
