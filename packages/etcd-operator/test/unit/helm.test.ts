@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import type { V1MutatingWebhookConfiguration, V1PodDisruptionBudget, V1PolicyRule, V1Role, V1ValidatingWebhookConfiguration } from '@kubernetes/client-node';
 import { helmBinary } from '@quorum/localkube';
 import { parseAllDocuments } from 'yaml';
+import { commands } from '../../src/cli/commands.ts';
 import { helmChart, MONITORING_VALUES, type MonitoringValue } from '../../src/deploy/helm.ts';
 import { operatorManifests, PEER_WAIT_IMAGE, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
 import { DASHBOARD_FILE, MONITORING_DIR, POD_MONITORS_FILE, PROMETHEUS_RULE_FILE } from '../../src/monitoring/files.ts';
@@ -20,7 +21,6 @@ import { DASHBOARD_FILE, MONITORING_DIR, POD_MONITORS_FILE, PROMETHEUS_RULE_FILE
 const run = promisify(execFile);
 const packageDir = join(import.meta.dirname, '..', '..');
 const chartDir = join(packageDir, '..', '..', 'deploy', 'helm', 'quorum');
-const cli = join(packageDir, 'src', 'cli', 'main.ts');
 const monitoringDir = join(packageDir, '..', '..', MONITORING_DIR);
 
 interface Parsed {
@@ -67,13 +67,24 @@ function byIdentity(objects: Parsed[]): Map<string, Parsed> {
   return map;
 }
 
+/** What `quorum manifests ARGS` prints, from the etcd operator's own command, run in this process. */
+async function quorumManifests(args: string[]): Promise<string> {
+  const manifests = commands.find((c) => c.name === 'manifests');
+  assert.ok(manifests, 'the etcd operator has a manifests command');
+  let stdout = '';
+  let stderr = '';
+  const code = await manifests.run(args, { stdout: { write: (t: string) => (stdout += t) }, stderr: { write: (t: string) => (stderr += t) } });
+  assert.equal(code, 0, `quorum manifests ${args.join(' ')}: ${stderr}`);
+  return stdout;
+}
+
 /**
  * `helm template` with `values` (helm's own flags, e.g. `--set replicas=3`) and the CRDs, against `quorum
  * manifests` with `flags`, without its Namespace (`helm install --create-namespace` makes that one).
  */
 async function assertSameObjects(values: string[], flags: string[]): Promise<Parsed[]> {
   const rendered = parse(await helmRun(['template', 'quorum', chartDir, '--namespace', 'ops', '--include-crds', ...values]));
-  const { stdout } = await run(process.execPath, [cli, 'manifests', '--namespace', 'ops', ...flags], { maxBuffer: 64 * 1024 * 1024 });
+  const stdout = await quorumManifests(['--namespace', 'ops', ...flags]);
   const got = byIdentity(rendered);
   const want = byIdentity(parse(stdout).filter((o) => o.kind !== 'Namespace'));
   assert.deepEqual([...got.keys()].sort(), [...want.keys()].sort(), 'the same objects');
