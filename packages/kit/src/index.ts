@@ -21,3 +21,28 @@ export {
   type LeafOptions,
   type LeafUsage,
 } from './x509.ts';
+export {
+  DEFAULT_STEP_DEADLINE_MS,
+  formatAge,
+  nextStepRecord,
+  progressMessage,
+  retryDelayMs,
+  STEP_WARN_MS,
+  stepAgeMs,
+  StepVoice,
+  type RepeatedStep,
+  type StepRecord,
+  type StepRefusal,
+  type StepVoiced,
+  type StepVoiceOptions,
+  type StepVoiceOutput,
+} from './step.ts';
+export {
+  NONROOT_UID,
+  RESTRICTED_CONTAINER_SECURITY,
+  RESTRICTED_POD_SECURITY,
+  restrictedContainerSecurity,
+  restrictedPodSecurity,
+  type RestrictedContainerSecurityContext,
+  type RestrictedPodSecurityContext,
+} from './pod-security.ts';

@@ -2,12 +2,13 @@
 // snapshot from the chosen member straight into the destination. The Job, not the operator, mounts the
 // credentials Secret, so the operator needs no access to Secrets at all; and a PVC destination is a volume
 // only a pod can mount.
+import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import { createHash } from 'node:crypto';
 import type { OpenObject } from '@quorum/runtime';
 import { locationKind } from '@quorum/storage';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
 import type { Destination } from '../api/destination.ts';
-import { clientURL, LABELS } from '../cluster/names.ts';
+import { clientURL, LABELS } from '../names.ts';
 import type { AgentResult, ObservedJob } from './plan.ts';
 
 export const BACKUP_LABEL = 'etcd.quorum.dev/backup';
@@ -44,9 +45,9 @@ export function destinationVolumes(destination: Destination): { volumes: Record<
   };
 }
 
-/** The restricted Pod Security Standard, which the agent meets. */
-export const RESTRICTED_POD = { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } };
-export const RESTRICTED_CONTAINER = { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } };
+/** The restricted Pod Security Standard, which the agent meets (the kit's defaults). */
+export const RESTRICTED_POD = restrictedPodSecurity();
+export const RESTRICTED_CONTAINER = restrictedContainerSecurity();
 
 /** The backup container's mount of the cluster's client identity Secret (ca.crt, tls.crt, tls.key), for client TLS. */
 const CLIENT_TLS_MOUNT = { name: 'client-tls', mountPath: '/etc/etcd-client', readOnly: true } as const;

@@ -4,13 +4,12 @@
 // keeps the cluster; the label etcd.quorum.dev/restore says where it came from. The wait for the backup has
 // a bound and a voice, as a cluster's steps do: the condition says why and for how long at once, a Warning
 // event and warn logs follow after 30 s, a gauge tells the time waited, and past the bound it fails.
-import { writeStatus } from '@quorum/kit';
+import { StepVoice, writeStatus } from '@quorum/kit';
 import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { API_VERSION, KIND, type EtcdCluster, type FromBackup } from '../api/etcdcluster.ts';
 import { DEFAULT_BACKUP_WAIT_SECONDS, type EtcdRestore, type EtcdRestoreStatus, type RestoreCondition } from '../api/etcdrestore.ts';
-import { FIELD_MANAGER } from '../cluster/names.ts';
-import { STEP_WARN_MS } from '../cluster/progress.ts';
+import { FIELD_MANAGER } from '../names.ts';
 import { EtcdClusters, EtcdRestores } from '../resources.ts';
 import { planRestore, type RestoreAction } from './plan.ts';
 
@@ -62,16 +61,14 @@ export function restoredCluster(restore: EtcdRestore): EtcdCluster {
 export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
   // Per restore, the wait reason its Warning event was emitted for, and when it last logged a warn line:
   // the voice of a wait is rationed, not repeated on every reconcile.
-  const warned = new Map<string, string>();
-  const lastWarnLog = new Map<string, number>();
+  const voice = new StepVoice({ retryingReason: 'RestoreWaiting' });
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
     const key = `${namespace}/${name}`;
     const labels = { namespace, restore: name };
     const restore = deps.restores.store.get(key);
     const status = restore?.status ?? {};
     if (!restore || restore.metadata.deletionTimestamp || status.phase === 'Succeeded' || status.phase === 'Failed') {
-      warned.delete(key);
-      lastWarnLog.delete(key);
+      voice.forget(key);
       deps.metrics?.notWaiting(labels);
       return {};
     }
@@ -145,22 +142,15 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
       const seconds = Math.round(wait.waitedMs / 1000);
       const boundSeconds = Math.round(wait.boundMs / 1000);
       deps.metrics?.waiting(labels, { reason: action.reason, seconds, boundSeconds });
-      if (wait.waitedMs >= STEP_WARN_MS) {
-        if (warned.get(key) !== action.reason) {
-          warned.set(key, action.reason);
-          event('Warning', 'RestoreWaiting', action.message);
-        }
-        if (now.getTime() - (lastWarnLog.get(key) ?? 0) >= STEP_WARN_MS) {
-          lastWarnLog.set(key, now.getTime());
-          log.warn({ restore: name, cluster: spec.clusterName, reason: action.reason, forSeconds: seconds, boundSeconds }, action.message);
-        }
-      }
+      voice.repeated(
+        { key, step: action.reason, ageMs: wait.waitedMs, now, message: action.message, fields: { restore: name, cluster: spec.clusterName, reason: action.reason, boundSeconds } },
+        { warning: (reason, note) => event('Warning', reason, note), warn: (fields, message) => log.warn(fields, message) },
+      );
     } else {
       deps.metrics?.notWaiting(labels);
     }
     if (action.type === 'done' || action.type === 'succeed' || action.type === 'fail') {
-      warned.delete(key);
-      lastWarnLog.delete(key);
+      voice.forget(key);
       return {};
     }
     // The cluster's and the backup's events wake this up; the requeue is a safety net, and the bound's

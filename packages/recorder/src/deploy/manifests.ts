@@ -6,6 +6,7 @@
 // ChangeRecorders go to the `default` namespace (they are cluster-scoped), through a Role there. With
 // usersWebhook, also the validating admission webhook that tells who made each change (attribution/webhook.ts),
 // called for UPDATE and DELETE of the same recorded kinds, and the RBAC for its certificate and CA.
+import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type ChangeRecorder, type GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults } from '../api/defaults.ts';
@@ -257,7 +258,7 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
         metadata: { labels: { ...labels, ...selector } },
         spec: {
           serviceAccountName: NAME,
-          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, fsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: restrictedPodSecurity(),
           containers: [
             {
               name: 'recorder',
@@ -283,7 +284,7 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
               livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10, failureThreshold: 3 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 5 },
               resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '512Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: restrictedContainerSecurity(),
               volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }, { name: 'tmp', mountPath: '/tmp' }, ...secretMounts],
             },
           ],
