@@ -30,7 +30,7 @@ import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { applyDefaults, etcdImage } from '../src/api/defaults.ts';
 import type { EtcdBackup } from '../src/api/etcdbackup.ts';
 import { BACKUP_LABEL } from '../src/backup/job.ts';
-import { memberHost } from '../src/cluster/names.ts';
+import { memberHost } from '../src/names.ts';
 import { EtcdClient } from '../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters, Jobs } from '../src/resources.ts';
 import { applyCluster, clientServiceEndpoint, getCluster, setUpOperator, waitAvailable } from '../test/integration/support.ts';

@@ -58,7 +58,7 @@ import { Namespaces, PersistentVolumeClaims, Pods, Services, resource, type Clie
 import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { applyDefaults, etcdImage } from '../src/api/defaults.ts';
 import type { EtcdCluster } from '../src/api/etcdcluster.ts';
-import { LABELS, memberHost, memberName, peerURL } from '../src/cluster/names.ts';
+import { LABELS, memberHost, memberName, peerURL } from '../src/names.ts';
 import { memberPVC, memberPod, peerService } from '../src/cluster/resources.ts';
 import { EtcdClusters } from '../src/resources.ts';
 import { applyCluster, clientServiceEndpoint, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';

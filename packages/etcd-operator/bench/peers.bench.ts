@@ -22,7 +22,7 @@
 // counted as failures. Figures: bench/peers/figures.ts (`peers.<peer>.<scenario>_s`, `_ratio`, `_failures`).
 import { CustomResourceDefinitions, Namespaces, Pods, StatefulSets, resource, type Client, type KubeObject } from '@quorum/runtime';
 import { TestEnv } from '@quorum/localkube/testing';
-import { clusterSelector } from '../src/cluster/names.ts';
+import { clusterSelector } from '../src/names.ts';
 import { install } from '../src/deploy/install.ts';
 import { EtcdClusters } from '../src/resources.ts';
 import { applyCluster, installOptions, loadOperatorImages } from '../test/integration/support.ts';

@@ -7,7 +7,7 @@ import { eventually } from '@quorum/runtime/testing';
 import type { LocalKube } from '@quorum/localkube';
 import { EtcdClient } from '../src/etcd/client.ts';
 import { EtcdError, EtcdUnavailableError, GrpcCode } from '../src/etcd/errors.ts';
-import { LABELS, ROTATE_CERTIFICATES_ANNOTATION, clusterSelector, labelSelector } from '../src/cluster/names.ts';
+import { LABELS, ROTATE_CERTIFICATES_ANNOTATION, clusterSelector, labelSelector } from '../src/names.ts';
 import { OPERATOR_SELECTOR } from '../src/deploy/manifests.ts';
 import { EtcdBackups, EtcdClusters } from '../src/resources.ts';
 import { clientTLSSecretName, memberTLSSecretName } from '../src/tls/secrets.ts';

@@ -9,7 +9,7 @@ import { Events, PersistentVolumeClaims, Pods, Secrets, Services, type KubeObjec
 import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { EtcdClient, type EtcdTls } from '../src/etcd/client.ts';
 import { EtcdClusters } from '../src/resources.ts';
-import { LABELS, clusterSelector, memberHost } from '../src/cluster/names.ts';
+import { LABELS, clusterSelector, memberHost } from '../src/names.ts';
 import { clientTLSSecretName } from '../src/tls/secrets.ts';
 import { DataChecker } from '../src/testing/data-checker.ts';
 import type { EtcdCluster } from '../src/api/etcdcluster.ts';

@@ -12,4 +12,4 @@ export function preferredAntiAffinity(matchLabels: Record<string, string>): V1Af
   return { podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels }, topologyKey: 'kubernetes.io/hostname' } }] } };
 }
 
-export { labelSelector as selectorOf } from '../../src/cluster/names.ts';
+export { labelSelector as selectorOf } from '../../src/names.ts';

@@ -5,10 +5,10 @@
 import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
-import { LABELS, FIELD_MANAGER } from '../cluster/names.ts';
+import { LABELS, FIELD_MANAGER } from '../names.ts';
 import type { EtcdClients } from '../cluster/observe-members.ts';
-import { clientEndpoint, servedClientStage } from '../cluster/tls.ts';
-import { clientCredentials, clientIdentitySecret } from '../cluster/tls-secrets.ts';
+import { clientEndpoint, servedClientStage } from '../tls/members.ts';
+import { clientCredentials, clientIdentitySecret } from '../tls/cluster-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';
 import { backupJob, backupJobName, BACKUP_LABEL, observeJob } from './job.ts';
 import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';

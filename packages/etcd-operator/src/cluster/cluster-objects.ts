@@ -2,7 +2,7 @@
 // members, the PodDisruptionBudget; applied (server-side) only when they differ from what the cache holds.
 import { applyIfChanged, NotFoundError, PodDisruptionBudgets, Services, type KubeObject } from '@quorum/runtime';
 import type { ReconcilerDeps } from './deps.ts';
-import { clientServiceName, FIELD_MANAGER, pdbName, peerServiceName } from './names.ts';
+import { clientServiceName, FIELD_MANAGER, pdbName, peerServiceName } from '../names.ts';
 import { clientService, peerService, podDisruptionBudget } from './resources.ts';
 import type { EtcdCluster } from './spec.ts';
 

@@ -7,7 +7,7 @@
 import type { Member } from '../etcd/client.ts';
 import { EtcdError, UnhealthyClusterError } from '../etcd/errors.ts';
 import type { EtcdClients } from './observe-members.ts';
-import type { MemberEndpoint as ClientEndpoint } from './tls.ts';
+import type { MemberEndpoint as ClientEndpoint } from '../tls/members.ts';
 
 export type MembershipChange =
   | { kind: 'add'; peerURL: string }
@@ -17,7 +17,7 @@ export type MembershipChange =
 
 export interface MemberEndpoint {
   member: string;
-  /** Its client URL, or the URL with the TLS to dial it with (tls.ts clientEndpoint). */
+  /** Its client URL, or the URL with the TLS to dial it with (tls/members.ts clientEndpoint). */
   endpoint: string | ClientEndpoint;
 }
 

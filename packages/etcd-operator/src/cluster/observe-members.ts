@@ -5,11 +5,11 @@ import { createHash } from 'node:crypto';
 import type { KubeObject } from '@quorum/runtime';
 import { alarmsInStatus, EtcdClient, type Alarm } from '../etcd/client.ts';
 import { activePeers } from '../etcd/metrics.ts';
-import { memberFromPeerURL, LABELS, METRICS_PORT } from './names.ts';
+import { memberFromPeerURL, LABELS, METRICS_PORT } from '../names.ts';
 import { quorum } from '../etcd/quorum.ts';
 import type { Membership, ObservedMember, ObservedPod } from './plan/types.ts';
 import { FORCE_NEW_CLUSTER_ANNOTATION, RESTORE_CONTAINERS } from './resources.ts';
-import { clientEndpoint, schemeOf, type ClientCredentials, type MemberEndpoint } from './tls.ts';
+import { clientEndpoint, schemeOf, type ClientCredentials, type MemberEndpoint } from '../tls/members.ts';
 
 export type { MemberEndpoint };
 
@@ -191,7 +191,7 @@ export async function observeEtcd(cluster: string, namespace: string, pods: PodO
       try {
         const s = await clients.get(endpoint).status({ signal });
         // etcd lists the cluster's alarms among a member's status errors. NOSPACE is the whole cluster's (writes
-        // refused) and says nothing about this member: it is recovered from (plan.ts noSpaceStep), not counted
+        // refused) and says nothing about this member: it is recovered from (plan/maintenance.ts noSpaceStep), not counted
         // as a member down, which would wait for a quorum that is there. Any other error (CORRUPT, no leader) is.
         const alarms = alarmsInStatus(s.errors);
         const errors = s.errors.filter((e) => !alarmsInStatus([e]).some((a) => a.alarm === 'NOSPACE'));

@@ -9,15 +9,15 @@ import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 import { DEFAULT_REFUSED_RESTART_MS, type ReconcilerDeps } from './deps.ts';
 import { maintenanceStatus, observeSpace } from './maintenance.ts';
 import type { ReconcilerMemory } from './memory.ts';
-import { LABELS, type Scheme } from './names.ts';
+import { LABELS, type Scheme } from '../names.ts';
 import { observeEtcd, observeLocalRevisions, observePeerActivity, observePod, type EtcdView, type PodObject } from './observe-members.ts';
 import type { BackupCandidate, Observed, ObservedPod } from './plan/types.ts';
 import { madeWithTLS, type RestoreSource } from './resources.ts';
 import { observePreUpgradeBackup, observeRollout, type RolloutObservation } from './rollout.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import type { StatusShape } from './status.ts';
-import { memberTLSStages, peerScheme, schemeOf, servedClientStage, type TLSStage } from './tls.ts';
-import { membersNotServedBy, membersWithSecrets, observeTLS, secretContents, type TLSObservation } from './tls-secrets.ts';
+import { memberTLSStages, peerScheme, schemeOf, servedClientStage, type TLSStage } from '../tls/members.ts';
+import { membersNotServedBy, membersWithSecrets, observeTLS, secretContents, type TLSObservation } from '../tls/cluster-secrets.ts';
 
 export interface ObserveInput {
   deps: ReconcilerDeps;
@@ -77,7 +77,7 @@ export async function observe(i: ObserveInput): Promise<Observation> {
   });
   if (tls) await observeCARotation(i, tls, managedSecrets, pods);
   const view = await observeEtcd(name, namespace, pods, deps.etcd, signal, tls?.credentials);
-  // Each member's TLS stage: where plaintext to TLS in place stands for it (tls.ts desiredTLSStage).
+  // Each member's TLS stage: where plaintext to TLS in place stands for it (tls/members.ts desiredTLSStage).
   const peerSchemes = new Map<string, Scheme>(
     view.membership
       ? view.membership.members.map((m) => [m.member, m.peerScheme ?? peerScheme(spec)])

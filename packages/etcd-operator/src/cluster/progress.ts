@@ -18,7 +18,7 @@ export interface StepRecord {
   refusedEverywhereSince?: string;
   /** Failed attempts of this step so far. */
   failures?: number;
-  /** Members restarted for a stale peer view while this change was refused (bounded: see plan.ts). */
+  /** Members restarted for a stale peer view while this change was refused (bounded: see plan/recovery.ts). */
   restarts?: number;
   /** Whether the Warning event for this step has been emitted (after STEP_WARN_MS), and the stall event (past the bound). */
   warned?: boolean;

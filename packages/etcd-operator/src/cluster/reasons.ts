@@ -37,7 +37,7 @@ export const STEP_REASONS = {
   disarmAlarm: 'DisarmingAlarm',
 } as const;
 
-/** The reasons of the planner's waits (plan.ts returns them; Progressing carries them while it waits). */
+/** The reasons of the planner's waits (plan/ returns them; Progressing carries them while it waits). */
 export const WAIT_REASONS = {
   Bootstrapping: 'the initial members are starting and have not formed a quorum yet',
   NoSpace:

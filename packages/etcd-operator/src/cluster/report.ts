@@ -7,14 +7,14 @@ import type { TlsStatus } from '../api/etcdcluster.ts';
 import { EtcdClusters } from '../resources.ts';
 import type { ReconcilerDeps } from './deps.ts';
 import type { ReconcilerMemory } from './memory.ts';
-import { FIELD_MANAGER, memberIndex, type Scheme } from './names.ts';
+import { FIELD_MANAGER, memberIndex, type Scheme } from '../names.ts';
 import type { Observation } from './observe.ts';
 import { nextIndex } from './plan/core.ts';
 import type { Action, ObservedTLS } from './plan/types.ts';
 import { formatAge, progressMessage, stepAgeMs, STEP_WARN_MS, type StepFailure, type StepRecord } from './progress.ts';
 import { applyDefaults, type DefaultedSpec, type EtcdCluster } from './spec.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
-import { servedClientStage } from './tls.ts';
+import { servedClientStage } from '../tls/members.ts';
 
 export type Say = (type: 'Normal' | 'Warning', reason: string, note: string) => void;
 

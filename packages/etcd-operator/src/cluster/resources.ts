@@ -2,7 +2,7 @@
 // Services, the PodDisruptionBudget, and one PVC and one Pod per member.
 import { createHash } from 'node:crypto';
 import type { V1Affinity, V1Container, V1PodSecurityContext, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { KubeObject, OwnerReference } from '@quorum/runtime';
+import type { KubeObject } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
 import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../api/etcdcluster.ts';
 import type { Destination } from '../api/destination.ts';
@@ -21,14 +21,11 @@ import {
   peerServiceName,
   peerURL,
   pvcName,
-} from './names.ts';
-import { finalTLSStage, memberTLS, tlsFingerprint, type CABundles, type TLSStage } from './tls.ts';
+  ownerRef,
+} from '../names.ts';
+import { finalTLSStage, memberTLS, tlsFingerprint, type CABundles, type TLSStage } from '../tls/members.ts';
 
 type Obj = KubeObject & Record<string, unknown>;
-
-export function ownerRef(cluster: EtcdCluster): OwnerReference {
-  return { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', name: cluster.metadata.name!, uid: cluster.metadata.uid!, controller: true, blockOwnerDeletion: true };
-}
 
 const meta = (cluster: EtcdCluster, name: string, labels: Record<string, string>, owned = true): Obj['metadata'] => ({
   name,
@@ -132,7 +129,7 @@ export interface MemberPodOptions {
   restore?: { source: RestoreSource; agentImage: string };
   /** For a cluster with TLS: the CA bundles its members trust now, recorded in the template fingerprint. */
   caBundles?: CABundles;
-  /** The member's TLS stage (tls.ts desiredTLSStage); unset: the spec's final one, as for a new cluster. */
+  /** The member's TLS stage (tls/members.ts desiredTLSStage); unset: the spec's final one, as for a new cluster. */
   tlsStage?: TLSStage;
 }
 

@@ -1,4 +1,4 @@
-// What a rolling update is decided from (plan.ts rolloutStep): which members' pods were made from another spec,
+// What a rolling update is decided from (plan/rollout.ts rolloutStep): which members' pods were made from another spec,
 // the rollout recorded in status, and, only while there is something to roll, what etcd says: how far each
 // member has applied against the leader's commit index, the alarms, and the cluster version. A cluster at
 // rest costs no extra etcd call (the cluster version is read again only when it may have moved).
@@ -7,9 +7,9 @@ import { decidedClusterVersion, versionPath } from '../api/defaults.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdCluster, RolloutRecord } from '../api/etcdcluster.ts';
 import { jobDeadlineSeconds } from '../backup/job.ts';
-import { LABELS, RETRY_ROLLOUT_ANNOTATION } from './names.ts';
+import { LABELS, RETRY_ROLLOUT_ANNOTATION } from '../names.ts';
 import type { EtcdClients, EtcdView, PodObject } from './observe-members.ts';
-import { clientEndpoint, newMemberPeerScheme, servedPeerStage, type CABundles, type ClientCredentials, type MemberEndpoint, type TLSStage } from './tls.ts';
+import { clientEndpoint, newMemberPeerScheme, servedPeerStage, type CABundles, type ClientCredentials, type MemberEndpoint, type TLSStage } from '../tls/members.ts';
 import type { Membership, ObservedRollout, PreUpgradeBackup } from './plan/types.ts';
 import { outdatedFields, templateFingerprint } from './resources.ts';
 import type { DefaultedSpec } from './spec.ts';

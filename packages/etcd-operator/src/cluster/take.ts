@@ -5,7 +5,7 @@ import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 import { act, describeFailure } from './act/index.ts';
 import { STEADY_RESYNC_MS, type ReconcilerDeps } from './deps.ts';
 import type { ReconcilerMemory } from './memory.ts';
-import { pdbName } from './names.ts';
+import { pdbName } from '../names.ts';
 import type { Observation } from './observe.ts';
 import type { Action } from './plan/types.ts';
 import { retryDelayMs, type StepFailure, type StepRecord } from './progress.ts';

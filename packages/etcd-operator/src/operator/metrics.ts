@@ -12,7 +12,7 @@ import type { CollectedSample, EventHandler, RuntimeMetrics } from '@quorum/runt
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
-import { LABELS } from '../cluster/names.ts';
+import { LABELS } from '../names.ts';
 import { latestTime, nextTime, parseSchedule, scheduleHashSeed } from '../schedule/plan.ts';
 
 type ClusterLabels = 'namespace' | 'cluster';

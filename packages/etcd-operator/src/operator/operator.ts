@@ -19,7 +19,7 @@ import {
 } from '@quorum/runtime';
 import { etcdClusterReconciler, type ReconcilerDeps, type StepMetrics } from '../cluster/reconcile.ts';
 import { EtcdClients } from '../cluster/observe-members.ts';
-import { LABELS } from '../cluster/names.ts';
+import { LABELS } from '../names.ts';
 import { EtcdBackupSchedules, EtcdBackups, EtcdClusters, EtcdRestores, Jobs } from '../resources.ts';
 import { etcdBackupReconciler, type BackupMetrics } from '../backup/reconcile.ts';
 import { BACKUP_LABEL } from '../backup/job.ts';

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import type { OpenObject } from '@quorum/runtime';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
 import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_CONTAINER, RESTRICTED_POD, parseAgentResult } from '../backup/job.ts';
-import { LABELS } from '../cluster/names.ts';
+import { LABELS } from '../names.ts';
 import type { PruneJob } from './plan.ts';
 
 /** On a schedule's EtcdBackups and prune Jobs: the schedule's name. */

@@ -5,7 +5,7 @@ import { writeStatus } from '@quorum/kit';
 import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
-import { FIELD_MANAGER } from '../cluster/names.ts';
+import { FIELD_MANAGER } from '../names.ts';
 import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
 import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleHashSeed, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';

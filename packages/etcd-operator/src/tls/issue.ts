@@ -6,7 +6,7 @@
 // The peer CA signs member peer certificates only; the client CA signs member server certificates and client ones.
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { EXPIRY_WARNING_DAYS, RENEW_WHEN_REMAINING_FRACTION } from '../api/etcdcluster.ts';
-import { clientServiceName, memberHost } from '../cluster/names.ts';
+import { clientServiceName, memberHost } from '../names.ts';
 import { OID, oneLineName, pemBlocks, type CertificateRequest } from './x509.ts';
 
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';

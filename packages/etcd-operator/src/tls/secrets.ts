@@ -1,6 +1,6 @@
 // The Secrets that hold an operator-managed cluster's certificates: their names and keys, which of them must be
 // issued again (pure: tlsSecretsToIssue), their new contents (issueTLSSecrets, which makes keys), and the
-// Secret objects themselves. Nothing here writes to the API server: cluster/tls-secrets.ts does, for the reconciler.
+// Secret objects themselves. Nothing here writes to the API server: cluster-secrets.ts does, for the reconciler.
 //
 //   <cluster>-peer-ca     kubernetes.io/tls  ca.crt, tls.crt, tls.key    signs member peer certificates only
 //   <cluster>-client-ca   kubernetes.io/tls  ca.crt, tls.crt, tls.key    signs member server and client certificates
@@ -13,7 +13,7 @@
 import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { OwnerReference } from '@quorum/runtime';
-import { clusterLabels, memberLabels } from '../cluster/names.ts';
+import { clusterLabels, memberLabels } from '../names.ts';
 import {
   clientCAProfile,
   clientCertificateProfile,

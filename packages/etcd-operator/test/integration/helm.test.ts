@@ -17,7 +17,7 @@ import type { V1Deployment, V1Pod, V1PodDisruptionBudget } from '@kubernetes/cli
 import { ClusterRoles, Deployments, PodDisruptionBudgets, Pods, Roles } from '@quorum/runtime';
 import { TestEnv } from '@quorum/localkube/testing';
 import { helmBinary } from '@quorum/localkube';
-import { LABELS } from '../../src/cluster/names.ts';
+import { LABELS } from '../../src/names.ts';
 import { uninstall, waitForWebhooks } from '../../src/deploy/install.ts';
 import { NAME, RESTRICTED_NAMESPACE_LABELS, WATCH_ROLE } from '../../src/deploy/manifests.ts';
 import { EtcdClusters } from '../../src/resources.ts';

@@ -6,7 +6,7 @@
 import { Events, Pods, type KubeObject } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
-import { LABELS } from '../../src/cluster/names.ts';
+import { LABELS } from '../../src/names.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import { applyCluster } from '../integration/support.ts';
 

@@ -14,8 +14,8 @@ import { memberPod, outdatedFields, templateFingerprint } from '../../src/cluste
 import { rolloutTarget } from '../../src/cluster/rollout.ts';
 import { applyDefaults, type EtcdCluster, type EtcdClusterSpec } from '../../src/cluster/spec.ts';
 import { buildStatus } from '../../src/cluster/status.ts';
-import { caBundleHash, CLIENT_TLS_ANNOTATION, clientEndpoint, inPodEtcdctlFlags, MEMBER_TLS_DIR, peerSkipSANFlag } from '../../src/cluster/tls.ts';
-import { clientIdentitySecret, membersWithSecrets, observeTLS, secretContents, writeTLSSecrets, TLSNotReadyError } from '../../src/cluster/tls-secrets.ts';
+import { caBundleHash, CLIENT_TLS_ANNOTATION, clientEndpoint, inPodEtcdctlFlags, MEMBER_TLS_DIR, peerSkipSANFlag } from '../../src/tls/members.ts';
+import { clientIdentitySecret, membersWithSecrets, observeTLS, secretContents, writeTLSSecrets, TLSNotReadyError } from '../../src/tls/cluster-secrets.ts';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { backupJob, CLIENT_TLS_DIR } from '../../src/backup/job.ts';
 import { clientCAProfile, clientCertificateProfile } from '../../src/tls/issue.ts';

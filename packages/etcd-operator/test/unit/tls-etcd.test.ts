@@ -15,8 +15,8 @@ import { promisify } from 'node:util';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { main as agentMain } from '../../src/backup/agent.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
-import { CLIENT_TLS_ANNOTATION, clientEndpoint, MEMBER_TLS_DIR, memberTLS } from '../../src/cluster/tls.ts';
-import { memberHost } from '../../src/cluster/names.ts';
+import { CLIENT_TLS_ANNOTATION, clientEndpoint, MEMBER_TLS_DIR, memberTLS } from '../../src/tls/members.ts';
+import { memberHost } from '../../src/names.ts';
 import { MEMBER_TLS_FILES } from '../../src/tls/secrets.ts';
 import { EtcdError, GrpcCode } from '../../src/etcd/index.ts';
 import {

@@ -19,7 +19,7 @@ import {
   PEER_TLS_ANNOTATION,
   servedPeerStage,
   tlsFingerprint,
-} from '../../src/cluster/tls.ts';
+} from '../../src/tls/members.ts';
 
 const BOTH = applyDefaults({ tls: { peer: {}, client: {} } });
 const PEER_ONLY = applyDefaults({ tls: { peer: {} } });

@@ -3,11 +3,11 @@
 import { NotFoundError, type Client, type KubeObject, type Result } from '@quorum/runtime';
 import type { DefragReason } from '../../api/etcdcluster.ts';
 import type { BudgetStatus } from '../disruption.ts';
-import type { Scheme } from '../names.ts';
+import type { Scheme } from '../../names.ts';
 import type { EtcdClients, EtcdView, PodObject } from '../observe-members.ts';
 import type { Action } from '../plan/types.ts';
 import type { DefaultedSpec, EtcdCluster } from '../spec.ts';
-import type { CABundles, ClientCredentials, TLSStage } from '../tls.ts';
+import type { CABundles, ClientCredentials, TLSStage } from '../../tls/members.ts';
 
 export interface ActContext {
   client: Client;
@@ -29,7 +29,7 @@ export interface ActContext {
   tls?: { credentials?: ClientCredentials; clusterDomain: string; mayIssueCA: boolean; now: Date; caBundles?: CABundles };
   /** Each member's peer URL scheme as etcd (or, without a quorum, status) last said: what --initial-cluster must repeat. */
   peerSchemes?: ReadonlyMap<string, Scheme>;
-  /** The TLS stage a member's new pod is made at (tls.ts memberTLSStages); unset: the spec's final stage. */
+  /** The TLS stage a member's new pod is made at (tls/members.ts memberTLSStages); unset: the spec's final stage. */
   tlsStage?: (member: string) => TLSStage;
   /** Told what a maintenance step did, for the next status (which is written before each step, so cannot know it). */
   maintained?: (result: MaintenanceResult) => void;

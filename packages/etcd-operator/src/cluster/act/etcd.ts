@@ -3,9 +3,9 @@
 import { EtcdUnavailableError, QuorumUnavailableError } from '../../etcd/errors.ts';
 import type { EtcdClient, EtcdStatus } from '../../etcd/client.ts';
 import type { MemberEndpoint } from '../membership.ts';
-import { LABELS } from '../names.ts';
+import { LABELS } from '../../names.ts';
 import type { PodObject } from '../observe-members.ts';
-import { clientEndpoint, type MemberEndpoint as ClientEndpoint } from '../tls.ts';
+import { clientEndpoint, type MemberEndpoint as ClientEndpoint } from '../../tls/members.ts';
 import { clusterKey, StepError, type ActContext } from './context.ts';
 
 function dial(c: ActContext, p: PodObject): ClientEndpoint | undefined {

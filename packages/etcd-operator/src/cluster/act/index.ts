@@ -9,7 +9,7 @@ import { EtcdError, EtcdUnavailableError, LearnerNotReadyError } from '../../etc
 import { MembershipRefusedError } from '../membership.ts';
 import type { Action } from '../plan/types.ts';
 import type { StepFailure } from '../progress.ts';
-import { TLSNotReadyError } from '../tls-secrets.ts';
+import { TLSNotReadyError } from '../../tls/cluster-secrets.ts';
 import { StepError, type ActContext, type Handler, type Handlers } from './context.ts';
 import { maintenanceSteps } from './maintenance.ts';
 import { memberSteps } from './members.ts';

@@ -2,10 +2,10 @@
 // eviction the PodDisruptionBudget may refuse, and clearing every member for a re-creation.
 import { AlreadyExistsError, ApiError, NotFoundError, PersistentVolumeClaims, Pods } from '@quorum/runtime';
 import { staleDisruptions } from '../disruption.ts';
-import { FIELD_MANAGER, LABELS, memberHost, peerURL, pvcName } from '../names.ts';
+import { FIELD_MANAGER, LABELS, memberHost, peerURL, pvcName } from '../../names.ts';
 import { memberPod, memberPVC, type RestoreSource } from '../resources.ts';
-import { operatorManaged, peerScheme, tlsSides } from '../tls.ts';
-import { writeTLSSecrets } from '../tls-secrets.ts';
+import { operatorManaged, peerScheme, tlsSides } from '../../tls/members.ts';
+import { writeTLSSecrets } from '../../tls/cluster-secrets.ts';
 import { clusterKey, ignoreNotFound, StepError, type ActContext } from './context.ts';
 
 async function ensurePVC(c: ActContext, member: string): Promise<void> {

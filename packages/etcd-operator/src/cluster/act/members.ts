@@ -2,7 +2,7 @@
 // change through the voting members in turn.
 import { PersistentVolumeClaims, Pods } from '@quorum/runtime';
 import { changeMembership } from '../membership.ts';
-import { LABELS, peerURL, pvcName } from '../names.ts';
+import { LABELS, peerURL, pvcName } from '../../names.ts';
 import { clusterKey, ignoreNotFound, type Handlers } from './context.ts';
 import { endFinishedDowngrade, through, votingEndpoints } from './etcd.ts';
 import { createPod, evict } from './kube.ts';

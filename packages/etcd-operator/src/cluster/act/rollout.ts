@@ -6,7 +6,7 @@ import { BACKUP_KIND } from '../../api/etcdbackup.ts';
 import { API_VERSION } from '../../api/etcdcluster.ts';
 import { EtcdBackups } from '../../resources.ts';
 import { changeMembership } from '../membership.ts';
-import { FIELD_MANAGER, LABELS, peerURL, PURPOSE_LABEL } from '../names.ts';
+import { FIELD_MANAGER, LABELS, peerURL, PURPOSE_LABEL } from '../../names.ts';
 import { clusterKey, StepError, type ActContext, type Handlers } from './context.ts';
 import { checkClusterVersion, downgradeEnabledTo, endpointOf, requireEndpoint, through, votingEndpoints } from './etcd.ts';
 import { evict } from './kube.ts';

@@ -1,6 +1,6 @@
 // Steps on the cluster's operator-managed certificates: issue, delete a former member's, rotate a CA.
-import { LABELS } from '../names.ts';
-import { deleteMemberSecret, rotateCA } from '../tls-secrets.ts';
+import { LABELS } from '../../names.ts';
+import { deleteMemberSecret, rotateCA } from '../../tls/cluster-secrets.ts';
 import { clusterKey, type Handlers } from './context.ts';
 import { ensureTLS } from './kube.ts';
 

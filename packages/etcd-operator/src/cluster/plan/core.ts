@@ -1,7 +1,7 @@
 // What every part of the planner reads the observation through: the facts derived from it once (who votes,
 // who serves, whether a quorum survives a member) and the small helpers its messages share.
 import { quorum } from '../../etcd/quorum.ts';
-import { memberIndex } from '../names.ts';
+import { memberIndex } from '../../names.ts';
 import type { RestoreSource } from '../resources.ts';
 import type { Membership, Observed, ObservedMember, ObservedPod } from './types.ts';
 

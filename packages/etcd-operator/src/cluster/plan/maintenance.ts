@@ -1,7 +1,7 @@
 // Maintenance: the cluster's certificates (issued before any pod, a CA rotated step by step) and its storage
 // (recovery from etcd's NOSPACE alarm, defragmentation by threshold or schedule).
 import { DEFRAG_COOLDOWN_MS, DEFRAG_MIN_FREE_BYTES, type DefragReason } from '../../api/etcdcluster.ts';
-import { memberIndex } from '../names.ts';
+import { memberIndex } from '../../names.ts';
 import type { Action, Observed, ObservedMember } from './types.ts';
 
 // Declared with the API, whose spec.maintenance.defrag.thresholdPercent description states them.

@@ -1,7 +1,7 @@
 // Membership, with a quorum's member list: what is left of former members (pods, certificates, claims), members
 // without a pod, learners, and scaling one member at a time while a quorum of the membership stays healthy.
 import { quorum } from '../../etcd/quorum.ts';
-import { memberIndex, memberName } from '../names.ts';
+import { memberIndex, memberName } from '../../names.ts';
 import { compareVersions, MIN_DOWNGRADE_TARGET, minorOf, nextIndex, podDetail, type Facts } from './core.ts';
 import { haltedRollout, haltMessage } from './rollout.ts';
 import type { Action } from './types.ts';

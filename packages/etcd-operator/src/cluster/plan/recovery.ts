@@ -3,7 +3,7 @@
 // A member is never presumed gone on silence: only Kubernetes or a quorum's member list is evidence.
 import { MAX_STALE_PEER_RESTARTS } from '../../api/etcdcluster.ts';
 import { quorum } from '../../etcd/quorum.ts';
-import { memberName } from '../names.ts';
+import { memberName } from '../../names.ts';
 import { nextIndex, podDetail, podLookup, restoredMembers, seconds, unreachableDetail, type Facts } from './core.ts';
 import type { Action, Observed, ObservedMember } from './types.ts';
 

@@ -1,6 +1,6 @@
 // Rolling updates of member pods, one member at a time behind a gate, with etcd's downgrade API and peer TLS
 // switched in place. docs/upgrades.md tells the same story for users.
-import { RETRY_ROLLOUT_ANNOTATION } from '../names.ts';
+import { RETRY_ROLLOUT_ANNOTATION } from '../../names.ts';
 import { byIndex, compareVersions, minorOf, podLookup, seconds } from './core.ts';
 import type { Action, HaltReason, Observed, ObservedMember, ObservedPod, ObservedRollout, RolloutRecord } from './types.ts';
 

@@ -5,6 +5,7 @@ import type { VersionPath } from '../../api/defaults.ts';
 import type { BackupPhase } from '../../api/etcdbackup.ts';
 import type { Destination } from '../../api/destination.ts';
 import type { DefragReason, HaltReason, RolloutRecord } from '../../api/etcdcluster.ts';
+import type { ObservedTLS } from '../../tls/cluster-secrets.ts';
 import type { RestoreSource } from '../resources.ts';
 
 export type { HaltReason, RolloutRecord };
@@ -137,7 +138,7 @@ export interface ObservedRollout {
    * switched (a member update to https, then the usual update of its pod) once every pod has the peer certificates.
    */
   peerSwitch?: string[];
-  /** The peer scheme a member added now gets (tls.ts newMemberPeerScheme). */
+  /** The peer scheme a member added now gets (tls/members.ts newMemberPeerScheme). */
   newMemberPeerScheme?: 'http' | 'https';
 }
 
@@ -155,27 +156,8 @@ export interface RefusedChange {
 }
 
 
-/**
- * The cluster's TLS Secrets, for a cluster with spec.tls (tls-secrets.ts observeTLS). A member's own Secret is
- * made with its pod (act createPod); these are the rest.
- */
-export interface ObservedTLS {
-  /** Operator-managed Secrets to issue, or issue again, with why (a missing CA, a member certificate that expires soon, …). */
-  issue: { name: string; reason: string }[];
-  /** Members that have an operator-managed `<member>-tls` Secret. */
-  memberSecrets: string[];
-  /** Why the certificates cannot be used (a user's Secret that fails its check, an unreadable CA): no pod is created or changed. */
-  invalid?: string;
-  /**
-   * An operator-managed CA that is being rotated, or should be (the first side that needs it, peer first).
-   * `Start`: asked for (the etcd.quorum.dev/rotate-ca annotation, or the CA nears its end) and not begun.
-   * `notServedByNew`: read only in Reissue once the overlap has passed, by a TLS handshake with every member: each serves a certificate of the new CA
-   * (the kubelet refreshes mounted Secrets on its own period); the member names that do not, otherwise.
-   */
-  caRotation?: { ca: 'peer' | 'client'; phase: 'Start' | 'TrustNew' | 'Reissue'; why: string; rotatedAt?: number; notServedByNew?: string[] };
-  /** How long the old CA stays trusted after signing moved to the new one (applications pick up the new client certificate). */
-  caOverlapMs?: number;
-}
+/** The cluster's TLS Secrets (tls/cluster-secrets.ts observeTLS), for a cluster with spec.tls. */
+export type { ObservedTLS };
 
 /**
  * What storage maintenance decides from: each member's backend sizes and the alarms, all from the status every
@@ -250,7 +232,7 @@ export type Action =
   | { type: 'createPod'; member: string; state: 'new' | 'existing'; initialMembers: string[]; reason: string; restore?: RestoreSource; forceNewCluster?: boolean }
   | { type: 'deletePod'; member: string; reason: string }
   | { type: 'deletePVC'; member: string; reason: string }
-  /** `peerScheme`: https once every member can dial one (tls.ts newMemberPeerScheme); unset: http. */
+  /** `peerScheme`: https once every member can dial one (tls/members.ts newMemberPeerScheme); unset: http. */
   /**
    * `endDowngradeTo`: every member runs this minor (3.5+), so a downgrade to it that etcd still has enabled is
    * over; the act ends it (CANCEL) before adding. etcd ends it itself only when every member in the membership

@@ -1,5 +1,8 @@
 // Deterministic names and addresses of a cluster's objects. A member is `<cluster>-<index>`; indexes are
-// never reused, so a member whose data was lost comes back under a new name, never a stale one.
+// never reused, so a member whose data was lost comes back under a new name, never a stale one. A leaf: it
+// imports nothing of the operator, so every folder may use it.
+import type { OwnerReference } from '@quorum/runtime';
+
 export const LABELS = {
   name: 'app.kubernetes.io/name',
   instance: 'app.kubernetes.io/instance',
@@ -80,4 +83,9 @@ export function labelSelector(labels: Record<string, string>): string {
 
 export function clusterSelector(cluster: string): string {
   return labelSelector(clusterLabels(cluster));
+}
+
+/** The owner reference every object of a cluster carries (its pods, claims, Services, Secrets): deleting the cluster deletes them. */
+export function ownerRef(cluster: { metadata: { name?: string; uid?: string } }): OwnerReference {
+  return { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', name: cluster.metadata.name!, uid: cluster.metadata.uid!, controller: true, blockOwnerDeletion: true };
 }

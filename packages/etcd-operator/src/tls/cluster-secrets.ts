@@ -1,7 +1,7 @@
 // The TLS Secrets of a cluster with spec.tls, as the reconciler sees and writes them: what is observed (the
 // operator's own Secrets from the informer cache, a user's Secret by GET, checked as etcd will use it), the
-// credentials the operator dials members with, status.tls, and the writes (issue, renew, delete) that act.ts
-// makes. Deciding what to issue is tls/secrets.ts's (pure); this file does the I/O around it.
+// credentials the operator dials members with, status.tls, and the writes (issue, renew, delete) that the
+// step handlers (cluster/act/) make. Deciding what to issue is tls/secrets.ts's (pure); this file does the I/O around it.
 //
 // A CA is issued only while nothing trusts one yet. Replacing one under running members would cut them off from
 // each other (etcd loads its trusted CAs only at start), so a missing or unreadable CA of a cluster whose members
@@ -11,8 +11,8 @@ import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import type { V1Secret } from '@kubernetes/client-node';
 import { AlreadyExistsError, NotFoundError, Secrets, type Client, type KubeObject } from '@quorum/runtime';
-import type { TlsStatus } from '../api/etcdcluster.ts';
-import { checkUserCertificate, clientCAProfile, DEFAULT_CLUSTER_DOMAIN, needsRenewal, peerCAProfile } from '../tls/issue.ts';
+import type { EtcdCluster, TlsStatus } from '../api/etcdcluster.ts';
+import { checkUserCertificate, clientCAProfile, DEFAULT_CLUSTER_DOMAIN, needsRenewal, peerCAProfile } from './issue.ts';
 import {
   CA_ROTATION_KEYS,
   caRotationPhase,
@@ -30,15 +30,35 @@ import {
   type SecretContents,
   type TLSIssuePlan,
   type TLSSubject,
-} from '../tls/secrets.ts';
-import { CLIENT_PORT, FIELD_MANAGER, LABELS, memberHost, PEER_PORT, ROTATE_CA_ANNOTATION, ROTATE_CERTIFICATES_ANNOTATION } from './names.ts';
-import type { ObservedTLS } from './plan/types.ts';
-import { ownerRef } from './resources.ts';
-import type { DefaultedSpec, EtcdCluster } from './spec.ts';
-import { caBundleHash, clientScheme, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type TLSSide } from './tls.ts';
-import type { Scheme } from './names.ts';
+} from './secrets.ts';
+import { CLIENT_PORT, FIELD_MANAGER, LABELS, memberHost, ownerRef, PEER_PORT, ROTATE_CA_ANNOTATION, ROTATE_CERTIFICATES_ANNOTATION } from '../names.ts';
+import type { DefaultedSpec } from '../api/defaults.ts';
+import { caBundleHash, clientScheme, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type TLSSide } from './members.ts';
+import type { Scheme } from '../names.ts';
 
 /** A Secret's data decoded to text; undefined for a Secret that does not exist. */
+/**
+ * The cluster's TLS Secrets, for a cluster with spec.tls (observeTLS below). A member's own Secret is
+ * made with its pod (act createPod); these are the rest.
+ */
+export interface ObservedTLS {
+  /** Operator-managed Secrets to issue, or issue again, with why (a missing CA, a member certificate that expires soon, …). */
+  issue: { name: string; reason: string }[];
+  /** Members that have an operator-managed `<member>-tls` Secret. */
+  memberSecrets: string[];
+  /** Why the certificates cannot be used (a user's Secret that fails its check, an unreadable CA): no pod is created or changed. */
+  invalid?: string;
+  /**
+   * An operator-managed CA that is being rotated, or should be (the first side that needs it, peer first).
+   * `Start`: asked for (the etcd.quorum.dev/rotate-ca annotation, or the CA nears its end) and not begun.
+   * `notServedByNew`: read only in Reissue once the overlap has passed, by a TLS handshake with every member: each serves a certificate of the new CA
+   * (the kubelet refreshes mounted Secrets on its own period); the member names that do not, otherwise.
+   */
+  caRotation?: { ca: 'peer' | 'client'; phase: 'Start' | 'TrustNew' | 'Reissue'; why: string; rotatedAt?: number; notServedByNew?: string[] };
+  /** How long the old CA stays trusted after signing moved to the new one (applications pick up the new client certificate). */
+  caOverlapMs?: number;
+}
+
 export function secretContents(secret: KubeObject & { data?: Record<string, string> } | undefined): SecretContents | undefined {
   if (!secret) return undefined;
   return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
