@@ -11,7 +11,6 @@ import type { Action } from './plan/types.ts';
 import { DEFAULT_STEP_DEADLINE_MS, nextStep } from './progress.ts';
 import { report, reportInvalid, type Say } from './report.ts';
 import { applyDefaults, validateSpec } from './spec.ts';
-import type { StatusShape } from './status.ts';
 import { take } from './take.ts';
 
 export type { ReconcilerDeps, StepMetrics } from './deps.ts';
@@ -28,7 +27,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
       memory.forget(key);
       return {};
     }
-    const previous = cluster.status as StatusShape | undefined;
+    const previous = cluster.status;
     const now = deps.now?.() ?? new Date();
     const event: Say = (type, reason, note) => deps.events.record(cluster, { type, reason, action: reason, note });
 

@@ -3,7 +3,7 @@
 // reasons.ts (and so in docs/operations.md).
 import { setCondition, type Condition } from '@quorum/runtime';
 import { memberIdToHex } from '../etcd/ids.ts';
-import type { MaintenanceStatus, Recovery, RolloutRecord, TlsStatus } from '../api/etcdcluster.ts';
+import type { EtcdClusterStatus, MaintenanceStatus, MemberStatus, Recovery, RolloutRecord, TlsStatus } from '../api/etcdcluster.ts';
 import type { EtcdView } from './observe-members.ts';
 import { quorum } from '../etcd/quorum.ts';
 import { haltMessage } from './plan/rollout.ts';
@@ -41,41 +41,11 @@ export interface StatusInput {
   now: Date;
 }
 
-export interface MemberStatusShape {
-  name: string;
-  id: string;
-  peerURL: string;
-  clientURL: string;
-  ready: boolean;
-  learner: boolean;
-  leader: boolean;
-  version?: string;
-  dbSize?: number;
-  lastError?: string;
-}
+/** An EtcdCluster's status as the CRD's schema types it (api/etcdcluster.ts EtcdClusterStatusSchema): one source for both. */
+export type StatusShape = EtcdClusterStatus;
 
-export interface StatusShape {
-  observedGeneration?: number;
-  phase?: string;
-  conditions?: Condition[];
-  replicas?: number;
-  readyReplicas?: number;
-  updatedReplicas?: number;
-  members?: MemberStatusShape[];
-  clusterID?: string;
-  leader?: string;
-  currentVersion?: string;
-  clusterVersion?: string;
-  targetVersion?: string;
-  clientEndpoint?: string;
-  nextMemberIndex?: number;
-  bootstrapMembers?: string[];
-  step?: StepRecord;
-  recovery?: Recovery;
-  rollout?: RolloutRecord;
-  tls?: TlsStatus;
-  maintenance?: MaintenanceStatus;
-}
+/** status.phase: one of the schema's phases, checked here by the compiler. */
+type Phase = NonNullable<EtcdClusterStatus['phase']>;
 
 export function actionMessage(a: Action): string {
   switch (a.type) {
@@ -159,8 +129,8 @@ export function buildStatus(i: StatusInput): StatusShape {
   };
   // Without a quorum's answer the last known members stay on record (marked not ready): they are what
   // the operator recreates pods for, and what an engineer needs to see.
-  const members: MemberStatusShape[] = !etcd.membership
-    ? (i.previous?.members?.length ? i.previous.members : (i.previous?.bootstrapMembers ?? []).map((name): MemberStatusShape => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name, ps), clientURL: clientURL(i.cluster, i.namespace, name, cs), learner: false, ready: false, leader: false })))
+  const members: MemberStatus[] = !etcd.membership
+    ? (i.previous?.members?.length ? i.previous.members : (i.previous?.bootstrapMembers ?? []).map((name): MemberStatus => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name, ps), clientURL: clientURL(i.cluster, i.namespace, name, cs), learner: false, ready: false, leader: false })))
       .map(({ lastError: _, ...m }) => ({ ...m, ready: false, leader: false, ...lastError(m.name) }))
     : etcd.membership.members.map((m) => {
       const h = etcd.health.find((x) => x.id === m.id);
@@ -306,7 +276,7 @@ function groupByText(entries: [string, string][]): string {
 }
 
 /** The one-word summary in `kubectl get etcd`. */
-function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean, rolling: boolean): string {
+function phaseOf(i: StatusInput, allServe: boolean, troubled: boolean, rolling: boolean): Phase {
   const a = i.action;
   if (i.invalid) return 'Failed';
   if (i.paused) return 'Paused';
