@@ -38,8 +38,6 @@ export interface KindWatchOptions {
 export class KindWatch {
   readonly target: WatchTarget;
   readonly #informer: Informer<OpenObject>;
-  readonly #stop = new AbortController();
-  #running: Promise<void> | undefined;
   /** Changes are being followed (the first list has been handed over). */
   #live = false;
   /** ...and that list has been compared with the records. */
@@ -47,14 +45,23 @@ export class KindWatch {
 
   constructor(client: Client, target: WatchTarget, sink: ChangeSink, options: KindWatchOptions = {}) {
     this.target = target;
-    this.#informer = new Informer<OpenObject>(client, target.kind.type, {
+    const kind = target.kind;
+    this.#informer = new Informer<OpenObject>(client, kind.type, {
       namespace: target.namespace,
       // The runtime's default transform drops managedFields whole; records need to know who changed what.
       transform: keepManagersOnly,
       log: options.log,
       metrics: options.metrics,
+      // Called before the informer applies any later change: the list and the changes after it meet exactly.
+      onInitialList: (listed) => {
+        const compared = sink.resumed(target, listed);
+        this.#live = true;
+        void compared.then(() => {
+          this.#ready = true;
+          options.onReady?.();
+        });
+      },
     });
-    const kind = target.kind;
     // Until the first list is complete its adds are not news: resumed() compares the whole list instead.
     this.#informer.addHandler({
       onAdd: (obj) => {
@@ -67,16 +74,14 @@ export class KindWatch {
         if (this.#live) sink.deleted(kind, last);
       },
     });
-    this.#onSynced(sink, options.onReady);
   }
 
   start(): void {
-    this.#running ??= this.#informer.run(this.#stop.signal);
+    void this.#informer.run();
   }
 
-  async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#informer.stop();
   }
 
   /** Whether the first list has been compared with the records and changes are being followed. */
@@ -91,21 +96,5 @@ export class KindWatch {
   /** The list or watch failure under way (the API server's words, since when), if any. */
   failing(): RetryFailure | undefined {
     return this.#informer.failing();
-  }
-
-  #onSynced(sink: ChangeSink, onReady: (() => void) | undefined): void {
-    this.#informer.waitForSync(this.#stop.signal).then(
-      () => {
-        // No await between the sync and going live: the informer's next event needs network I/O, so it
-        // cannot slip in between the snapshot and the first live handler call.
-        const compared = sink.resumed(this.target, this.#informer.store.list());
-        this.#live = true;
-        void compared.then(() => {
-          this.#ready = true;
-          onReady?.();
-        });
-      },
-      () => undefined, // stopped before the first list completed
-    );
   }
 }

@@ -6,23 +6,19 @@ import { Informer, Namespaces, type Client, type OpenObject, type RetryFailure, 
 export class NamespaceWatch {
   readonly selector: string;
   readonly #informer: Informer<OpenObject>;
-  readonly #stop = new AbortController();
-  #running: Promise<void> | undefined;
 
   constructor(client: Client, selector: string, onChange: () => void, options: { log?: RetryLog; metrics?: RetryMetrics } = {}) {
     this.selector = selector;
-    this.#informer = new Informer<OpenObject>(client, Namespaces, { labelSelector: selector, log: options.log, metrics: options.metrics });
+    this.#informer = new Informer<OpenObject>(client, Namespaces, { labelSelector: selector, log: options.log, metrics: options.metrics, onInitialList: onChange });
     this.#informer.addHandler({ onAdd: onChange, onDelete: onChange });
-    void this.#informer.waitForSync(this.#stop.signal).then(onChange, () => undefined);
   }
 
   start(): void {
-    this.#running ??= this.#informer.run(this.#stop.signal);
+    void this.#informer.run();
   }
 
-  async stop(): Promise<void> {
-    this.#stop.abort();
-    await this.#running;
+  stop(): Promise<void> {
+    return this.#informer.stop();
   }
 
   /** The matching namespaces, sorted; undefined until the first list is complete. */

@@ -25,8 +25,18 @@ export interface InformerOptions<T extends KubeObject> {
   resyncMs?: number;
   watchdogMs?: number;
   pageSize?: number;
-  /** Applied to every object before it is cached; the default drops managedFields, which no controller reads. */
+  /**
+   * Applied to every object before it is cached and handed to the handlers (deleted ones too); the default
+   * drops managedFields, which no controller reads. A recorder of changes keeps a trimmed form instead.
+   */
   transform?: (obj: T) => T;
+  /**
+   * Called once, with every cached object, when the first LIST is complete: before any later change is
+   * applied to the cache or told to a handler, so the list and the changes after it neither overlap nor leave
+   * a gap (a consumer comparing the whole list with what it saw before, then following the changes). It must
+   * not throw; a throw is logged as a warning.
+   */
+  onInitialList?: (objects: T[]) => void;
   onError?: WatcherOptions['onError'];
   /** Where the watch's failures and recoveries are logged (warn at most every 30 s while failing). */
   log?: RetryLog;
@@ -61,8 +71,9 @@ export class Informer<T extends KubeObject> {
   readonly #reporter: RetryReporter;
   readonly #handlers: EventHandler<T>[] = [];
   #synced = false;
-  readonly #syncWaiters: (() => void)[] = [];
+  readonly #syncWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
   #running: Promise<void> | undefined;
+  readonly #stop = new AbortController();
   /** Changes seen since start (for metrics and tests). */
   readonly counts = { added: 0, modified: 0, deleted: 0, relists: 0, reconnects: 0 };
 
@@ -96,16 +107,24 @@ export class Informer<T extends KubeObject> {
 
   waitForSync(signal?: AbortSignal): Promise<void> {
     if (this.#synced) return Promise.resolve();
+    if (this.#stop.signal.aborted) return Promise.reject(this.#stop.signal.reason as Error);
     return new Promise((resolve, reject) => {
-      this.#syncWaiters.push(resolve);
+      this.#syncWaiters.push({ resolve, reject });
       signal?.addEventListener('abort', () => reject(signal.reason as Error), { once: true });
     });
   }
 
-  /** Runs until `signal` aborts. Calling it twice returns the same run. */
-  run(signal: AbortSignal): Promise<void> {
-    this.#running ??= this.#run(signal);
+  /** Runs until `signal` aborts or stop() is called. Calling it twice returns the same run. */
+  run(signal?: AbortSignal): Promise<void> {
+    this.#running ??= this.#run(signal ? AbortSignal.any([signal, this.#stop.signal]) : this.#stop.signal);
     return this.#running;
+  }
+
+  /** Stops the watch and resolves once the run has ended (at once if it never started). waitForSync callers are released with a rejection. */
+  async stop(): Promise<void> {
+    this.#stop.abort(new Error(`${this.component} stopped`));
+    for (const waiter of this.#syncWaiters.splice(0)) waiter.reject(this.#stop.signal.reason as Error);
+    await this.#running;
   }
 
   async #run(signal: AbortSignal): Promise<void> {
@@ -129,10 +148,7 @@ export class Informer<T extends KubeObject> {
       });
       for await (const event of events) {
         if (event.type === 'synced') {
-          if (!this.#synced) {
-            this.#synced = true;
-            for (const resolve of this.#syncWaiters.splice(0)) resolve();
-          }
+          if (!this.#synced) this.#initialListDone();
           continue;
         }
         if (event.type === 'deleted') {
@@ -155,6 +171,16 @@ export class Informer<T extends KubeObject> {
     } finally {
       clearInterval(resync);
     }
+  }
+
+  #initialListDone(): void {
+    this.#synced = true;
+    try {
+      this.#options.onInitialList?.(this.store.list());
+    } catch (err) {
+      this.#options.log?.warn({ err, component: this.component }, 'the initial-list hook threw');
+    }
+    for (const waiter of this.#syncWaiters.splice(0)) waiter.resolve();
   }
 
   #resync(): void {
