@@ -1,8 +1,20 @@
 // The Kubernetes objects a cluster consists of, as the operator wants them: the peer (headless) and client
 // Services, the PodDisruptionBudget, and one PVC and one Pod per member.
 import { createHash } from 'node:crypto';
-import type { V1Affinity, V1Container, V1PodSecurityContext, V1PodSpec, V1SecurityContext, V1Volume, V1VolumeMount } from '@kubernetes/client-node';
-import type { KubeObject } from '@quorum/runtime';
+import type {
+  V1Affinity,
+  V1Container,
+  V1PersistentVolumeClaim,
+  V1Pod,
+  V1PodDisruptionBudget,
+  V1PodSecurityContext,
+  V1PodSpec,
+  V1SecurityContext,
+  V1Service,
+  V1Volume,
+  V1VolumeMount,
+} from '@kubernetes/client-node';
+import type { KubeObject, OpenObject } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
 import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../api/etcdcluster.ts';
 import type { Destination } from '../api/destination.ts';
@@ -25,16 +37,22 @@ import {
 } from '../names.ts';
 import { finalTLSStage, memberTLS, tlsFingerprint, type CABundles, type TLSStage } from '../tls/members.ts';
 
-type Obj = KubeObject & Record<string, unknown>;
+/**
+ * An object as the operator builds it for the API server: the client-node model of its kind (type-checked field by
+ * field), with the runtime's metadata, open as the runtime's client takes it (its resource types are OpenObject: an
+ * unknown key is not refused here, a known one is checked). Only written objects are typed so: the models type
+ * timestamps as Date, which objects read back as JSON carry as strings.
+ */
+export type Built<T> = OpenObject & Omit<T, 'metadata' | 'status'> & { apiVersion: string; kind: string };
 
-const meta = (cluster: EtcdCluster, name: string, labels: Record<string, string>, owned = true): Obj['metadata'] => ({
+const meta = (cluster: EtcdCluster, name: string, labels: Record<string, string>, owned = true): KubeObject['metadata'] => ({
   name,
   namespace: cluster.metadata.namespace,
   labels,
   ...(owned ? { ownerReferences: [ownerRef(cluster)] } : {}),
 });
 
-export function peerService(cluster: EtcdCluster): Obj {
+export function peerService(cluster: EtcdCluster): Built<V1Service> {
   const name = cluster.metadata.name!;
   return {
     apiVersion: 'v1',
@@ -53,7 +71,7 @@ export function peerService(cluster: EtcdCluster): Obj {
   };
 }
 
-export function clientService(cluster: EtcdCluster): Obj {
+export function clientService(cluster: EtcdCluster): Built<V1Service> {
   const name = cluster.metadata.name!;
   return {
     apiVersion: 'v1',
@@ -67,7 +85,7 @@ export function clientService(cluster: EtcdCluster): Obj {
 }
 
 /** Voluntary disruptions (drains) may take one member at a time, and only from clusters that can lose one. */
-export function podDisruptionBudget(cluster: EtcdCluster): Obj {
+export function podDisruptionBudget(cluster: EtcdCluster): Built<V1PodDisruptionBudget> {
   const name = cluster.metadata.name!;
   return {
     apiVersion: 'policy/v1',
@@ -79,7 +97,7 @@ export function podDisruptionBudget(cluster: EtcdCluster): Obj {
   };
 }
 
-export function memberPVC(cluster: EtcdCluster, spec: DefaultedSpec, member: string): Obj {
+export function memberPVC(cluster: EtcdCluster, spec: DefaultedSpec, member: string): Built<V1PersistentVolumeClaim> {
   const template = spec.storage.volumeClaimTemplate ?? {};
   // With Retain the claim has no owner, so deleting the EtcdCluster leaves the data behind.
   const owned = spec.storage.reclaimPolicy === 'Delete';
@@ -281,7 +299,7 @@ export function madeWithTLS(pod: KubeObject): boolean {
 const clusterToken = (cluster: EtcdCluster): string => `${cluster.metadata.name}-${cluster.metadata.uid}`;
 
 /** A member pod: the Pod object, with its spec typed for the code (and tests) that read it back. */
-export type MemberPod = Obj & { spec: V1PodSpec };
+export type MemberPod = Built<V1Pod> & { spec: V1PodSpec };
 
 export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: MemberPodOptions): MemberPod {
   const name = cluster.metadata.name!;
