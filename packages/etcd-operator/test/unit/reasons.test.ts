@@ -1,7 +1,7 @@
 // The reasons the docs list are exactly those the code can set: docs/operations.md is generated from
 // cluster/reasons.ts, and every reason in the planner's waits and the reconciler's events is in that table.
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { buildStatus, type StatusInput } from '../../src/cluster/status.ts';
@@ -9,6 +9,8 @@ import { CONDITIONS, EVENT_REASONS, OPERATIONS_FILE, WAIT_REASONS, withGenerated
 
 const repo = join(import.meta.dirname, '..', '..', '..', '..');
 const src = (file: string): Promise<string> => readFile(join(repo, 'packages/etcd-operator/src/cluster', file), 'utf8');
+// A folder of cluster/ (plan/, act/): its files' sources, one after the other.
+const folder = async (dir: string): Promise<string> => (await Promise.all((await readdir(join(repo, 'packages/etcd-operator/src/cluster', dir))).sort().map((f) => src(`${dir}/${f}`)))).join('\n');
 
 test('docs/operations.md carries the generated reasons (run packages/etcd-operator/scripts/generate.ts)', async () => {
   const doc = await readFile(join(repo, OPERATIONS_FILE), 'utf8');
@@ -16,7 +18,7 @@ test('docs/operations.md carries the generated reasons (run packages/etcd-operat
 });
 
 test('every wait reason the planner returns is documented, and every documented one is returned', async () => {
-  const plan = await src('plan.ts');
+  const plan = await folder('plan');
   const used = new Set([...plan.matchAll(/type: 'wait', reason: '(\w+)'/g)].map((m) => m[1]!));
   // Multi-line waits name their reason on the next line.
   for (const m of plan.matchAll(/type: 'wait',\s+reason: '(\w+)'/g)) used.add(m[1]!);
@@ -24,7 +26,7 @@ test('every wait reason the planner returns is documented, and every documented 
 });
 
 test('every event reason the reconciler records is documented', async () => {
-  const code = (await src('act.ts')) + (await src('reconcile.ts'));
+  const code = (await folder('act')) + (await src('reconcile.ts')) + (await src('report.ts')) + (await src('take.ts'));
   const used = new Set([...code.matchAll(/(?:event|ev)\((?:'Normal'|'Warning'|[^,]+), '(\w+)'/g)].map((m) => m[1]!));
   for (const m of code.matchAll(/'(MemberPodCreated|MemberPodRecreated)'/g)) used.add(m[1]!);
   for (const reason of used) assert.ok(reason in EVENT_REASONS, `event reason ${reason} is not in EVENT_REASONS`);
