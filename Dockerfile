@@ -7,8 +7,10 @@ COPY packages/images/package.json packages/images/
 COPY packages/localkube/package.json packages/localkube/
 COPY packages/runtime/package.json packages/runtime/
 COPY packages/storage/package.json packages/storage/
+COPY packages/kit/package.json packages/kit/
 COPY packages/etcd-operator/package.json packages/etcd-operator/
 COPY packages/recorder/package.json packages/recorder/
+COPY packages/cli/package.json packages/cli/
 RUN npm ci --omit=dev --ignore-scripts --workspace @quorum/etcd-operator --include-workspace-root=false
 
 FROM gcr.io/distroless/nodejs24-debian12:nonroot
@@ -19,6 +21,8 @@ COPY packages/runtime/package.json packages/runtime/
 COPY packages/runtime/src packages/runtime/src
 COPY packages/storage/package.json packages/storage/
 COPY packages/storage/src packages/storage/src
+COPY packages/kit/package.json packages/kit/
+COPY packages/kit/src packages/kit/src
 COPY packages/etcd-operator/package.json packages/etcd-operator/
 COPY packages/etcd-operator/src packages/etcd-operator/src
 USER 65532:65532
