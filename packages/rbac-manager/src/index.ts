@@ -1,0 +1,2 @@
+// @quorum/rbac-manager: access as code (issue 22).
+export {};

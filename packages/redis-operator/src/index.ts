@@ -1,0 +1,2 @@
+// @quorum/redis-operator: Redis and Valkey as a service (issue 21).
+export {};
