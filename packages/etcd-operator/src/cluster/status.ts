@@ -117,140 +117,22 @@ function rolloutOf(i: StatusInput): RolloutRecord | undefined {
 }
 
 export function buildStatus(i: StatusInput): StatusShape {
-  const { etcd, action } = i;
-  const ps = i.tls?.peerScheme ?? 'http';
+  const f = factsOf(i);
+  const { members, rollout, recovery } = f;
   const cs = i.tls?.clientScheme ?? 'http';
-  const leaderId = etcd.membership?.leaderId;
-  const pod = (member: string): ObservedPod | undefined => i.pods.find((p) => p.member === member);
-  const ready = new Set(i.pods.filter((p) => p.ready).map((p) => p.member));
-  const lastError = (member: string): { lastError?: string } => {
-    const t = pod(member)?.lastTermination;
-    return t && pod(member)?.crashLoopingSince !== undefined ? { lastError: `exit code ${t.exitCode}: ${t.message}` } : {};
-  };
-  // Without a quorum's answer the last known members stay on record (marked not ready): they are what
-  // the operator recreates pods for, and what an engineer needs to see.
-  const members: MemberStatus[] = !etcd.membership
-    ? (i.previous?.members?.length ? i.previous.members : (i.previous?.bootstrapMembers ?? []).map((name): MemberStatus => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name, ps), clientURL: clientURL(i.cluster, i.namespace, name, cs), learner: false, ready: false, leader: false })))
-      .map(({ lastError: _, ...m }) => ({ ...m, ready: false, leader: false, ...lastError(m.name) }))
-    : etcd.membership.members.map((m) => {
-      const h = etcd.health.find((x) => x.id === m.id);
-      return {
-        name: m.member,
-        id: hex(m.id),
-        // What etcd's member list says (http or https while peer TLS is turned on in place).
-        peerURL: peerURL(i.cluster, i.namespace, m.member, m.peerScheme ?? ps),
-        clientURL: clientURL(i.cluster, i.namespace, m.member, cs),
-        ready: ready.has(m.member) && m.healthy,
-        learner: m.learner,
-        leader: m.id === leaderId,
-        ...(h?.version ? { version: h.version } : {}),
-        ...(h?.dbSize !== undefined ? { dbSize: h.dbSize } : {}),
-        ...lastError(m.member),
-      };
-    });
-  const readyReplicas = members.filter((m) => m.ready && !m.learner).length;
-  const voters = members.filter((m) => !m.learner).length;
-  const quorumServes = etcd.membership !== undefined && voters > 0 && readyReplicas >= quorum(voters);
-  const allServe = members.length > 0 && members.every((m) => m.ready && !m.learner);
-  const recovery = recoveryOf(i, quorumServes);
-  const rollout = rolloutOf(i);
-  const halted = rollout?.halted ? rollout : undefined;
   // One version only once every member reports it: during a rolling update (or while a member is down) the
   // previous one stays, so it moves exactly when the last member runs the new version.
   const versions = members.every((m) => m.version) ? [...new Set(members.map((m) => m.version))] : [];
-  const outdatedNames = new Set((i.outdated ?? []).map((o) => o.member));
-  const updatedReplicas = members.filter((m) => !outdatedNames.has(m.name) && pod(m.name) && !pod(m.name)!.deleting).length;
-  const cond = (list: Condition[] | undefined, type: string, status: boolean, reason: string, message: string): Condition[] =>
-    setCondition(list, { type, status: status ? 'True' : 'False', reason, message, observedGeneration: i.generation }, i.now);
-
-  const crashing = i.pods.filter((p) => p.crashLoopingSince !== undefined && !p.deleting);
-  const cannotStart = i.pods.filter((p) => p.cannotStart && !p.deleting);
-  const age = stepAgeMs(i.step, i.now);
-  const stalled = i.step !== undefined && !i.paused && age >= (i.stepDeadlineMs ?? Infinity);
-
-  let conditions = i.previous?.conditions ?? [];
-  if (i.invalid) {
-    conditions = cond(conditions, 'Degraded', true, 'InvalidSpec', i.invalid);
-    conditions = cond(conditions, 'Progressing', false, 'InvalidSpec', 'the spec is invalid; nothing is changed until it is fixed');
-  } else {
-    const unhealthy = members.filter((m) => !m.ready).map((m) => m.name);
-    conditions = cond(
-      conditions,
-      'Available',
-      quorumServes,
-      quorumServes ? 'QuorumServes' : etcd.membership ? 'QuorumLost' : 'Unreachable',
-      quorumServes ? `${readyReplicas}/${voters} voting members serve` : etcd.membership ? `${readyReplicas}/${voters} voting members serve; ${quorum(voters)} are needed` : 'no quorum answered',
-    );
-    const description = actionMessage(action);
-    // A halted or refused rolling update waits for a person: nothing progresses until the spec changes.
-    const personWait = action.type === 'haltRollout' ? 'UpgradeFailed' : action.type === 'wait' && PERSON_WAITS.includes(action.reason) ? action.reason : undefined;
-    const haltedMessage = halted ? haltMessage(halted) : description;
-    conditions = i.paused
-      ? cond(conditions, 'Progressing', false, 'Paused', 'spec.paused is true: the operator makes no changes')
-      : action.type === 'steady'
-        ? cond(conditions, 'Progressing', false, 'Stable', description)
-        : personWait
-          ? cond(conditions, 'Progressing', false, personWait, personWait === 'UpgradeFailed' ? haltedMessage : description)
-          : stalled
-            ? cond(conditions, 'Progressing', false, 'ProgressDeadlineExceeded', progressMessage(description, i.step, i.now))
-            : cond(conditions, 'Progressing', true, action.type === 'wait' ? action.reason : STEP_REASONS[action.type], progressMessage(description, i.step, i.now));
-    const [degraded, reason, message]: [boolean, string, string] = action.type === 'wait' && action.reason === 'SnapshotRefused'
-      ? [true, 'SnapshotRefused', action.detail]
-      : action.type === 'wait' && action.reason === 'TLSSecretInvalid'
-      ? [true, 'TLSSecretInvalid', action.detail]
-      : halted
-      ? [true, 'UpgradeFailed', haltedMessage]
-      : personWait === 'UpgradeBlocked'
-      ? [true, 'UpgradeBlocked', description]
-      : crashing.length > 0
-      ? [true, 'MembersCrashLooping', groupByText(crashing.map((p) => [p.member, p.lastTermination ? `exited with code ${p.lastTermination.exitCode}: ${p.lastTermination.message}` : 'crash-looping']))]
-      : cannotStart.length > 0
-        ? [true, 'MembersCannotStart', groupByText(cannotStart.map((p) => [p.member, p.cannotStart!]))]
-      // Every write is refused: that is news before a stalled step (the recovery's own progress is in Progressing).
-      : i.noSpace?.length
-        ? [true, 'NoSpace', `etcd's NOSPACE alarm is raised (${i.noSpace.join(', ')}): writes are refused, reads are served. ${NO_SPACE_PLAN} Now: ${description}`]
-      : stalled
-        ? [true, 'StepStalled', `no progress for ${formatAge(age)}: ${progressMessage(description, i.step, i.now)}`]
-        : etcd.membership
-          ? unhealthy.length ? [true, 'MembersUnhealthy', `not serving: ${unhealthy.join(', ')}`]
-            // Nothing is wrong yet, but will be: a person must update the Secret before it ends.
-            : i.tls?.expiring ? [true, 'CertificateExpiring', i.tls.expiring] : [false, 'AllMembersHealthy', 'every member serves']
-          // A cluster that had a quorum and lost it is degraded; one still bootstrapping is not (yet).
-          : [!!i.previous?.clusterID, 'QuorumUnavailable', 'no quorum answered a member list'];
-    conditions = cond(conditions, 'Degraded', degraded, reason, message);
-    conditions = i.replicas % 2 === 0
-      ? cond(conditions, 'EvenReplicas', true, 'EvenReplicas', `${i.replicas} members tolerate no more failures than ${i.replicas - 1}`)
-      : conditions.filter((c) => c.type !== 'EvenReplicas');
-    if (i.outdated) {
-      const differ = i.outdated.map((o) => `${o.member} (${o.fields.join(', ')})`).join('; ');
-      conditions = i.outdated.length === 0
-        ? cond(conditions, 'MembersUpToDate', true, 'UpToDate', 'every member pod matches the spec')
-        : halted
-          ? cond(conditions, 'MembersUpToDate', false, 'UpgradeFailed', `the rolling update halted at ${halted.halted!.member}; still to update: ${differ}`)
-          : cond(conditions, 'MembersUpToDate', false, 'RollingUpdate', `${updatedReplicas}/${members.length} members updated; still to update: ${differ}`);
-    }
-  }
-
-  // Quorum lost for good: said as a condition of its own while it lasts, and how it ended afterwards.
-  const lostForGood = action.type === 'wait' && action.reason === 'QuorumLost';
-  const recovering = action.type === 'startRecovery' || (recovery !== undefined && recovery.completedAt === undefined);
-  if (lostForGood) conditions = cond(conditions, 'QuorumLost', true, 'MajorityDataLost', action.detail);
-  else if (recovering) conditions = cond(conditions, 'QuorumLost', true, 'Recovering', `recovering by ${recovery?.method ?? ''} from ${recovery?.from ?? ''}; writes after revision ${recovery?.revision ?? ''} are lost`);
-  else if (conditions.some((c) => c.type === 'QuorumLost') && quorumServes) {
-    conditions = cond(conditions, 'QuorumLost', false, recovery?.completedAt ? 'Recovered' : 'QuorumServes', recovery?.completedAt ? `recovered by ${recovery.method} from ${recovery.from} at revision ${recovery.revision}` : 'a quorum serves');
-  }
-
-  const phase = phaseOf(i, allServe && members.length === i.replicas, stalled || crashing.length > 0 || cannotStart.length > 0 || halted !== undefined, rollout !== undefined);
-
+  const phase = phaseOf(i, f.allServe && members.length === i.replicas, f.stalled || f.crashing.length > 0 || f.cannotStart.length > 0 || f.halted !== undefined, rollout !== undefined);
   return {
     observedGeneration: i.generation,
     phase,
-    conditions,
-    replicas: voters,
-    readyReplicas,
-    ...(i.outdated ? { updatedReplicas } : i.previous?.updatedReplicas !== undefined ? { updatedReplicas: i.previous.updatedReplicas } : {}),
+    conditions: conditionsOf(i, f),
+    replicas: f.voters,
+    readyReplicas: f.readyReplicas,
+    ...(i.outdated ? { updatedReplicas: f.updatedReplicas } : i.previous?.updatedReplicas !== undefined ? { updatedReplicas: i.previous.updatedReplicas } : {}),
     members,
-    ...(etcd.clusterId ? { clusterID: hex(etcd.clusterId) } : i.previous?.clusterID ? { clusterID: i.previous.clusterID } : {}),
+    ...(i.etcd.clusterId ? { clusterID: hex(i.etcd.clusterId) } : i.previous?.clusterID ? { clusterID: i.previous.clusterID } : {}),
     ...(members.find((m) => m.leader) ? { leader: members.find((m) => m.leader)!.name } : {}),
     ...(versions.length === 1 ? { currentVersion: versions[0] } : i.previous?.currentVersion ? { currentVersion: i.previous.currentVersion } : {}),
     ...(i.clusterVersion ? { clusterVersion: i.clusterVersion } : i.previous?.clusterVersion ? { clusterVersion: i.previous.clusterVersion } : {}),
@@ -264,6 +146,183 @@ export function buildStatus(i: StatusInput): StatusShape {
     ...(i.tls ? { tls: i.tls.status } : {}),
     ...(i.maintenance ? { maintenance: i.maintenance } : {}),
   };
+}
+
+/** What the status's fields and conditions are judged from. */
+interface StatusFacts {
+  members: MemberStatus[];
+  readyReplicas: number;
+  voters: number;
+  quorumServes: boolean;
+  allServe: boolean;
+  recovery: Recovery | undefined;
+  rollout: RolloutRecord | undefined;
+  halted: RolloutRecord | undefined;
+  updatedReplicas: number;
+  crashing: ObservedPod[];
+  cannotStart: ObservedPod[];
+  /** How long the step has been under way. */
+  age: number;
+  stalled: boolean;
+}
+
+function factsOf(i: StatusInput): StatusFacts {
+  const members = membersOf(i);
+  const pod = (member: string): ObservedPod | undefined => i.pods.find((p) => p.member === member);
+  const readyReplicas = members.filter((m) => m.ready && !m.learner).length;
+  const voters = members.filter((m) => !m.learner).length;
+  const quorumServes = i.etcd.membership !== undefined && voters > 0 && readyReplicas >= quorum(voters);
+  const rollout = rolloutOf(i);
+  const outdatedNames = new Set((i.outdated ?? []).map((o) => o.member));
+  const age = stepAgeMs(i.step, i.now);
+  return {
+    members,
+    readyReplicas,
+    voters,
+    quorumServes,
+    allServe: members.length > 0 && members.every((m) => m.ready && !m.learner),
+    recovery: recoveryOf(i, quorumServes),
+    rollout,
+    halted: rollout?.halted ? rollout : undefined,
+    updatedReplicas: members.filter((m) => !outdatedNames.has(m.name) && pod(m.name) && !pod(m.name)!.deleting).length,
+    crashing: i.pods.filter((p) => p.crashLoopingSince !== undefined && !p.deleting),
+    cannotStart: i.pods.filter((p) => p.cannotStart && !p.deleting),
+    age,
+    stalled: i.step !== undefined && !i.paused && age >= (i.stepDeadlineMs ?? Infinity),
+  };
+}
+
+/**
+ * status.members: etcd's member list as a quorum gave it, with each member's health. Without a quorum's answer
+ * the last known members stay on record (marked not ready): they are what the operator recreates pods for, and
+ * what an engineer needs to see.
+ */
+function membersOf(i: StatusInput): MemberStatus[] {
+  const { etcd } = i;
+  const ps = i.tls?.peerScheme ?? 'http';
+  const cs = i.tls?.clientScheme ?? 'http';
+  const pod = (member: string): ObservedPod | undefined => i.pods.find((p) => p.member === member);
+  const ready = new Set(i.pods.filter((p) => p.ready).map((p) => p.member));
+  const lastError = (member: string): { lastError?: string } => {
+    const t = pod(member)?.lastTermination;
+    return t && pod(member)?.crashLoopingSince !== undefined ? { lastError: `exit code ${t.exitCode}: ${t.message}` } : {};
+  };
+  if (!etcd.membership) {
+    return (i.previous?.members?.length ? i.previous.members : (i.previous?.bootstrapMembers ?? []).map((name): MemberStatus => ({ name, id: '', peerURL: peerURL(i.cluster, i.namespace, name, ps), clientURL: clientURL(i.cluster, i.namespace, name, cs), learner: false, ready: false, leader: false })))
+      .map(({ lastError: _, ...m }) => ({ ...m, ready: false, leader: false, ...lastError(m.name) }));
+  }
+  const leaderId = etcd.membership.leaderId;
+  return etcd.membership.members.map((m) => {
+    const h = etcd.health.find((x) => x.id === m.id);
+    return {
+      name: m.member,
+      id: hex(m.id),
+      // What etcd's member list says (http or https while peer TLS is turned on in place).
+      peerURL: peerURL(i.cluster, i.namespace, m.member, m.peerScheme ?? ps),
+      clientURL: clientURL(i.cluster, i.namespace, m.member, cs),
+      ready: ready.has(m.member) && m.healthy,
+      learner: m.learner,
+      leader: m.id === leaderId,
+      ...(h?.version ? { version: h.version } : {}),
+      ...(h?.dbSize !== undefined ? { dbSize: h.dbSize } : {}),
+      ...lastError(m.member),
+    };
+  });
+}
+
+type SetCondition = (list: Condition[] | undefined, type: string, status: boolean, reason: string, message: string) => Condition[];
+
+function conditionsOf(i: StatusInput, f: StatusFacts): Condition[] {
+  const cond: SetCondition = (list, type, status, reason, message) =>
+    setCondition(list, { type, status: status ? 'True' : 'False', reason, message, observedGeneration: i.generation }, i.now);
+  let conditions = i.previous?.conditions ?? [];
+  if (i.invalid) {
+    conditions = cond(conditions, 'Degraded', true, 'InvalidSpec', i.invalid);
+    conditions = cond(conditions, 'Progressing', false, 'InvalidSpec', 'the spec is invalid; nothing is changed until it is fixed');
+  } else {
+    conditions = specConditions(i, f, cond, conditions);
+  }
+  // Quorum lost for good: said as a condition of its own while it lasts, and how it ended afterwards.
+  const { action } = i;
+  const recovery = f.recovery;
+  const lostForGood = action.type === 'wait' && action.reason === 'QuorumLost';
+  const recovering = action.type === 'startRecovery' || (recovery !== undefined && recovery.completedAt === undefined);
+  if (lostForGood) conditions = cond(conditions, 'QuorumLost', true, 'MajorityDataLost', action.detail);
+  else if (recovering) conditions = cond(conditions, 'QuorumLost', true, 'Recovering', `recovering by ${recovery?.method ?? ''} from ${recovery?.from ?? ''}; writes after revision ${recovery?.revision ?? ''} are lost`);
+  else if (conditions.some((c) => c.type === 'QuorumLost') && f.quorumServes) {
+    conditions = cond(conditions, 'QuorumLost', false, recovery?.completedAt ? 'Recovered' : 'QuorumServes', recovery?.completedAt ? `recovered by ${recovery.method} from ${recovery.from} at revision ${recovery.revision}` : 'a quorum serves');
+  }
+  return conditions;
+}
+
+/** Available, Progressing, Degraded, EvenReplicas and MembersUpToDate, for a valid spec. */
+function specConditions(i: StatusInput, f: StatusFacts, cond: SetCondition, previous: Condition[]): Condition[] {
+  const { etcd, action } = i;
+  const { quorumServes, readyReplicas, voters, halted } = f;
+  let conditions = cond(
+    previous,
+    'Available',
+    quorumServes,
+    quorumServes ? 'QuorumServes' : etcd.membership ? 'QuorumLost' : 'Unreachable',
+    quorumServes ? `${readyReplicas}/${voters} voting members serve` : etcd.membership ? `${readyReplicas}/${voters} voting members serve; ${quorum(voters)} are needed` : 'no quorum answered',
+  );
+  const description = actionMessage(action);
+  // A halted or refused rolling update waits for a person: nothing progresses until the spec changes.
+  const personWait = action.type === 'haltRollout' ? 'UpgradeFailed' : action.type === 'wait' && PERSON_WAITS.includes(action.reason) ? action.reason : undefined;
+  const haltedMessage = halted ? haltMessage(halted) : description;
+  conditions = i.paused
+    ? cond(conditions, 'Progressing', false, 'Paused', 'spec.paused is true: the operator makes no changes')
+    : action.type === 'steady'
+      ? cond(conditions, 'Progressing', false, 'Stable', description)
+      : personWait
+        ? cond(conditions, 'Progressing', false, personWait, personWait === 'UpgradeFailed' ? haltedMessage : description)
+        : f.stalled
+          ? cond(conditions, 'Progressing', false, 'ProgressDeadlineExceeded', progressMessage(description, i.step, i.now))
+          : cond(conditions, 'Progressing', true, action.type === 'wait' ? action.reason : STEP_REASONS[action.type], progressMessage(description, i.step, i.now));
+  const [degraded, reason, message] = degradedOf(i, f, description, personWait, haltedMessage);
+  conditions = cond(conditions, 'Degraded', degraded, reason, message);
+  conditions = i.replicas % 2 === 0
+    ? cond(conditions, 'EvenReplicas', true, 'EvenReplicas', `${i.replicas} members tolerate no more failures than ${i.replicas - 1}`)
+    : conditions.filter((c) => c.type !== 'EvenReplicas');
+  if (i.outdated) {
+    const differ = i.outdated.map((o) => `${o.member} (${o.fields.join(', ')})`).join('; ');
+    conditions = i.outdated.length === 0
+      ? cond(conditions, 'MembersUpToDate', true, 'UpToDate', 'every member pod matches the spec')
+      : halted
+        ? cond(conditions, 'MembersUpToDate', false, 'UpgradeFailed', `the rolling update halted at ${halted.halted!.member}; still to update: ${differ}`)
+        : cond(conditions, 'MembersUpToDate', false, 'RollingUpdate', `${f.updatedReplicas}/${f.members.length} members updated; still to update: ${differ}`);
+  }
+  return conditions;
+}
+
+/** The Degraded condition: the first that holds, in order of what a person most needs to know. */
+function degradedOf(i: StatusInput, f: StatusFacts, description: string, personWait: string | undefined, haltedMessage: string): [boolean, string, string] {
+  const { etcd, action } = i;
+  const { crashing, cannotStart } = f;
+  const unhealthy = f.members.filter((m) => !m.ready).map((m) => m.name);
+  return action.type === 'wait' && action.reason === 'SnapshotRefused'
+    ? [true, 'SnapshotRefused', action.detail]
+    : action.type === 'wait' && action.reason === 'TLSSecretInvalid'
+    ? [true, 'TLSSecretInvalid', action.detail]
+    : f.halted
+    ? [true, 'UpgradeFailed', haltedMessage]
+    : personWait === 'UpgradeBlocked'
+    ? [true, 'UpgradeBlocked', description]
+    : crashing.length > 0
+    ? [true, 'MembersCrashLooping', groupByText(crashing.map((p) => [p.member, p.lastTermination ? `exited with code ${p.lastTermination.exitCode}: ${p.lastTermination.message}` : 'crash-looping']))]
+    : cannotStart.length > 0
+      ? [true, 'MembersCannotStart', groupByText(cannotStart.map((p) => [p.member, p.cannotStart!]))]
+    // Every write is refused: that is news before a stalled step (the recovery's own progress is in Progressing).
+    : i.noSpace?.length
+      ? [true, 'NoSpace', `etcd's NOSPACE alarm is raised (${i.noSpace.join(', ')}): writes are refused, reads are served. ${NO_SPACE_PLAN} Now: ${description}`]
+    : f.stalled
+      ? [true, 'StepStalled', `no progress for ${formatAge(f.age)}: ${progressMessage(description, i.step, i.now)}`]
+      : etcd.membership
+        ? unhealthy.length ? [true, 'MembersUnhealthy', `not serving: ${unhealthy.join(', ')}`]
+          // Nothing is wrong yet, but will be: a person must update the Secret before it ends.
+          : i.tls?.expiring ? [true, 'CertificateExpiring', i.tls.expiring] : [false, 'AllMembersHealthy', 'every member serves']
+        // A cluster that had a quorum and lost it is degraded; one still bootstrapping is not (yet).
+        : [!!i.previous?.clusterID, 'QuorumUnavailable', 'no quorum answered a member list'];
 }
 
 const NO_SPACE_PLAN = 'The operator compacts to the current revision, defragments every member one at a time (the leader last) and disarms the alarm once the data fits the quota.';
