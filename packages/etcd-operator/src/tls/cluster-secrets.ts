@@ -117,15 +117,46 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
   const { spec, cluster } = i;
   if (!spec.tls) return undefined;
   const name = cluster.metadata.name!;
-  const namespace = cluster.metadata.namespace!;
   const sides = tlsSides(spec);
+  const users = await readUserSecrets(i, sides);
+  const observedSecrets: ObservedTLSSecrets = {
+    peerCA: secretContents(i.cached(peerCASecretName(name))),
+    clientCA: secretContents(i.cached(clientCASecretName(name))),
+    client: secretContents(i.cached(clientTLSSecretName(name))),
+    members: Object.fromEntries(i.podMembers.map((m) => [m, secretContents(i.cached(memberTLSSecretName(m)))])),
+  };
+  const managed = operatorManaged(sides);
+  const toIssue = managed ? managedToIssue(i, observedSecrets) : { issue: [], problems: [] };
+  const problems = [...users.problems, ...toIssue.problems];
+  const caRotation = managed ? caRotationOf(cluster, observedSecrets, i.now) : undefined;
+  const credentials = operatorCredentials(sides, observedSecrets, users.valid);
+  return {
+    observed: {
+      issue: toIssue.issue,
+      memberSecrets: i.memberSecrets,
+      ...(problems.length > 0 ? { invalid: problems.join('; ') } : {}),
+      ...(caRotation ? { caRotation } : {}),
+    },
+    ...(credentials ? { credentials } : {}),
+    ...tlsStatusOf(i, sides, observedSecrets, users.valid),
+    ...(users.warnings.length > 0 ? { expiring: users.warnings.join('; ') } : {}),
+    peerScheme: peerScheme(spec),
+    clientScheme: clientScheme(spec),
+  };
+}
+
+type UserSecrets = Map<'peer' | 'client', SecretContents>;
+
+/**
+ * A user's Secrets: read as they are now (they are not in the cache, which holds only the operator's), and checked
+ * the way etcd, its peers and the operator will use them. `valid` holds those that pass.
+ */
+async function readUserSecrets(i: TLSObserveInput, sides: ReturnType<typeof tlsSides>): Promise<{ valid: UserSecrets; problems: string[]; warnings: string[] }> {
+  const name = i.cluster.metadata.name!;
+  const namespace = i.cluster.metadata.namespace!;
+  const valid: UserSecrets = new Map();
   const problems: string[] = [];
   const warnings: string[] = [];
-  const issue: ObservedTLS['issue'] = [];
-
-  // A user's Secret: read as it is now (it is not in the cache, which holds only the operator's), and checked
-  // the way etcd, its peers and the operator will use it.
-  const user = new Map<'peer' | 'client', SecretContents>();
   for (const side of ['peer', 'client'] as const) {
     const s: TLSSide | undefined = sides[side];
     if (s?.mode !== 'Secret') continue;
@@ -146,47 +177,50 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
     );
     problems.push(...check.problems.map((p) => `${where}: ${p}`));
     warnings.push(...check.warnings.map((w) => `${where}: ${w}`));
-    if (check.problems.length === 0) user.set(side, contents);
+    if (check.problems.length === 0) valid.set(side, contents);
   }
+  return { valid, problems, warnings };
+}
 
-  const observedSecrets: ObservedTLSSecrets = {
-    peerCA: secretContents(i.cached(peerCASecretName(name))),
-    clientCA: secretContents(i.cached(clientCASecretName(name))),
-    client: secretContents(i.cached(clientTLSSecretName(name))),
-    members: Object.fromEntries(i.podMembers.map((m) => [m, secretContents(i.cached(memberTLSSecretName(m)))])),
-  };
-  const managed = operatorManaged(sides);
-  if (managed) {
-    const plan = withRotation(
-      tlsSecretsToIssue({ cluster: name, namespace, clusterDomain: i.clusterDomain, members: i.podMembers }, observedSecrets, i.now),
-      cluster,
-      i.podMembers,
-      (secretName) => i.cached(secretName)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION],
-    );
-    const cas = plan.issue.filter((s) => s.kind === 'peerCA' || s.kind === 'clientCA');
-    // No member certificates and no pod made with TLS: nothing trusts a CA yet (a new cluster, or a plaintext one
-    // turning TLS on in place), so a missing CA is issued. Otherwise a new CA would cut members off.
-    const fresh = !i.podsWithTLS && i.memberSecrets.length === 0;
-    if (cas.length > 0 && !(fresh && cas.every((s) => s.reason === 'Missing'))) {
-      problems.push(
-        ...cas.map((s) => `the CA Secret ${s.name} is ${s.reason === 'Missing' ? 'missing' : 'unreadable'} while members hold certificates it signed: a new CA would cut every member off from the others (etcd loads its CAs only at start). Restore the Secret (from a copy), or create a new cluster from a backup (docs/tls.md)`),
-      );
-    } else {
-      issue.push(...plan.issue.map((s) => ({ name: s.name, reason: s.reason })));
-    }
+/** The operator-managed Secrets to issue now, or why a CA must not be: a new CA would cut off members that trust the old. */
+function managedToIssue(i: TLSObserveInput, observedSecrets: ObservedTLSSecrets): { issue: ObservedTLS['issue']; problems: string[] } {
+  const { cluster } = i;
+  const name = cluster.metadata.name!;
+  const plan = withRotation(
+    tlsSecretsToIssue({ cluster: name, namespace: cluster.metadata.namespace!, clusterDomain: i.clusterDomain, members: i.podMembers }, observedSecrets, i.now),
+    cluster,
+    i.podMembers,
+    (secretName) => i.cached(secretName)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION],
+  );
+  const cas = plan.issue.filter((s) => s.kind === 'peerCA' || s.kind === 'clientCA');
+  // No member certificates and no pod made with TLS: nothing trusts a CA yet (a new cluster, or a plaintext one
+  // turning TLS on in place), so a missing CA is issued. Otherwise a new CA would cut members off.
+  const fresh = !i.podsWithTLS && i.memberSecrets.length === 0;
+  if (cas.length > 0 && !(fresh && cas.every((s) => s.reason === 'Missing'))) {
+    return {
+      issue: [],
+      problems: cas.map((s) => `the CA Secret ${s.name} is ${s.reason === 'Missing' ? 'missing' : 'unreadable'} while members hold certificates it signed: a new CA would cut every member off from the others (etcd loads its CAs only at start). Restore the Secret (from a copy), or create a new cluster from a backup (docs/tls.md)`),
+    };
   }
-  const caRotation = managed ? caRotationOf(cluster, observedSecrets, i.now) : undefined;
+  return { issue: plan.issue.map((s) => ({ name: s.name, reason: s.reason })), problems: [] };
+}
 
-  // The operator's own identity towards the members' client ports.
-  let credentials: ClientCredentials | undefined;
+/** The operator's own identity towards the members' client ports. */
+function operatorCredentials(sides: ReturnType<typeof tlsSides>, observedSecrets: ObservedTLSSecrets, user: UserSecrets): ClientCredentials | undefined {
   if (sides.client?.mode === 'Operator' && observedSecrets.client) {
     const { [TLS_KEYS.ca]: ca, [TLS_KEYS.certificate]: cert, [TLS_KEYS.key]: key } = observedSecrets.client;
-    if (ca && cert && key) credentials = { ca, cert, key };
-  } else if (sides.client?.mode === 'Secret') {
-    const c = user.get('client');
-    if (c) credentials = { ca: c[TLS_KEYS.ca]!, cert: c[TLS_KEYS.certificate]!, key: c[TLS_KEYS.key]! };
+    return ca && cert && key ? { ca, cert, key } : undefined;
   }
+  if (sides.client?.mode === 'Secret') {
+    const c = user.get('client');
+    if (c) return { ca: c[TLS_KEYS.ca]!, cert: c[TLS_KEYS.certificate]!, key: c[TLS_KEYS.key]! };
+  }
+  return undefined;
+}
 
+/** status.tls (each side's mode and when its certificates end) and the CA bundles members should trust now. */
+function tlsStatusOf(i: TLSObserveInput, sides: ReturnType<typeof tlsSides>, observedSecrets: ObservedTLSSecrets, user: UserSecrets): { status: TlsStatus; caBundles: CABundles } {
+  const name = i.cluster.metadata.name!;
   const memberNotAfter = (file: string): string | undefined => earliest(i.podMembers.map((m) => notAfter(observedSecrets.members[m]?.[file])));
   const sideStatus = (side: 'peer' | 'client'): NonNullable<TlsStatus['peer']> | undefined => {
     const s = sides[side];
@@ -206,17 +240,7 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
   const clientSide = sideStatus('client');
   const clientSecret = sides.client?.mode === 'Secret' ? sides.client.secretName : sides.client ? clientTLSSecretName(name) : undefined;
   return {
-    observed: {
-      issue,
-      memberSecrets: i.memberSecrets,
-      ...(problems.length > 0 ? { invalid: problems.join('; ') } : {}),
-      ...(caRotation ? { caRotation } : {}),
-    },
-    ...(credentials ? { credentials } : {}),
     status: { ...(peer ? { peer } : {}), ...(clientSide ? { client: clientSide } : {}), ...(clientSecret ? { clientSecret } : {}) },
-    ...(warnings.length > 0 ? { expiring: warnings.join('; ') } : {}),
-    peerScheme: peerScheme(spec),
-    clientScheme: clientScheme(spec),
     caBundles: { ...(peerBundle ? { peer: peerBundle } : {}), ...(clientBundle ? { client: clientBundle } : {}) },
   };
 }
