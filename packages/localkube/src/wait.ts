@@ -1,22 +1,3 @@
-// Polling for conditions that take time: shared by localkube itself, its tests, and @quorum/runtime/testing.
-export interface EventuallyOptions {
-  timeoutMs?: number;
-  intervalMs?: number;
-}
-
-/** Polls `probe` until it returns something other than undefined/false; rethrows its last error on timeout. */
-export async function eventually<T>(what: string, probe: () => Promise<T | undefined | false> | T | undefined | false, options: EventuallyOptions = {}): Promise<T> {
-  const timeoutMs = options.timeoutMs ?? 30_000;
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined && value !== false) return value;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`, { cause: last });
-    await new Promise((r) => setTimeout(r, options.intervalMs ?? 100));
-  }
-}
+// Polling for conditions that take time: localkube waits with the runtime's own `eventually` (its testing
+// entry, which depends on no test cluster), so the two never drift apart.
+export { eventually, type EventuallyOptions } from '@quorum/runtime/testing';

@@ -1,5 +1,5 @@
-// Polling for conditions that take time. The runtime's own copy (localkube has one for its internals): the
-// runtime's testing entry must not depend on the test cluster, so that it works against any API server.
+// Polling for conditions that take time; localkube waits with it too. It lives here, not in localkube, because
+// the runtime's testing entry must not depend on the test cluster, so that it works against any API server.
 export interface EventuallyOptions {
   timeoutMs?: number;
   intervalMs?: number;
