@@ -35,7 +35,7 @@ import {
   pvcName,
   ownerRef,
 } from '../names.ts';
-import { finalTLSStage, memberTLS, tlsFingerprint, type CABundles, type TLSStage } from '../tls/members.ts';
+import { finalTLSStage, memberTLS, tlsFingerprint, type CABundles, type MemberTLSRender, type TLSStage } from '../tls/members.ts';
 
 /**
  * An object as the operator builds it for the API server: the client-node model of its kind (type-checked field by
@@ -307,38 +307,9 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
   const { member } = options;
   const labels = { ...(spec.podTemplate?.metadata?.labels ?? {}), ...memberLabels(name, member) };
   const podSpec = spec.podTemplate?.spec ?? {};
-  const e = spec.etcd ?? {};
   const tls = memberTLS(spec, member, options.tlsStage);
-  const args = [
-    `--name=${member}`,
-    `--data-dir=${DATA_DIR}/data`,
-    `--listen-peer-urls=${tls.listenPeer}`,
-    `--listen-client-urls=${tls.listenClient}`,
-    // Plain http always: the probes and the peer-activity metrics read it without a certificate.
-    `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
-    `--advertise-client-urls=${clientURL(name, ns, member, tls.advertiseClient)}`,
-    `--initial-advertise-peer-urls=${peerURL(name, ns, member, tls.advertisePeer)}`,
-    `--initial-cluster=${options.initialCluster.join(',')}`,
-    `--initial-cluster-state=${options.initialClusterState}`,
-    `--initial-cluster-token=${clusterToken(cluster)}`,
-    ...tls.args,
-    ...(e.quotaBackendBytes !== undefined ? [`--quota-backend-bytes=${e.quotaBackendBytes}`] : []),
-    ...(e.autoCompactionMode ? [`--auto-compaction-mode=${e.autoCompactionMode}`] : []),
-    ...(e.autoCompactionRetention ? [`--auto-compaction-retention=${e.autoCompactionRetention}`] : []),
-    ...(e.snapshotCount !== undefined ? [`--snapshot-count=${e.snapshotCount}`] : []),
-    ...(e.heartbeatIntervalMs !== undefined ? [`--heartbeat-interval=${e.heartbeatIntervalMs}`] : []),
-    ...(e.electionTimeoutMs !== undefined ? [`--election-timeout=${e.electionTimeoutMs}`] : []),
-    ...(e.extraArgs ?? []),
-    ...(options.forceNewCluster ? ['--force-new-cluster'] : []),
-  ];
-  const antiAffinityTerm = { labelSelector: { matchLabels: clusterLabels(name) }, topologyKey: 'kubernetes.io/hostname' };
-  const userAffinity = podSpec.affinity ?? {};
-  const affinity: V1Affinity =
-    spec.antiAffinity === 'Required'
-      ? { ...userAffinity, podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [antiAffinityTerm] } }
-      : spec.antiAffinity === 'Preferred'
-        ? { ...userAffinity, podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: antiAffinityTerm }] } }
-        : userAffinity;
+  const args = etcdArgs(cluster, spec, options, tls);
+  const affinity = memberAffinity(spec, name);
   const volume: V1Volume = spec.storage.emptyDir
     ? { name: 'data', emptyDir: spec.storage.emptyDir }
     : { name: 'data', persistentVolumeClaim: { claimName: pvcName(member) } };
@@ -346,24 +317,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
   const podSecurity: V1PodSecurityContext = { ...MEMBER_POD_SECURITY, ...podSpec.securityContext };
   const etcdSecurity: V1SecurityContext = { ...MEMBER_CONTAINER_SECURITY, ...podSpec.containerSecurityContext };
   const restore = options.restore && options.peerWaitImage ? restoreInitContainers(spec, { ...options, restore: options.restore }, name, ns, clusterToken(cluster), options.peerWaitImage, etcdSecurity) : undefined;
-  const peerWait: V1Container[] = options.peerWaitImage && options.waitForNames?.length
-    ? [
-        {
-          name: 'peer-wait',
-          image: options.peerWaitImage,
-          imagePullPolicy: 'IfNotPresent',
-          // A member restarting on its own data (its member directory exists) waits 10 s at most, then starts:
-          // etcd takes its peers from that data, and a name here may be a member removed since the pod was made.
-          args: ['--timeout=120s', `--member-dir=${MEMBER_DATA}/member`, '--restart-timeout=10s', ...options.waitForNames],
-          volumeMounts: [{ name: 'data', mountPath: DATA_DIR, readOnly: true }],
-          // Its last lines explain a wait that timed out (`kubectl describe pod`, status.members[].lastError).
-          // It writes nothing but that termination message (a file the kubelet mounts).
-          terminationMessagePolicy: 'FallbackToLogsOnError',
-          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
-          securityContext: { ...MEMBER_CONTAINER_SECURITY, ...TOOLS_USER },
-        },
-      ]
-    : [];
+  const peerWait = peerWaitContainers(options);
   // peer-wait runs before the restore: it takes an existing member directory for a restart (and waits 10 s at
   // most), and restore-snapshot creates that directory, so after it a fresh restored member would not wait.
   const initContainers = [...peerWait, ...(restore?.containers ?? [])];
@@ -396,34 +350,103 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       ...(podSpec.priorityClassName ? { priorityClassName: podSpec.priorityClassName } : {}),
       ...(Object.keys(affinity).length ? { affinity } : {}),
       ...(initContainers.length > 0 ? { initContainers } : {}),
-      containers: [
-        {
-          name: 'etcd',
-          image: etcdImage(spec),
-          imagePullPolicy: 'IfNotPresent',
-          command: ['/usr/local/bin/etcd'],
-          args,
-          ports: [
-            { name: 'client', containerPort: CLIENT_PORT },
-            { name: 'peer', containerPort: PEER_PORT },
-            { name: 'metrics', containerPort: METRICS_PORT },
-          ],
-          volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...tls.mounts],
-          // etcd prints why it exits (a bad flag, a corrupt WAL) to its log: the kubelet keeps the last lines.
-          terminationMessagePolicy: 'FallbackToLogsOnError',
-          // Only an unset field gets the default: `{}` is the user asking for no requests at all.
-          resources: podSpec.resources ?? DEFAULT_ETCD_RESOURCES,
-          securityContext: etcdSecurity,
-          // Ready = this member serves: it has a leader and no alarm.
-          // The member itself: a leader, a linearizable read, no CORRUPT alarm. NOSPACE is excluded (etcd 3.4.23,
-          // 3.5 and 3.6 all take exclude=): it is raised cluster-wide and would empty the client Service, reads
-          // included, while the operator recovers from it (Degraded NoSpace says so).
-          readinessProbe: { httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 3 },
-          // Alive = the process answers locally; never restart a member just because the cluster lost quorum.
-          livenessProbe: { httpGet: { path: '/health?serializable=true', port: METRICS_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 8 },
-        },
-      ],
+      containers: [etcdContainer(spec, args, tls, podSpec, etcdSecurity)],
       volumes: [volume, ...tls.volumes, ...(restore?.volumes ?? [])],
     },
+  };
+}
+
+/** etcd's flags for a member: its names and URLs, the initial cluster, TLS, and spec.etcd's options. */
+function etcdArgs(cluster: EtcdCluster, spec: DefaultedSpec, options: MemberPodOptions, tls: MemberTLSRender): string[] {
+  const name = cluster.metadata.name!;
+  const ns = cluster.metadata.namespace!;
+  const { member } = options;
+  const e = spec.etcd ?? {};
+  return [
+    `--name=${member}`,
+    `--data-dir=${DATA_DIR}/data`,
+    `--listen-peer-urls=${tls.listenPeer}`,
+    `--listen-client-urls=${tls.listenClient}`,
+    // Plain http always: the probes and the peer-activity metrics read it without a certificate.
+    `--listen-metrics-urls=http://0.0.0.0:${METRICS_PORT}`,
+    `--advertise-client-urls=${clientURL(name, ns, member, tls.advertiseClient)}`,
+    `--initial-advertise-peer-urls=${peerURL(name, ns, member, tls.advertisePeer)}`,
+    `--initial-cluster=${options.initialCluster.join(',')}`,
+    `--initial-cluster-state=${options.initialClusterState}`,
+    `--initial-cluster-token=${clusterToken(cluster)}`,
+    ...tls.args,
+    ...(e.quotaBackendBytes !== undefined ? [`--quota-backend-bytes=${e.quotaBackendBytes}`] : []),
+    ...(e.autoCompactionMode ? [`--auto-compaction-mode=${e.autoCompactionMode}`] : []),
+    ...(e.autoCompactionRetention ? [`--auto-compaction-retention=${e.autoCompactionRetention}`] : []),
+    ...(e.snapshotCount !== undefined ? [`--snapshot-count=${e.snapshotCount}`] : []),
+    ...(e.heartbeatIntervalMs !== undefined ? [`--heartbeat-interval=${e.heartbeatIntervalMs}`] : []),
+    ...(e.electionTimeoutMs !== undefined ? [`--election-timeout=${e.electionTimeoutMs}`] : []),
+    ...(e.extraArgs ?? []),
+    ...(options.forceNewCluster ? ['--force-new-cluster'] : []),
+  ];
+}
+
+/** The user's affinity, with the antiAffinity shortcut's term (one member per node) added. */
+function memberAffinity(spec: DefaultedSpec, name: string): V1Affinity {
+  const userAffinity = spec.podTemplate?.spec?.affinity ?? {};
+  const antiAffinityTerm = { labelSelector: { matchLabels: clusterLabels(name) }, topologyKey: 'kubernetes.io/hostname' };
+  return spec.antiAffinity === 'Required'
+    ? { ...userAffinity, podAntiAffinity: { requiredDuringSchedulingIgnoredDuringExecution: [antiAffinityTerm] } }
+    : spec.antiAffinity === 'Preferred'
+      ? { ...userAffinity, podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: antiAffinityTerm }] } }
+      : userAffinity;
+}
+
+/** The init container that waits for the peers' names to resolve, when there is an image for it and names to wait for. */
+function peerWaitContainers(options: MemberPodOptions): V1Container[] {
+  return options.peerWaitImage && options.waitForNames?.length
+    ? [
+        {
+          name: 'peer-wait',
+          image: options.peerWaitImage,
+          imagePullPolicy: 'IfNotPresent',
+          // A member restarting on its own data (its member directory exists) waits 10 s at most, then starts:
+          // etcd takes its peers from that data, and a name here may be a member removed since the pod was made.
+          args: ['--timeout=120s', `--member-dir=${MEMBER_DATA}/member`, '--restart-timeout=10s', ...options.waitForNames],
+          volumeMounts: [{ name: 'data', mountPath: DATA_DIR, readOnly: true }],
+          // Its last lines explain a wait that timed out (`kubectl describe pod`, status.members[].lastError).
+          // It writes nothing but that termination message (a file the kubelet mounts).
+          terminationMessagePolicy: 'FallbackToLogsOnError',
+          resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '32Mi' } },
+          securityContext: { ...MEMBER_CONTAINER_SECURITY, ...TOOLS_USER },
+        },
+      ]
+    : [];
+}
+
+/** spec.podTemplate.spec: the user's part of every member pod. */
+type UserPodSpec = NonNullable<NonNullable<DefaultedSpec['podTemplate']>['spec']>;
+
+/** The etcd container: its flags, ports, data and TLS mounts, resources, and the probes that say when it serves. */
+function etcdContainer(spec: DefaultedSpec, args: string[], tls: MemberTLSRender, podSpec: UserPodSpec, etcdSecurity: V1SecurityContext): V1Container {
+  return {
+    name: 'etcd',
+    image: etcdImage(spec),
+    imagePullPolicy: 'IfNotPresent',
+    command: ['/usr/local/bin/etcd'],
+    args,
+    ports: [
+      { name: 'client', containerPort: CLIENT_PORT },
+      { name: 'peer', containerPort: PEER_PORT },
+      { name: 'metrics', containerPort: METRICS_PORT },
+    ],
+    volumeMounts: [{ name: 'data', mountPath: DATA_DIR }, ...tls.mounts],
+    // etcd prints why it exits (a bad flag, a corrupt WAL) to its log: the kubelet keeps the last lines.
+    terminationMessagePolicy: 'FallbackToLogsOnError',
+    // Only an unset field gets the default: `{}` is the user asking for no requests at all.
+    resources: podSpec.resources ?? DEFAULT_ETCD_RESOURCES,
+    securityContext: etcdSecurity,
+    // Ready = this member serves: it has a leader and no alarm.
+    // The member itself: a leader, a linearizable read, no CORRUPT alarm. NOSPACE is excluded (etcd 3.4.23,
+    // 3.5 and 3.6 all take exclude=): it is raised cluster-wide and would empty the client Service, reads
+    // included, while the operator recovers from it (Degraded NoSpace says so).
+    readinessProbe: { httpGet: { path: '/health?exclude=NOSPACE', port: METRICS_PORT }, periodSeconds: 2, timeoutSeconds: 2, failureThreshold: 3 },
+    // Alive = the process answers locally; never restart a member just because the cluster lost quorum.
+    livenessProbe: { httpGet: { path: '/health?serializable=true', port: METRICS_PORT }, initialDelaySeconds: 15, periodSeconds: 10, timeoutSeconds: 5, failureThreshold: 8 },
   };
 }
