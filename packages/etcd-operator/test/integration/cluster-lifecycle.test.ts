@@ -12,7 +12,8 @@ import { Pods } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, etcdctl, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, memberPods, etcdctl, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import type { V1Pod } from '@kubernetes/client-node';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
@@ -30,18 +31,12 @@ after(async () => {
   await env.stop();
 });
 
-interface PodObj {
-  metadata: { name: string; uid: string };
-  spec: { nodeName?: string };
-}
-
-const pods = async (): Promise<PodObj[]> =>
-  ((await env.client.list(Pods, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items as unknown as PodObj[]);
+const pods = (): Promise<V1Pod[]> => memberPods(env.client, ns, NAME);
 
 test('a basic cluster becomes Available with 3 voting members on 3 nodes; etcdctl agrees with status', async () => {
   await applyCluster(env.client, ns, NAME, { replicas: 3 });
   const state = await waitAvailable(env.client, ns, NAME, 3);
-  const nodes = new Set((await pods()).map((p) => p.spec.nodeName));
+  const nodes = new Set((await pods()).map((p) => p.spec!.nodeName));
   assert.equal(nodes.size, 3, 'one member per node (antiAffinity Preferred spreads them)');
   const endpoint = await clientServiceEndpoint(env.client, ns, NAME);
   const listed = JSON.parse(await etcdctl(endpoint, 'member', 'list', '-w', 'json')) as { members: { ID: number | string; name: string; peerURLs: string[]; isLearner?: boolean }[] };
@@ -69,9 +64,9 @@ test('deleting the leader pod, then a follower pod: the same members come back o
   for (const role of ['leader', 'follower'] as const) {
     const before = await getCluster(env.client, ns, NAME);
     const victim = before.members.find((m) => (role === 'leader' ? m.leader : !m.leader))!;
-    const podBefore = (await pods()).find((p) => p.metadata.name === victim.name)!;
+    const podBefore = (await pods()).find((p) => p.metadata!.name === victim.name)!;
     await env.client.delete(Pods, { namespace: ns, name: victim.name });
-    await eventually(`${victim.name} recreated`, async () => (await pods()).some((p) => p.metadata.name === victim.name && p.metadata.uid !== podBefore.metadata.uid), { timeoutMs: 60_000 });
+    await eventually(`${victim.name} recreated`, async () => (await pods()).some((p) => p.metadata!.name === victim.name && p.metadata!.uid !== podBefore.metadata!.uid), { timeoutMs: 60_000 });
     const after = await waitAvailable(env.client, ns, NAME, 3);
     assert.deepEqual(after.members.map((m) => m.id).sort(), before.members.map((m) => m.id).sort(), 'same members, same IDs');
   }

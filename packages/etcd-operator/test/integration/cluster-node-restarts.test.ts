@@ -12,7 +12,8 @@ import { Pods } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, memberPods, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import type { V1Pod } from '@kubernetes/client-node';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
@@ -30,13 +31,7 @@ after(async () => {
   await env.stop();
 });
 
-interface PodObj {
-  metadata: { name: string; uid: string };
-  spec: { nodeName?: string };
-}
-
-const pods = async (): Promise<PodObj[]> =>
-  ((await env.client.list(Pods, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items as unknown as PodObj[]);
+const pods = (): Promise<V1Pod[]> => memberPods(env.client, ns, NAME);
 
 test('a cluster of 3 voting members on 3 nodes, the data checker writing', async () => {
   // Kubernetes' default: a member on a node that stops keeps its pod for 5 minutes. localkube evicts after 10 s
@@ -45,7 +40,7 @@ test('a cluster of 3 voting members on 3 nodes, the data checker writing', async
   const tolerations = ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'].map((key) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }));
   await applyCluster(env.client, ns, NAME, { replicas: 3, podTemplate: { spec: { tolerations } } });
   await waitAvailable(env.client, ns, NAME, 3);
-  const nodes = new Set((await pods()).map((p) => p.spec.nodeName));
+  const nodes = new Set((await pods()).map((p) => p.spec!.nodeName));
   assert.equal(nodes.size, 3, 'one member per node (antiAffinity Preferred spreads them)');
   const endpoint = await clientServiceEndpoint(env.client, ns, NAME);
   checker = new DataChecker({ endpoints: [endpoint], ratePerSecond: 20 });
@@ -60,7 +55,7 @@ async function scaleTo(replicas: number): Promise<void> {
 test('a stopped node: the cluster keeps serving, and heals when the node returns', async () => {
   const state = await getCluster(env.client, ns, NAME);
   const follower = state.members.find((m) => !m.leader)!;
-  const node = (await pods()).find((p) => p.metadata.name === follower.name)!.spec.nodeName!;
+  const node = (await pods()).find((p) => p.metadata!.name === follower.name)!.spec!.nodeName!;
   await env.kube.stopNode(node);
   try {
     await eventually('the member on the stopped node reported not ready', async () => {
@@ -80,9 +75,9 @@ test('a member whose pod was made when the cluster had 5 members comes back on i
   const five = await getCluster(env.client, ns, NAME);
   const index = (name: string): number => Number(name.slice(name.lastIndexOf('-') + 1));
   const survivor = five.members.filter((m) => !m.leader).sort((a, b) => index(a.name) - index(b.name))[0]!;
-  const podBefore = (await pods()).find((p) => p.metadata.name === survivor.name)!;
+  const podBefore = (await pods()).find((p) => p.metadata!.name === survivor.name)!;
   await env.client.delete(Pods, { namespace: ns, name: survivor.name });
-  await eventually(`${survivor.name} recreated`, async () => (await pods()).some((p) => p.metadata.name === survivor.name && p.metadata.uid !== podBefore.metadata.uid), { timeoutMs: 60_000 });
+  await eventually(`${survivor.name} recreated`, async () => (await pods()).some((p) => p.metadata!.name === survivor.name && p.metadata!.uid !== podBefore.metadata!.uid), { timeoutMs: 60_000 });
   await waitAvailable(env.client, ns, NAME, 5);
   await scaleTo(3);
   const three = await getCluster(env.client, ns, NAME);
@@ -94,7 +89,7 @@ test('a member whose pod was made when the cluster had 5 members comes back on i
   // Only once their pods are gone do their names stop resolving (a terminating pod keeps its DNS record): until
   // then peer-wait finds every name and never needs its 10 s bound, which is what this test is about.
   await eventually('the removed members\' pods gone', async () => {
-    const left = new Set((await pods()).map((p) => p.metadata.name));
+    const left = new Set((await pods()).map((p) => p.metadata!.name));
     return removed.every((host) => !left.has(host.split('.')[0] ?? host)) ? true : undefined;
   }, { timeoutMs: 120_000 });
 

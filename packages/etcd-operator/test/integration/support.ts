@@ -2,7 +2,8 @@
 // manifests into the suite's localkube, and helpers to wait for an EtcdCluster's state.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Client, Namespaces } from '@quorum/runtime';
+import { Client, Namespaces, Pods } from '@quorum/runtime';
+import type { V1Pod } from '@kubernetes/client-node';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { cacheRoot, run } from '@quorum/images';
 import { versions } from '@quorum/localkube';
@@ -120,6 +121,11 @@ export async function waitAvailable(client: Client, namespace: string, name: str
     const voters = s.members.filter((m) => !m.learner && m.ready);
     return s.available && voters.length === replicas && s.members.length === replicas && s.cluster.status?.observedGeneration === s.cluster.metadata.generation ? s : undefined;
   }, { timeoutMs, intervalMs: 500 });
+}
+
+/** The member pods of a cluster, as the API server lists them (by the instance label every member carries). */
+export async function memberPods(client: Client, namespace: string, name: string): Promise<V1Pod[]> {
+  return (await client.list(Pods, { namespace, labelSelector: `app.kubernetes.io/instance=${name}` })).items as V1Pod[];
 }
 
 export async function applyCluster(client: Client, namespace: string, name: string, spec: Record<string, unknown>): Promise<EtcdCluster> {
