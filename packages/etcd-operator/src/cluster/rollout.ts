@@ -138,19 +138,10 @@ export async function observeRollout(
     const read = await clients.get(anyEndpoint).version({ signal }).then((v) => v.cluster, () => undefined);
     clusterVersion = decidedClusterVersion(read, versions);
   }
-  let alarms: ObservedRollout['alarms'];
-  let alarmsUnread: string | undefined;
+  let alarms: Pick<ObservedRollout, 'alarms' | 'alarmsUnread'> = {};
   let observed = membership;
   if (rolling && membership) {
-    const names = new Map(membership.members.map((m) => [m.id, m.member]));
-    if (!anyEndpoint) alarmsUnread = 'no member serves to ask';
-    else {
-      try {
-        alarms = (await clients.get(anyEndpoint).alarms({ signal })).map((a) => ({ member: names.get(a.memberId) ?? a.memberId, alarm: a.alarm }));
-      } catch (err) {
-        alarmsUnread = err instanceof Error ? err.message : String(err);
-      }
-    }
+    alarms = await readAlarms(membership, anyEndpoint, clients, signal);
     observed = await withCatchUp(membership, leaderEndpoint, endpoints, clients, signal);
   }
   // A downgrade in flight, as a 3.6 member's status says it (3.5 members do not).
@@ -174,14 +165,24 @@ export async function observeRollout(
       }),
       ...(clusterVersion ? { clusterVersion } : {}),
       ...(downgrade ? { downgrade } : {}),
-      ...(alarms ? { alarms } : {}),
-      ...(alarmsUnread !== undefined ? { alarmsUnread } : {}),
+      ...alarms,
       gateBoundMs: gateBoundMs(view.health.map((h) => h.dbSize ?? 0)),
       minReadyMs: MIN_READY_MS,
       ...(peerSwitch.length > 0 ? { peerSwitch } : {}),
       newMemberPeerScheme: newMemberScheme,
     },
   };
+}
+
+/** etcd's active alarms, by member name, read through a member that serves; or why they could not be read. */
+async function readAlarms(membership: Membership, endpoint: MemberEndpoint | undefined, clients: EtcdClients, signal: AbortSignal): Promise<Pick<ObservedRollout, 'alarms' | 'alarmsUnread'>> {
+  if (!endpoint) return { alarmsUnread: 'no member serves to ask' };
+  const names = new Map(membership.members.map((m) => [m.id, m.member]));
+  try {
+    return { alarms: (await clients.get(endpoint).alarms({ signal })).map((a) => ({ member: names.get(a.memberId) ?? a.memberId, alarm: a.alarm })) };
+  } catch (err) {
+    return { alarmsUnread: err instanceof Error ? err.message : String(err) };
+  }
 }
 
 /**
