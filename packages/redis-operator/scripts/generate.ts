@@ -1,0 +1,19 @@
+// Writes the files generated from code: the CRD YAML and the API reference section of docs/redis.md.
+// Deterministic, so running it twice changes nothing; test/unit/api.test.ts fails when a committed copy is stale.
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { writeGenerated } from '@quorum/runtime/crd';
+import { CRD_FILE, redisCRDYAML } from '../src/api/crd.ts';
+import { DOCS_FILE, withReference } from '../src/api/docs.ts';
+
+const packageDir = join(import.meta.dirname, '..');
+const repoRoot = join(packageDir, '..', '..');
+const docs = join(repoRoot, DOCS_FILE);
+
+await writeGenerated(
+  [
+    [join(packageDir, CRD_FILE), redisCRDYAML()],
+    [docs, withReference(await readFile(docs, 'utf8').catch(() => '# Redis\n'))],
+  ],
+  repoRoot,
+);

@@ -1,0 +1,34 @@
+// The Redis CustomResourceDefinition, built from the TypeBox schema in redis.ts by the runtime's CRD tooling;
+// what is the operator's own is here: names, scope, subresources and printer columns.
+import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
+import { GROUP, KIND, LIST_KIND, PLURAL, RedisSchema, SHORT_NAMES, SINGULAR, VERSION } from './redis.ts';
+
+/** The file the generator writes, relative to packages/redis-operator. */
+export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
+export const GENERATE_COMMAND = 'node packages/redis-operator/scripts/generate.ts';
+
+export const PRINTER_COLUMNS: PrinterColumn[] = [
+  { name: 'Engine', type: 'string', jsonPath: '.spec.engine', description: 'redis or valkey.' },
+  { name: 'Version', type: 'string', jsonPath: '.spec.version', description: 'The server version.' },
+  { name: 'Replicas', type: 'integer', jsonPath: '.spec.replicas', description: 'Replicas of the primary.' },
+  { name: 'Ready', type: 'integer', jsonPath: '.status.readyReplicas', description: 'Instances (primary included) whose pod is Ready.' },
+  { name: 'Primary', type: 'string', jsonPath: '.status.primary', description: 'The instance the `<name>` Service selects.' },
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Summary of the lifecycle.' },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the Redis was created.' },
+];
+
+/** The CRD object, ready to apply (server-side apply or `kubectl apply -f`). */
+export function redisCRD(): CustomResourceDefinition {
+  return customResourceDefinition({
+    group: GROUP,
+    names: { kind: KIND, listKind: LIST_KIND, plural: PLURAL, singular: SINGULAR, shortNames: SHORT_NAMES, categories: ['quorum'] },
+    scope: 'Namespaced',
+    labels: { 'app.kubernetes.io/name': 'quorum-redis', 'app.kubernetes.io/part-of': 'quorum' },
+    versions: [{ name: VERSION, schema: RedisSchema, subresources: { status: {} }, printerColumns: PRINTER_COLUMNS }],
+  });
+}
+
+/** The CRD as the YAML file in deploy/crds: a generated-file header, then the object. */
+export function redisCRDYAML(): string {
+  return crdYAML(redisCRD(), { source: 'packages/redis-operator/src/api/redis.ts', command: GENERATE_COMMAND });
+}

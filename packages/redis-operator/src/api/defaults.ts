@@ -1,0 +1,40 @@
+// A Redis spec as the operator uses it: the schema's defaults applied in code (the object may predate a
+// default, or the CRD may be older than this code), and each CEL rule mirrored under the same message, with
+// the offending field named (a refused config directive by its own path, e.g. spec.config.replicaof).
+import { applySchemaDefaults, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
+import { ALLOWED_CONFIG, ENGINES, RedisSpecSchema, RULES, STRUCTURED_CONFIG, SUPPORTED_VERSIONS, type RedisSpec } from './redis.ts';
+
+/** The spec after defaulting: minReplicasToWrite resolved too (1 with replicas, else 0). */
+export type DefaultedSpec = RedisSpec & { minReplicasToWrite: number };
+
+export function applyDefaults(spec: unknown): DefaultedSpec {
+  const defaulted = applySchemaDefaults(RedisSpecSchema as SchemaNode, spec ?? {}) as RedisSpec;
+  return { ...defaulted, minReplicasToWrite: defaulted.minReplicasToWrite ?? (defaulted.replicas > 0 ? 1 : 0) };
+}
+
+/** Why each refused config directive is refused, by its path (the schema's enum says only what is allowed). */
+export function configErrors(config: readonly { name: string }[] | undefined): string[] {
+  const allowed: readonly string[] = ALLOWED_CONFIG;
+  return (config ?? []).flatMap(({ name }, i) => {
+    if (allowed.includes(name)) return [];
+    const field = STRUCTURED_CONFIG[name];
+    const why = field !== undefined ? `set ${field} instead` : 'the operator manages it, or it could break management';
+    return [`spec.config[${i}].name ${JSON.stringify(name)} is not allowed: ${why}`];
+  });
+}
+
+/**
+ * Every problem with `spec`, schema and CEL rules alike, each message starting with the field it is about;
+ * `old` is the stored spec on an update (for the transition rules).
+ */
+export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[] {
+  // The enum's own message for a refused directive is replaced by configErrors' (which says why).
+  const errors = validateAgainstSchema(RedisSpecSchema as SchemaNode, spec, ['spec']).filter((i) => !/^spec\.config\[\d+\]\.name /.test(i.message)).map((i) => i.message);
+  if (ENGINES.includes(spec.engine) && !SUPPORTED_VERSIONS[spec.engine].includes(spec.version)) errors.push(RULES.supportedVersion.message);
+  if (spec.minReplicasToWrite > spec.replicas) errors.push(RULES.minReplicasToWrite.message);
+  errors.push(...configErrors(spec.config));
+  if (old !== undefined && (spec.storage.size !== old.storage.size || spec.storage.storageClassName !== old.storage.storageClassName)) {
+    errors.push(RULES.storageImmutable.message);
+  }
+  return [...new Set(errors)];
+}

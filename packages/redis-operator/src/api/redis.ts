@@ -1,0 +1,348 @@
+// The Redis API (redis.quorum.dev/v1alpha1), declared once: the TypeScript types, the CRD's structural OpenAPI
+// schema (crd.ts), the defaults and validation the operator applies (defaults.ts) and the reference in
+// docs/redis.md (docs.ts) are all derived from the schemas in this file. Every field is built: a field whose
+// behaviour does not exist yet is absent, so the API server rejects it instead of accepting it silently.
+import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import type { Condition, ObjectMeta } from '@quorum/runtime';
+import { conditionSchema } from '@quorum/runtime/crd';
+
+export const GROUP = 'redis.quorum.dev';
+export const VERSION = 'v1alpha1';
+export const API_VERSION = `${GROUP}/${VERSION}`;
+export const KIND = 'Redis';
+export const LIST_KIND = 'RedisList';
+export const PLURAL = 'redises';
+export const SINGULAR = 'redis';
+export const SHORT_NAMES: readonly string[] = ['rds'];
+
+export const ENGINES = ['redis', 'valkey'] as const;
+export type Engine = (typeof ENGINES)[number];
+/**
+ * The versions the operator runs, per engine: those it has an image for and has been tested with. Valkey's
+ * list stays empty until its image (Debian bookworm-backports, valkey-tools) is assembled and tested.
+ */
+export const SUPPORTED_VERSIONS: Readonly<Record<Engine, readonly string[]>> = { redis: ['7.0.15'], valkey: [] };
+export const DEFAULT_ENGINE: Engine = 'redis';
+export const DEFAULT_VERSION = '7.0.15';
+
+export const MAX_REPLICAS = 8;
+export const DEFAULT_REPLICAS = 2;
+export const MAX_SENTINELS = 7;
+export const DEFAULT_SENTINELS = 3;
+/** Sentinel's own default: how long an instance must be unreachable before a Sentinel calls it down. */
+export const DEFAULT_DOWN_AFTER_MS = 5000;
+export const DEFAULT_FAILOVER_TIMEOUT_MS = 10_000;
+/** With replicas, a primary refuses writes unless this many replicas acknowledged it within the lag below. */
+export const DEFAULT_MIN_REPLICAS_MAX_LAG_S = 10;
+export const DEFAULT_STORAGE_SIZE = '1Gi';
+
+/** A name must be a DNS-1035 label (Service names are) short enough for the names derived from it. */
+export const NAME_PATTERN = '^[a-z]([-a-z0-9]*[a-z0-9])?$';
+export const MAX_NAME_LENGTH = 45;
+/** A positive resource.Quantity (`1Gi`, `500M`, `2.5Gi`, `250m` for CPU). */
+export const QUANTITY_PATTERN = '^[0-9]+(\\.[0-9]+)?([KMGTPE]i|[kMGTPEm])?$';
+/** A byte quantity without fractions or milli, as maxmemory is written (`256Mi`, `1G`, `1048576`). */
+export const BYTES_PATTERN = '^[0-9]+([KMGTPE]i|[kMGTPE])?$';
+/** One config value: a single line, so that a value cannot smuggle in a second directive. */
+export const CONFIG_VALUE_PATTERN = '^[^\\r\\n]*$';
+
+export const MAXMEMORY_POLICIES = ['noeviction', 'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl'] as const;
+export const RECLAIM_POLICIES = ['Retain', 'Delete'] as const;
+export const PHASES = ['Pending', 'Creating', 'Running', 'FailingOver', 'Degraded'] as const;
+export const ROLES = ['primary', 'replica', 'unknown'] as const;
+export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const;
+
+/**
+ * The redis.conf directives `spec.config` may set. Everything else is refused: either the operator manages it
+ * (replication, ports, files, auth, persistence, memory limits have their own fields or are the operator's), or
+ * it could break management (`rename-command`, `include`, `loadmodule`, `enable-debug-command`).
+ */
+export const ALLOWED_CONFIG = [
+  'activedefrag',
+  'activerehashing',
+  'appendfsync',
+  'auto-aof-rewrite-min-size',
+  'auto-aof-rewrite-percentage',
+  'busy-reply-threshold',
+  'client-output-buffer-limit',
+  'databases',
+  'dynamic-hz',
+  'hash-max-listpack-entries',
+  'hash-max-listpack-value',
+  'hz',
+  'io-threads',
+  'lazyfree-lazy-eviction',
+  'lazyfree-lazy-expire',
+  'lazyfree-lazy-server-del',
+  'lazyfree-lazy-user-del',
+  'latency-monitor-threshold',
+  'list-compress-depth',
+  'list-max-listpack-size',
+  'lua-time-limit',
+  'maxclients',
+  'maxmemory-samples',
+  'notify-keyspace-events',
+  'proto-max-bulk-len',
+  'repl-backlog-size',
+  'repl-backlog-ttl',
+  'repl-diskless-sync',
+  'repl-diskless-sync-delay',
+  'repl-timeout',
+  'set-max-intset-entries',
+  'slowlog-log-slower-than',
+  'slowlog-max-len',
+  'stream-node-max-bytes',
+  'stream-node-max-entries',
+  'tcp-keepalive',
+  'timeout',
+  'zset-max-listpack-entries',
+  'zset-max-listpack-value',
+] as const;
+/** Directives a structured field sets, so that there is one way to set each: the refusal names the field. */
+export const STRUCTURED_CONFIG: Readonly<Record<string, string>> = {
+  maxmemory: 'spec.maxmemory',
+  'maxmemory-policy': 'spec.maxmemoryPolicy',
+  appendonly: 'spec.persistence.aof',
+  save: 'spec.persistence.rdb',
+  'min-replicas-to-write': 'spec.minReplicasToWrite',
+  'min-replicas-max-lag': 'spec.minReplicasMaxLagSeconds',
+  requirepass: 'spec.auth',
+  masterauth: 'spec.auth',
+};
+
+/** A CEL rule (`x-kubernetes-validations` item); defaults.ts mirrors each one under the same message. */
+export interface CelRule {
+  rule: string;
+  message: string;
+}
+
+const celList = (values: readonly string[]): string => `[${values.map((v) => `'${v}'`).join(', ')}]`;
+
+function versionRule(): string {
+  return ENGINES.map((e) => `(self.engine == '${e}' && self.version in ${celList(SUPPORTED_VERSIONS[e])})`).join(' || ');
+}
+
+function supportedText(): string {
+  return ENGINES.map((e) => `${e}: ${SUPPORTED_VERSIONS[e].join(', ') || 'none yet'}`).join('; ');
+}
+
+export const RULES = {
+  supportedVersion: {
+    rule: versionRule(),
+    message: `spec.version must be a supported version of spec.engine (${supportedText()})`,
+  },
+  minReplicasToWrite: {
+    rule: '!has(self.minReplicasToWrite) || self.minReplicasToWrite <= self.replicas',
+    message: 'spec.minReplicasToWrite must be at most spec.replicas: a primary would refuse every write',
+  },
+  storageImmutable: {
+    rule: '(has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName) && self.size == oldSelf.size',
+    message: 'spec.storage.size and spec.storage.storageClassName cannot change after creation; spec.storage.reclaimPolicy can',
+  },
+} as const satisfies Record<string, CelRule>;
+
+/** A string enum: an `enum` rather than TypeBox's anyOf-of-consts, which a structural schema cannot type. */
+function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
+  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
+}
+
+function stringMap(options: Record<string, unknown>, value: Record<string, unknown>): TUnsafe<Record<string, string>> {
+  // `additionalProperties` rather than TypeBox's patternProperties, which Kubernetes does not accept.
+  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string', ...value } });
+}
+
+// ---- spec ----
+
+export const SentinelSchema = Type.Object(
+  {
+    replicas: Type.Integer({
+      description: `Sentinels watching the primary, each its own pod; a majority of them decides a failover. 0 runs no Sentinel: the operator alone decides who is primary (for tiny setups; a failover then waits for the operator, and a partitioned operator cannot fail over).`,
+      minimum: 0,
+      maximum: MAX_SENTINELS,
+      default: DEFAULT_SENTINELS,
+    }),
+    downAfterMilliseconds: Type.Integer({
+      description: 'How long the primary must be unreachable before a Sentinel considers it down (Sentinel `down-after-milliseconds`).',
+      minimum: 1000,
+      maximum: 60_000,
+      default: DEFAULT_DOWN_AFTER_MS,
+    }),
+    failoverTimeoutMilliseconds: Type.Integer({
+      description: 'Sentinel `failover-timeout`: how long a failover may take before another Sentinel may try again.',
+      minimum: 5000,
+      maximum: 600_000,
+      default: DEFAULT_FAILOVER_TIMEOUT_MS,
+    }),
+  },
+  { description: 'The Sentinels that decide failovers.', default: {} },
+);
+
+export const PersistenceSchema = Type.Object(
+  {
+    rdb: Type.Boolean({ description: 'Periodic RDB snapshots (Redis `save 3600 1 300 100 60 10000`); off sets `save ""`.', default: true }),
+    aof: Type.Boolean({ description: 'The append-only file (`appendonly yes`, `appendfsync everysec` unless spec.config sets it).', default: false }),
+  },
+  { description: 'How each instance keeps its data on its volume across restarts.', default: {} },
+);
+
+export const StorageSchema = Type.Object(
+  {
+    size: Type.String({ description: 'Size of each instance\'s PersistentVolumeClaim.', pattern: QUANTITY_PATTERN, maxLength: 32, default: DEFAULT_STORAGE_SIZE }),
+    storageClassName: Type.Optional(Type.String({ description: 'StorageClass of the claims; the cluster\'s default class when unset.', maxLength: 253 })),
+    reclaimPolicy: stringEnum(RECLAIM_POLICIES, {
+      description: 'What happens to the claims when the Redis is deleted: Retain keeps them (and the data), Delete removes them with it.',
+      default: 'Retain',
+    }),
+  },
+  { description: 'One PersistentVolumeClaim per instance (`data-<name>-<n>`); fixed at creation but for reclaimPolicy.', default: {}, 'x-kubernetes-validations': [RULES.storageImmutable] },
+);
+
+export const ResourcesSchema = Type.Object(
+  {
+    requests: Type.Optional(stringMap({ description: 'Requested cpu and memory.', maxProperties: 8 }, { pattern: QUANTITY_PATTERN, maxLength: 32 })),
+    limits: Type.Optional(stringMap({ description: 'Limits of cpu and memory.', maxProperties: 8 }, { pattern: QUANTITY_PATTERN, maxLength: 32 })),
+  },
+  { description: 'Compute resources of each Redis container (Sentinels take a small fixed amount).' },
+);
+
+export const AuthSchema = Type.Object(
+  {
+    secretName: Type.Optional(
+      Type.String({
+        description: 'A Secret of yours in the same namespace holding the password under `key`. Unset: the operator generates `<name>-auth` (once, kept while the Redis exists).',
+        minLength: 1,
+        maxLength: 253,
+      }),
+    ),
+    key: Type.String({ description: 'The key of the password in the Secret.', minLength: 1, maxLength: 253, default: 'password' }),
+  },
+  { description: 'The password clients, replicas and Sentinels authenticate with (`requirepass`, `masterauth`).', default: {} },
+);
+
+export const ConfigDirectiveSchema = Type.Object(
+  {
+    name: stringEnum(ALLOWED_CONFIG, { description: 'The directive.' }),
+    value: Type.String({ description: 'Its value, as redis.conf writes it after the name (one line).', pattern: CONFIG_VALUE_PATTERN, maxLength: 1024 }),
+  },
+  { description: 'One redis.conf directive.' },
+);
+
+export const RedisSpecSchema = Type.Object(
+  {
+    engine: stringEnum(ENGINES, { description: 'Which server runs: Redis, or Valkey (its BSD-licensed continuation; no version supported yet).', default: DEFAULT_ENGINE }),
+    version: Type.String({ description: 'The server version.', minLength: 1, maxLength: 32, default: DEFAULT_VERSION }),
+    replicas: Type.Integer({ description: 'Replicas of the primary, each its own pod and volume: instances `<name>-0` … `<name>-<replicas>`.', minimum: 0, maximum: MAX_REPLICAS, default: DEFAULT_REPLICAS }),
+    sentinel: SentinelSchema,
+    persistence: PersistenceSchema,
+    storage: StorageSchema,
+    resources: Type.Optional(ResourcesSchema),
+    maxmemory: Type.Optional(Type.String({ description: 'Redis `maxmemory` as a byte quantity (`256Mi`); unlimited when unset.', pattern: BYTES_PATTERN, maxLength: 32 })),
+    maxmemoryPolicy: stringEnum(MAXMEMORY_POLICIES, { description: 'What Redis evicts once maxmemory is reached (`maxmemory-policy`).', default: 'noeviction' }),
+    minReplicasToWrite: Type.Optional(
+      Type.Integer({
+        description: 'The primary refuses writes unless this many replicas are connected and lag at most minReplicasMaxLagSeconds (`min-replicas-to-write`), which bounds what an isolated old primary can accept. Default: 1 when replicas > 0, else 0.',
+        minimum: 0,
+        maximum: MAX_REPLICAS,
+      }),
+    ),
+    minReplicasMaxLagSeconds: Type.Integer({ description: 'Redis `min-replicas-max-lag`.', minimum: 1, maximum: 600, default: DEFAULT_MIN_REPLICAS_MAX_LAG_S }),
+    config: Type.Optional(
+      Type.Array(ConfigDirectiveSchema, {
+        description: 'Further redis.conf directives, each from an allowlist: the others are the operator\'s (replicaof, port, dir, …), have a field of their own, or could break management (rename-command, include, loadmodule).',
+        maxItems: 64,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      }),
+    ),
+    auth: AuthSchema,
+  },
+  { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite] },
+);
+
+// ---- status ----
+
+export const InstanceStatusSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The instance (its pod and claim are named after it).' }),
+    role: stringEnum(ROLES, { description: 'What the instance says it is (`ROLE`); unknown when it did not answer.' }),
+    ready: Type.Boolean({ description: 'Its pod is Ready.' }),
+    offset: Type.Optional(Type.Integer({ description: 'Its replication offset (`master_repl_offset`, or `slave_repl_offset` on a replica).' })),
+    lagBytes: Type.Optional(Type.Integer({ description: 'How far a replica is behind the primary, in bytes of the replication stream.' })),
+    linkStatus: Type.Optional(stringEnum(['up', 'down'] as const, { description: 'A replica\'s link to its primary (`master_link_status`).' })),
+    version: Type.Optional(Type.String({ description: 'The server version it runs (`redis_version`).' })),
+  },
+  { description: 'One instance as last read.' },
+);
+
+export const SentinelStatusSchema = Type.Object(
+  {
+    primary: Type.Optional(Type.String({ description: 'The instance a majority of Sentinels names as primary (`SENTINEL get-master-addr-by-name`).' })),
+    reporting: Type.Integer({ description: 'Sentinels that answered.' }),
+    agreeing: Type.Integer({ description: 'Sentinels that named the majority\'s primary.' }),
+    quorum: Type.Integer({ description: 'Sentinels needed to agree a primary is down (a majority).' }),
+  },
+  { description: 'The Sentinels\' view.' },
+);
+
+export const StepSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The step under way.' }),
+    startedAt: Type.String({ description: 'When it began.', format: 'date-time' }),
+    lastError: Type.Optional(Type.String({ description: 'The last refusal, in its own words.' })),
+    lastAttemptAt: Type.Optional(Type.String({ format: 'date-time', description: 'When it was last tried.' })),
+    attempts: Type.Optional(Type.Integer({ description: 'Tries so far.' })),
+    warned: Type.Optional(Type.Boolean({ description: 'A Warning event was recorded for it.' })),
+    stalled: Type.Optional(Type.Boolean({ description: 'It passed its bound.' })),
+  },
+  { description: 'The step the operator is waiting on, with its age and last refusal.' },
+);
+
+export const RedisStatusSchema = Type.Object(
+  {
+    observedGeneration: Type.Optional(Type.Integer({ description: 'The generation this status describes.' })),
+    phase: Type.Optional(stringEnum(PHASES, { description: 'A summary: Pending, Creating, Running, FailingOver or Degraded.' })),
+    conditions: Type.Optional(
+      Type.Unsafe<Condition[]>({
+        description: 'Available (a primary accepts writes), Progressing, Degraded.',
+        type: 'array',
+        items: conditionSchema({ description: 'The condition type.', enum: [...CONDITION_TYPES] }),
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['type'],
+      }),
+    ),
+    primary: Type.Optional(Type.String({ description: 'The instance that is primary, which the `<name>` Service selects.' })),
+    replicas: Type.Optional(Type.Integer({ description: 'Instances that exist (primary included).' })),
+    readyReplicas: Type.Optional(Type.Integer({ description: 'Instances whose pod is Ready.' })),
+    instances: Type.Optional(Type.Array(InstanceStatusSchema, { description: 'Every instance, in name order.' })),
+    sentinel: Type.Optional(SentinelStatusSchema),
+    step: Type.Optional(StepSchema),
+  },
+  { description: 'Written by the operator through the /status subresource.' },
+);
+
+export const RedisSchema = Type.Object(
+  {
+    apiVersion: Type.Optional(Type.String()),
+    kind: Type.Optional(Type.String()),
+    // Only metadata.name may be restricted in a CRD; the rest of ObjectMeta is the API server's.
+    metadata: Type.Optional(
+      Type.Unsafe<ObjectMeta>({
+        type: 'object',
+        properties: {
+          name: { description: `The name of the Redis: a DNS-1035 label of at most ${MAX_NAME_LENGTH} characters, so that every name derived from it is valid.`, type: 'string', pattern: NAME_PATTERN, maxLength: MAX_NAME_LENGTH },
+        },
+      }),
+    ),
+    spec: Type.Optional(RedisSpecSchema),
+    status: Type.Optional(RedisStatusSchema),
+  },
+  { description: 'A Redis: one primary, its replicas and the Sentinels that fail over between them.' },
+);
+
+export type ConfigDirective = Static<typeof ConfigDirectiveSchema>;
+export type RedisSpec = Static<typeof RedisSpecSchema>;
+export type RedisStatus = Static<typeof RedisStatusSchema>;
+export type InstanceStatus = Static<typeof InstanceStatusSchema>;
+export type SentinelStatus = Static<typeof SentinelStatusSchema>;
+export type Role = (typeof ROLES)[number];
+export type Phase = (typeof PHASES)[number];

@@ -1,0 +1,99 @@
+// The Redis API: the CRD's CEL rules, run by a real CEL evaluator (@marcbachmann/cel-js), agree with their
+// mirror in defaults.ts on a table of specs; defaults fill a bare spec; refused input names its field; the
+// committed CRD and the reference in docs/redis.md are what the generator writes.
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import { evaluate } from '@marcbachmann/cel-js';
+import { CRD_FILE, redisCRD, redisCRDYAML } from '../../src/api/crd.ts';
+import { applyDefaults, validateSpec } from '../../src/api/defaults.ts';
+import { DOCS_FILE, withReference } from '../../src/api/docs.ts';
+import { RULES } from '../../src/api/redis.ts';
+
+const packageDir = join(import.meta.dirname, '../..');
+
+function cel(rule: string, self: unknown, oldSelf?: unknown): boolean {
+  return evaluate(rule, oldSelf === undefined ? { self } : { self, oldSelf }) === true;
+}
+
+test('a bare spec is defaulted to redis 7.0.15, 1 primary + 2 replicas, 3 Sentinels, RDB, 1Gi retained, a generated password', () => {
+  const spec = applyDefaults({});
+  assert.equal(spec.engine, 'redis');
+  assert.equal(spec.version, '7.0.15');
+  assert.equal(spec.replicas, 2);
+  assert.deepEqual(spec.sentinel, { replicas: 3, downAfterMilliseconds: 5000, failoverTimeoutMilliseconds: 10_000 });
+  assert.deepEqual(spec.persistence, { rdb: true, aof: false });
+  assert.deepEqual(spec.storage, { size: '1Gi', reclaimPolicy: 'Retain' });
+  assert.deepEqual(spec.auth, { key: 'password' });
+  assert.equal(spec.minReplicasToWrite, 1, 'a primary with replicas refuses writes no replica acknowledges');
+  assert.equal(applyDefaults({ replicas: 0 }).minReplicasToWrite, 0, 'a lone primary must not refuse every write');
+  assert.deepEqual(validateSpec(spec), []);
+});
+
+test('spec rules: supported versions per engine and minReplicasToWrite ≤ replicas, CEL and code agree', () => {
+  const specs = [
+    {},
+    { engine: 'redis', version: '7.0.15' },
+    { engine: 'redis', version: '7.2.4' },
+    { engine: 'valkey', version: '8.0.1' },
+    { replicas: 1, minReplicasToWrite: 2 },
+    { replicas: 2, minReplicasToWrite: 2 },
+    { replicas: 0, minReplicasToWrite: 0 },
+  ];
+  for (const input of specs) {
+    const spec = applyDefaults(input);
+    const { minReplicasToWrite: _resolved, ...stored } = spec;
+    const asStored = 'minReplicasToWrite' in input ? spec : stored; // the API server sees only what the user set
+    const celErrors = [RULES.supportedVersion, RULES.minReplicasToWrite].filter((r) => !cel(r.rule, asStored)).map((r) => r.message);
+    assert.deepEqual(validateSpec(spec), celErrors, JSON.stringify(input));
+  }
+  assert.match(validateSpec(applyDefaults({ engine: 'valkey', version: '8.0.1' }))[0] ?? '', /^spec\.version .*valkey: none yet/);
+});
+
+test('storage is immutable but for reclaimPolicy, CEL and code agree', () => {
+  const old = applyDefaults({ storage: { size: '1Gi' } });
+  const cases: [unknown, boolean][] = [
+    [{ storage: { size: '1Gi', reclaimPolicy: 'Delete' } }, true],
+    [{ storage: { size: '2Gi' } }, false],
+    [{ storage: { size: '1Gi', storageClassName: 'fast' } }, false],
+  ];
+  for (const [input, allowed] of cases) {
+    const spec = applyDefaults(input);
+    assert.equal(cel(RULES.storageImmutable.rule, spec.storage, old.storage), allowed, JSON.stringify(input));
+    assert.equal(validateSpec(spec, old).includes(RULES.storageImmutable.message), !allowed, JSON.stringify(input));
+  }
+});
+
+test('config directives outside the allowlist are refused with the field named, and why', () => {
+  const spec = applyDefaults({ config: [{ name: 'hz', value: '20' }, { name: 'replicaof', value: 'evil 6379' }, { name: 'maxmemory', value: '1gb' }, { name: 'rename-command', value: 'CONFIG ""' }] });
+  assert.deepEqual(validateSpec(spec), [
+    'spec.config[1].name "replicaof" is not allowed: the operator manages it, or it could break management',
+    'spec.config[2].name "maxmemory" is not allowed: set spec.maxmemory instead',
+    'spec.config[3].name "rename-command" is not allowed: the operator manages it, or it could break management',
+  ]);
+  // The CRD refuses the same names through the enum (the API server names spec.config[1].name).
+  const directive = redisCRD().spec.versions[0]!.schema.openAPIV3Schema.properties?.spec?.properties?.config?.items?.properties?.name;
+  for (const name of ['replicaof', 'slaveof', 'port', 'dir', 'dbfilename', 'rename-command', 'include', 'loadmodule', 'requirepass', 'save', 'appendonly']) {
+    assert.ok(!directive?.enum?.includes(name), name);
+  }
+  assert.ok(directive?.enum?.includes('hz'));
+});
+
+test('a value cannot smuggle a second directive in', () => {
+  const errors = validateSpec(applyDefaults({ config: [{ name: 'timeout', value: '0\nreplicaof evil 6379' }] }));
+  assert.equal(errors.length, 1);
+  assert.match(errors[0] ?? '', /^spec\.config\[0\]\.value must match/);
+});
+
+test('replicas and Sentinels out of range are refused by field', () => {
+  assert.match(validateSpec(applyDefaults({ replicas: -1 })).join('\n'), /^spec\.replicas must be at least 0/m);
+  assert.match(validateSpec(applyDefaults({ sentinel: { replicas: 9 } })).join('\n'), /^spec\.sentinel\.replicas must be at most 7/m);
+  assert.match(validateSpec(applyDefaults({ engine: 'memcached' })).join('\n'), /^spec\.engine must be one of/m);
+});
+
+test('the committed CRD and the API reference in docs/redis.md are up to date (node packages/redis-operator/scripts/generate.ts)', async () => {
+  assert.equal(await readFile(join(packageDir, CRD_FILE), 'utf8'), redisCRDYAML());
+  const doc = await readFile(join(packageDir, '../..', DOCS_FILE), 'utf8');
+  assert.equal(doc, withReference(doc));
+});
