@@ -219,42 +219,9 @@ export function checkUserCertificate(secret: UserCertificateSecret, expect: User
   if (leaf && key && !leaf.checkPrivateKey(key)) problems.push(`tls.key is not the private key of tls.crt ${quotedSubject(leaf)}`);
 
   if (leaf) {
-    // Certificates in tls.crt after the first are intermediates; walk up through them until a ca.crt certificate signs.
-    let current = leaf;
-    let anchor: X509Certificate | undefined;
-    const remaining = [...intermediates];
-    for (;;) {
-      anchor = authorities.find((authority) => signedBy(current, authority));
-      if (anchor) break;
-      const nextIndex = remaining.findIndex((candidate) => signedBy(current, candidate));
-      if (nextIndex < 0) break;
-      const [next] = remaining.splice(nextIndex, 1);
-      if (!next!.ca) problems.push(`tls.crt's intermediate ${quotedSubject(next!)} is not a CA (basicConstraints CA:FALSE)`);
-      current = next!;
-    }
-    if (!anchor) {
-      const held = authorities.map(quotedSubject).join(', ') || 'nothing usable';
-      problems.push(`tls.crt ${quotedSubject(leaf)} is not signed by ca.crt: its chain ends at issuer "${oneLineName(current.issuer)}", and ca.crt holds ${held}`);
-    } else if (!anchor.ca) {
-      problems.push(`ca.crt's ${quotedSubject(anchor)}, which signed tls.crt, is not a CA (basicConstraints CA:FALSE)`);
-    }
+    const anchor = chainAnchor(leaf, authorities, intermediates, problems);
 
-    // Go ignores the CN of a certificate with SANs and since 1.15 of one without: check the SANs only, as etcd will.
-    const sans = leaf.subjectAltName ?? 'none';
-    // A label no member is ever named: only a wildcard covers it, and a wildcard covers every future member.
-    const memberProbe = memberHost(expect.cluster, expect.namespace, 'any-member');
-    if (leaf.checkHost(memberProbe, { subject: 'never' }) === undefined) {
-      problems.push(
-        `tls.crt ${quotedSubject(leaf)} does not cover every member host name: it needs the DNS name *.${expect.cluster}.${expect.namespace}.svc, because ` +
-          `members are added under new names (its subjectAltName: ${sans})`,
-      );
-    }
-    if (expect.side === 'client') {
-      const missing = clientServiceHostNames(expect.cluster, expect.namespace, expect.clusterDomain).filter(
-        (name) => leaf.checkHost(name, { subject: 'never' }) === undefined,
-      );
-      if (missing.length > 0) problems.push(`tls.crt ${quotedSubject(leaf)} does not cover the client Service name(s) ${missing.join(', ')} (its subjectAltName: ${sans})`);
-    }
+    problems.push(...hostNameProblems(leaf, expect));
 
     // No extendedKeyUsage extension means any usage, to Go as to OpenSSL; anyExtendedKeyUsage likewise.
     // Typed string[], but undefined when the certificate has no extendedKeyUsage extension.
@@ -281,4 +248,52 @@ export function checkUserCertificate(secret: UserCertificateSecret, expect: User
   }
 
   return { problems, warnings };
+}
+
+/**
+ * The ca.crt certificate tls.crt's chain ends at: certificates in tls.crt after the first are intermediates, walked up
+ * through until a ca.crt certificate signs. What is wrong on the way is added to `problems`.
+ */
+function chainAnchor(leaf: X509Certificate, authorities: X509Certificate[], intermediates: X509Certificate[], problems: string[]): X509Certificate | undefined {
+  let current = leaf;
+  let anchor: X509Certificate | undefined;
+  const remaining = [...intermediates];
+  for (;;) {
+    anchor = authorities.find((authority) => signedBy(current, authority));
+    if (anchor) break;
+    const nextIndex = remaining.findIndex((candidate) => signedBy(current, candidate));
+    if (nextIndex < 0) break;
+    const [next] = remaining.splice(nextIndex, 1);
+    if (!next!.ca) problems.push(`tls.crt's intermediate ${quotedSubject(next!)} is not a CA (basicConstraints CA:FALSE)`);
+    current = next!;
+  }
+  if (!anchor) {
+    const held = authorities.map(quotedSubject).join(', ') || 'nothing usable';
+    problems.push(`tls.crt ${quotedSubject(leaf)} is not signed by ca.crt: its chain ends at issuer "${oneLineName(current.issuer)}", and ca.crt holds ${held}`);
+  } else if (!anchor.ca) {
+    problems.push(`ca.crt's ${quotedSubject(anchor)}, which signed tls.crt, is not a CA (basicConstraints CA:FALSE)`);
+  }
+  return anchor;
+}
+
+/** The host names tls.crt must cover and does not: every member's (a wildcard), and for the client side the client Service's. */
+function hostNameProblems(leaf: X509Certificate, expect: UserCertificateExpectations): string[] {
+  const problems: string[] = [];
+  // Go ignores the CN of a certificate with SANs and since 1.15 of one without: check the SANs only, as etcd will.
+  const sans = leaf.subjectAltName ?? 'none';
+  // A label no member is ever named: only a wildcard covers it, and a wildcard covers every future member.
+  const memberProbe = memberHost(expect.cluster, expect.namespace, 'any-member');
+  if (leaf.checkHost(memberProbe, { subject: 'never' }) === undefined) {
+    problems.push(
+      `tls.crt ${quotedSubject(leaf)} does not cover every member host name: it needs the DNS name *.${expect.cluster}.${expect.namespace}.svc, because ` +
+        `members are added under new names (its subjectAltName: ${sans})`,
+    );
+  }
+  if (expect.side === 'client') {
+    const missing = clientServiceHostNames(expect.cluster, expect.namespace, expect.clusterDomain).filter(
+      (name) => leaf.checkHost(name, { subject: 'never' }) === undefined,
+    );
+    if (missing.length > 0) problems.push(`tls.crt ${quotedSubject(leaf)} does not cover the client Service name(s) ${missing.join(', ')} (its subjectAltName: ${sans})`);
+  }
+  return problems;
 }
