@@ -1,0 +1,4 @@
+// @quorum/kit/image: an operator's container image, assembled as an OCI archive. A separate entry point from
+// @quorum/kit, so that an operator process (which imports @quorum/kit) never loads @quorum/images, a build-time package.
+export { buildOperatorImage, dedupeEntries, devImageName, operatorImageConfig, productionPackagePaths, SOURCE_CONDITION, type OperatorImageOptions } from './operator-image.ts';
+export type { ImageArchive, TarEntry } from '@quorum/images';
