@@ -54,3 +54,20 @@ export async function sharedLibraries(binary: string): Promise<TarEntry[]> {
   }
   return entries;
 }
+
+// Redis 7.0.15 from Debian 12, the Redis operator's server image (packages/redis-operator/src/image/redis.ts): its
+// packages are downloaded and unpacked into the cache, never installed; these are what it takes from the host.
+const REDIS_WHY = 'shared library of Debian Redis 7.0.15, copied into its image';
+hostFile('/lib/x86_64-linux-gnu/libatomic.so.1', 'libatomic1', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/libssl.so.3', 'libssl3', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/libcrypto.so.3', 'libssl3', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/libsystemd.so.0', 'libsystemd0', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/libcap.so.2', 'libcap2', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/libgcrypt.so.20', 'libgcrypt20', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/liblzma.so.5', 'liblzma5', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/libzstd.so.1', 'libzstd1', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/liblz4.so.1', 'liblz4-1', REDIS_WHY);
+hostFile('/lib/x86_64-linux-gnu/libgpg-error.so.0', 'libgpg-error0', REDIS_WHY);
+hostCommand('apt-get', 'apt', 'downloading Debian packages (Redis) into the cache for images, without installing them');
+hostCommand('apt-cache', 'apt', 'finding the Debian Redis version to download');
+hostCommand('dpkg-deb', 'dpkg', 'unpacking downloaded Debian packages for images');
