@@ -11,4 +11,3 @@ export { install, uninstall } from './deploy/install.ts';
 export { DataChecker } from './testing/data-checker.ts';
 export { commands } from './cli/commands.ts';
 export { kubectlCommands } from './kubectl/commands.ts';
-export type { CommandIO, EtcdCommand } from './cli/command.ts';

@@ -1,5 +1,18 @@
 // @quorum/kit: the machinery every Quorum operator shares, written once, on top of @quorum/runtime.
 export { applyMergePatch, sameStatus, statusMergePatch, writeStatus, type StatusObject, type StatusPatchClient, type WriteStatusOptions } from './status.ts';
+export {
+  EXIT_DONE,
+  EXIT_FAILED,
+  EXIT_USAGE,
+  loadWith,
+  printAndLoadImages,
+  runCommand,
+  UsageError,
+  type BuiltImage,
+  type Command,
+  type CommandFrame,
+  type CommandIO,
+} from './cli.ts';
 export { webhookServing, WEBHOOK_REPUBLISH_MS, WEBHOOK_RETRY_MS, type WebhookServing, type WebhookServingOptions } from './webhook-serving.ts';
 export {
   caRequest,

@@ -13,7 +13,6 @@ export type { ObjectRef } from './store/layout.ts';
 export { parseRecord, parseLastSeen, type RecordMeta, type RecordReason, type LastSeenMeta } from './record/record-file.ts';
 export { historyCommand } from './cli/history.ts';
 export { commands } from './cli/commands.ts';
-export type { HistoryIO, RecorderCommand } from './cli/io.ts';
 export { HISTORY_USAGE } from './cli/args.ts';
 export { HistoryServer, historyServerRunnable, type HistoryServerOptions } from './history/server.ts';
 export { HistoryHandlers } from './history/handlers.ts';

@@ -2,10 +2,10 @@
 // (packages/cli) lists and runs them. Each parses its own options and resolves with its exit code.
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
+import { printAndLoadImages, runCommand, UsageError, type Command, type CommandIO } from '@quorum/kit';
 import { Client } from '@quorum/runtime';
 import { install, uninstall } from '../deploy/install.ts';
 import { operatorManifests, type ManifestOptions } from '../deploy/manifests.ts';
-import { UsageError, type CommandIO, type EtcdCommand } from './command.ts';
 
 export const OPERATOR_USAGE = `usage: quorum manifests|install|uninstall [options]
   manifests                 print every object that runs the operator (YAML)
@@ -79,30 +79,8 @@ export function parseOperatorArgs(argv: readonly string[]): OperatorArgs {
  * A command of manifests/install/uninstall: the options parsed (a wrong command line prints the usage and
  * exits 2), then `act`; a failure is printed in its own words and exits 1.
  */
-function operatorCommand(name: string, summary: string, act: (args: OperatorArgs, io: CommandIO) => Promise<void>): EtcdCommand {
-  return { name, summary, run: (argv, io) => runParsed(name, OPERATOR_USAGE, () => parseOperatorArgs(argv), act, io) };
-}
-
-async function runParsed<A extends { help: boolean }>(name: string, usage: string, parse: () => A, act: (args: A, io: CommandIO) => Promise<void>, io: CommandIO): Promise<number> {
-  let args: A;
-  try {
-    args = parse();
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`quorum ${name}: ${err.message}\n${usage}\n`);
-    return 2;
-  }
-  if (args.help) {
-    io.stdout.write(`${usage}\n`);
-    return 0;
-  }
-  try {
-    await act(args, io);
-    return 0;
-  } catch (err) {
-    io.stderr.write(`quorum ${name}: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
-  }
+function operatorCommand(name: string, summary: string, act: (args: OperatorArgs, io: CommandIO) => Promise<void>): Command {
+  return { name, summary, run: (argv, io) => runCommand({ program: `quorum ${name}`, usage: OPERATOR_USAGE, parse: () => parseOperatorArgs(argv), act }, io) };
 }
 
 async function withClient(kubeconfig: string | undefined, use: (client: Client) => Promise<void>): Promise<void> {
@@ -143,21 +121,11 @@ async function buildImages(args: ImageArgs, io: CommandIO): Promise<void> {
   const { buildPeerWaitImage } = await import('../deploy/peer-wait-image.ts');
   const operator = await buildOperatorImage(args.image);
   const peerWait = await buildPeerWaitImage(args.peerWaitImage);
-  for (const image of [operator, peerWait]) io.stdout.write(`${image.name} ${image.archive}\n`);
-  if (args.loadWith === undefined) return;
-  for (const image of [operator, peerWait]) await loadWith(args.loadWith, image.archive, io);
-  io.stderr.write(`quorum image: loaded; install with --image ${operator.name} --peer-wait-image ${peerWait.name}\n`);
+  await printAndLoadImages([operator, peerWait], args.loadWith, io);
+  if (args.loadWith !== undefined) io.stderr.write(`quorum image: loaded; install with --image ${operator.name} --peer-wait-image ${peerWait.name}\n`);
 }
 
-/** Runs `COMMAND ARCHIVE` through sh, its output to stderr (stdout carries only "NAME ARCHIVE" lines). */
-async function loadWith(command: string, archive: string, io: CommandIO): Promise<void> {
-  const { run } = await import('@quorum/images');
-  // The archive is passed as "$1", never spliced into the command text, so no path needs quoting.
-  const result = await run('sh', ['-c', `${command} "$1"`, 'sh', archive], { allowFailure: true, onLine: (line) => void io.stderr.write(`${line}\n`) });
-  if (result.exitCode !== 0) throw new Error(`--load-with: \`${command} ${archive}\` exited with ${result.exitCode ?? 'a signal'}`);
-}
-
-export const commands: readonly EtcdCommand[] = [
+export const commands: readonly Command[] = [
   operatorCommand('manifests', 'print every object that runs the operator (YAML)', ({ options }, io) => {
     io.stdout.write(operatorManifests(options).map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));
     return Promise.resolve();
@@ -175,6 +143,6 @@ export const commands: readonly EtcdCommand[] = [
     name: 'image',
     synopsis: '[--load-with COMMAND]',
     summary: 'build the operator and peer-wait images (OCI archives) and print one "NAME ARCHIVE"\nline per image; --load-with runs COMMAND ARCHIVE for each',
-    run: (argv, io) => runParsed('image', IMAGE_USAGE, () => parseImageArgs(argv), buildImages, io),
+    run: (argv, io) => runCommand({ program: 'quorum image', usage: IMAGE_USAGE, parse: () => parseImageArgs(argv), act: buildImages }, io),
   },
 ];

@@ -1,8 +1,8 @@
 // The recorder's commands, as the `quorum` CLI (packages/cli) lists and runs them.
+import type { Command } from '@quorum/kit';
 import { historyCommand } from './history.ts';
-import type { RecorderCommand } from './io.ts';
 
-export const commands: readonly RecorderCommand[] = [
+export const commands: readonly Command[] = [
   {
     name: 'history',
     synopsis: 'list|show|diff|restore|install|image ...',

@@ -8,10 +8,5 @@ export class CliError extends Error {
   }
 }
 
-/** The command line itself is wrong: the usage is printed with the message. */
-export class UsageError extends CliError {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+/** The command line itself is wrong: the usage is printed with the message (the kit's runCommand). */
+export { UsageError } from '@quorum/kit';

@@ -4,44 +4,36 @@
 //
 // historyCommand(argv, io) is the whole command: the `quorum` CLI calls it with the arguments after
 // `history` and exits with the code it returns (0 done, 1 failed, 2 usage).
+import { runCommand, type CommandIO } from '@quorum/kit';
 import { Client, DiscoveryClient, kubeconfigNamespace } from '@quorum/runtime';
 import { describeObject } from '../history/handlers.ts';
 import type { KindInfo, ObjectId } from '../history/protocol.ts';
 import { HISTORY_USAGE, parseHistoryArgs, type HistoryArgs } from './args.ts';
-import { CliError, UsageError } from './errors.ts';
+import { CliError } from './errors.ts';
 import { deniedLines, objectState, objectsTable, recordLine, recordsTable } from './format.ts';
 import { imageCommand } from './image.ts';
 import { installCommand } from './install.ts';
-import type { HistoryIO } from './io.ts';
 import { resolveKind } from './kinds.ts';
 import { restoreRecord, RESTORE_FIELD_MANAGER } from './restore.ts';
 import { chooseRecord, chooseRestore } from './select.ts';
 import { localSource, proxySource, type HistorySource } from './source.ts';
 
 /** Runs `quorum history <argv>`; resolves with the exit code. */
-export async function historyCommand(argv: readonly string[], io: HistoryIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+export function historyCommand(argv: readonly string[], io: CommandIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
   // install and image have options of their own, and read no records.
   if (argv[0] === 'install') return installCommand(argv.slice(1), io);
   if (argv[0] === 'image') return imageCommand(argv.slice(1), io);
-  let args: HistoryArgs;
-  try {
-    args = parseHistoryArgs(argv, io.env ?? process.env);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`quorum history: ${err.message}\n${HISTORY_USAGE}\n`);
-    return 2;
-  }
-  if (args.verb === 'help') {
-    io.stdout.write(`${HISTORY_USAGE}\n`);
-    return 0;
-  }
+  const parse = (): { args: HistoryArgs; help: boolean } => {
+    const args = parseHistoryArgs(argv, io.env ?? process.env);
+    return { args, help: args.verb === 'help' };
+  };
+  return runCommand({ program: 'quorum history', usage: HISTORY_USAGE, parse, act: ({ args }) => runInSession(args, io) }, io);
+}
+
+async function runInSession(args: HistoryArgs, io: CommandIO): Promise<void> {
   const session = new Session(args);
   try {
     await run(args, session, io);
-    return 0;
-  } catch (err) {
-    io.stderr.write(`quorum history: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
   } finally {
     session.close();
   }
@@ -93,7 +85,7 @@ function objectOf(args: HistoryArgs, kind: KindInfo, session: Session): ObjectId
   return { group: kind.group, kind: kind.kind, namespace, name };
 }
 
-async function run(args: HistoryArgs, session: Session, io: HistoryIO): Promise<void> {
+async function run(args: HistoryArgs, session: Session, io: CommandIO): Promise<void> {
   const out = (text: string): void => void io.stdout.write(text);
   const err = (text: string): void => void io.stderr.write(text);
   const source = await session.source();

@@ -3,11 +3,11 @@
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
+import { runCommand, type CommandIO } from '@quorum/kit';
 import { Client } from '@quorum/runtime';
 import type { ChangeRecorder } from '../api/changerecorder.ts';
 import { installRecorder, planRecorderInstall, type RecorderInstallOptions } from '../deploy/install.ts';
 import { UsageError } from './errors.ts';
-import type { HistoryIO } from './io.ts';
 
 export const INSTALL_USAGE = `usage: quorum history install [-f FILE]... [options]
   Installs or updates the change recorder. Its ClusterRole grants get, list and watch on exactly the kinds
@@ -109,39 +109,26 @@ export function changeRecordersOf(file: string, text: string): ChangeRecorder[] 
 }
 
 /** Runs `quorum history install <argv>`; resolves with the exit code (0 done, 1 failed, 2 usage). */
-export async function installCommand(argv: readonly string[], io: HistoryIO): Promise<number> {
-  let args: InstallArgs;
+export function installCommand(argv: readonly string[], io: CommandIO): Promise<number> {
+  return runCommand({ program: 'quorum history install', usage: INSTALL_USAGE, parse: () => parseInstallArgs(argv, io.env ?? process.env), act: install }, io);
+}
+
+async function install(args: InstallArgs, io: CommandIO): Promise<void> {
   const recorders: ChangeRecorder[] = [];
+  for (const file of args.files) recorders.push(...changeRecordersOf(file, await readFile(file, 'utf8')));
+  const client = await Client.connect({ kubeconfig: args.kubeconfig, context: args.context });
   try {
-    args = parseInstallArgs(argv, io.env ?? process.env);
-    if (args.help) {
-      io.stdout.write(`${INSTALL_USAGE}\n`);
-      return 0;
-    }
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`quorum history install: ${err.message}\n${INSTALL_USAGE}\n`);
-    return 2;
-  }
-  let client: Client | undefined;
-  try {
-    for (const file of args.files) recorders.push(...changeRecordersOf(file, await readFile(file, 'utf8')));
-    client = await Client.connect({ kubeconfig: args.kubeconfig, context: args.context });
     const options = { ...args.options, recorders };
     if (args.print) {
       const plan = await planRecorderInstall(client, options);
       io.stdout.write([...plan.manifests, ...plan.recorders].map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));
-      return 0;
+      return;
     }
     const result = await installRecorder(client, { ...options, log: (m) => void io.stderr.write(`quorum history install: ${m}\n`) });
     for (const r of result.ready) io.stdout.write(`ChangeRecorder ${r.name}: Ready ${r.status} (${r.reason}) ${r.message}\n`);
     const notReady = result.ready.filter((r) => r.status !== 'True');
     io.stdout.write(`recorder installed in ${args.options.namespace}${notReady.length ? `; not Ready yet: ${notReady.map((r) => r.name).join(', ')} (kubectl describe changerecorder NAME)` : ''}\n`);
-    return 0;
-  } catch (err) {
-    io.stderr.write(`quorum history install: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
   } finally {
-    client?.close();
+    client.close();
   }
 }
