@@ -17,7 +17,7 @@ import { buildOperatorImage } from '../packages/etcd-operator/src/deploy/image.t
 import { buildPeerWaitImage } from '../packages/etcd-operator/src/deploy/peer-wait-image.ts';
 import { install } from '../packages/etcd-operator/src/deploy/install.ts';
 import { EtcdClusters } from '../packages/etcd-operator/src/resources.ts';
-import { inPodEtcdctlFlags } from '../packages/etcd-operator/src/cluster/tls.ts';
+import { inPodEtcdctlFlags } from '../packages/etcd-operator/src/tls/members.ts';
 import type { EtcdCluster } from '../packages/etcd-operator/src/api/etcdcluster.ts';
 import { buildRecorderImage } from '../packages/recorder/src/deploy/image.ts';
 import { installRecorder } from '../packages/recorder/src/deploy/install.ts';

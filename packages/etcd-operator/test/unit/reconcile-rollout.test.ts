@@ -185,7 +185,7 @@ function setUp(spec: EtcdClusterSpec): Harness {
     },
     restartOperator: () => void (reconcile = reconciler()),
     tick: (ms) => void (clock += ms),
-    status: () => (clusters.get(`${NS}/${NAME}`)?.status ?? {}) as StatusShape,
+    status: () => (clusters.get(`${NS}/${NAME}`)?.status ?? {}),
     setSpec: (next) => {
       cluster = { ...cluster, spec: next, metadata: { ...cluster.metadata, generation: (cluster.metadata.generation ?? 0) + 1 } };
       clusters.upsert(cluster);

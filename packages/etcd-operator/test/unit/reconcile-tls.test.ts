@@ -56,7 +56,7 @@ function setUp(spec: EtcdClusterSpec) {
   });
   const log = createLogger({ level: 'silent' });
   const run = async () => reconcile({ namespace: NS, name: 'c' }, { signal: new AbortController().signal, log, retries: 0 });
-  return { run, writes, events, stores, status: (): StatusShape => (clusters.get(`${NS}/c`)?.status ?? {}) as StatusShape };
+  return { run, writes, events, stores, status: (): StatusShape => (clusters.get(`${NS}/c`)?.status ?? {}) };
 }
 
 test('a new TLS cluster: CAs and the client Secret first, then each member Secret right before its pod', async () => {

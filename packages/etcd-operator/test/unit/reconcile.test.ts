@@ -91,7 +91,7 @@ function setUp() {
   });
   const log = createLogger({ level: 'silent' });
   const run = async () => reconcile({ namespace: NS, name: 'c' }, { signal: new AbortController().signal, log, retries: 0 });
-  return { etcd, events, retries, run, status: (): StatusShape => (clusters.get(`${NS}/c`)?.status ?? {}) as StatusShape, tick: (ms: number) => void (clock += ms) };
+  return { etcd, events, retries, run, status: (): StatusShape => (clusters.get(`${NS}/c`)?.status ?? {}), tick: (ms: number) => void (clock += ms) };
 }
 
 const condition = (s: StatusShape, type: string) => s.conditions?.find((c) => c.type === type);
