@@ -11,10 +11,12 @@ export const REASONS = {
     InPlace: 'Everything the definition asks for within its windows is in place.',
     Waiting: 'Something is waiting for a namespace or role that does not exist yet; the rest is in place.',
     Skipped: 'Something could not be made (a name taken by an object the manager did not make, or a write refused); the rest is in place.',
+    InvalidDefinition: 'The definition breaks a rule of the API (the message names it): nothing new is granted, nothing is removed.',
   },
   Degraded: {
     AsAsked: 'Nothing is refused or taken.',
     Skipped: 'A name is taken by an object the manager did not make, or the API server refused a write (status.bindings[].skipped says which and why).',
+    InvalidDefinition: 'As for Ready.',
   },
 } as const;
 
