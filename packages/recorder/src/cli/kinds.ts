@@ -2,6 +2,7 @@
 // `deployments.apps`, `cm`, `etcd`. The name is matched against the kinds that have records, so a kind whose
 // CRD is gone can still be named, and a name that two groups share is reported as ambiguous.
 import type { KindInfo } from '../history/protocol.ts';
+import { pluralOf } from '../kind-names.ts';
 import { groupKindName } from '../recorder/discovery.ts';
 import { CliError } from './errors.ts';
 
@@ -28,14 +29,6 @@ const SHORT_NAMES: Record<string, { group: string; kind: string }> = {
   etcd: { group: 'etcd.quorum.dev', kind: 'EtcdCluster' },
   recorder: { group: 'history.quorum.dev', kind: 'ChangeRecorder' },
 };
-
-/** The lower-case plural kubectl would use for a kind (its resource name, for the usual kinds). */
-export function pluralOf(kind: string): string {
-  const lower = kind.toLowerCase();
-  if (/(s|x|z|ch|sh)$/.test(lower)) return lower.endsWith('points') ? lower : `${lower}es`;
-  if (/[^aeiou]y$/.test(lower)) return `${lower.slice(0, -1)}ies`;
-  return `${lower}s`;
-}
 
 function namesOf(kind: KindInfo): string[] {
   const names = [kind.kind.toLowerCase(), pluralOf(kind.kind)];

@@ -20,7 +20,7 @@ import {
   WEBHOOK_PORT_NAME,
   WEBHOOK_SERVICE_PORT,
 } from '../attribution/webhook.ts';
-import { pluralOf } from '../cli/kinds.ts';
+import { pluralOf } from '../kind-names.ts';
 import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
 import { DEFAULT_CREDENTIALS_ROOT, LEASE_NAME } from '../operator/config.ts';
 import { credentialsSecretOf, storageTarget } from '../store/target.ts';

@@ -5,7 +5,7 @@
 import { groupKindString, type DiscoveryTransport, type MissingKind, type UnavailableKind } from '@quorum/runtime';
 import type { ChangeRecorderSpec, GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults } from '../api/defaults.ts';
-import { pluralOf } from '../cli/kinds.ts';
+import { pluralOf } from '../kind-names.ts';
 import { resolveKinds } from '../recorder/discovery.ts';
 import { requestedKinds } from '../recorder/plan.ts';
 
