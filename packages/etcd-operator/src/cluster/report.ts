@@ -1,7 +1,8 @@
 // Report: the status first (so a crash right after the step still left a record of it), and the voice around
 // it: the step's events and logs as it repeats (progress.ts), crashes, NOSPACE raised and cleared, and the
 // news a status change carries (a rollout completed or blocked, a recovery done). Status is written only
-// when it changed, as a merge patch that removes what it no longer has.
+// when it changed, as a merge patch that removes what it no longer has (the kit's writeStatus).
+import { writeStatus as kitWriteStatus } from '@quorum/kit';
 import type { Logger } from '@quorum/runtime';
 import type { TlsStatus } from '../api/etcdcluster.ts';
 import { EtcdClusters } from '../resources.ts';
@@ -195,21 +196,7 @@ function reportCrashes(i: ReportInput): void {
 }
 
 async function writeStatus(deps: ReconcilerDeps, cluster: EtcdCluster, previous: StatusShape | undefined, status: StatusShape, signal: AbortSignal): Promise<void> {
-  if (sameStatus(previous, status)) return;
-  // A JSON merge patch merges objects key by key: a record that replaces another (a new step, a rollout
-  // that is no longer halted) must remove the keys it no longer has, or the old ones would stay.
-  const patch = {
-    ...status,
-    step: replacing(previous?.step, status.step),
-    clusterID: status.clusterID ?? null,
-    rollout: replacing(previous?.rollout, status.rollout),
-    // NOSPACE cleared: maintenance.noSpace goes.
-    ...(status.maintenance || previous?.maintenance ? { maintenance: replacing(previous?.maintenance, status.maintenance) } : {}),
-    // A side's caRotation goes once its rotation is over: each side is replaced, not merged.
-    ...(status.tls || previous?.tls ? { tls: status.tls ? { ...status.tls, peer: replacing(previous?.tls?.peer, status.tls.peer), client: replacing(previous?.tls?.client, status.tls.client) } : null } : {}),
-  };
-  const key = { namespace: cluster.metadata.namespace!, name: cluster.metadata.name! };
-  await deps.client.mergePatch(EtcdClusters, key, { status: patch }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+  await kitWriteStatus(deps.client, EtcdClusters, { namespace: cluster.metadata.namespace!, name: cluster.metadata.name! }, previous, status, { fieldManager: FIELD_MANAGER, signal });
 }
 
 function base(cluster: EtcdCluster, previous: StatusShape | undefined, now: Date) {
@@ -232,28 +219,6 @@ function applyDefaultsSafe(cluster: EtcdCluster): { version: string } {
   } catch {
     return { version: cluster.spec?.version ?? '' };
   }
-}
-
-/**
- * A status record as a JSON merge patch must send it to replace `before`: null when it is gone, and null for
- * each key it no longer has (a merge patch merges nested objects, and keeps what is not mentioned).
- */
-function replacing<T extends object>(before: T | undefined, after: T | undefined): Record<string, unknown> | null {
-  if (!after) return null;
-  const removed = Object.keys(before ?? {}).filter((k) => !(k in after));
-  return { ...Object.fromEntries(removed.map((k) => [k, null])), ...after };
-}
-
-/** Status equality that ignores what setCondition keeps stable anyway (so unchanged status means no write). */
-function sameStatus(a: StatusShape | undefined, b: StatusShape): boolean {
-  return JSON.stringify(normalize(a)) === JSON.stringify(normalize(b));
-}
-
-function normalize(s: StatusShape | undefined): unknown {
-  if (!s) return undefined;
-  const sorted = (o: unknown): unknown =>
-    Array.isArray(o) ? o.map(sorted) : o && typeof o === 'object' ? Object.fromEntries(Object.entries(o as Record<string, unknown>).sort(([x], [y]) => x.localeCompare(y)).map(([k, v]) => [k, sorted(v)])) : o;
-  return sorted({ ...s, conditions: [...(s.conditions ?? [])].sort((x, y) => x.type.localeCompare(y.type)) });
 }
 
 /** status.tls with the CA rotation under way on its side, and what it waits for now. */

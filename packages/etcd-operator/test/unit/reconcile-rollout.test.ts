@@ -5,6 +5,7 @@
 // on a real binary upgrade is tested in etcd-rollout.test.ts; here the unit is the operator's loop.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { applyMergePatch } from '@quorum/kit';
 import { createLogger, NotFoundError, Store, type Client, type EventInput, type KubeObject, type OpenObject, type ResourceType } from '@quorum/runtime';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import type { EtcdClusterSpec } from '../../src/api/etcdcluster.ts';
@@ -19,17 +20,6 @@ import { EtcdUnavailableError, NotLeaderError } from '../../src/etcd/errors.ts';
 const NS = 'ns';
 const NAME = 'c';
 const peer = (m: string): string => `http://${m}.${NAME}.${NS}.svc:2380`;
-
-/** RFC 7386, as the API server applies a status merge patch: nested objects merge, null removes. */
-function mergePatch(target: unknown, patch: unknown): unknown {
-  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return patch;
-  const out: Record<string, unknown> = typeof target === 'object' && target !== null && !Array.isArray(target) ? { ...(target as Record<string, unknown>) } : {};
-  for (const [k, v] of Object.entries(patch)) {
-    if (v === null) delete out[k];
-    else out[k] = mergePatch(out[k], v);
-  }
-  return out;
-}
 
 /** etcd as the members' pods run it: a member answers while its pod runs an etcd that starts. */
 class ScriptedEtcd extends EtcdClients {
@@ -140,7 +130,7 @@ function setUp(spec: EtcdClusterSpec): Harness {
 
   const client = {
     mergePatch(_t: unknown, _k: unknown, patch: { status: Record<string, unknown> }): Promise<KubeObject> {
-      cluster = { ...cluster, status: mergePatch(cluster.status, patch.status) as EtcdCluster['status'] };
+      cluster = { ...cluster, status: applyMergePatch(cluster.status, patch.status) as EtcdCluster['status'] };
       clusters.upsert(cluster);
       return Promise.resolve(cluster);
     },

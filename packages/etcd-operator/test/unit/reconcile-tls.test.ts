@@ -4,6 +4,7 @@
 // a voice. No etcd answers here (pods have no IP yet): bootstrapping is what is under test.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { applyMergePatch } from '@quorum/kit';
 import { AlreadyExistsError, createLogger, Store, type Client, type EventInput, type KubeObject, type OpenObject } from '@quorum/runtime';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
 import { EtcdClients } from '../../src/cluster/observe-members.ts';
@@ -25,8 +26,7 @@ function setUp(spec: EtcdClusterSpec) {
   let rv = 0;
   const client = {
     mergePatch(_t: unknown, _k: unknown, patch: { status: StatusShape }): Promise<KubeObject> {
-      const merged: Record<string, unknown> = { ...cluster.status, ...patch.status };
-      cluster = { ...cluster, status: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== null)) };
+      cluster = { ...cluster, status: applyMergePatch(cluster.status, patch.status) as StatusShape };
       clusters.upsert(cluster);
       return Promise.resolve(cluster);
     },

@@ -4,6 +4,7 @@
 // What etcd decides is tested against real etcd in the integration suite; here the reconciler is the unit.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { applyMergePatch } from '@quorum/kit';
 import { createLogger, Store, type Client, type EventInput, type KubeObject, type OpenObject } from '@quorum/runtime';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
@@ -23,13 +24,15 @@ class ScriptedEtcd extends EtcdClients {
   members: Member[] = [0, 1, 2].map((i) => ({ id: String(100 + i), name: `c-${i}`, peerURLs: [peer(i)], clientURLs: [`http://${ip(i)}:2379`], isLearner: false }));
   refuse = new Set<string>();
   calls: string[] = [];
+  /** The leader every member reports; '0' while none leads (an election). */
+  leaderId = '100';
   override get(to: string | MemberEndpoint): EtcdClient {
     const endpoint = typeof to === 'string' ? to : to.url;
     const i = Number(/10\.0\.0\.1(\d)/.exec(endpoint)![1]);
     const fake = {
       memberList: (): Promise<Member[]> => Promise.resolve(this.members),
       status: (): Promise<EtcdStatus> =>
-        Promise.resolve({ memberId: String(100 + i), leaderId: '100', version: '3.6.16', dbSize: 1, raftIndex: '9', raftTerm: '2', revision: '1', clusterId: '999', isLearner: false, errors: [], downgrade: { enabled: false } }),
+        Promise.resolve({ memberId: String(100 + i), leaderId: this.leaderId, version: '3.6.16', dbSize: 1, raftIndex: '9', raftTerm: '2', revision: '1', clusterId: '999', isLearner: false, errors: [], downgrade: { enabled: false } }),
       version: (): Promise<Versions> => Promise.resolve({ server: '3.6.16', cluster: '3.6.0' }),
       alarms: (): Promise<Alarm[]> => Promise.resolve([]),
       memberAdd: (peerURLs: string[]): Promise<{ member: Member; members: Member[] }> => {
@@ -72,8 +75,7 @@ function setUp() {
   // The API server's part: the status subresource takes the merge patch, the rest is accepted as sent.
   const client = {
     mergePatch(_t: unknown, _k: unknown, patch: { status: StatusShape }): Promise<KubeObject> {
-      const merged: Record<string, unknown> = { ...cluster.status, ...patch.status };
-      cluster = { ...cluster, status: Object.fromEntries(Object.entries(merged).filter(([, v]) => v !== null)) };
+      cluster = { ...cluster, status: applyMergePatch(cluster.status, patch.status) as StatusShape };
       clusters.upsert(cluster);
       return Promise.resolve(cluster);
     },
@@ -151,4 +153,16 @@ test('a learner add refused through every member is reported: condition, events,
   await t.run();
   assert.equal(t.etcd.members.length, 4);
   assert.ok(t.events.some((e) => e.reason === 'MemberAdded' && e.note?.includes('through c-2')));
+});
+
+test('status.leader goes once no member leads (the status write removes a field the new status lacks)', async () => {
+  const t = setUp();
+  await t.run();
+  assert.equal(t.status().leader, 'c-0');
+  t.etcd.leaderId = '0';
+  t.tick(1_000);
+  await t.run();
+  const s = t.status();
+  assert.ok(s.members?.every((m) => !m.leader), JSON.stringify(s.members));
+  assert.equal(s.leader, undefined);
 });
