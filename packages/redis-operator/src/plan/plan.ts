@@ -1,0 +1,176 @@
+// The planner: from what was observed, the one next step. Pure: no I/O, no clock but the step's age.
+//
+// One authority decides who is primary. With Sentinels, it is a majority of them: the operator never promotes,
+// it follows (records the decision in the ConfigMap, moves the role label the `<name>` Service selects by, reports
+// it). Without Sentinels, it is the operator, and only on a fact: the primary's pod is gone or failed.
+import { instanceOfHost, names } from '../names.ts';
+import type { Action, InstanceReading, Observed, PodFacts } from './types.ts';
+
+/** How long a missing primary's pod waits for the Sentinels' failover before it is recreated as it was. */
+export const FAILOVER_WAIT_MS = 120_000;
+/** How often a Redis with nothing to do is looked at again (roles can change without any Kubernetes event). */
+export const STEADY_RESYNC_MS = 5_000;
+const SHORT_WAIT_MS = 2_000;
+
+export function instanceNames(o: Pick<Observed, 'redis' | 'spec'>): string[] {
+  return Array.from({ length: o.spec.replicas + 1 }, (_, i) => names.instance(o.redis, i));
+}
+
+export function sentinelNames(o: Pick<Observed, 'redis' | 'spec'>): string[] {
+  return Array.from({ length: o.spec.sentinel.replicas }, (_, i) => names.sentinel(o.redis, i));
+}
+
+/** The primary a majority of the configured Sentinels names, when there is one and it is one of ours. */
+export function sentinelDecision(o: Observed): string | undefined {
+  const votes = new Map<string, number>();
+  for (const reading of o.sentinels.values()) {
+    if (!reading.ok || reading.primaryHost === undefined) continue;
+    const instance = instanceOfHost(o.redis, reading.primaryHost);
+    if (instance !== undefined) votes.set(instance, (votes.get(instance) ?? 0) + 1);
+  }
+  const needed = Math.floor(o.spec.sentinel.replicas / 2) + 1;
+  return [...votes].find(([, n]) => n >= needed)?.[0];
+}
+
+/** A pod that Kubernetes says is gone or will not run again: the only evidence of an instance's loss. */
+function lost(pod: PodFacts | undefined): boolean {
+  return pod === undefined || pod.deleting || pod.phase === 'Failed' || pod.phase === 'Succeeded';
+}
+
+function reading(o: Observed, instance: string): InstanceReading | undefined {
+  return o.instances.get(instance);
+}
+
+/** The replica that has the most of the primary's stream, among those that answered. */
+export function bestReplica(o: Observed, except: string): string | undefined {
+  let best: { name: string; offset: number } | undefined;
+  for (const name of instanceNames(o)) {
+    const r = reading(o, name);
+    if (name === except || lost(o.pods.get(name)) || !r?.ok || r.role !== 'slave') continue;
+    if (best === undefined || r.offset > best.offset) best = { name, offset: r.offset };
+  }
+  return best?.name;
+}
+
+/** Who is primary now, by the authority; undefined while it has not decided (no Sentinel majority yet). */
+export function decidedPrimary(o: Observed): string | undefined {
+  if (o.spec.sentinel.replicas > 0) return sentinelDecision(o);
+  const recorded = o.config?.primary;
+  if (recorded !== undefined && !lost(o.pods.get(recorded))) return recorded;
+  // The operator's own failover: adopt an instance it already promoted (a crash between promote and record).
+  return instanceNames(o).find((n) => n !== recorded && !lost(o.pods.get(n)) && reading(o, n)?.ok && (reading(o, n) as { role: string }).role === 'master');
+}
+
+function wait(reason: string, message: string, requeueAfterMs = SHORT_WAIT_MS): Action {
+  return { type: 'wait', reason, message, requeueAfterMs };
+}
+
+/** The Secret, the ConfigMap and the Services: what the pods need before they start. */
+function planFoundation(o: Observed): Action | undefined {
+  if (o.auth === 'generate') return { type: 'create-secret' };
+  if (o.auth === 'missing') return wait('AuthSecretMissing', `the Secret ${o.spec.auth.secretName ?? ''} with key ${o.spec.auth.key} (spec.auth) does not exist`, 10_000);
+  if (o.config === undefined) return { type: 'write-config', primary: names.instance(o.redis, 0), reason: 'Bootstrap' };
+  const decided = decidedPrimary(o);
+  if (decided !== undefined && decided !== o.config.primary) return { type: 'write-config', primary: decided, reason: 'PrimaryChanged' };
+  if (o.config.redisConf !== o.desired.redisConf || o.config.sentinelConf !== o.desired.sentinelConf(o.config.primary)) {
+    return { type: 'write-config', primary: o.config.primary, reason: 'ConfigChanged' };
+  }
+  if (o.missingServices.length > 0) return { type: 'create-services', names: o.missingServices };
+  return undefined;
+}
+
+/**
+ * The recorded primary's pod is gone. Recreated at once it would start as primary from its volume, and without
+ * AOF that can be older than what its replicas acknowledged: so the authority moves the primary first.
+ */
+function planLostPrimary(o: Observed, primary: string): Action | undefined {
+  // Nothing to fail over to (no replicas, or none has started yet, as when the Redis is new): recreate it.
+  const replicas = instanceNames(o).filter((n) => n !== primary && roleOf(reading(o, n)) === 'replica');
+  if (replicas.length === 0) return undefined;
+  if (o.spec.sentinel.replicas === 0) {
+    const best = bestReplica(o, primary);
+    if (best !== undefined) return { type: 'promote', instance: best };
+  }
+  const waited = o.step?.name === 'WaitingForFailover' ? o.step.ageMs : 0;
+  if (waited >= FAILOVER_WAIT_MS) return undefined; // no failover came: recreate it as it was (Degraded says so)
+  const who = o.spec.sentinel.replicas > 0 ? 'the Sentinels to fail over' : 'a replica that answers, to promote';
+  return wait('WaitingForFailover', `the primary ${primary}'s pod is gone; waiting for ${who} before recreating it`);
+}
+
+/** Claims, then pods: failed ones removed, missing ones created, the primary's only once the authority moved on. */
+function planPods(o: Observed): Action | undefined {
+  const primary = o.config!.primary;
+  for (const instance of instanceNames(o)) {
+    if (!o.claims.has(names.claim(instance))) return { type: 'create-claim', instance };
+  }
+  for (const pod of o.pods.values()) {
+    if (!pod.deleting && (pod.phase === 'Failed' || pod.phase === 'Succeeded')) return { type: 'delete-pod', pod: pod.name, reason: `its phase is ${pod.phase}` };
+  }
+  for (const instance of instanceNames(o)) {
+    const pod = o.pods.get(instance);
+    if (pod?.deleting) return wait('PodTerminating', `${instance}'s pod is terminating`);
+    if (pod !== undefined) continue;
+    if (instance === primary) {
+      const waiting = planLostPrimary(o, primary);
+      if (waiting !== undefined) return waiting;
+    }
+    return { type: 'create-pod', pod: instance, component: 'redis' };
+  }
+  const primaryPod = o.pods.get(primary);
+  for (const sentinel of sentinelNames(o)) {
+    if (o.pods.has(sentinel)) continue;
+    // A Sentinel resolves the primary's name as it starts: it must have an address by then.
+    if (!primaryPod?.ready) return wait('WaitingForPrimary', `the primary ${primary} is not ready yet; Sentinels start once it is`);
+    return { type: 'create-pod', pod: sentinel, component: 'sentinel' };
+  }
+  const extra = [...o.pods.values()].find((p) => !instanceNames(o).includes(p.name) && !sentinelNames(o).includes(p.name));
+  if (extra !== undefined) return wait('ScaleDownNotBuilt', `${extra.name} is beyond spec.replicas or spec.sentinel.replicas; scaling down is not built yet, so it is left running`, 30_000);
+  return undefined;
+}
+
+/**
+ * The role labels follow the authority: the primary label comes off every other pod before it goes on the
+ * decided one, so the `<name>` Service never selects two; a pod whose instance did not answer keeps its label.
+ */
+function planLabels(o: Observed): Action | undefined {
+  // Without a majority's decision, the last recorded one stands: a minority of Sentinels changes nothing.
+  const decided = decidedPrimary(o) ?? (o.spec.sentinel.replicas > 0 ? o.config?.primary : undefined);
+  for (const pod of instancePods(o)) {
+    if (pod.roleLabel === 'primary' && pod.name !== decided) return { type: 'label-role', pod: pod.name, role: roleOf(reading(o, pod.name)) === 'replica' ? 'replica' : null };
+  }
+  const primaryPod = instancePods(o).find((p) => p.name === decided);
+  if (primaryPod !== undefined && roleOf(reading(o, primaryPod.name)) === 'primary' && primaryPod.roleLabel !== 'primary') return { type: 'label-role', pod: primaryPod.name, role: 'primary' };
+  for (const pod of instancePods(o)) {
+    if (pod.name !== decided && roleOf(reading(o, pod.name)) === 'replica' && pod.roleLabel !== 'replica') return { type: 'label-role', pod: pod.name, role: 'replica' };
+  }
+  return undefined;
+}
+
+function instancePods(o: Observed): PodFacts[] {
+  return instanceNames(o).flatMap((n) => {
+    const pod = o.pods.get(n);
+    return pod === undefined || pod.deleting ? [] : [pod];
+  });
+}
+
+function roleOf(r: InstanceReading | undefined): 'primary' | 'replica' | undefined {
+  if (!r?.ok) return undefined;
+  return r.role === 'master' ? 'primary' : 'replica';
+}
+
+/** Without Sentinels the operator points every other instance at the primary it decided. */
+function planReplication(o: Observed): Action | undefined {
+  if (o.spec.sentinel.replicas > 0) return undefined;
+  const primary = decidedPrimary(o);
+  if (primary === undefined) return undefined;
+  for (const instance of instanceNames(o)) {
+    const r = reading(o, instance);
+    if (instance === primary || lost(o.pods.get(instance)) || !r?.ok) continue;
+    if (r.role === 'master' || instanceOfHost(o.redis, r.primaryHost ?? '') !== primary) return { type: 'replicate', instance, primary };
+  }
+  return undefined;
+}
+
+export function plan(o: Observed): Action {
+  return planFoundation(o) ?? planPods(o) ?? planLabels(o) ?? planReplication(o) ?? { type: 'none' };
+}

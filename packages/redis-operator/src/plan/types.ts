@@ -1,0 +1,93 @@
+// What the planner sees and what it may decide. Observed is built by observe.ts from the caches, the instances
+// (ROLE / INFO replication) and the Sentinels (SENTINEL get-master-addr-by-name); Action is the one next step.
+import type { DefaultedSpec } from '../api/defaults.ts';
+import type { Component } from '../names.ts';
+
+export interface PodFacts {
+  name: string;
+  component: Component;
+  /** Kubernetes' own word: Pending, Running, Succeeded, Failed. */
+  phase: string;
+  ready: boolean;
+  deleting: boolean;
+  /** The redis.quorum.dev/role label the Services select by. */
+  roleLabel?: string;
+}
+
+/** What an instance said about itself, or why it said nothing (which is not evidence of anything). */
+export type InstanceReading =
+  | {
+      ok: true;
+      role: 'master' | 'slave';
+      /** A replica's primary, as it names it (`master_host`). */
+      primaryHost?: string;
+      /** A replica's link to its primary (`master_link_status:up`). */
+      linkUp?: boolean;
+      /** Its replication offset (`master_repl_offset`; a replica's `slave_repl_offset` when it has one). */
+      offset: number;
+      version: string;
+    }
+  | { ok: false; error: string };
+
+/** What a Sentinel said: the primary it names for this Redis, or why it said nothing. */
+export type SentinelReading = { ok: true; primaryHost?: string } | { ok: false; error: string };
+
+export interface ConfigState {
+  redisConf: string;
+  sentinelConf: string;
+  /** The authority's last decision, as the operator recorded it: whom a starting instance replicates. */
+  primary: string;
+}
+
+export interface Observed {
+  redis: string;
+  namespace: string;
+  spec: DefaultedSpec;
+  /** ok, or which Secret is missing: the generated one (the operator makes it) or the user's (a wait). */
+  auth: 'ok' | 'generate' | 'missing';
+  /** The ConfigMap as it is, when it exists. */
+  config?: ConfigState;
+  /** redis.conf as the spec renders it, and sentinel.conf for a given primary. */
+  desired: { redisConf: string; sentinelConf: (primary: string) => string };
+  services: ReadonlySet<string>;
+  missingServices: readonly string[];
+  claims: ReadonlySet<string>;
+  pods: ReadonlyMap<string, PodFacts>;
+  instances: ReadonlyMap<string, InstanceReading>;
+  sentinels: ReadonlyMap<string, SentinelReading>;
+  /** How long the step now under way has lasted (status.step), for waits the planner bounds itself. */
+  step?: { name: string; ageMs: number };
+}
+
+export type Action =
+  | { type: 'create-secret' }
+  | { type: 'write-config'; primary: string; reason: 'Bootstrap' | 'PrimaryChanged' | 'ConfigChanged' }
+  | { type: 'create-services'; names: readonly string[] }
+  | { type: 'create-claim'; instance: string }
+  | { type: 'create-pod'; pod: string; component: Component }
+  | { type: 'delete-pod'; pod: string; reason: string }
+  | { type: 'label-role'; pod: string; role: 'primary' | 'replica' | null }
+  | { type: 'promote'; instance: string }
+  | { type: 'replicate'; instance: string; primary: string }
+  | { type: 'wait'; reason: string; message: string; requeueAfterMs: number }
+  | { type: 'none' };
+
+/** The step an action belongs to, as status.step names it (a wait and the action it waits for share one). */
+export function stepName(action: Action): string | undefined {
+  switch (action.type) {
+    case 'none':
+      return undefined;
+    case 'wait':
+      return action.reason;
+    case 'create-pod':
+    case 'delete-pod':
+    case 'label-role':
+      return `${action.type} ${action.pod}`;
+    case 'create-claim':
+    case 'promote':
+    case 'replicate':
+      return `${action.type} ${action.instance}`;
+    default:
+      return action.type;
+  }
+}
