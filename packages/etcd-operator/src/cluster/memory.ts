@@ -1,6 +1,7 @@
 // What the reconciler keeps between reconciles of a cluster, in memory only: none of it is needed to converge
 // (a restarted operator starts empty and does the same), it only keeps the voice from repeating itself and
 // carries what a step learned after the status was written to the next reconcile.
+import { StepVoice } from '@quorum/kit';
 import type { MaintenanceResult } from './act/context.ts';
 import type { StepFailure } from './progress.ts';
 
@@ -11,8 +12,8 @@ export class ReconcilerMemory {
   readonly crashReported = new Map<string, string>();
   /** Per cluster key: the refusal of its last attempt, reported by its next reconcile (then forgotten). */
   private readonly failures = new Map<string, StepFailure>();
-  /** Per cluster key: when its step's last warn log was written. */
-  readonly lastWarnLog = new Map<string, number>();
+  /** The steps' voice (Warning events, warn logs), per cluster key. */
+  readonly voice = new StepVoice({ retryingReason: 'StepRetrying', stalledReason: 'StepStalled' });
   /** Per cluster key: what its last maintenance steps did (act learns it after the status write), for its next status. */
   private readonly maintained = new Map<string, MaintenanceResult[]>();
 
@@ -41,7 +42,7 @@ export class ReconcilerMemory {
   /** A cluster that is gone leaves nothing behind. */
   forget(key: string): void {
     this.failures.delete(key);
-    this.lastWarnLog.delete(key);
+    this.voice.forget(key);
     this.maintained.delete(key);
   }
 }

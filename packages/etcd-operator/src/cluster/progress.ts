@@ -1,42 +1,26 @@
 // Every step has a bound and a voice. The step the planner chose is recorded in status.step with when it
 // began; while the same step comes back (a wait, or an action etcd or Kubernetes refuses) its age grows,
-// and the report says so: the refusal's own words and the time spent in the Progressing condition, a
-// Warning event after STEP_WARN_MS, Progressing=False (ProgressDeadlineExceeded) and Degraded=True past
-// the step's bound, a retry metric, and a warn log at most every STEP_WARN_MS. docs/design.md lists them.
+// and the report says so through the kit's StepVoice (report.ts): the refusal's own words and the time spent
+// in the Progressing condition, a Warning event after STEP_WARN_MS, Progressing=False (ProgressDeadlineExceeded)
+// and Degraded=True past the step's bound, a retry metric, and a warn log at most every STEP_WARN_MS.
+// docs/design.md lists them. What is etcd's own here: which actions are steps, and the two fields a refused
+// membership change adds to the kit's record.
+import { nextStepRecord, type StepRecord as KitStepRecord, type StepRefusal } from '@quorum/kit';
 import type { Action } from './plan/types.ts';
 
 /** What status.step records (crash-safe: a restarted operator keeps counting from startedAt). */
-export interface StepRecord {
-  /** The step, e.g. "addMember c1-3" or "wait LearnerStarting". */
-  name: string;
-  startedAt: string;
-  /** The last refusal of this step, in etcd's or Kubernetes' words, with where it was sent. */
-  lastError?: string;
-  /** Machine-readable kind of the last refusal, e.g. UnhealthyCluster, Forbidden. */
-  lastErrorReason?: string;
+export interface StepRecord extends KitStepRecord {
   /** Since when every voting member has refused this membership change (unset when one accepted or none refused). */
   refusedEverywhereSince?: string;
-  /** Failed attempts of this step so far. */
-  failures?: number;
   /** Members restarted for a stale peer view while this change was refused (bounded: see plan/recovery.ts). */
   restarts?: number;
-  /** Whether the Warning event for this step has been emitted (after STEP_WARN_MS), and the stall event (past the bound). */
-  warned?: boolean;
-  stalled?: boolean;
 }
 
 /** A refusal of the step just attempted, kept until the next reconcile reports it. */
-export interface StepFailure {
-  step: string;
-  reason: string;
-  message: string;
+export interface StepFailure extends StepRefusal {
   /** Every voting member refused a membership change with "unhealthy cluster". */
   refusedEverywhere: boolean;
 }
-
-export const STEP_WARN_MS = 30_000;
-/** The default bound of a step; past it the cluster is Degraded and Progressing is False. */
-export const DEFAULT_STEP_DEADLINE_MS = 120_000;
 
 /**
  * Waits that only a person ends (a halted or refused rolling update, a TLS Secret that fails its check): not steps to retry, so they have no
@@ -72,40 +56,10 @@ export function nextStep(previous: StepRecord | undefined, action: Action, failu
   // refusals are timed afresh so the restart has its time to work.
   if (action.type === 'restartMember' && previous) return { ...previous, restarts: (previous.restarts ?? 0) + 1, refusedEverywhereSince: now.toISOString() };
   const name = stepName(action);
-  if (!name) return undefined;
-  const same = previous?.name === name;
-  const record: StepRecord = same ? { ...previous } : { name, startedAt: now.toISOString() };
-  if (failure?.step === name) {
-    record.lastError = failure.message;
-    record.lastErrorReason = failure.reason;
-    record.failures = (record.failures ?? 0) + 1;
+  const record: StepRecord | undefined = nextStepRecord(previous, name, failure, now);
+  if (record && failure && failure.step === name) {
     if (failure.refusedEverywhere) record.refusedEverywhereSince ??= now.toISOString();
     else delete record.refusedEverywhereSince;
   }
   return record;
-}
-
-export function stepAgeMs(record: StepRecord | undefined, now: Date): number {
-  return record ? Math.max(0, now.getTime() - Date.parse(record.startedAt)) : 0;
-}
-
-/** "45 s", "3 min": coarse on purpose, so a stalled step rewrites its status every 10 s at most. */
-export function formatAge(ms: number): string {
-  if (ms < 60_000) return `${Math.floor(ms / 10_000) * 10} s`;
-  if (ms < 3_600_000) return `${Math.floor(ms / 60_000)} min`;
-  return `${Math.floor(ms / 3_600_000)} h ${Math.floor((ms % 3_600_000) / 60_000)} min`;
-}
-
-/** The Progressing message: what the step does, how long it has taken, and the last refusal. */
-export function progressMessage(description: string, record: StepRecord | undefined, now: Date): string {
-  const age = stepAgeMs(record, now);
-  const since = age >= 10_000 ? ` (for ${formatAge(age)})` : '';
-  return record?.lastError ? `${description}${since}: ${record.lastError}` : `${description}${since}`;
-}
-
-/** How soon to look again: quickly at first, then backing off while a step keeps failing or waiting. */
-export function retryDelayMs(record: StepRecord | undefined, now: Date, planned: number): number {
-  const age = stepAgeMs(record, now);
-  const floor = age < 10_000 ? 1000 : age < 60_000 ? 2000 : 5000;
-  return Math.max(planned, record?.lastError ? floor : 0);
 }

@@ -2,7 +2,8 @@
 // reconcile.ts use these names; docs/operations.md's tables are generated from this file
 // (`node packages/etcd-operator/scripts/generate.ts`), so the docs list exactly what the code can set.
 
-import { PERSON_WAITS, STEP_WARN_MS } from './progress.ts';
+import { STEP_WARN_MS } from '@quorum/kit';
+import { PERSON_WAITS } from './progress.ts';
 
 export interface ReasonDoc {
   reason: string;

@@ -2,7 +2,7 @@
 // it: the step's events and logs as it repeats (progress.ts), crashes, NOSPACE raised and cleared, and the
 // news a status change carries (a rollout completed or blocked, a recovery done). Status is written only
 // when it changed, as a merge patch that removes what it no longer has (the kit's writeStatus).
-import { writeStatus as kitWriteStatus } from '@quorum/kit';
+import { formatAge, progressMessage, stepAgeMs, writeStatus as kitWriteStatus } from '@quorum/kit';
 import type { Logger } from '@quorum/runtime';
 import type { TlsStatus } from '../api/etcdcluster.ts';
 import { EtcdClusters } from '../resources.ts';
@@ -12,7 +12,7 @@ import { FIELD_MANAGER, memberIndex, type Scheme } from '../names.ts';
 import type { Observation } from './observe.ts';
 import { nextIndex } from './plan/core.ts';
 import type { Action, ObservedTLS } from './plan/types.ts';
-import { formatAge, progressMessage, stepAgeMs, STEP_WARN_MS, type StepFailure, type StepRecord } from './progress.ts';
+import type { StepFailure, StepRecord } from './progress.ts';
 import { applyDefaults, type DefaultedSpec, type EtcdCluster } from './spec.ts';
 import { actionMessage, buildStatus, type StatusShape } from './status.ts';
 import { servedClientStage } from '../tls/members.ts';
@@ -144,14 +144,13 @@ function reportNoSpace(i: ReportInput, raisedFor: string[]): void {
   }
 }
 
-// A step's voice: info when it starts, then (while it repeats) a Warning event after STEP_WARN_MS and
-// past the bound, a warn log at most every STEP_WARN_MS, and a retry metric for every repeat.
+// A step's voice: info when it starts, then (while it repeats) the kit's StepVoice (a Warning event after
+// STEP_WARN_MS and past the bound, a warn log at most every STEP_WARN_MS), and a retry metric for every repeat.
 function reportStep(i: ReportInput, boundMs: number): void {
   const { step: record, action: a, failure: f, now: at, log: l, event: ev } = i;
-  const k = `${i.cluster.metadata.namespace}/${i.cluster.metadata.name}`;
-  const lastWarnLog = i.memory.lastWarnLog;
+  const key = `${i.cluster.metadata.namespace}/${i.cluster.metadata.name}`;
   if (!record) {
-    lastWarnLog.delete(k);
+    i.memory.voice.forget(key);
     return;
   }
   const description = actionMessage(a);
@@ -161,20 +160,13 @@ function reportStep(i: ReportInput, boundMs: number): void {
     return;
   }
   if (!f && a.type === 'wait') i.deps.metrics?.stepRetried(a.type, a.reason);
-  const age = stepAgeMs(record, at);
-  const message = progressMessage(description, record, at);
-  if (age >= STEP_WARN_MS && !record.warned) {
-    record.warned = true;
-    ev('Warning', 'StepRetrying', message);
-  }
-  if (age >= boundMs && !record.stalled) {
-    record.stalled = true;
-    ev('Warning', 'StepStalled', `no progress for ${formatAge(age)}: ${message}`);
-  }
-  if (age >= STEP_WARN_MS && at.getTime() - (lastWarnLog.get(k) ?? 0) >= STEP_WARN_MS) {
-    lastWarnLog.set(k, at.getTime());
-    l.warn({ ...fields, forSeconds: Math.round(age / 1000) }, message);
-  }
+  const said = i.memory.voice.repeated(
+    { key, step: record.name, ageMs: stepAgeMs(record, at), boundMs, now: at, message: progressMessage(description, record, at), fields, recorded: record },
+    { warning: (reason, note) => ev('Warning', reason, note), warn: (logFields, message) => l.warn(logFields, message) },
+  );
+  // Kept in status (a restarted operator does not repeat the events); only once said, as before.
+  if (said.warned) record.warned = true;
+  if (said.stalled) record.stalled = true;
 }
 
 /** One Warning per distinct crash of a member (its last words), forgotten with the crash. */

@@ -9,7 +9,8 @@ import { quorum } from '../etcd/quorum.ts';
 import { haltMessage } from './plan/rollout.ts';
 import type { Action, ObservedPod } from './plan/types.ts';
 import { clientServiceURL, clientURL, peerURL, type Scheme } from '../names.ts';
-import { formatAge, PERSON_WAITS, progressMessage, stepAgeMs, type StepRecord } from './progress.ts';
+import { formatAge, progressMessage, stepAgeMs } from '@quorum/kit';
+import { PERSON_WAITS, type StepRecord } from './progress.ts';
 import { STEP_REASONS } from './reasons.ts';
 
 export interface StatusInput {

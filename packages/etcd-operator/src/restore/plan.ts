@@ -5,7 +5,7 @@
 // the backup is bounded (spec.backupWaitSeconds, counted from the restore's creation): past it the restore fails.
 import type { BackupPhase } from '../api/etcdbackup.ts';
 import type { RestorePhase } from '../api/etcdrestore.ts';
-import { formatAge } from '../cluster/progress.ts';
+import { formatAge } from '@quorum/kit';
 
 export interface RestoreObserved {
   phase: RestorePhase | undefined;

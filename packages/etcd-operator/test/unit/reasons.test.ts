@@ -29,6 +29,10 @@ test('every event reason the reconciler records is documented', async () => {
   const code = (await folder('act')) + (await src('reconcile.ts')) + (await src('report.ts')) + (await src('take.ts'));
   const used = new Set([...code.matchAll(/(?:event|ev)\((?:'Normal'|'Warning'|[^,]+), '(\w+)'/g)].map((m) => m[1]!));
   for (const m of code.matchAll(/'(MemberPodCreated|MemberPodRecreated)'/g)) used.add(m[1]!);
+  // The step's Warning events: the kit's StepVoice records them under the reasons memory.ts gives it.
+  const voiced = [...(await src('memory.ts')).matchAll(/(?:retrying|stalled)Reason: '(\w+)'/g)].map((m) => m[1]!);
+  assert.deepEqual(voiced, ['StepRetrying', 'StepStalled']);
+  for (const reason of voiced) used.add(reason);
   for (const reason of used) assert.ok(reason in EVENT_REASONS, `event reason ${reason} is not in EVENT_REASONS`);
   assert.ok(used.size >= 10, [...used].join());
 });
