@@ -14,26 +14,29 @@ export {
   type CommandIO,
 } from './cli.ts';
 export { webhookServing, WEBHOOK_REPUBLISH_MS, WEBHOOK_RETRY_MS, type WebhookServing, type WebhookServingOptions } from './webhook-serving.ts';
+// The runtime's X.509 issuer (the one in Quorum's code), re-exported: an operator takes its TLS from the kit like the rest.
 export {
   caRequest,
   CLOCK_SKEW_ALLOWANCE_MS,
   createCertificateAuthority,
+  generateCertificates,
   issueCertificate,
   issueLeafCertificate,
-  issueServingCertificate,
   leafRequest,
   loadCertificateAuthority,
   needsRotation,
   ROTATE_WHEN_REMAINING_FRACTION,
   USAGE_EKUS,
   type CertificateAuthority,
+  type CertificateOptions,
   type CertificateRequest,
   type DistinguishedName,
   type ExtendedKeyUsage,
+  type GeneratedCertificates,
   type IssuedCertificate,
   type LeafOptions,
   type LeafUsage,
-} from './x509.ts';
+} from '@quorum/runtime';
 export {
   DEFAULT_STEP_DEADLINE_MS,
   formatAge,

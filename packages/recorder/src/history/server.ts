@@ -11,8 +11,7 @@
 // can already redirect pod traffic.
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { issueServingCertificate } from '@quorum/kit';
-import { ApiError, DiscoveryDocumentError, KindUnavailableError, type Runnable } from '@quorum/runtime';
+import { ApiError, DiscoveryDocumentError, generateCertificates, KindUnavailableError, type Runnable } from '@quorum/runtime';
 import { KubeAuthorizer, type ReviewClient } from './access.ts';
 import { HistoryHandlers, type HistoryResponse } from './handlers.ts';
 import { API_PREFIX, TOKEN_HEADER } from './protocol.ts';
@@ -65,7 +64,7 @@ export class HistoryServer {
   }
 
   static async start(options: HistoryServerOptions): Promise<HistoryServer> {
-    const tls = options.tls ?? (await issueServingCertificate({ dnsNames: options.dnsNames?.length ? options.dnsNames : ['quorum-recorder'] }, 365, new Date()));
+    const tls = options.tls ?? (await generateCertificates({ dnsNames: options.dnsNames?.length ? options.dnsNames : ['quorum-recorder'], validityDays: 365 }));
     const handlers = new HistoryHandlers(new StoreReader(options.storageRoot, options.objectStores ? { objectStores: options.objectStores } : {}));
     const authorizer = new KubeAuthorizer(options.client);
     const log = options.log ?? silent;

