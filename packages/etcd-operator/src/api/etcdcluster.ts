@@ -6,6 +6,7 @@
 // until implemented, so that the API server rejects it instead of accepting a setting that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
+import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { ObjectMeta } from '@quorum/runtime';
 import { DESTINATION_EXACTLY_ONE, DestinationSchema } from './destination.ts';
 import { stringEnum } from './schema-nodes.ts';
@@ -256,30 +257,19 @@ function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, str
 }
 
 /**
- * Pod-level defaults; each field the user sets in podTemplate.spec.securityContext replaces one. No etcd image
+ * Pod-level defaults (the kit's restricted ones); each field the user sets in podTemplate.spec.securityContext replaces one. No etcd image
  * declares a USER, so the numeric runAsUser is what satisfies runAsNonRoot (the kubelet checks the effective
  * uid). fsGroup makes the data volume the group's (the kubelet chgrps it and adds g+rw), including a volume
  * written by root before; OnRootMismatch walks it only when its root is not the group's yet.
  */
-export const MEMBER_POD_SECURITY: Readonly<V1PodSecurityContext> = {
-  runAsNonRoot: true,
-  runAsUser: 65532,
-  runAsGroup: 65532,
-  fsGroup: 65532,
-  fsGroupChangePolicy: 'OnRootMismatch',
-  seccompProfile: { type: 'RuntimeDefault' },
-};
+export const MEMBER_POD_SECURITY: Readonly<V1PodSecurityContext> = restrictedPodSecurity({ fsGroupChangePolicy: 'OnRootMismatch' });
 
 /**
- * Every container's defaults; for the etcd container, each field set in podTemplate.spec.containerSecurityContext
+ * Every container's defaults (the kit's restricted ones); for the etcd container, each field set in podTemplate.spec.containerSecurityContext
  * replaces one. The root filesystem can be read-only: etcd and etcdutl write only under the data directory,
  * and every init container writes only to its volumes.
  */
-export const MEMBER_CONTAINER_SECURITY: Readonly<V1SecurityContext> = {
-  allowPrivilegeEscalation: false,
-  readOnlyRootFilesystem: true,
-  capabilities: { drop: ['ALL'] },
-};
+export const MEMBER_CONTAINER_SECURITY: Readonly<V1SecurityContext> = restrictedContainerSecurity();
 
 /**
  * The etcd container's requests when podTemplate.spec.resources is unset: enough to make the pod Burstable

@@ -2,6 +2,7 @@
 // least-privilege RBAC (exactly what the controllers and webhooks call), a 2-replica Deployment with leader
 // election and its PodDisruptionBudget, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
 // `quorum install` use the same objects.
+import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
 import { GROUP } from '../resources.ts';
@@ -67,6 +68,10 @@ type Obj = KubeObject & Record<string, unknown>;
 const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/version': OPERATOR_VERSION };
 /** The operator's pods, as its Deployment, webhook Service and PodDisruptionBudget select them. */
 export const OPERATOR_SELECTOR = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
+
+// The kit's restricted pod security without fsGroup: the operator shares no volume with another user, and its
+// pod has never had one (an operator upgrade changes nothing here).
+const { fsGroup: _noSharedVolumes, ...OPERATOR_POD_SECURITY } = restrictedPodSecurity();
 
 /**
  * The operator's namespace admits only pods that meet the restricted Pod Security Standard, which the
@@ -213,7 +218,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
         metadata: { labels: { ...labels, ...selector } },
         spec: {
           serviceAccountName: NAME,
-          securityContext: { runAsNonRoot: true, runAsUser: 65532, runAsGroup: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+          securityContext: OPERATOR_POD_SECURITY,
           affinity: {
             podAntiAffinity: {
               preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 100, podAffinityTerm: { labelSelector: { matchLabels: selector }, topologyKey: 'kubernetes.io/hostname' } }],
@@ -248,7 +253,7 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
               livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10, failureThreshold: 3 },
               readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 2 },
               resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '512Mi' } },
-              securityContext: { allowPrivilegeEscalation: false, readOnlyRootFilesystem: true, capabilities: { drop: ['ALL'] } },
+              securityContext: restrictedContainerSecurity(),
               volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
             },
           ],
