@@ -27,7 +27,7 @@ export {
   type StorageAddonName,
 } from './storage/addons.ts';
 export { storageServers, minioImage, fakeGcsServerImage, azuriteImage, type StorageServers } from './storage/servers.ts';
-export { coreosEtcdOperatorBinary, etcdBinaryDir, helmBinary, nslookupBinary, prometheusBinaries } from './build/go-binaries.ts';
+export { controllerRuntimeCompareBinary, coreosEtcdOperatorBinary, etcdBinaryDir, helmBinary, nslookupBinary, prometheusBinaries } from './build/go-binaries.ts';
 export {
   DEFAULT_RULE_FILES,
   DEFAULT_SCRAPE_CONFIG_FILES,

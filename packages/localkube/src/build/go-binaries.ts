@@ -192,6 +192,27 @@ export async function nslookupBinary(): Promise<string> {
   return join(await buildGoProject(await nslookupProject()), 'nslookup');
 }
 
+/**
+ * tools/controller-runtime-compare, the controller-runtime side of the runtime's compare benchmark
+ * (packages/runtime/bench/compare.bench.ts). Keyed by the controller-runtime version its go.mod pins and the hash
+ * of its files, so a changed program or dependency is built again.
+ */
+async function controllerRuntimeCompareProject(): Promise<GoProject> {
+  const dir = join(toolsDir, 'controller-runtime-compare');
+  const goMod = await readFile(join(dir, 'go.mod'), 'utf8');
+  const version = /^\s*sigs\.k8s\.io\/controller-runtime (v\S+)/m.exec(goMod)?.[1];
+  if (!version) throw new Error('localkube: tools/controller-runtime-compare/go.mod pins no sigs.k8s.io/controller-runtime');
+  const hash = createHash('sha256');
+  for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(`${file}\0`).update(await readFile(join(dir, file))).update('\0');
+  const key = `controller-runtime-compare-${version}-${hash.digest('hex').slice(0, 12)}`;
+  return { key, module: 'controller-runtime-compare', packages: ['.'], binaries: ['controller-runtime-compare'], ldflags: '-s -w' };
+}
+
+/** Builds tools/controller-runtime-compare unless cached; returns the binary's path. Cold: about 400 packages, minutes on 2 cores. */
+export async function controllerRuntimeCompareBinary(): Promise<string> {
+  return join(await buildGoProject(await controllerRuntimeCompareProject()), 'controller-runtime-compare');
+}
+
 /** The directory holding etcd, etcdctl and etcdutl of `version` (built unless cached), as the etcd images use them. */
 export async function etcdBinaryDir(version: EtcdVersion): Promise<string> {
   const project = etcd[version];
