@@ -6,7 +6,7 @@
 // until implemented, so that the API server rejects it instead of accepting a setting that would silently do nothing.
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
-import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+import { restrictedContainerSecurity, restrictedPodSecurity, ROTATE_WHEN_REMAINING_FRACTION } from '@quorum/kit';
 import type { ObjectMeta } from '@quorum/runtime';
 import { DESTINATION_EXACTLY_ONE, DestinationSchema } from './destination.ts';
 import { stringEnum } from './schema-nodes.ts';
@@ -97,8 +97,8 @@ export const DEFRAG_MIN_FREE_BYTES = 1024 * 1024;
 export const DEFRAG_COOLDOWN_MS = 10 * 60_000;
 /** Restarts for a stale peer view per refused change; past them the change stays refused, Degraded, for a person. */
 export const MAX_STALE_PEER_RESTARTS = 2;
-/** A certificate is renewed when less than this share of its validity is left (4 months of a 1-year leaf). */
-export const RENEW_WHEN_REMAINING_FRACTION = 1 / 3;
+/** A certificate is renewed when less than this share of its validity is left (4 months of a 1-year leaf): the kit's needsRotation rule. */
+export const RENEW_WHEN_REMAINING_FRACTION = ROTATE_WHEN_REMAINING_FRACTION;
 /** A user-supplied certificate this close to its end is reported, so the user has time to update the Secret. */
 export const EXPIRY_WARNING_DAYS = 30;
 

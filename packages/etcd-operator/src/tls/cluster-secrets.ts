@@ -10,9 +10,10 @@
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import type { V1Secret } from '@kubernetes/client-node';
+import { needsRotation } from '@quorum/kit';
 import { AlreadyExistsError, NotFoundError, Secrets, type Client, type KubeObject } from '@quorum/runtime';
 import type { EtcdCluster, TlsStatus } from '../api/etcdcluster.ts';
-import { checkUserCertificate, clientCAProfile, DEFAULT_CLUSTER_DOMAIN, needsRenewal, peerCAProfile } from './issue.ts';
+import { checkUserCertificate, clientCAProfile, DEFAULT_CLUSTER_DOMAIN, peerCAProfile } from './issue.ts';
 import {
   CA_ROTATION_KEYS,
   caRotationPhase,
@@ -325,7 +326,7 @@ export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Pr
     throw new TLSNotReadyError(`the CA Secret(s) ${cas.map((s) => `${s.name} (${s.reason})`).join(', ')} cannot be used, and a CA is issued only for a cluster without member certificates`);
   }
   if (plan.issue.length === 0) return [];
-  const issued = issueTLSSecrets(subject, observed, plan, c.now);
+  const issued = await issueTLSSecrets(subject, observed, plan, c.now);
   const owner = ownerRef(c.cluster);
   const written: { name: string; reason: string }[] = [];
   // CAs first: a leaf is written only once the CA that signed it is stored.
@@ -383,7 +384,7 @@ function caRotationOf(cluster: EtcdCluster, observed: ObservedTLSSecrets, now: D
     } catch {
       continue;
     }
-    if (needsRenewal(signing, now)) return { ca, phase: 'Start', why: `the CA expires on ${notAfter.toISOString()}` };
+    if (needsRotation(signing, now)) return { ca, phase: 'Start', why: `the CA expires on ${notAfter.toISOString()}` };
   }
   return undefined;
 }
@@ -404,7 +405,7 @@ export async function rotateCA(client: Pick<Client, 'find' | 'replace'>, cluster
   const before = { TrustNew: 'None', Reissue: 'TrustNew', DropOld: 'Reissue' } as const;
   if (phase !== before[step]) return false;
   const profile = ca === 'peer' ? peerCAProfile(name, namespace) : clientCAProfile(name, namespace);
-  const next = rotatedCAContents(contents, step, profile, now, step === 'TrustNew' ? cluster.metadata.annotations?.[ROTATE_CA_ANNOTATION] : undefined);
+  const next = await rotatedCAContents(contents, step, profile, now, step === 'TrustNew' ? cluster.metadata.annotations?.[ROTATE_CA_ANNOTATION] : undefined);
   const made = tlsSecret(name, namespace, secretName, next, ownerRef(cluster));
   await client.replace(Secrets, { ...made, metadata: { ...made.metadata, resourceVersion: existing.metadata.resourceVersion } } as KubeObject, { fieldManager: FIELD_MANAGER, signal });
   return true;

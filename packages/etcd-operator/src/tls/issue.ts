@@ -1,19 +1,21 @@
-// What the operator issues for a cluster's TLS, and when a certificate must be renewed or refused. Pure: these
-// functions decide, x509.ts makes the certificates, and the Secrets are written elsewhere.
+// What the operator issues for a cluster's TLS, and which user certificates it refuses. Pure: these functions
+// decide, the kit's X.509 issuer makes the certificates (and its needsRotation says when to issue them again),
+// and the Secrets are written elsewhere.
 //
 // Two CAs per cluster, never one: etcd's peer listener with --peer-client-cert-auth admits any certificate that its
 // --peer-trusted-ca-file signed, so a client certificate from a shared CA could join the raft transport as a peer.
 // The peer CA signs member peer certificates only; the client CA signs member server certificates and client ones.
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
-import { EXPIRY_WARNING_DAYS, RENEW_WHEN_REMAINING_FRACTION } from '../api/etcdcluster.ts';
+import { EXPIRY_WARNING_DAYS } from '../api/etcdcluster.ts';
 import { clientServiceName, memberHost } from '../names.ts';
-import { OID, oneLineName, pemBlocks, type CertificateRequest } from './x509.ts';
+import type { CertificateRequest } from '@quorum/kit';
+import { OID, oneLineName, pemBlocks } from './x509.ts';
 
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
 export const CA_VALIDITY_DAYS = 3650;
 export const LEAF_VALIDITY_DAYS = 365;
 // Declared with the API, whose spec.tls descriptions state them.
-export { EXPIRY_WARNING_DAYS, RENEW_WHEN_REMAINING_FRACTION };
+export { EXPIRY_WARNING_DAYS };
 
 const DAY_MS = 86_400_000;
 
@@ -103,29 +105,6 @@ export function clientCertificateProfile(cluster: string): CertificateRequest {
     ipAddresses: [],
     validityDays: LEAF_VALIDITY_DAYS,
   };
-}
-
-function parseCertificate(certificate: X509Certificate | string): X509Certificate | undefined {
-  if (typeof certificate !== 'string') return certificate;
-  try {
-    return new X509Certificate(certificate);
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Whether a certificate must be issued again: less than a third of its validity is left, it has expired, it is
- * not valid yet (the clock moved back past the skew allowance), or it does not parse.
- */
-export function needsRenewal(certificate: X509Certificate | string, now: Date): boolean {
-  const parsed = parseCertificate(certificate);
-  if (!parsed) return true;
-  const from = parsed.validFromDate.getTime();
-  const to = parsed.validToDate.getTime();
-  const at = now.getTime();
-  if (at < from || at >= to) return true;
-  return to - at < (to - from) * RENEW_WHEN_REMAINING_FRACTION;
 }
 
 /** The contents of a user's TLS Secret. */

@@ -14,15 +14,8 @@ import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { OwnerReference } from '@quorum/runtime';
 import { clusterLabels, memberLabels } from '../names.ts';
-import {
-  clientCAProfile,
-  clientCertificateProfile,
-  needsRenewal,
-  peerCAProfile,
-  peerCertificateProfile,
-  serverCertificateProfile,
-} from './issue.ts';
-import { issueCertificate, loadCertificateAuthority, toPem, type CertificateAuthority, type CertificateRequest } from './x509.ts';
+import { issueCertificate, loadCertificateAuthority, needsRotation, type CertificateAuthority, type CertificateRequest } from '@quorum/kit';
+import { clientCAProfile, clientCertificateProfile, peerCAProfile, peerCertificateProfile, serverCertificateProfile } from './issue.ts';
 
 /** The keys of a kubernetes.io/tls Secret, plus the CA bundle its holder trusts. */
 export const TLS_KEYS = { ca: 'ca.crt', certificate: 'tls.crt', key: 'tls.key' } as const;
@@ -58,13 +51,13 @@ function bundleFingerprints(bundle: string): string[] {
  * The next contents of a CA Secret for a rotation step: TrustNew adds `next` (a new CA made now) beside the
  * signing one; Reissue signs with it from now on; DropOld leaves only it. Makes a key for TrustNew: not pure.
  */
-export function rotatedCAContents(contents: SecretContents, step: 'TrustNew' | 'Reissue' | 'DropOld', profile: CertificateRequest, now: Date, token?: string): SecretContents {
+export async function rotatedCAContents(contents: SecretContents, step: 'TrustNew' | 'Reissue' | 'DropOld', profile: CertificateRequest, now: Date, token?: string): Promise<SecretContents> {
   const signing = contents[TLS_KEYS.certificate]!;
   const kept = token ?? contents[CA_ROTATION_KEYS.token];
   const recorded: Record<string, string> = kept !== undefined ? { [CA_ROTATION_KEYS.token]: kept } : {};
   switch (step) {
     case 'TrustNew': {
-      const next = issueCertificate(profile, now);
+      const next = await issueCertificate(profile, now);
       return { [TLS_KEYS.ca]: `${signing.trim()}\n${next.certificatePem.trim()}\n`, [TLS_KEYS.certificate]: signing, [TLS_KEYS.key]: contents[TLS_KEYS.key]!, [CA_ROTATION_KEYS.next]: next.certificatePem, [CA_ROTATION_KEYS.nextKey]: next.privateKeyPem, ...recorded };
     }
     case 'Reissue':
@@ -144,7 +137,7 @@ export function tlsSecretsToIssue(subject: TLSSubject, observed: ObservedTLSSecr
       issue.push({ kind, name, reason: loaded });
       return undefined;
     }
-    if (needsRenewal(loaded.certificate, now)) expiringCAs.push({ kind, name, notAfter: loaded.certificate.validToDate });
+    if (needsRotation(loaded.certificate, now)) expiringCAs.push({ kind, name, notAfter: loaded.certificate.validToDate });
     return loaded;
   };
   const peerCA = ca('peerCA', peerCASecretName(cluster), observed.peerCA);
@@ -200,7 +193,7 @@ function leafProblem(contents: SecretContents | undefined, certificateKey: strin
   }
   if (!issuer || certificate.issuer !== issuer.certificate.subject || !certificate.verify(issuer.certificate.publicKey)) return 'IssuerChanged';
   if (!sameNames(certificate, profile)) return 'NamesChanged';
-  if (needsRenewal(certificate, now)) return 'Expiring';
+  if (needsRotation(certificate, now)) return 'Expiring';
   return undefined;
 }
 
@@ -228,31 +221,31 @@ function sameNames(certificate: X509Certificate, profile: CertificateRequest): b
 }
 
 /** New contents for each Secret in `plan.issue`, by Secret name. Makes keys: not pure. */
-export function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLSSecrets, plan: TLSIssuePlan, now: Date): Map<string, SecretContents> {
+export async function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLSSecrets, plan: TLSIssuePlan, now: Date): Promise<Map<string, SecretContents>> {
   const { cluster, namespace, clusterDomain } = subject;
   const out = new Map<string, SecretContents>();
-  const authority = (kind: 'peerCA' | 'clientCA', current: SecretContents | undefined): CertificateAuthority => {
+  const authority = async (kind: 'peerCA' | 'clientCA', current: SecretContents | undefined): Promise<CertificateAuthority> => {
     const todo = plan.issue.find((i) => i.kind === kind);
     if (!todo) {
       const loaded = loadCA(current);
       if (typeof loaded === 'string') throw new Error(`the ${kind === 'peerCA' ? 'peer' : 'client'} CA of ${cluster} is ${loaded}, but the plan does not issue it`);
       return loaded;
     }
-    const issued = issueCertificate(kind === 'peerCA' ? peerCAProfile(cluster, namespace) : clientCAProfile(cluster, namespace), now);
+    const issued = await issueCertificate(kind === 'peerCA' ? peerCAProfile(cluster, namespace) : clientCAProfile(cluster, namespace), now);
     out.set(todo.name, { [TLS_KEYS.ca]: issued.certificatePem, [TLS_KEYS.certificate]: issued.certificatePem, [TLS_KEYS.key]: issued.privateKeyPem });
     return { certificate: issued.certificate, privateKey: issued.privateKey };
   };
-  const peerCA = authority('peerCA', observed.peerCA);
-  const clientCA = authority('clientCA', observed.clientCA);
+  const peerCA = await authority('peerCA', observed.peerCA);
+  const clientCA = await authority('clientCA', observed.clientCA);
   // Holders get the CA Secret's bundle (during a rotation, both CAs); a CA issued just now is its own bundle.
   const bundle = (kind: 'peerCA' | 'clientCA', ca: CertificateAuthority, current: SecretContents | undefined): string =>
-    (plan.issue.some((i) => i.kind === kind) ? undefined : current?.[TLS_KEYS.ca]) ?? toPem('CERTIFICATE', ca.certificate.raw);
+    (plan.issue.some((i) => i.kind === kind) ? undefined : current?.[TLS_KEYS.ca]) ?? ca.certificate.toString();
   const peerBundle = bundle('peerCA', peerCA, observed.peerCA);
   const clientBundle = bundle('clientCA', clientCA, observed.clientCA);
   for (const todo of plan.issue) {
     if (todo.kind === 'member') {
-      const peer = issueCertificate(peerCertificateProfile(todo.member, cluster, namespace, clusterDomain), now, peerCA);
-      const server = issueCertificate(serverCertificateProfile(todo.member, cluster, namespace, clusterDomain), now, clientCA);
+      const peer = await issueCertificate(peerCertificateProfile(todo.member, cluster, namespace, clusterDomain), now, peerCA);
+      const server = await issueCertificate(serverCertificateProfile(todo.member, cluster, namespace, clusterDomain), now, clientCA);
       out.set(todo.name, {
         [MEMBER_TLS_FILES.peerCertificate]: peer.certificatePem,
         [MEMBER_TLS_FILES.peerKey]: peer.privateKeyPem,
@@ -262,7 +255,7 @@ export function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLSSecret
         [MEMBER_TLS_FILES.clientCA]: clientBundle,
       });
     } else if (todo.kind === 'client') {
-      const client = issueCertificate(clientCertificateProfile(cluster), now, clientCA);
+      const client = await issueCertificate(clientCertificateProfile(cluster), now, clientCA);
       out.set(todo.name, { [TLS_KEYS.ca]: clientBundle, [TLS_KEYS.certificate]: client.certificatePem, [TLS_KEYS.key]: client.privateKeyPem });
     }
   }

@@ -20,7 +20,7 @@ import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { backupJob, CLIENT_TLS_DIR } from '../../src/backup/job.ts';
 import { clientCAProfile, clientCertificateProfile } from '../../src/tls/issue.ts';
 import { clientCASecretName, clientTLSSecretName, memberTLSSecretName, peerCASecretName } from '../../src/tls/secrets.ts';
-import { issueCertificate } from '../../src/tls/x509.ts';
+import { issueCertificate } from '@quorum/kit';
 
 const cluster = (spec: EtcdClusterSpec = {}): EtcdCluster => ({ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'c', namespace: 'ns', uid: 'uid-1' }, spec });
 const podOf = (spec: EtcdClusterSpec, member = 'c-0') =>
@@ -242,19 +242,19 @@ test("a user's Secret: missing, then failing its check, then good; the operator 
   const spec: EtcdClusterSpec = { tls: { client: { secretName: 'mine' } } };
   assert.match((await observe(api, [], false, spec))?.observed.invalid ?? '', /Secret mine \(spec\.tls\.client\) does not exist in namespace ns/);
 
-  const ca = issueCertificate(clientCAProfile('corp', 'ns'), NOW);
+  const ca = await issueCertificate(clientCAProfile('corp', 'ns'), NOW);
   const authority = { certificate: ca.certificate, privateKey: ca.privateKey };
   const put = (cert: { certificatePem: string; privateKeyPem: string }): void => {
     api.objects.set('ns/mine', { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'mine', namespace: 'ns' }, data: Object.fromEntries(Object.entries({ 'ca.crt': ca.certificatePem, 'tls.crt': cert.certificatePem, 'tls.key': cert.privateKeyPem }).map(([k, v]) => [k, Buffer.from(v).toString('base64')])) });
   };
   // A client-only certificate: no member host names, no serverAuth.
-  put(issueCertificate(clientCertificateProfile('c'), NOW, authority));
+  put(await issueCertificate(clientCertificateProfile('c'), NOW, authority));
   const bad = await observe(api, [], false, spec);
   assert.match(bad?.observed.invalid ?? '', /does not cover every member host name/);
   assert.match(bad?.observed.invalid ?? '', /lacks the extended key usage serverAuth/);
   assert.equal(bad?.credentials, undefined);
 
-  const good = issueCertificate(
+  const good = await issueCertificate(
     { subject: { commonName: 'etcd' }, isCA: false, extendedKeyUsage: ['serverAuth', 'clientAuth'], dnsNames: ['*.c.ns.svc', 'c-client', 'c-client.ns', 'c-client.ns.svc', 'c-client.ns.svc.cluster.local'], ipAddresses: [], validityDays: 20 },
     NOW,
     authority,

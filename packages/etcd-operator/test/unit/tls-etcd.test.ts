@@ -26,7 +26,7 @@ import {
   peerCertificateProfile,
   serverCertificateProfile,
 } from '../../src/tls/issue.ts';
-import { issueCertificate, type CertificateAuthority, type IssuedCertificate } from '../../src/tls/x509.ts';
+import { issueCertificate, type CertificateAuthority, type IssuedCertificate } from '@quorum/kit';
 import { ETCD_VERSIONS, etcdBinary, freePorts } from '../support/local-etcd.ts';
 
 const run = promisify(execFile);
@@ -137,10 +137,10 @@ for (const version of ETCD_VERSIONS) {
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), 'quorum-tls-etcd-'));
       const now = new Date();
-      const peerCA = issueCertificate(peerCAProfile(CLUSTER, NAMESPACE), now);
-      const clientCA = issueCertificate(clientCAProfile(CLUSTER, NAMESPACE), now);
+      const peerCA = await issueCertificate(peerCAProfile(CLUSTER, NAMESPACE), now);
+      const clientCA = await issueCertificate(clientCAProfile(CLUSTER, NAMESPACE), now);
       authorities = { peer: asAuthority(peerCA), client: asAuthority(clientCA) };
-      const client = issueCertificate(clientCertificateProfile(CLUSTER), now, asAuthority(clientCA));
+      const client = await issueCertificate(clientCertificateProfile(CLUSTER), now, asAuthority(clientCA));
       await writeFile(files('peer-ca.crt'), peerCA.certificatePem);
       await writeFile(files('client-ca.crt'), clientCA.certificatePem);
       await writeFile(files('client.crt'), client.certificatePem);
@@ -152,8 +152,8 @@ for (const version of ETCD_VERSIONS) {
         // Peers here dial each other at localhost: the member host names of a real cluster do not resolve on this
         // machine. The server certificate already names localhost; the peer certificate gets it added for this test.
         const peerProfile = peerCertificateProfile(name, CLUSTER, NAMESPACE, DOMAIN);
-        const peer = issueCertificate({ ...peerProfile, dnsNames: [...peerProfile.dnsNames, 'localhost'] }, now, asAuthority(peerCA));
-        const server = issueCertificate(serverCertificateProfile(name, CLUSTER, NAMESPACE, DOMAIN), now, asAuthority(clientCA));
+        const peer = await issueCertificate({ ...peerProfile, dnsNames: [...peerProfile.dnsNames, 'localhost'] }, now, asAuthority(peerCA));
+        const server = await issueCertificate(serverCertificateProfile(name, CLUSTER, NAMESPACE, DOMAIN), now, asAuthority(clientCA));
         await writeFile(files(`${name}-peer.crt`), peer.certificatePem);
         await writeFile(files(`${name}-peer.key`), peer.privateKeyPem);
         await writeFile(files(`${name}-server.crt`), server.certificatePem);
@@ -354,8 +354,8 @@ for (const version of ETCD_VERSIONS) {
       // As the kubelet updates a Secret volume: the new files written aside, then swapped in by a rename.
       const now = new Date();
       const profile = peerCertificateProfile(member.name, CLUSTER, NAMESPACE, DOMAIN);
-      const peer = issueCertificate({ ...profile, dnsNames: [...profile.dnsNames, 'localhost'] }, now, authorities.peer);
-      const server = issueCertificate(serverCertificateProfile(member.name, CLUSTER, NAMESPACE, DOMAIN), now, authorities.client);
+      const peer = await issueCertificate({ ...profile, dnsNames: [...profile.dnsNames, 'localhost'] }, now, authorities.peer);
+      const server = await issueCertificate(serverCertificateProfile(member.name, CLUSTER, NAMESPACE, DOMAIN), now, authorities.client);
       for (const [file, pem] of Object.entries({
         [MEMBER_TLS_FILES.peerCertificate]: peer.certificatePem,
         [MEMBER_TLS_FILES.peerKey]: peer.privateKeyPem,
@@ -393,10 +393,10 @@ for (const version of ETCD_VERSIONS) {
     before(async () => {
       dir = await mkdtemp(join(tmpdir(), 'quorum-tls-gateway-'));
       const now = new Date();
-      const clientCA = issueCertificate(clientCAProfile(CLUSTER, NAMESPACE), now);
-      const client = issueCertificate(clientCertificateProfile(CLUSTER), now, asAuthority(clientCA));
+      const clientCA = await issueCertificate(clientCAProfile(CLUSTER, NAMESPACE), now);
+      const client = await issueCertificate(clientCertificateProfile(CLUSTER), now, asAuthority(clientCA));
       const serverProfile = serverCertificateProfile(`${CLUSTER}-0`, CLUSTER, NAMESPACE, DOMAIN);
-      const serverAuthOnly = issueCertificate({ ...serverProfile, extendedKeyUsage: ['serverAuth'] }, now, asAuthority(clientCA));
+      const serverAuthOnly = await issueCertificate({ ...serverProfile, extendedKeyUsage: ['serverAuth'] }, now, asAuthority(clientCA));
       await writeFile(join(dir, 'client-ca.crt'), clientCA.certificatePem);
       await writeFile(join(dir, 'client.crt'), client.certificatePem);
       await writeFile(join(dir, 'client.key'), client.privateKeyPem);
