@@ -8,6 +8,9 @@ import { access, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { baseImageEntries, cacheRoot, fileEntry, hostCommand, imageFromEntries, isDeclaredHostFile, output, run, type ImageArchive, type TarEntry } from '@quorum/images';
 import { DEFAULT_VERSION } from '../api/redis.ts';
+import { redisImage } from './names.ts';
+
+export { redisImage };
 
 const APT_GET = hostCommand('apt-get', 'apt', 'downloading Debian packages (Redis) into the cache for images, without installing them');
 const APT_CACHE = hostCommand('apt-cache', 'apt', 'finding the Debian Redis version to download');
@@ -18,8 +21,6 @@ const LDD = hostCommand('ldd', 'libc-bin', 'listing the shared libraries copied 
 const PACKAGES = ['redis-tools', 'redis-server', 'redis-sentinel', 'libjemalloc2', 'liblzf1', 'busybox-static'] as const;
 const LIBRARY_DIR = 'usr/lib/x86_64-linux-gnu';
 
-/** The reference pods run; the tag is the upstream version, as users of the Redis images are used to. */
-export const redisImage = (version: string = DEFAULT_VERSION): string => `quorum.dev/redis:${version}`;
 
 /** The candidate Debian version of a package (`5:7.0.15-1~deb12u10`), from the host's apt lists. */
 async function candidateVersion(pkg: string): Promise<string> {

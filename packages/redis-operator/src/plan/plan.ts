@@ -9,7 +9,7 @@ import type { Action, InstanceReading, Observed, PodFacts } from './types.ts';
 /** How long a missing primary's pod waits for the Sentinels' failover before it is recreated as it was. */
 export const FAILOVER_WAIT_MS = 120_000;
 /** How often a Redis with nothing to do is looked at again (roles can change without any Kubernetes event). */
-export const STEADY_RESYNC_MS = 5_000;
+export const STEADY_RESYNC_MS = 2_000;
 const SHORT_WAIT_MS = 2_000;
 
 export function instanceNames(o: Pick<Observed, 'redis' | 'spec'>): string[] {

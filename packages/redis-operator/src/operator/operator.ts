@@ -1,0 +1,54 @@
+// The operator process: a manager with the Redis controller. Instances and Sentinels are read over the Redis
+// protocol (redis/readings.ts); the caches hold only the operator's own objects (label managed-by).
+import { ConfigMaps, Manager, PersistentVolumeClaims, Pods, Secrets, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
+import { redisImage } from '../image/names.ts';
+import { LABELS, MANAGED_BY } from '../names.ts';
+import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
+import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
+import { Redises } from '../resources.ts';
+
+export const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
+export const LEASE_NAME = 'quorum-redis-operator';
+
+export interface RedisOperatorOptions {
+  manager?: Partial<ManagerOptions>;
+  logger?: Logger;
+  /** The server image by engine and version (default: the images this repository assembles, redisImage). */
+  image?: (engine: string, version: string) => string;
+  stepDeadlineMs?: number;
+  afterWrite?: ReconcilerDeps['afterWrite'];
+}
+
+export async function createRedisOperator(options: RedisOperatorOptions = {}): Promise<Manager> {
+  const manager = await Manager.create({ ...(options.logger ? { logger: options.logger } : {}), ...options.manager });
+  const scope = { labelSelector: MANAGED };
+  const deps: ReconcilerDeps = {
+    client: manager.client,
+    redises: manager.informer(Redises),
+    pods: manager.informer(Pods, scope),
+    claims: manager.informer(PersistentVolumeClaims, scope),
+    services: manager.informer(Services, scope),
+    configMaps: manager.informer(ConfigMaps, scope),
+    events: manager.eventRecorder({ controller: 'redis.quorum.dev/operator', instance: process.env['POD_NAME'] ?? 'local' }),
+    readers: { instance: readInstance, sentinel: readSentinel, replicaOf },
+    image: options.image ?? ((_engine, version) => redisImage(version)),
+    ...(options.stepDeadlineMs !== undefined ? { stepDeadlineMs: options.stepDeadlineMs } : {}),
+    ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
+  };
+  const byInstance = (obj: KubeObject): { namespace: string; name: string }[] => {
+    const instance = obj.metadata.labels?.[LABELS.instance];
+    return instance ? [{ namespace: obj.metadata.namespace ?? '', name: instance }] : [];
+  };
+  manager
+    .controller('redis')
+    // Our own status writes must not wake us: only spec, label or annotation changes (and creates/deletes).
+    .for(Redises, { predicates: [or(generationChanged, labelsChanged, annotationsChanged)] })
+    .owns(Pods, scope)
+    .owns(Services, scope)
+    .owns(ConfigMaps, scope)
+    .owns(Secrets, scope)
+    // Claims have no owner with reclaimPolicy Retain: map them by label.
+    .watches(PersistentVolumeClaims, byInstance, scope)
+    .complete(redisReconciler(deps));
+  return manager;
+}

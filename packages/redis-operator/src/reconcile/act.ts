@@ -1,0 +1,68 @@
+// act: the one step the planner chose, taken with the fewest writes. Creates are idempotent (AlreadyExists is
+// success: a crash after the write), and every write is followed by afterWrite, the failpoint hook of tests.
+import { randomBytes } from 'node:crypto';
+import { AlreadyExistsError, ConfigMaps, PersistentVolumeClaims, Pods, Secrets, Services, type KubeObject, type ResourceType } from '@quorum/runtime';
+import { LABELS, REDIS_PORT, names, objectLabels, ownerRef, podHost } from '../names.ts';
+import type { Action } from '../plan/types.ts';
+import { configHash, configMap, instanceClaim, instancePod, sentinelPod, services } from '../render/objects.ts';
+import { FIELD_MANAGER, type ReconcilerDeps } from './deps.ts';
+import type { Seen } from './observe.ts';
+
+async function create<T extends KubeObject>(deps: ReconcilerDeps, type: ResourceType<T>, obj: T, signal: AbortSignal): Promise<void> {
+  try {
+    await deps.client.create(type, obj, { fieldManager: FIELD_MANAGER, signal });
+  } catch (err) {
+    if (!(err instanceof AlreadyExistsError)) throw err; // AlreadyExists: made by an earlier attempt
+  }
+}
+
+function endpoint(seen: Seen, pod: string): { host: string; port: number; password: string } {
+  const ip = seen.ips.get(pod);
+  if (ip === undefined || seen.password === undefined) throw new Error(`${pod} has no address yet`);
+  return { host: ip, port: REDIS_PORT, password: seen.password };
+}
+
+/** Takes `action`; returns what was done, for the Normal event (undefined when nothing was written). */
+export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, signal: AbortSignal): Promise<string | undefined> {
+  const r = seen.rendering;
+  const { name, namespace } = r.redis;
+  const hash = configHash(seen.observed.desired.redisConf + seen.observed.desired.sentinelConf('$primary'));
+  switch (action.type) {
+    case 'create-secret': {
+      const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: names.generatedSecret(name), namespace, labels: objectLabels(name), ownerReferences: [ownerRef(r.redis)] }, type: 'Opaque', stringData: { [r.auth.key]: randomBytes(24).toString('hex') } };
+      await create(deps, Secrets, secret, signal);
+      return `generated the password Secret ${secret.metadata.name}`;
+    }
+    case 'write-config': {
+      const files = { redisConf: seen.observed.desired.redisConf, sentinelConf: seen.observed.desired.sentinelConf(action.primary) };
+      await deps.client.apply(ConfigMaps, configMap(r, files, action.primary), { fieldManager: FIELD_MANAGER, force: true, signal });
+      return action.reason === 'PrimaryChanged' ? `recorded ${action.primary} as primary, as decided by ${r.spec.sentinel.replicas > 0 ? 'the Sentinels' : 'the operator'}` : `wrote the configuration (${action.reason})`;
+    }
+    case 'create-services':
+      for (const service of services(r).filter((s) => action.names.includes(s.metadata.name))) await create(deps, Services, service as KubeObject, signal);
+      return `created the Services ${action.names.join(', ')}`;
+    case 'create-claim':
+      await create(deps, PersistentVolumeClaims, instanceClaim(r, action.instance) as KubeObject, signal);
+      return `created the claim ${names.claim(action.instance)}`;
+    case 'create-pod': {
+      const pod = action.component === 'redis' ? instancePod(r, action.pod, hash) : sentinelPod(r, action.pod, hash);
+      await create(deps, Pods, pod as KubeObject, signal);
+      return `created the pod ${action.pod}`;
+    }
+    case 'delete-pod':
+      await deps.client.delete(Pods, { namespace, name: action.pod }, { signal });
+      return `deleted the pod ${action.pod}: ${action.reason}`;
+    case 'label-role':
+      await deps.client.mergePatch(Pods, { namespace, name: action.pod }, { metadata: { labels: { [LABELS.role]: action.role } } }, { fieldManager: FIELD_MANAGER, signal });
+      return action.role === null ? `removed the role label of ${action.pod}` : `labelled ${action.pod} ${action.role}`;
+    case 'promote':
+      await deps.readers.replicaOf(endpoint(seen, action.instance));
+      return `promoted ${action.instance} (REPLICAOF NO ONE): the primary's pod is gone`;
+    case 'replicate':
+      await deps.readers.replicaOf(endpoint(seen, action.instance), { host: podHost(name, namespace, action.primary), port: REDIS_PORT });
+      return `pointed ${action.instance} at ${action.primary}`;
+    case 'wait':
+    case 'none':
+      return undefined;
+  }
+}

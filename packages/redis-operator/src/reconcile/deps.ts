@@ -1,0 +1,33 @@
+// What the Redis reconciler is given: the API client, the informer caches it reads, how it reads instances and
+// Sentinels, and the operator's settings (operator.ts fills them; tests fill them directly).
+import type { Client, EventRecorder, Informer, OpenObject } from '@quorum/runtime';
+import type { InstanceReading, SentinelReading } from '../plan/types.ts';
+import type { Endpoint } from '../redis/readings.ts';
+import type { RedisObject } from '../resources.ts';
+
+export interface Readers {
+  instance(e: Endpoint): Promise<InstanceReading>;
+  sentinel(e: Endpoint, monitored: string): Promise<SentinelReading>;
+  replicaOf(e: Endpoint, primary?: { host: string; port: number }): Promise<void>;
+}
+
+export interface ReconcilerDeps {
+  client: Client;
+  redises: Pick<Informer<RedisObject>, 'store'>;
+  /** The operator's own objects (label app.kubernetes.io/managed-by=quorum-redis-operator). */
+  pods: Pick<Informer<OpenObject>, 'store'>;
+  claims: Pick<Informer<OpenObject>, 'store'>;
+  services: Pick<Informer<OpenObject>, 'store'>;
+  configMaps: Pick<Informer<OpenObject>, 'store'>;
+  events: Pick<EventRecorder, 'record'>;
+  readers: Readers;
+  /** The server image for an engine and version. */
+  image(engine: string, version: string): string;
+  /** A step's bound: past it, Progressing=False and Degraded=True. */
+  stepDeadlineMs?: number;
+  now?: () => Date;
+  /** Test hook: called after every write the reconciler makes (failpoints). */
+  afterWrite?: (what: string) => Promise<void> | void;
+}
+
+export const FIELD_MANAGER = 'quorum-redis-operator';

@@ -1,0 +1,94 @@
+// observe: everything the planner needs, from the caches (pods, claims, Services, the ConfigMap), the password
+// Secret, and the instances and Sentinels themselves, read side by side with bounded calls.
+import { NotFoundError, Secrets, type OpenObject } from '@quorum/runtime';
+import type { DefaultedSpec } from '../api/defaults.ts';
+import { LABELS, REDIS_PORT, SENTINEL_PORT, names, podHost, type Component } from '../names.ts';
+import { instanceNames, sentinelNames } from '../plan/plan.ts';
+import type { ConfigState, InstanceReading, Observed, PodFacts, SentinelReading } from '../plan/types.ts';
+import { redisConf, sentinelConf } from '../render/config.ts';
+import { CONFIG_KEYS, services, type Rendering } from '../render/objects.ts';
+import type { RedisObject } from '../resources.ts';
+import type { ReconcilerDeps } from './deps.ts';
+
+export interface Seen {
+  observed: Observed;
+  rendering: Rendering;
+  /** Pod IPs by pod name, for the act step's REPLICAOF. */
+  ips: ReadonlyMap<string, string>;
+  /** The password, when the Secret holds one. */
+  password?: string;
+}
+
+type Pod = OpenObject & { status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[] } };
+
+function podFacts(pod: Pod): PodFacts {
+  return {
+    name: pod.metadata.name ?? '',
+    component: (pod.metadata.labels?.[LABELS.component] ?? 'redis') as Component,
+    phase: pod.status?.phase ?? 'Pending',
+    ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
+    deleting: pod.metadata.deletionTimestamp !== undefined,
+    ...(pod.metadata.labels?.[LABELS.role] ? { roleLabel: pod.metadata.labels[LABELS.role] } : {}),
+  };
+}
+
+async function readPassword(deps: ReconcilerDeps, namespace: string, secretName: string, key: string): Promise<string | undefined> {
+  try {
+    const secret = await deps.client.get(Secrets, { namespace, name: secretName });
+    const value = secret.data?.[key];
+    return value === undefined ? undefined : Buffer.from(value, 'base64').toString('utf8');
+  } catch (err) {
+    if (err instanceof NotFoundError) return undefined;
+    throw err;
+  }
+}
+
+function configState(cm: OpenObject | undefined): ConfigState | undefined {
+  const data = (cm as { data?: Record<string, string> } | undefined)?.data;
+  if (data === undefined) return undefined;
+  return { redisConf: data[CONFIG_KEYS.redis] ?? '', sentinelConf: data[CONFIG_KEYS.sentinel] ?? '', primary: data[CONFIG_KEYS.primary] ?? '' };
+}
+
+export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: DefaultedSpec, now: Date): Promise<Seen> {
+  const name = redis.metadata.name ?? '';
+  const namespace = redis.metadata.namespace ?? '';
+  const inNamespace = <T extends OpenObject>(store: { byIndex(i: string, v: string): T[] }): T[] => store.byIndex('namespace', namespace).filter((o) => o.metadata.labels?.[LABELS.instance] === name);
+  const secretName = spec.auth.secretName ?? names.generatedSecret(name);
+  const password = await readPassword(deps, namespace, secretName, spec.auth.key);
+  const rendering: Rendering = { redis: { name, namespace, uid: redis.metadata.uid ?? '' }, spec, image: deps.image(spec.engine, spec.version), auth: { secretName, key: spec.auth.key } };
+
+  const pods = new Map(inNamespace<Pod>(deps.pods.store).map((p) => [p.metadata.name ?? '', p]));
+  const ips = new Map([...pods].flatMap(([n, p]) => (p.status?.podIP ? [[n, p.status.podIP] as const] : [])));
+  const instances = new Map<string, InstanceReading>();
+  const sentinels = new Map<string, SentinelReading>();
+  if (password !== undefined) {
+    const reads: Promise<void>[] = [];
+    for (const instance of instanceNames({ redis: name, spec })) {
+      const ip = ips.get(instance);
+      if (ip !== undefined) reads.push(deps.readers.instance({ host: ip, port: REDIS_PORT, password }).then((r) => void instances.set(instance, r)));
+    }
+    for (const sentinel of sentinelNames({ redis: name, spec })) {
+      const ip = ips.get(sentinel);
+      if (ip !== undefined) reads.push(deps.readers.sentinel({ host: ip, port: SENTINEL_PORT, password }, name).then((r) => void sentinels.set(sentinel, r)));
+    }
+    await Promise.all(reads);
+  }
+  const existingServices = new Set(inNamespace(deps.services.store).map((s) => s.metadata.name ?? ''));
+  const step = redis.status?.step;
+  const observed: Observed = {
+    redis: name,
+    namespace,
+    spec,
+    auth: password !== undefined ? 'ok' : spec.auth.secretName === undefined ? 'generate' : 'missing',
+    config: configState(deps.configMaps.store.get(`${namespace}/${names.config(name)}`)),
+    desired: { redisConf: redisConf(spec), sentinelConf: (primary) => sentinelConf(name, spec, podHost(name, namespace, primary)) },
+    services: existingServices,
+    missingServices: services(rendering).map((s) => s.metadata.name).filter((s) => !existingServices.has(s)),
+    claims: new Set(inNamespace(deps.claims.store).map((c) => c.metadata.name ?? '')),
+    pods: new Map([...pods].map(([n, p]) => [n, podFacts(p)])),
+    instances,
+    sentinels,
+    ...(step ? { step: { name: step.name, ageMs: Math.max(0, now.getTime() - Date.parse(step.startedAt)) } } : {}),
+  };
+  return { observed, rendering, ips, ...(password !== undefined ? { password } : {}) };
+}

@@ -1,0 +1,95 @@
+// The Redis reconciler: observe (caches, the password, the instances and Sentinels: observe.ts), decide the one
+// next step (plan/), report it (status first, so that a crash right after the step still left a record), take it
+// (act.ts). A refused step is retried with a voice: the Progressing condition carries the refusal's words, a
+// Warning event comes after 30 s and another past the bound (kit StepVoice), and the log warns.
+import { nextStepRecord, retryDelayMs, StepVoice, DEFAULT_STEP_DEADLINE_MS, writeStatus, type StepRefusal } from '@quorum/kit';
+import { ApiError, setCondition, type Reconciler, type Result } from '@quorum/runtime';
+import { applyDefaults, validateSpec } from '../api/defaults.ts';
+import type { RedisStatus } from '../api/redis.ts';
+import { plan, STEADY_RESYNC_MS } from '../plan/plan.ts';
+import { stepName, type Action } from '../plan/types.ts';
+import { Redises, type RedisObject } from '../resources.ts';
+import { act } from './act.ts';
+import { FIELD_MANAGER, type ReconcilerDeps } from './deps.ts';
+import { observe } from './observe.ts';
+import { buildStatus } from './status.ts';
+
+export type { ReconcilerDeps } from './deps.ts';
+
+/** How soon a step that was taken is looked at again (its own events usually come first). */
+const AFTER_STEP_MS = 250;
+
+function refusalOf(step: string, err: unknown): StepRefusal {
+  const reason = err instanceof ApiError ? (err.status?.reason ?? `HTTP${err.code}`) : 'Refused';
+  return { step, reason, message: err instanceof Error ? err.message : String(err) };
+}
+
+async function reportInvalid(deps: ReconcilerDeps, redis: RedisObject, errors: string[], now: Date, signal: AbortSignal): Promise<void> {
+  const previous = redis.status;
+  const message = errors.join('; ');
+  const generation = redis.metadata.generation;
+  const conditions = setCondition(previous?.conditions, { type: 'Degraded', status: 'True', reason: 'InvalidSpec', message, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now);
+  const next: RedisStatus = { ...previous, conditions };
+  if (previous?.conditions?.find((c) => c.type === 'Degraded')?.message !== message) deps.events.record(redis, { type: 'Warning', reason: 'InvalidSpec', action: 'Validate', note: message });
+  await writeStatus(deps.client, Redises, { namespace: redis.metadata.namespace ?? '', name: redis.metadata.name ?? '' }, previous, next, { fieldManager: FIELD_MANAGER, signal });
+}
+
+export function redisReconciler(deps: ReconcilerDeps): Reconciler {
+  const voice = new StepVoice({ retryingReason: 'StepRetrying', stalledReason: 'StepStalled' });
+  const refusals = new Map<string, StepRefusal>();
+  const stepDeadlineMs = deps.stepDeadlineMs ?? DEFAULT_STEP_DEADLINE_MS;
+
+  return async ({ namespace, name }, { signal, log }): Promise<Result> => {
+    const key = `${namespace}/${name}`;
+    const redis = deps.redises.store.get(key);
+    if (!redis || redis.metadata.deletionTimestamp) {
+      // Pods, Services, the ConfigMap and claims with reclaimPolicy Delete go with it (owner references).
+      voice.forget(key);
+      refusals.delete(key);
+      return {};
+    }
+    const now = deps.now?.() ?? new Date();
+    const spec = applyDefaults(redis.spec);
+    // Invalid specs (an older CRD, or one applied without validation) are reported and change nothing.
+    const errors = validateSpec(spec);
+    if (errors.length > 0) {
+      await reportInvalid(deps, redis, errors, now, signal);
+      log.warn({ invalid: errors }, 'invalid spec: nothing changed');
+      return {};
+    }
+    const seen = await observe(deps, redis, spec, now);
+    const action: Action = plan(seen.observed);
+    const refusal = refusals.get(key);
+    refusals.delete(key);
+    const name_ = stepName(action);
+    const step = nextStepRecord(redis.status?.step, name_, refusal, now);
+    if (step === undefined) voice.forget(key);
+    const status = buildStatus({ observed: seen.observed, action, step, generation: redis.metadata.generation, previous: redis.status, now, stepDeadlineMs });
+    if (step !== undefined && name_ !== undefined) {
+      const message = status.conditions?.find((c) => c.type === 'Progressing')?.message ?? name_;
+      const said = voice.repeated(
+        { key, step: name_, ageMs: Math.max(0, now.getTime() - Date.parse(step.startedAt)), boundMs: stepDeadlineMs, now, message, recorded: step },
+        { warning: (reason, note) => deps.events.record(redis, { type: 'Warning', reason, action: reason, note }), warn: (fields, msg) => log.warn(fields, msg) },
+      );
+      status.step = { ...step, ...said };
+    }
+    await writeStatus(deps.client, Redises, { namespace, name }, redis.status, status, { fieldManager: FIELD_MANAGER, signal });
+
+    try {
+      const done = await act(deps, seen, action, signal);
+      if (done !== undefined) {
+        deps.events.record(redis, { type: 'Normal', reason: action.type === 'write-config' && action.reason === 'PrimaryChanged' ? 'PrimaryChanged' : 'Step', action: action.type, note: done });
+        log.info({ step: name_ }, done);
+        await deps.afterWrite?.(action.type);
+      }
+    } catch (err) {
+      if (signal.aborted) throw err;
+      refusals.set(key, refusalOf(name_ ?? action.type, err));
+      log.warn({ step: name_, err: (err as Error).message }, 'step refused; retrying');
+      return { requeueAfter: retryDelayMs(step, now, 1000) };
+    }
+    if (action.type === 'none') return { requeueAfter: STEADY_RESYNC_MS };
+    if (action.type === 'wait') return { requeueAfter: retryDelayMs(step, now, action.requeueAfterMs) };
+    return { requeueAfter: AFTER_STEP_MS };
+  };
+}

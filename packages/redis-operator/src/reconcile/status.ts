@@ -1,0 +1,122 @@
+// The status a reconcile writes, built from what it observed and the step it chose: pure, so that unit tests
+// can read it. Available means a primary accepts writes through the `<name>` Service.
+import { setCondition, type Condition } from '@quorum/runtime';
+import { progressMessage, stepAgeMs, type StepRecord } from '@quorum/kit';
+import type { InstanceStatus, Phase, RedisStatus } from '../api/redis.ts';
+import { decidedPrimary, instanceNames, sentinelDecision, sentinelNames } from '../plan/plan.ts';
+import type { Action, InstanceReading, Observed } from '../plan/types.ts';
+import { sentinelQuorum } from '../render/config.ts';
+
+function describe(action: Action): string {
+  switch (action.type) {
+    case 'wait':
+      return action.message;
+    case 'none':
+      return 'nothing to do';
+    case 'write-config':
+      return action.reason === 'PrimaryChanged' ? `recording ${action.primary} as primary` : `writing the configuration (${action.reason})`;
+    case 'create-pod':
+      return `creating the pod ${action.pod}`;
+    case 'delete-pod':
+      return `deleting the pod ${action.pod} (${action.reason})`;
+    case 'label-role':
+      return `labelling ${action.pod} ${action.role ?? 'without a role'}`;
+    case 'create-claim':
+      return `creating the claim of ${action.instance}`;
+    case 'create-services':
+      return `creating the Services ${action.names.join(', ')}`;
+    case 'create-secret':
+      return 'generating the password Secret';
+    case 'promote':
+      return `promoting ${action.instance}`;
+    case 'replicate':
+      return `pointing ${action.instance} at ${action.primary}`;
+  }
+}
+
+function reason(action: Action): string {
+  if (action.type === 'wait') return action.reason;
+  return action.type.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
+}
+
+function instanceStatus(o: Observed, name: string, primaryOffset: number | undefined): InstanceStatus {
+  const r: InstanceReading | undefined = o.instances.get(name);
+  const pod = o.pods.get(name);
+  const base = { name, ready: pod?.ready ?? false };
+  if (!r?.ok) return { ...base, role: 'unknown' };
+  return {
+    ...base,
+    role: r.role === 'master' ? 'primary' : 'replica',
+    offset: r.offset,
+    ...(r.role === 'slave' ? { linkStatus: r.linkUp ? 'up' : 'down', ...(primaryOffset !== undefined ? { lagBytes: Math.max(0, primaryOffset - r.offset) } : {}) } : {}),
+    version: r.version,
+  };
+}
+
+/** The primary clients reach: the decided one, answering as primary, labelled for the `<name>` Service, ready. */
+export function servingPrimary(o: Observed): string | undefined {
+  const decided = decidedPrimary(o) ?? o.config?.primary;
+  if (decided === undefined) return undefined;
+  const r = o.instances.get(decided);
+  const pod = o.pods.get(decided);
+  return r?.ok && r.role === 'master' && pod?.roleLabel === 'primary' && pod.ready && !pod.deleting ? decided : undefined;
+}
+
+export interface StatusInput {
+  observed: Observed;
+  action: Action;
+  step: StepRecord | undefined;
+  generation: number | undefined;
+  previous: RedisStatus | undefined;
+  now: Date;
+  stepDeadlineMs: number;
+}
+
+export function buildStatus(input: StatusInput): RedisStatus {
+  const { observed: o, action, step, now } = input;
+  const primary = servingPrimary(o);
+  const primaryReading = primary === undefined ? undefined : o.instances.get(primary);
+  const primaryOffset = primaryReading?.ok ? primaryReading.offset : undefined;
+  const instances = instanceNames(o).filter((n) => o.pods.has(n)).map((n) => instanceStatus(o, n, primaryOffset));
+  const readyReplicas = instances.filter((i) => i.ready).length;
+  const sentinelsReady = sentinelNames(o).filter((n) => o.pods.get(n)?.ready).length;
+  const stalled = action.type !== 'none' && stepAgeMs(step, now) >= input.stepDeadlineMs;
+  const problems = [
+    ...(readyReplicas < o.spec.replicas + 1 ? [`${o.spec.replicas + 1 - readyReplicas} of ${o.spec.replicas + 1} instances not ready`] : []),
+    ...(sentinelsReady < o.spec.sentinel.replicas ? [`${o.spec.sentinel.replicas - sentinelsReady} of ${o.spec.sentinel.replicas} Sentinels not ready`] : []),
+    ...(stalled ? [`no progress past the step's bound: ${describe(action)}`] : []),
+  ];
+  const generation = input.generation;
+  const set = (list: Condition[], type: string, status: 'True' | 'False', why: string, message: string): Condition[] => setCondition(list, { type, status, reason: why, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now);
+  let conditions = input.previous?.conditions ?? [];
+  conditions = set(conditions, 'Available', primary ? 'True' : 'False', primary ? 'PrimaryServing' : 'NoPrimary', primary ? `${primary} accepts writes through the Service ${o.redis}` : 'no primary accepts writes through the Service');
+  conditions =
+    action.type === 'none'
+      ? set(conditions, 'Progressing', 'False', 'Stable', 'nothing to do')
+      : set(conditions, 'Progressing', stalled ? 'False' : 'True', stalled ? 'ProgressDeadlineExceeded' : reason(action), progressMessage(describe(action), step, now));
+  conditions = set(conditions, 'Degraded', problems.length > 0 ? 'True' : 'False', stalled ? 'StepStalled' : problems.length > 0 ? 'NotAllReady' : 'AsExpected', problems.join('; ') || 'every instance and Sentinel is ready');
+
+  const failingOver = !primary && (action.type === 'wait' && action.reason === 'WaitingForFailover' || (action.type === 'write-config' && action.reason === 'PrimaryChanged') || input.previous?.phase === 'Running' || input.previous?.phase === 'FailingOver');
+  const phase: Phase = o.config === undefined ? 'Pending' : failingOver ? 'FailingOver' : !primary ? 'Creating' : problems.length > 0 ? 'Degraded' : 'Running';
+  const decision = sentinelDecision(o);
+  return {
+    ...(generation !== undefined ? { observedGeneration: generation } : {}),
+    phase,
+    conditions,
+    ...(primary ? { primary } : {}),
+    replicas: instances.length,
+    readyReplicas,
+    instances,
+    ...(o.spec.sentinel.replicas > 0
+      ? {
+          sentinel: {
+            ...(decision ? { primary: decision } : {}),
+            reporting: [...o.sentinels.values()].filter((s) => s.ok).length,
+            agreeing: decision === undefined ? 0 : [...o.sentinels.values()].filter((s) => s.ok && s.primaryHost?.split('.')[0] === decision).length,
+            quorum: sentinelQuorum(o.spec.sentinel.replicas),
+          },
+        }
+      : {}),
+    ...(step ? { step } : {}),
+  };
+}

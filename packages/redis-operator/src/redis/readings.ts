@@ -1,0 +1,94 @@
+// Reading instances and Sentinels over the Redis protocol (ioredis), by pod IP: what an instance says it is
+// (INFO replication, INFO server) and whom the Sentinels name as primary. Every call is bounded; a failure is
+// returned as a reading that says why, never thrown, since silence is not evidence (the planner decides on facts).
+import { Redis } from 'ioredis';
+import type { InstanceReading, SentinelReading } from '../plan/types.ts';
+
+/** Each connection and command is bounded by this: a reconcile never waits long on one silent pod. */
+export const READ_TIMEOUT_MS = 1500;
+
+export interface Endpoint {
+  host: string;
+  port: number;
+  password: string;
+}
+
+/** A connection that fails instead of retrying or queueing: the next reconcile tries again. */
+export function connect(e: Endpoint): Redis {
+  return new Redis({
+    host: e.host,
+    port: e.port,
+    password: e.password,
+    connectTimeout: READ_TIMEOUT_MS,
+    commandTimeout: READ_TIMEOUT_MS,
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+}
+
+async function withConnection<T>(e: Endpoint, use: (redis: Redis) => Promise<T>): Promise<T> {
+  const redis = connect(e);
+  redis.on('error', () => undefined); // reported by the command that fails
+  try {
+    await redis.connect();
+    return await use(redis);
+  } finally {
+    redis.disconnect();
+  }
+}
+
+/** `INFO` text as a map of its `key:value` lines. */
+export function parseInfo(text: string): Map<string, string> {
+  const fields = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    const sep = line.indexOf(':');
+    if (sep > 0 && !line.startsWith('#')) fields.set(line.slice(0, sep), line.slice(sep + 1).trim());
+  }
+  return fields;
+}
+
+/** An instance's reading from its INFO replication and INFO server sections. */
+export function instanceReading(info: Map<string, string>): InstanceReading {
+  const role = info.get('role');
+  if (role !== 'master' && role !== 'slave') return { ok: false, error: `unexpected role ${role ?? '(none)'}` };
+  const replicaOffset = Number(info.get('slave_repl_offset') ?? Number.NaN);
+  const offset = role === 'slave' && Number.isFinite(replicaOffset) ? replicaOffset : Number(info.get('master_repl_offset') ?? 0);
+  return {
+    ok: true,
+    role,
+    ...(role === 'slave' ? { primaryHost: info.get('master_host') ?? '', linkUp: info.get('master_link_status') === 'up' } : {}),
+    offset,
+    version: info.get('redis_version') ?? '',
+  };
+}
+
+export async function readInstance(e: Endpoint): Promise<InstanceReading> {
+  try {
+    return await withConnection(e, async (redis) => {
+      const [replication, server] = await Promise.all([redis.info('replication'), redis.info('server')]);
+      return instanceReading(parseInfo(`${replication}\n${server}`));
+    });
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+export async function readSentinel(e: Endpoint, monitored: string): Promise<SentinelReading> {
+  try {
+    return await withConnection(e, async (redis) => {
+      const addr = (await redis.call('SENTINEL', 'get-master-addr-by-name', monitored)) as [string, string] | null;
+      return addr === null ? { ok: true } : { ok: true, primaryHost: addr[0] };
+    });
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  }
+}
+
+/** `REPLICAOF NO ONE` (primaryHost undefined) or `REPLICAOF host port`: the operator's own failover, without Sentinels. */
+export async function replicaOf(e: Endpoint, primary?: { host: string; port: number }): Promise<void> {
+  await withConnection(e, async (redis) => {
+    await (primary === undefined ? redis.call('REPLICAOF', 'NO', 'ONE') : redis.call('REPLICAOF', primary.host, String(primary.port)));
+  });
+}
