@@ -1,6 +1,7 @@
 // `quorum`: the commands of every operator in this repository, side by side.
 import { commands as etcdCommands } from '@quorum/etcd-operator';
 import { commands as recorderCommands } from '@quorum/recorder';
+import { commands as rbacCommands } from '@quorum/rbac-manager';
 import { Cli } from './compose.ts';
 import { CONNECTION_VALUE_FLAGS } from './connection.ts';
 
@@ -9,6 +10,7 @@ export const quorumCli = new Cli({
   groups: [
     { title: 'etcd operator (docs/operations.md)', commands: etcdCommands },
     { title: 'change recorder (docs/recorder.md)', commands: recorderCommands },
+    { title: 'RBAC manager (docs/rbac.md)', commands: rbacCommands },
   ],
   leadingValueFlags: CONNECTION_VALUE_FLAGS,
   footer: 'quorum <command> --help (or quorum help <command>): all of its options',
