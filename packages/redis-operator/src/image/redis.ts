@@ -20,6 +20,7 @@ const LDD = hostCommand('ldd', 'libc-bin', 'listing the shared libraries copied 
 /** The Debian packages the image is made of; jemalloc and lzf are Redis's own dependencies, not the host's. */
 const PACKAGES = ['redis-tools', 'redis-server', 'redis-sentinel', 'libjemalloc2', 'liblzf1', 'busybox-static'] as const;
 const LIBRARY_DIR = 'usr/lib/x86_64-linux-gnu';
+export const BUSYBOX_APPLETS = ['sh', 'cat', 'cp', 'cut', 'sha1sum'] as const;
 
 
 /** The candidate Debian version of a package (`5:7.0.15-1~deb12u10`), from the host's apt lists. */
@@ -91,7 +92,8 @@ export async function buildRedisImage(version: string = DEFAULT_VERSION): Promis
     { type: 'symlink', path: 'usr/bin/redis-sentinel', target: 'redis-server' },
     await fileEntry('usr/bin/redis-cli', join(root, 'usr/bin/redis-cli')),
     await fileEntry('bin/busybox', join(root, 'bin/busybox')),
-    { type: 'symlink', path: 'bin/sh', target: 'busybox' },
+    // Debian's busybox runs an applet only by its name: the ones the pods' scripts use (objects.ts).
+    ...BUSYBOX_APPLETS.map((applet): TarEntry => ({ type: 'symlink', path: `bin/${applet}`, target: 'busybox' })),
     ...(await libraries(server, root)),
     ...(await libraries(join(root, 'usr/bin/redis-cli'), root)),
     { type: 'dir', path: 'data', mode: 0o777 },

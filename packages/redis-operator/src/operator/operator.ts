@@ -1,6 +1,6 @@
 // The operator process: a manager with the Redis controller. Instances and Sentinels are read over the Redis
 // protocol (redis/readings.ts); the caches hold only the operator's own objects (label managed-by).
-import { ConfigMaps, Manager, PersistentVolumeClaims, Pods, Secrets, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
+import { ConfigMaps, Manager, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
 import { redisImage } from '../image/names.ts';
 import { LABELS, MANAGED_BY } from '../names.ts';
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
@@ -46,7 +46,6 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     .owns(Pods, scope)
     .owns(Services, scope)
     .owns(ConfigMaps, scope)
-    .owns(Secrets, scope)
     // Claims have no owner with reclaimPolicy Retain: map them by label.
     .watches(PersistentVolumeClaims, byInstance, scope)
     .complete(redisReconciler(deps));

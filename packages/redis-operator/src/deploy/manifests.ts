@@ -1,0 +1,103 @@
+// Everything that runs the Redis operator, generated from code: the CRD, a ServiceAccount with least-privilege
+// RBAC (a Role in the watched namespace when it watches one, else a ClusterRole; the Lease in its own namespace),
+// and a one-replica Deployment under the restricted Pod Security Standard. The rules are the calls the
+// reconciler makes (reconcile/act.ts, observe.ts, status writes, events) and the informers it runs.
+import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+import type { KubeObject } from '@quorum/runtime';
+import { redisCRD } from '../api/crd.ts';
+import { GROUP, PLURAL } from '../api/redis.ts';
+import { DEFAULT_REDIS_REPOSITORY } from '../operator/config.ts';
+import { LEASE_NAME } from '../operator/operator.ts';
+
+export const OPERATOR_VERSION = '0.1.0';
+export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/redis-operator:${OPERATOR_VERSION}`;
+export const NAME = 'quorum-redis-operator';
+const PROBE_PORT = 8081;
+
+export interface ManifestOptions {
+  namespace?: string;
+  image?: string;
+  /** Watch one namespace only: the rules become a Role there. */
+  watchNamespace?: string;
+  redisRepository?: string;
+}
+
+interface Rule {
+  apiGroups: string[];
+  resources: string[];
+  verbs: string[];
+}
+
+/** What the reconciler does with each kind (the informers list and watch; act creates, patches, deletes). */
+export const RULES: readonly Rule[] = [
+  { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['patch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims', 'services'], verbs: ['get', 'list', 'watch', 'create'] },
+  // Server-side apply of the ConfigMap is a patch (create included).
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+  // The password: read (a user's Secret, or the generated one) and generated once; never listed or watched.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
+  { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
+];
+
+const labels = { 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/part-of': 'quorum' };
+
+export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
+  const ns = options.namespace ?? 'quorum-system';
+  const watch = options.watchNamespace ?? '';
+  const scoped = watch !== '';
+  const meta = (name: string, namespace?: string): KubeObject['metadata'] => ({ name, ...(namespace ? { namespace } : {}), labels });
+  const subject = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
+  const roleKind = scoped ? 'Role' : 'ClusterRole';
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  return [
+    { apiVersion: 'v1', kind: 'Namespace', metadata: meta(ns) },
+    redisCRD() as KubeObject,
+    { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME, ns) },
+    { apiVersion: rbac, kind: roleKind, metadata: meta(NAME, scoped ? watch : undefined), rules: RULES } as KubeObject,
+    { apiVersion: rbac, kind: scoped ? 'RoleBinding' : 'ClusterRoleBinding', metadata: meta(NAME, scoped ? watch : undefined), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: NAME }, subjects: subject } as KubeObject,
+    { apiVersion: rbac, kind: 'Role', metadata: meta(`${NAME}-leader-election`, ns), rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEASE_NAME], verbs: ['get', 'update'] }] } as KubeObject,
+    { apiVersion: rbac, kind: 'RoleBinding', metadata: meta(`${NAME}-leader-election`, ns), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${NAME}-leader-election` }, subjects: subject } as KubeObject,
+    deployment(ns, options),
+  ];
+}
+
+function deployment(ns: string, options: ManifestOptions): KubeObject {
+  const env = [
+    { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+    { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    { name: 'WATCH_NAMESPACE', value: options.watchNamespace ?? '' },
+    { name: 'REDIS_REPOSITORY', value: options.redisRepository ?? DEFAULT_REDIS_REPOSITORY },
+    { name: 'PROBE_PORT', value: String(PROBE_PORT) },
+  ];
+  return {
+    apiVersion: 'apps/v1',
+    kind: 'Deployment',
+    metadata: { name: NAME, namespace: ns, labels },
+    spec: {
+      replicas: 1,
+      selector: { matchLabels: { 'app.kubernetes.io/name': NAME } },
+      template: {
+        metadata: { labels },
+        spec: {
+          serviceAccountName: NAME,
+          securityContext: restrictedPodSecurity(),
+          containers: [
+            {
+              name: 'operator',
+              image: options.image ?? OPERATOR_IMAGE,
+              imagePullPolicy: 'IfNotPresent',
+              env,
+              ports: [{ name: 'probes', containerPort: PROBE_PORT }],
+              readinessProbe: { httpGet: { path: '/readyz', port: PROBE_PORT }, periodSeconds: 5 },
+              livenessProbe: { httpGet: { path: '/healthz', port: PROBE_PORT }, periodSeconds: 10, failureThreshold: 6 },
+              resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } },
+              securityContext: restrictedContainerSecurity(),
+            },
+          ],
+        },
+      },
+    },
+  } as KubeObject;
+}

@@ -1,0 +1,28 @@
+// The operator process's settings, from its environment (the Deployment sets them), with defaults for running
+// it locally against any kubeconfig.
+export interface RedisOperatorConfig {
+  /** The operator's namespace: where its leader-election Lease lives. */
+  namespace: string;
+  /** Watch only this namespace (a Role instead of a ClusterRole); every namespace when empty. */
+  watchNamespace: string;
+  podName: string;
+  leaderElection: boolean;
+  probePort: number;
+  /** The server image's repository; the tag is spec.version (default quorum.dev/redis, the image this repository assembles). */
+  redisRepository: string;
+}
+
+export const DEFAULT_REDIS_REPOSITORY = 'quorum.dev/redis';
+
+export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RedisOperatorConfig {
+  const probe = Number(env['PROBE_PORT'] ?? 8081);
+  if (!Number.isInteger(probe) || probe < 0) throw new Error(`PROBE_PORT must be a port number, got ${JSON.stringify(env['PROBE_PORT'])}`);
+  return {
+    namespace: env['POD_NAMESPACE'] ?? 'quorum-system',
+    watchNamespace: env['WATCH_NAMESPACE'] ?? '',
+    podName: env['POD_NAME'] ?? 'quorum-redis-operator-local',
+    leaderElection: env['LEADER_ELECTION'] !== 'false',
+    probePort: probe,
+    redisRepository: env['REDIS_REPOSITORY'] || DEFAULT_REDIS_REPOSITORY,
+  };
+}

@@ -1,0 +1,22 @@
+// Entry point of the operator's container: `node packages/redis-operator/src/operator/main.ts`.
+import { LeadershipLostError, shutdownSignal } from '@quorum/runtime';
+import { configFromEnv } from './config.ts';
+import { createRedisOperator, LEASE_NAME } from './operator.ts';
+
+const config = configFromEnv();
+const manager = await createRedisOperator({
+  manager: {
+    probePort: config.probePort,
+    ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+    ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
+  },
+  image: (_engine, version) => `${config.redisRepository}:${version}`,
+});
+manager.log.info({ watchNamespace: config.watchNamespace || '(all)', leaderElection: config.leaderElection }, 'quorum redis operator starting');
+try {
+  await manager.start(shutdownSignal());
+  process.exit(0);
+} catch (err) {
+  manager.log.error({ err }, err instanceof LeadershipLostError ? 'leadership lost; exiting so a fresh process campaigns again' : 'operator failed');
+  process.exit(1);
+}
