@@ -1,0 +1,83 @@
+// The etcd operator's resident memory (issue 24), `npm run bench -- operator-rss`: its main.ts, as the image runs
+// it (`node …/main.ts` from the TypeScript sources), started out of cluster against localkube with a kubeconfig,
+// watching every namespace. Webhooks off (they need the Service and webhook configurations of an install) and
+// leader election off (a Lease costs no memory, and a released one would make the next run wait).
+//   etcd_operator.idle_rss_mib         with the CRDs installed and no resources of its kinds
+//   etcd_operator.rss_mib_50_clusters  with 50 EtcdClusters (3 replicas, default storage) whose pods stay Pending:
+//                                      their pod template asks for a node label no node has. The operator caches
+//                                      and reconciles them (the first member's PVC and pod, Services, PDB, status)
+//                                      and waits for the pod, as it would for an unschedulable cluster.
+// RSS from /proc/<pid>/status, 20 s after the state was reached, median of 10 readings 1 s apart; each figure is
+// the median of QUORUM_BENCH_RUNS runs (default 3), a fresh process each.
+import { join } from 'node:path';
+import { CustomResourceDefinitions, Pods } from '@quorum/runtime';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
+import { freePort, median, MiB, OperatorProcess } from '../../runtime/bench/process-rss.ts';
+import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../src/api/crd.ts';
+import { API_VERSION, KIND } from '../src/api/etcdcluster.ts';
+import { LABELS } from '../src/names.ts';
+import { EtcdClusters } from '../src/resources.ts';
+import { progressTo, report } from './figures.ts';
+
+const RUNS = Number(process.env['QUORUM_BENCH_RUNS'] ?? 3);
+const CLUSTERS = 50;
+const MAIN = join(import.meta.dirname, '..', 'src', 'operator', 'main.ts');
+const progress = progressTo('etcd operator rss');
+
+async function installCRDs(env: TestEnv): Promise<void> {
+  for (const crd of [etcdClusterCRD(), etcdBackupCRD(), etcdBackupScheduleCRD(), etcdRestoreCRD()]) {
+    await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'operator-rss-bench', force: true });
+    await eventually(`${crd.metadata.name} established`, async () => {
+      const got = (await env.client.get(CustomResourceDefinitions, crd.metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+    });
+  }
+}
+
+/** One fresh operator process: ready, then `reached` (what it must have done first), then its idle RSS. */
+async function measure(env: TestEnv, leaseNamespace: string, reached: () => Promise<unknown>): Promise<number> {
+  const operator = await OperatorProcess.start(MAIN, { KUBECONFIG: env.kubeconfig, POD_NAMESPACE: leaseNamespace, WEBHOOKS: 'false', LEADER_ELECTION: 'false' }, await freePort());
+  try {
+    await reached();
+    return await operator.idleRss();
+  } finally {
+    await operator.stop();
+  }
+}
+
+async function runs(label: string, once: () => Promise<number>): Promise<number> {
+  const values: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    values.push(await once());
+    progress(`${label}, run ${i + 1}/${RUNS}: ${(values.at(-1)! / MiB).toFixed(1)} MiB`);
+  }
+  return median(values) / MiB;
+}
+
+const env = await TestEnv.start({ nodes: 1 });
+try {
+  await installCRDs(env);
+  const home = await env.namespace('operator-rss');
+  report('etcd_operator.idle_rss_mib', await runs('idle', () => measure(env, home, () => Promise.resolve())), 'MiB');
+
+  const ns = await env.namespace('operator-rss-clusters');
+  progress(`creating ${CLUSTERS} EtcdClusters whose pods cannot be scheduled`);
+  for (let i = 0; i < CLUSTERS; i++) {
+    const spec = { replicas: 3, podTemplate: { spec: { nodeSelector: { 'quorum.dev/bench': 'nowhere' } } } };
+    await env.client.create(EtcdClusters, { apiVersion: API_VERSION, kind: KIND, metadata: { name: `c${i}`, namespace: ns }, spec });
+  }
+  // Every cluster reconciled: its status written and its first member's pod made (Pending).
+  const reconciled = (): Promise<unknown> =>
+    eventually(
+      `${CLUSTERS} clusters reconciled`,
+      async () => {
+        const clusters = (await env.client.list(EtcdClusters, { namespace: ns })).items;
+        const pods = (await env.client.list(Pods, { namespace: ns, labelSelector: LABELS.instance })).items;
+        return clusters.filter((c) => c.status?.observedGeneration === c.metadata.generation).length === CLUSTERS && pods.length >= CLUSTERS;
+      },
+      { timeoutMs: 300_000, intervalMs: 2000 },
+    );
+  report('etcd_operator.rss_mib_50_clusters', await runs(`${CLUSTERS} clusters`, () => measure(env, home, reconciled)), 'MiB');
+} finally {
+  await env.stop();
+}

@@ -1,0 +1,45 @@
+// The change recorder's resident memory with nothing to record (issue 24), `npm run bench -- recorder-rss`: its
+// main.ts, as the image runs it (`node …/main.ts` from the TypeScript sources), started out of cluster against
+// localkube with a kubeconfig, the ChangeRecorder CRD installed and no ChangeRecorder. The history endpoint
+// serves (on a free port, with the certificates it generates), as deployed; the users webhook is off (its
+// default) and so is leader election (a Lease costs no memory, and a released one would make the next run wait).
+//   recorder.idle_rss_mib   RSS from /proc/<pid>/status, 20 s after /readyz answered, median of 10 readings 1 s
+//                           apart; the median of QUORUM_BENCH_RUNS runs (default 3), a fresh process each.
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CustomResourceDefinitions } from '@quorum/runtime';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
+import { freePort, median, MiB, OperatorProcess } from '../../runtime/bench/process-rss.ts';
+import { changeRecorderCRD } from '../src/api/crd.ts';
+
+const RUNS = Number(process.env['QUORUM_BENCH_RUNS'] ?? 3);
+const MAIN = join(import.meta.dirname, '..', 'src', 'operator', 'main.ts');
+const progress = (msg: string): void => void process.stderr.write(`[recorder rss] ${msg}\n`);
+
+const storageRoot = await mkdtemp(join(tmpdir(), 'recorder-rss-'));
+const env = await TestEnv.start({ nodes: 1 });
+try {
+  const crd = changeRecorderCRD();
+  await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'recorder-rss-bench', force: true });
+  await eventually('the ChangeRecorder CRD established', async () => {
+    const got = (await env.client.get(CustomResourceDefinitions, crd.metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
+    return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  });
+  const home = await env.namespace('recorder-rss');
+  const values: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const vars = { KUBECONFIG: env.kubeconfig, POD_NAMESPACE: home, STORAGE_ROOT: storageRoot, LEADER_ELECTION: 'false', HISTORY_PORT: String(await freePort()) };
+    const recorder = await OperatorProcess.start(MAIN, vars, await freePort());
+    try {
+      values.push(await recorder.idleRss());
+    } finally {
+      await recorder.stop();
+    }
+    progress(`idle, run ${i + 1}/${RUNS}: ${(values.at(-1)! / MiB).toFixed(1)} MiB`);
+  }
+  process.stdout.write(JSON.stringify({ bench: 'recorder.idle_rss_mib', value: Math.round((median(values) / MiB) * 1000) / 1000, unit: 'MiB' }) + '\n');
+} finally {
+  await env.stop();
+  await rm(storageRoot, { recursive: true, force: true });
+}

@@ -1,0 +1,79 @@
+// An operator's whole process, as its container runs it (`node …/main.ts`), started against a kubeconfig for
+// the operators' RSS benches (etcd-operator/bench/operator-rss.bench.ts, recorder/bench/recorder-rss.bench.ts):
+// ready when its /readyz answers 200; its RSS read from /proc/<pid>/status, as the kernel (and a pod's
+// memory accounting) sees it, with no GC forced.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+
+export const MiB = 1024 * 1024;
+
+export const median = (xs: readonly number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+};
+
+/** A TCP port free right now, for a probe server the process is told to listen on. */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  if (typeof address !== 'object' || !address) throw new Error('no port');
+  return address.port;
+}
+
+export async function rssBytes(pid: number): Promise<number> {
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
+  if (!kb) throw new Error(`no VmRSS in /proc/${pid}/status`);
+  return Number(kb) * 1024;
+}
+
+export class OperatorProcess {
+  readonly #proc: ChildProcess;
+  readonly #exited: Promise<number | null>;
+  #stderrTail = '';
+
+  private constructor(proc: ChildProcess) {
+    this.#proc = proc;
+    this.#exited = new Promise((resolve) => proc.on('exit', resolve));
+    proc.stderr?.setEncoding('utf8').on('data', (d: string) => (this.#stderrTail = (this.#stderrTail + d).slice(-4000)));
+  }
+
+  /** Starts `node script` (the repository's NODE_OPTIONS: sources, as the images run) and waits for /readyz. */
+  static async start(script: string, env: NodeJS.ProcessEnv, probePort: number, timeoutMs = 120_000): Promise<OperatorProcess> {
+    const proc = new OperatorProcess(spawn(process.execPath, [script], { env: { ...process.env, ...env, PROBE_PORT: String(probePort) }, stdio: ['ignore', 'ignore', 'pipe'] }));
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      if (proc.#proc.exitCode !== null) throw new Error(`${script} exited ${proc.#proc.exitCode} before it was ready:\n${proc.#stderrTail}`);
+      const ok = await fetch(`http://127.0.0.1:${probePort}/readyz`).then((r) => r.ok, () => false);
+      if (ok) return proc;
+      if (Date.now() > deadline) {
+        await proc.stop();
+        throw new Error(`${script} not ready within ${timeoutMs / 1000} s:\n${proc.#stderrTail}`);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  }
+
+  /** After `settleMs`, the median of `samples` RSS readings one second apart. */
+  async idleRss(settleMs = 20_000, samples = 10): Promise<number> {
+    await new Promise((r) => setTimeout(r, settleMs));
+    const readings: number[] = [];
+    for (let i = 0; i < samples; i++) {
+      readings.push(await rssBytes(this.#proc.pid!));
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+    return median(readings);
+  }
+
+  async stop(): Promise<void> {
+    if (this.#proc.exitCode !== null) return;
+    this.#proc.kill('SIGTERM');
+    const timer = setTimeout(() => this.#proc.kill('SIGKILL'), 15_000);
+    await this.#exited;
+    clearTimeout(timer);
+  }
+}
