@@ -53,7 +53,7 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
   const rbac = 'rbac.authorization.k8s.io/v1';
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: meta(ns) },
-    redisCRD() as KubeObject,
+    redisCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME, ns) },
     { apiVersion: rbac, kind: roleKind, metadata: meta(NAME, scoped ? watch : undefined), rules: RULES } as KubeObject,
     { apiVersion: rbac, kind: scoped ? 'RoleBinding' : 'ClusterRoleBinding', metadata: meta(NAME, scoped ? watch : undefined), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: NAME }, subjects: subject } as KubeObject,
