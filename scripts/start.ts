@@ -3,8 +3,8 @@
 // every node, installs the operator from its own manifests, creates examples/basic.yaml (3 members; or
 // examples/$QUORUM_EXAMPLE.yaml, e.g. QUORUM_EXAMPLE=tls for mutual TLS), waits for it to be Available, installs
 // the change recorder beside it (its own image and manifests, its ClusterRole derived from a sample
-// ChangeRecorder for namespace default), and prints what to try next, with the certificates when the example
-// has client TLS.
+// ChangeRecorder for namespace default), then the RBAC manager with its example RBACDefinition, and prints
+// what to try next, with the certificates when the example has client TLS.
 // Everything keeps running afterwards; `npx localkube down` stops it.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
@@ -23,6 +23,10 @@ import { buildRecorderImage } from '../packages/recorder/src/deploy/image.ts';
 import { installRecorder } from '../packages/recorder/src/deploy/install.ts';
 import { sampleChangeRecorder } from '../packages/recorder/src/deploy/manifests.ts';
 import { RoleBindings, Roles, ServiceAccounts } from '../packages/runtime/src/index.ts';
+import { buildRbacManagerImage } from '../packages/rbac-manager/src/deploy/image.ts';
+import { installRbacManager } from '../packages/rbac-manager/src/deploy/install.ts';
+import { sampleDefinition } from '../packages/rbac-manager/src/deploy/manifests.ts';
+import { RBACDefinitions } from '../packages/rbac-manager/src/resources.ts';
 
 const root = join(import.meta.dirname, '..');
 const stateDir = join(root, '.localkube');
@@ -87,6 +91,14 @@ await client.apply(RoleBindings, { apiVersion: `${rbac}/v1`, kind: 'RoleBinding'
 await client.apply(Roles, { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: 'history-reader-etcd', namespace: ns }, rules: [{ apiGroups: ['etcd.quorum.dev'], resources: ['etcdclusters', 'etcdbackupschedules'], verbs: ['get', 'list', 'watch'] }] }, write);
 await client.apply(RoleBindings, { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: 'history-reader-etcd', namespace: ns }, roleRef: { apiGroup: rbac, kind: 'Role', name: 'history-reader-etcd' }, subjects: reader }, write);
 
+// The RBAC manager, with its example definition: view (and 8 h of edit for on-call) in namespaces labelled team=demo.
+const rbacImage = await step('RBAC manager image (Node 24, assembled locally)', () => buildRbacManagerImage());
+await step(`loading ${rbacImage.name} into every node`, () => kube.loadImage(rbacImage.archive));
+await step('installing the RBAC manager from its manifests, with RBACDefinition demo', async () => {
+  await installRbacManager(client, { image: rbacImage.name, log: (m) => progress(`  ${m}`) });
+  await client.apply(RBACDefinitions, sampleDefinition(), write);
+});
+
 const kubectl = join(stateDir, 'bin', 'kubectl');
 const out = async (args: string[]): Promise<string> => kube.kubectl(args);
 const svc = (await client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
@@ -134,5 +146,9 @@ with a token (localkube's kubeconfig has a client certificate, which the API ser
   npx quorum history diff cm/demo -n ${ns}
   npx quorum history restore cm/demo -n ${ns}                                          # back to red
   ${kubectl} patch etcd ${name} -n ${ns} --type merge -p '{"spec":{"replicas":5}}'; npx quorum history diff etcd/${name} -n ${ns}
+Grant access as code (docs/rbac.md): RBACDefinition demo binds view (and 8 h of edit) in namespaces labelled team=demo:
+  ${kubectl} create namespace demo-app; ${kubectl} label namespace demo-app team=demo
+  ${kubectl} get rolebindings -n demo-app; ${kubectl} get rbacdefinition demo -o yaml
+  npm run kubectl-plugin:install; kubectl quorum access --explain oncall@example.com   # who can do what where, and why
 Stop everything: npx localkube down
 `);
