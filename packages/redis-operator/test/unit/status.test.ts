@@ -1,0 +1,84 @@
+// What the operator reads from an instance (INFO) and the status it writes from what it observed: Available only
+// when the decided primary answers as primary, is Ready and is what `<name>` selects; lag from the offsets; the
+// Sentinels' view; FailingOver while the primary is gone.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import { applyDefaults } from '../../src/api/defaults.ts';
+import { operatorManifests, RULES } from '../../src/deploy/manifests.ts';
+import type { InstanceReading, Observed, PodFacts } from '../../src/plan/types.ts';
+import { instanceReading, parseInfo } from '../../src/redis/readings.ts';
+import { redisConf, sentinelConf } from '../../src/render/config.ts';
+import { buildStatus } from '../../src/reconcile/status.ts';
+
+const host = (p: string): string => `${p}.cache-headless.ns.svc`;
+const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => [name, { name, component: 'redis', phase: 'Running', ready: true, deleting: false, ...over }];
+
+function observed(over: Partial<Observed> = {}): Observed {
+  const spec = applyDefaults({});
+  const desired = { redisConf: redisConf(spec), sentinelConf: (p: string) => sentinelConf('cache', spec, host(p)) };
+  const sentinel = (p: string): [string, { ok: true; primaryHost: string }] => [`cache-sentinel-${p}`, { ok: true, primaryHost: host('cache-0') }];
+  return {
+    redis: 'cache', namespace: 'ns', spec, auth: 'ok', desired,
+    config: { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf('cache-0'), primary: 'cache-0' },
+    services: new Set(), missingServices: [], claims: new Set(),
+    pods: new Map([pod('cache-0', { roleLabel: 'primary' }), pod('cache-1', { roleLabel: 'replica' }), pod('cache-2', { roleLabel: 'replica' }), ...['0', '1', '2'].map((i) => pod(`cache-sentinel-${i}`, { component: 'sentinel' }))]),
+    instances: new Map<string, InstanceReading>([
+      ['cache-0', { ok: true, role: 'master', offset: 1000, version: '7.0.15' }],
+      ['cache-1', { ok: true, role: 'slave', primaryHost: host('cache-0'), linkUp: true, offset: 990, version: '7.0.15' }],
+      ['cache-2', { ok: true, role: 'slave', primaryHost: host('cache-0'), linkUp: false, offset: 400, version: '7.0.15' }],
+    ]),
+    sentinels: new Map([sentinel('0'), sentinel('1'), sentinel('2')]),
+    ...over,
+  };
+}
+
+const now = new Date('2026-11-27T12:00:00Z');
+const condition = (s: ReturnType<typeof buildStatus>, type: string): string | undefined => s.conditions?.find((c) => c.type === type)?.status;
+
+test('INFO replication and INFO server are read into a role, a primary, a link and an offset', () => {
+  const replica = parseInfo('# Replication\r\nrole:slave\r\nmaster_host:cache-0.cache-headless.ns.svc\r\nmaster_port:6379\r\nmaster_link_status:up\r\nslave_repl_offset:4242\r\nmaster_repl_offset:4242\r\n# Server\r\nredis_version:7.0.15\r\n');
+  assert.deepEqual(instanceReading(replica), { ok: true, role: 'slave', primaryHost: 'cache-0.cache-headless.ns.svc', linkUp: true, offset: 4242, version: '7.0.15' });
+  assert.deepEqual(instanceReading(parseInfo('role:master\nmaster_repl_offset:77\nredis_version:7.0.15')), { ok: true, role: 'master', offset: 77, version: '7.0.15' });
+  assert.equal(instanceReading(parseInfo('loading:1')).ok, false);
+});
+
+test('a healthy Redis is Running and Available, with each instance\'s role, lag and link, and the Sentinels agreeing', () => {
+  const s = buildStatus({ observed: observed(), action: { type: 'none' }, step: undefined, generation: 3, previous: undefined, now, stepDeadlineMs: 120_000 });
+  assert.equal(s.phase, 'Running');
+  assert.equal(s.primary, 'cache-0');
+  assert.equal(condition(s, 'Available'), 'True');
+  assert.equal(condition(s, 'Degraded'), 'False');
+  assert.equal(condition(s, 'Progressing'), 'False');
+  assert.deepEqual(s.instances?.map((i) => [i.name, i.role, i.lagBytes, i.linkStatus]), [['cache-0', 'primary', undefined, undefined], ['cache-1', 'replica', 10, 'up'], ['cache-2', 'replica', 600, 'down']]);
+  assert.deepEqual(s.sentinel, { primary: 'cache-0', reporting: 3, agreeing: 3, quorum: 2 });
+  assert.equal(s.observedGeneration, 3);
+});
+
+test('the primary pod gone: not Available, FailingOver, and the wait in Progressing with its age', () => {
+  const o = observed();
+  const pods = new Map(o.pods);
+  pods.delete('cache-0');
+  const instances = new Map(o.instances);
+  instances.delete('cache-0');
+  const step = { name: 'WaitingForFailover', startedAt: new Date(now.getTime() - 12_000).toISOString() };
+  const s = buildStatus({ observed: { ...o, pods, instances }, action: { type: 'wait', reason: 'WaitingForFailover', message: 'waiting for the Sentinels', requeueAfterMs: 2000 }, step, generation: 3, previous: undefined, now, stepDeadlineMs: 120_000 });
+  assert.equal(s.phase, 'FailingOver');
+  assert.equal(condition(s, 'Available'), 'False');
+  assert.equal(s.conditions?.find((c) => c.type === 'Progressing')?.reason, 'WaitingForFailover');
+  assert.equal(s.conditions?.find((c) => c.type === 'Progressing')?.message, 'waiting for the Sentinels (for 10 s)');
+  assert.equal(condition(s, 'Degraded'), 'True');
+  assert.equal(s.primary, undefined);
+});
+
+test('a primary that answers but is not labelled yet is not Available: clients reach it only through the Service', () => {
+  const o = observed();
+  const pods = new Map(o.pods).set(...pod('cache-0'));
+  assert.equal(condition(buildStatus({ observed: { ...o, pods }, action: { type: 'label-role', pod: 'cache-0', role: 'primary' }, step: undefined, generation: 1, previous: undefined, now, stepDeadlineMs: 120_000 }), 'Available'), 'False');
+});
+
+test('the manifests grant only what the reconciler uses: Secrets get and create, a Role when one namespace is watched', () => {
+  assert.deepEqual(RULES.find((r) => r.resources.includes('secrets'))?.verbs, ['get', 'create']);
+  const kinds = operatorManifests({ watchNamespace: 'apps' }).map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
+  assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps') && !kinds.some((k) => k.startsWith('ClusterRole')), kinds.join(' '));
+  assert.ok(operatorManifests().some((o) => o.kind === 'ClusterRole'));
+});
