@@ -11,6 +11,8 @@ export const LABELS = {
 } as const;
 
 export const FIELD_MANAGER = 'quorum-etcd-operator';
+/** The operator's pods, as its Deployment, webhook Service, PodDisruptionBudget and scrape configs select them. */
+export const OPERATOR_SELECTOR = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
 /** An EtcdCluster annotation: setting it to a new value retries a halted rolling update (docs/upgrades.md). */
 export const RETRY_ROLLOUT_ANNOTATION = 'etcd.quorum.dev/retry-rollout';
 /** On an EtcdBackup the operator took itself: why (`before-version-change`). */

@@ -34,7 +34,7 @@ import {
   type SchemaNode,
 } from '@quorum/runtime/crd';
 import { isPvcKey, PVC_KEY_RULE } from '@quorum/storage';
-import { parseSchedule } from '../schedule/plan.ts';
+import { parseSchedule } from '../cron.ts';
 
 export type { FieldError } from '@quorum/runtime/crd';
 

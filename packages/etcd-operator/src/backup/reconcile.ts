@@ -6,7 +6,7 @@ import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type
 import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../names.ts';
-import type { EtcdClients } from '../cluster/observe-members.ts';
+import type { EtcdClients } from '../etcd/clients.ts';
 import { clientEndpoint, servedClientStage } from '../tls/members.ts';
 import { clientCredentials, clientIdentitySecret } from '../tls/cluster-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';

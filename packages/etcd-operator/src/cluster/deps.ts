@@ -2,7 +2,7 @@
 // the operator's settings (operator.ts fills them from its configuration; tests fill them directly).
 import type { Client, EventRecorder, Informer, OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
-import type { EtcdClients } from './observe-members.ts';
+import type { EtcdClients } from '../etcd/clients.ts';
 import type { EtcdCluster } from './spec.ts';
 
 /** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */

@@ -6,7 +6,7 @@
 // applied (even if its answer was lost) is never made twice.
 import type { Member } from '../etcd/client.ts';
 import { EtcdError, UnhealthyClusterError } from '../etcd/errors.ts';
-import type { EtcdClients } from './observe-members.ts';
+import type { EtcdClients } from '../etcd/clients.ts';
 import type { MemberEndpoint as ClientEndpoint } from '../tls/members.ts';
 
 export type MembershipChange =

@@ -1,17 +1,15 @@
 // What each member says: its pod (from the informer cache) and its etcd (asked at its pod IP, so the operator works
 // in the cluster and from a developer's machine), and the member list as a quorum reports it. observe.ts builds the
 // whole Observed from these.
-import { createHash } from 'node:crypto';
 import type { KubeObject } from '@quorum/runtime';
-import { alarmsInStatus, EtcdClient, type Alarm } from '../etcd/client.ts';
+import { alarmsInStatus, type Alarm } from '../etcd/client.ts';
+import type { EtcdClients } from '../etcd/clients.ts';
 import { activePeers } from '../etcd/metrics.ts';
 import { memberFromPeerURL, LABELS, METRICS_PORT } from '../names.ts';
 import { quorum } from '../etcd/quorum.ts';
 import type { Membership, ObservedMember, ObservedPod } from './plan/types.ts';
 import { FORCE_NEW_CLUSTER_ANNOTATION, RESTORE_CONTAINERS } from './resources.ts';
-import { clientEndpoint, schemeOf, type ClientCredentials, type MemberEndpoint } from '../tls/members.ts';
-
-export type { MemberEndpoint };
+import { clientEndpoint, schemeOf, type ClientCredentials } from '../tls/members.ts';
 
 export interface PodObject extends KubeObject {
   spec?: { nodeName?: string; containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
@@ -126,25 +124,6 @@ export function lastLines(message: string, lines = 3, maxChars = 600): string {
   const cause = all.find((l) => /^(panic: |fatal error: |flag provided but not defined: |flag needs an argument: |invalid value .* for flag )|"level":"(fatal|panic)"/.test(l)) ?? all.find((l) => /"level":"error"/.test(l));
   const kept = cause ? [cause, ...(all.at(-1) !== cause && !/^\s|^goroutine |\.go:\d+/.test(all.at(-1) ?? '') ? [all.at(-1)!] : [])].join('\n') : all.slice(-lines).join('\n');
   return kept.length > maxChars ? `${kept.slice(0, maxChars)}…` : kept;
-}
-
-/**
- * One etcd client per member endpoint, kept across reconciles (its connections are pooled). An https endpoint's
- * client is keyed by its credentials and server name too: when a certificate is renewed (or a pod IP is reused
- * by another member) a fresh client replaces the old one, whose connections are closed.
- */
-export class EtcdClients {
-  readonly #clients = new Map<string, { key: string; client: EtcdClient }>();
-  get(endpoint: string | MemberEndpoint): EtcdClient {
-    const { url, tls } = typeof endpoint === 'string' ? { url: endpoint, tls: undefined } : endpoint;
-    const key = tls ? createHash('sha256').update(JSON.stringify([tls.ca, tls.cert, tls.key, tls.servername])).digest('hex') : '';
-    const held = this.#clients.get(url);
-    if (held?.key === key) return held.client;
-    held?.client.close();
-    const client = new EtcdClient({ endpoint: url, timeoutMs: 3000, ...(tls ? { tls } : {}) });
-    this.#clients.set(url, { key, client });
-    return client;
-  }
 }
 
 export interface EtcdView {

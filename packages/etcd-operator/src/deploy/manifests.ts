@@ -5,8 +5,8 @@
 import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
+import { OPERATOR_SELECTOR } from '../names.ts';
 import { GROUP } from '../resources.ts';
-import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../operator/webhook-certs.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 /** How long the old CA stays trusted after a CA rotation moved signing to the new one: applications get a week to pick up the new client certificate. */
@@ -23,6 +23,11 @@ export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSI
 export const PEER_WAIT_IMAGE = `ghcr.io/quorum-dev/peer-wait:${OPERATOR_VERSION}`;
 export const NAME = 'quorum-etcd-operator';
 export const WEBHOOK_SERVICE = 'quorum-webhook';
+// The webhooks' serving certificate Secret and configurations: one CA and certificate for every replica, kept in
+// the Secret, and the CA published into both configurations (the kit's webhookServing, operator/operator.ts).
+export const CERT_SECRET = 'quorum-webhook-certs';
+export const VALIDATING_WEBHOOK = 'quorum-etcd-validating';
+export const MUTATING_WEBHOOK = 'quorum-etcd-defaulting';
 /** The webhooks' names in their configurations (the API server's webhook metrics are labelled with them). */
 export const MUTATING_WEBHOOK_NAME = `default.etcdclusters.${GROUP}`;
 export const VALIDATING_WEBHOOK_NAME = `validate.etcdclusters.${GROUP}`;
@@ -66,8 +71,8 @@ export interface ManifestOptions {
 type Obj = KubeObject & Record<string, unknown>;
 
 const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/version': OPERATOR_VERSION };
-/** The operator's pods, as its Deployment, webhook Service and PodDisruptionBudget select them. */
-export const OPERATOR_SELECTOR = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator' };
+// Declared with the names (monitoring/ selects the operator's pods too); chaos/faults.ts reads it here.
+export { OPERATOR_SELECTOR };
 
 // The kit's restricted pod security without fsGroup: the operator shares no volume with another user, and its
 // pod has never had one (an operator upgrade changes nothing here).

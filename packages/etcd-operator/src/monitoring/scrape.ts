@@ -4,8 +4,7 @@
 // :2381 even when TLS is on), so nothing about the pods changes; the operator by its Deployment's selector
 // and its `probes` port, which serves /metrics. The same selection is also given as PodMonitors for
 // clusters that run the prometheus-operator.
-import { LABELS } from '../names.ts';
-import { OPERATOR_SELECTOR } from '../deploy/manifests.ts';
+import { LABELS, OPERATOR_SELECTOR } from '../names.ts';
 
 /** The jobs' names: the `job` label of every series they scrape. */
 export const ETCD_JOB = 'quorum-etcd';

@@ -13,7 +13,7 @@ import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS } from '../names.ts';
-import { latestTime, nextTime, parseSchedule, scheduleHashSeed } from '../schedule/plan.ts';
+import { latestTime, nextTime, parseSchedule, scheduleHashSeed } from '../cron.ts';
 
 type ClusterLabels = 'namespace' | 'cluster';
 type MemberLabels = ClusterLabels | 'member';

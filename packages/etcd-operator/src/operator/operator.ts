@@ -18,7 +18,7 @@ import {
   type ManagerOptions,
 } from '@quorum/runtime';
 import { etcdClusterReconciler, type ReconcilerDeps, type StepMetrics } from '../cluster/reconcile.ts';
-import { EtcdClients } from '../cluster/observe-members.ts';
+import { EtcdClients } from '../etcd/clients.ts';
 import { LABELS } from '../names.ts';
 import { EtcdBackupSchedules, EtcdBackups, EtcdClusters, EtcdRestores, Jobs } from '../resources.ts';
 import { etcdBackupReconciler, type BackupMetrics } from '../backup/reconcile.ts';
@@ -31,9 +31,8 @@ import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster
 import { validateEtcdBackup } from '../webhooks/etcdbackup.ts';
 import { validateEtcdBackupSchedule } from '../webhooks/etcdbackupschedule.ts';
 import { validateEtcdRestore } from '../webhooks/etcdrestore.ts';
-import { VALIDATING_WEBHOOKS } from '../deploy/manifests.ts';
+import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../deploy/manifests.ts';
 import type { OperatorConfig } from './config.ts';
-import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from './webhook-certs.ts';
 import { registerResourceMetrics } from './metrics.ts';
 
 export const MANAGED = `${LABELS.managedBy}=quorum`;

@@ -1,5 +1,4 @@
-// The names of the webhooks' serving certificate Secret and configurations: one CA and certificate for every
-// replica, kept in the Secret, and the CA published into both configurations (the kit's webhookServing).
-export const CERT_SECRET = 'quorum-webhook-certs';
-export const VALIDATING_WEBHOOK = 'quorum-etcd-validating';
-export const MUTATING_WEBHOOK = 'quorum-etcd-defaulting';
+// The webhooks' object names are declared with the other installed objects (deploy/manifests.ts). Kept here only
+// for test/integration/webhooks-down.test.ts, which imports them from this path; it goes once that file imports
+// deploy/manifests.ts.
+export { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../deploy/manifests.ts';

@@ -3,7 +3,8 @@
 // sets them (etcdBackupScheduleReconciler, `metrics`); the operator backs them with its registry.
 import { CronExpressionParser } from 'cron-parser';
 import type { EtcdBackupScheduleStatus } from '../api/etcdbackupschedule.ts';
-import { parseSchedule, skippedByForbid, type ScheduleObserved } from './plan.ts';
+import { parseSchedule } from '../cron.ts';
+import { skippedByForbid, type ScheduleObserved } from './plan.ts';
 
 export interface ScheduleLabels {
   namespace: string;

@@ -8,7 +8,8 @@ import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '..
 import { FIELD_MANAGER } from '../names.ts';
 import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
-import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleHashSeed, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
+import { scheduleHashSeed } from '../cron.ts';
+import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
 import { observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
 
 export interface ScheduleReconcilerDeps {

@@ -9,7 +9,8 @@ import { applyMergePatch } from '@quorum/kit';
 import { createLogger, NotFoundError, Store, type Client, type EventInput, type KubeObject, type OpenObject, type ResourceType } from '@quorum/runtime';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import type { EtcdClusterSpec } from '../../src/api/etcdcluster.ts';
-import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe-members.ts';
+import type { PodObject } from '../../src/cluster/observe-members.ts';
+import { EtcdClients, type EtcdEndpoint } from '../../src/etcd/clients.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
 import { memberPod, memberPVC } from '../../src/cluster/resources.ts';
 import type { EtcdCluster } from '../../src/cluster/spec.ts';
@@ -44,7 +45,7 @@ class ScriptedEtcd extends EtcdClients {
     this.clusterVersion = `3.${Math.min(...minors)}.0`;
   }
 
-  override get(to: string | MemberEndpoint): EtcdClient {
+  override get(to: string | EtcdEndpoint): EtcdClient {
     const endpoint = typeof to === 'string' ? to : to.url;
     const name = this.endpoints.get(endpoint) ?? '';
     const id = this.members.find((m) => m.name === name)?.id ?? '0';

@@ -7,7 +7,7 @@ import { test } from 'node:test';
 import { applyMergePatch } from '@quorum/kit';
 import { AlreadyExistsError, createLogger, Store, type Client, type EventInput, type KubeObject, type OpenObject } from '@quorum/runtime';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
-import { EtcdClients } from '../../src/cluster/observe-members.ts';
+import { EtcdClients } from '../../src/etcd/clients.ts';
 import type { EtcdCluster, EtcdClusterSpec } from '../../src/cluster/spec.ts';
 import type { StatusShape } from '../../src/cluster/status.ts';
 import type { MemberPod } from '../../src/cluster/resources.ts';

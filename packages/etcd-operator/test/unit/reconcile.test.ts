@@ -9,7 +9,8 @@ import { createLogger, Store, type Client, type EventInput, type KubeObject, typ
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
 import { TEMPLATE_ANNOTATION, templateFingerprint } from '../../src/cluster/resources.ts';
-import { EtcdClients, type MemberEndpoint, type PodObject } from '../../src/cluster/observe-members.ts';
+import type { PodObject } from '../../src/cluster/observe-members.ts';
+import { EtcdClients, type EtcdEndpoint } from '../../src/etcd/clients.ts';
 import type { EtcdCluster } from '../../src/cluster/spec.ts';
 import type { StatusShape } from '../../src/cluster/status.ts';
 import type { Alarm, EtcdClient, EtcdStatus, Member, Versions } from '../../src/etcd/client.ts';
@@ -26,7 +27,7 @@ class ScriptedEtcd extends EtcdClients {
   calls: string[] = [];
   /** The leader every member reports; '0' while none leads (an election). */
   leaderId = '100';
-  override get(to: string | MemberEndpoint): EtcdClient {
+  override get(to: string | EtcdEndpoint): EtcdClient {
     const endpoint = typeof to === 'string' ? to : to.url;
     const i = Number(/10\.0\.0\.1(\d)/.exec(endpoint)![1]);
     const fake = {

@@ -5,7 +5,8 @@ import { AlreadyExistsError, createLogger, Store, type Client, type KubeObject, 
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../../src/api/etcdbackupschedule.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleTimes, type SkipReason } from '../../src/schedule/metrics.ts';
-import { durationMs, expiredBackups, parseSchedule, planSchedule, scheduleStatus, type PruneJob, type ScheduleObserved, type ScheduledBackup } from '../../src/schedule/plan.ts';
+import { parseSchedule } from '../../src/cron.ts';
+import { durationMs, expiredBackups, planSchedule, scheduleStatus, type PruneJob, type ScheduleObserved, type ScheduledBackup } from '../../src/schedule/plan.ts';
 import { observePruneJob, pruneJob, pruneJobName } from '../../src/schedule/prune-job.ts';
 import { etcdBackupScheduleReconciler, scheduledBackupName } from '../../src/schedule/reconcile.ts';
 

@@ -4,7 +4,8 @@ import { NotFoundError, type Client, type KubeObject, type Result } from '@quoru
 import type { DefragReason } from '../../api/etcdcluster.ts';
 import type { BudgetStatus } from '../disruption.ts';
 import type { Scheme } from '../../names.ts';
-import type { EtcdClients, EtcdView, PodObject } from '../observe-members.ts';
+import type { EtcdClients } from '../../etcd/clients.ts';
+import type { EtcdView, PodObject } from '../observe-members.ts';
 import type { Action } from '../plan/types.ts';
 import type { DefaultedSpec, EtcdCluster } from '../spec.ts';
 import type { CABundles, ClientCredentials, TLSStage } from '../../tls/members.ts';
