@@ -52,7 +52,8 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
   const roleKind = scoped ? 'Role' : 'ClusterRole';
   const rbac = 'rbac.authorization.k8s.io/v1';
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: meta(ns) },
+    // Shared with the other operators: no labels of ours on it.
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     redisCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME, ns) },
     { apiVersion: rbac, kind: roleKind, metadata: meta(NAME, scoped ? watch : undefined), rules: RULES } as KubeObject,
