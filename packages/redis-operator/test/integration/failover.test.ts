@@ -1,0 +1,159 @@
+// The Redis operator on localkube with real redis-server and redis-sentinel (Redis 7.0.15 from Debian 12): a
+// Redis of 1 primary + 2 replicas + 3 Sentinels becomes Available and replicates through `<name>`; with the data
+// checker writing (a write counts once WAIT 1 confirms a replica has it), the primary's pod is deleted: the
+// Sentinels fail over, the `<name>` Service follows the new primary, the old pod comes back as a replica, and no
+// acknowledged write is lost. Bad input is refused with the field named. The operator runs in this process, then is
+// replaced by the one installed from its manifests (its image, a Role in the namespace), which keeps the Redis Available.
+// What this file needs, for the test harness (docs/testing.md):
+// @exclusive redis-operator
+// @timeout 8m: image assembly on a cold cache (apt download), then a create, one failover and an install
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { CustomResourceDefinitions, Pods, Secrets, Services, type Manager } from '@quorum/runtime';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
+import { Redis } from 'ioredis';
+import { redisCRD } from '../../src/api/crd.ts';
+import type { RedisStatus } from '../../src/api/redis.ts';
+import { buildRedisImage } from '../../src/image/redis.ts';
+import { buildOperatorImage } from '../../src/deploy/image.ts';
+import { install, uninstall } from '../../src/deploy/install.ts';
+import { createRedisOperator } from '../../src/operator/operator.ts';
+import { Redises } from '../../src/resources.ts';
+import { RedisDataChecker } from '../../src/testing/data-checker.ts';
+
+const NAME = 'cache';
+let env: TestEnv;
+let ns = '';
+let operator: Manager;
+const stopOperator = new AbortController();
+let running: Promise<void> | undefined;
+
+before(async () => {
+  env = await TestEnv.start();
+  const image = await buildRedisImage();
+  await env.kube.loadImage(image.archive);
+  await env.client.apply(CustomResourceDefinitions, redisCRD(), { fieldManager: 'redis-test', force: true });
+  await eventually('the Redis CRD established', async () => {
+    const crd = (await env.client.get(CustomResourceDefinitions, redisCRD().metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  }, { timeoutMs: 30_000 });
+  ns = await env.namespace('redis');
+  operator = await createRedisOperator({ manager: { client: env.client, namespace: ns } });
+  running = operator.start(stopOperator.signal);
+});
+
+after(async () => {
+  stopOperator.abort();
+  await running?.catch(() => undefined);
+  if (ns) await uninstall(env.client, { watchNamespace: ns }).catch(() => undefined);
+  await env?.stop();
+});
+
+async function status(): Promise<RedisStatus | undefined> {
+  return (await env.client.get(Redises, { namespace: ns, name: NAME })).status;
+}
+
+const available = (s: RedisStatus | undefined): boolean => s?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false;
+
+async function password(): Promise<string> {
+  const secret = await env.client.get(Secrets, { namespace: ns, name: `${NAME}-auth` });
+  return Buffer.from(secret.data?.['password'] ?? '', 'base64').toString('utf8');
+}
+
+async function serviceIP(name: string): Promise<string> {
+  return ((await env.client.get(Services, { namespace: ns, name })) as unknown as { spec: { clusterIP: string } }).spec.clusterIP;
+}
+
+async function podIP(name: string): Promise<string> {
+  return ((await env.client.get(Pods, { namespace: ns, name })) as unknown as { status: { podIP: string } }).status.podIP;
+}
+
+test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes Available and replicates through its Service', async () => {
+  const started = Date.now();
+  await env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name: NAME, namespace: ns }, spec: { replicas: 2, storage: { size: '64Mi' } } });
+  const s = await eventually('Available, 3 instances and 3 Sentinels agreeing', async () => {
+    const st = await status();
+    return available(st) && st?.readyReplicas === 3 && st.sentinel?.agreeing === 3 && st.instances?.every((i) => i.linkStatus !== 'down') ? st : undefined;
+  }, { timeoutMs: 180_000, intervalMs: 500 });
+  console.log(`apply → Available with 3 Sentinels agreeing: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  assert.equal(s.primary, `${NAME}-0`);
+  assert.deepEqual(s.instances?.map((i) => i.role), ['primary', 'replica', 'replica']);
+
+  const pw = await password();
+  const primary = new Redis({ host: await serviceIP(NAME), port: 6379, password: pw, maxRetriesPerRequest: 1 });
+  try {
+    await primary.set('hello', 'world');
+    assert.ok(((await primary.call('WAIT', '2', '5000')) as number) >= 2, 'both replicas confirm the write');
+    const replica = new Redis({ host: await podIP(`${NAME}-2`), port: 6379, password: pw, maxRetriesPerRequest: 1 });
+    try {
+      assert.equal(await replica.get('hello'), 'world');
+      await assert.rejects(replica.set('x', 'y'), /READONLY/);
+    } finally {
+      replica.disconnect();
+    }
+    // Without the password nothing is served.
+    const anonymous = new Redis({ host: await serviceIP(NAME), port: 6379, maxRetriesPerRequest: 1, lazyConnect: true });
+    anonymous.on('error', () => undefined);
+    await assert.rejects(anonymous.connect().then(() => anonymous.get('hello')), /NOAUTH|Authentication required/);
+    anonymous.disconnect();
+  } finally {
+    primary.disconnect();
+  }
+});
+
+test('the primary pod deleted: Sentinels fail over, the Service follows, the old pod rejoins as a replica, 0 acknowledged writes lost', async () => {
+  const before = await status();
+  const old = before?.primary;
+  assert.ok(old);
+  const checker = new RedisDataChecker({ host: await serviceIP(NAME), port: 6379, password: await password(), writers: 4 });
+  checker.start();
+  await eventually('acknowledged writes before the fault', () => checker.acknowledged >= 50, { timeoutMs: 30_000, intervalMs: 100 });
+  const deleted = Date.now();
+  await env.client.delete(Pods, { namespace: ns, name: old });
+  const after = await eventually('a new primary serving through the Service', async () => {
+    const st = await status();
+    return available(st) && st?.primary !== undefined && st.primary !== old ? st : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 250 });
+  console.log(`primary pod deleted → ${after.primary} serving: ${((Date.now() - deleted) / 1000).toFixed(1)} s`);
+  const ackedAtFailover = checker.acknowledged;
+  await eventually('writes acknowledged through the new primary', () => checker.acknowledged >= ackedAtFailover + 50, { timeoutMs: 30_000, intervalMs: 100 });
+  await eventually(`${old} back as a replica, every instance ready`, async () => {
+    const st = await status();
+    return st?.readyReplicas === 3 && st.instances?.find((i) => i.name === old)?.role === 'replica' && st.instances.find((i) => i.name === old)?.linkStatus === 'up' ? st : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 500 });
+  await checker.stop();
+  const report = await checker.verify();
+  console.log(`checker: ${report.acknowledged} acknowledged, ${report.unacknowledged} unacknowledged, ${report.lost.length} lost`);
+  assert.deepEqual(report.lost, []);
+  assert.ok(report.acknowledged > 100);
+  const pods = (await env.client.list(Pods, { namespace: ns, labelSelector: 'redis.quorum.dev/role=primary' })).items.map((p) => p.metadata.name);
+  assert.deepEqual(pods, [after.primary], 'exactly one pod carries the primary label');
+});
+
+test('bad input is refused with the field named, and nothing is created', async () => {
+  const attempt = (name: string, spec: unknown): Promise<unknown> => env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name, namespace: ns }, spec });
+  await assert.rejects(attempt('bad-config', { config: [{ name: 'replicaof', value: 'evil 6379' }] }), /spec\.config\[0\]\.name/);
+  await assert.rejects(attempt('bad-replicas', { replicas: -1 }), /spec\.replicas/);
+  await assert.rejects(attempt('bad-version', { engine: 'valkey', version: '8.0.1' }), /spec\.version must be a supported version/);
+  await assert.rejects(attempt('bad-engine', { engine: 'memcached' }), /spec\.engine/);
+  const names = (await env.client.list(Redises, { namespace: ns })).items.map((r) => r.metadata.name);
+  assert.deepEqual(names, [NAME]);
+});
+
+test('installed from its manifests (its image, a Role in the namespace only), the operator takes the Redis over and keeps it Available', async () => {
+  stopOperator.abort();
+  await running;
+  const image = await buildOperatorImage();
+  await env.kube.loadImage(image.archive);
+  const started = Date.now();
+  await install(env.client, { image: image.name, watchNamespace: ns });
+  console.log(`install → operator ready: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  // The installed operator writes the status now: a label taken off by hand comes back from it.
+  const primary = (await status())?.primary;
+  assert.ok(primary);
+  await env.client.mergePatch(Pods, { namespace: ns, name: primary }, { metadata: { labels: { 'redis.quorum.dev/role': null } } });
+  await eventually('the installed operator puts the primary label back', async () => {
+    const p = await env.client.get(Pods, { namespace: ns, name: primary });
+    return p.metadata.labels?.['redis.quorum.dev/role'] === 'primary' && available(await status());
+  }, { timeoutMs: 60_000, intervalMs: 500 });
+});
