@@ -1,4 +1,4 @@
-// The RBACDefinition API: the generated CRD and docs are current, the CRD is cluster-scoped with the
+// The RBACDefinition API: the generated CRD, docs and Helm chart are current, the CRD is cluster-scoped with the
 // FairwindsOps shape (rbacBindings at the top level), and the code mirror of the CEL rules says what they say.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -9,6 +9,7 @@ import { RULES, type RBACDefinition } from '../../src/api/rbacdefinition.ts';
 import { CRD_FILE, GENERATE_COMMAND, rbacDefinitionCRD, rbacDefinitionCRDYAML } from '../../src/api/crd.ts';
 import { DOCS_FILE, withGeneratedReference } from '../../src/api/docs.ts';
 import { validateDefinition } from '../../src/api/validate.ts';
+import { CHART_DIR, helmChart } from '../../src/deploy/helm.ts';
 
 const packageDir = join(import.meta.dirname, '..', '..');
 const repoRoot = join(packageDir, '..', '..');
@@ -19,6 +20,10 @@ test('the committed CRD YAML and the API section of docs/rbac.md are what the ge
   assert.deepEqual(parse(committed), rbacDefinitionCRD());
   const doc = await readFile(join(repoRoot, DOCS_FILE), 'utf8');
   assert.ok(doc === withGeneratedReference(doc), `${DOCS_FILE} is stale: run ${GENERATE_COMMAND}`);
+  for (const [file, content] of Object.entries(helmChart())) {
+    const committedChart = await readFile(join(repoRoot, CHART_DIR, file), 'utf8').catch(() => '(missing)');
+    assert.ok(committedChart === content, `${CHART_DIR}/${file} is stale: run ${GENERATE_COMMAND}`);
+  }
 });
 
 test('the CRD: cluster-scoped, a status subresource, the bindings at the top level as FairwindsOps has them', () => {
