@@ -2,7 +2,7 @@
 // and a count in rbac_manager_writes_total. What the API server refuses (403, 422) or a name someone else
 // holds becomes a skipped entry of the status; anything else (the network, a 5xx, a conflict) is thrown
 // after the other writes, and the reconcile is retried with backoff.
-import { AlreadyExistsError, ApiError, NotFoundError, type Client, type EventRecorder, type KubeObject, type OpenObject } from '@quorum/runtime';
+import { AlreadyExistsError, ApiError, needsApply, NotFoundError, type Client, type EventRecorder, type KubeObject, type OpenObject } from '@quorum/runtime';
 import type { RBACDefinition, Skipped } from '../api/rbacdefinition.ts';
 import { classifyExisting, type Action } from '../plan/actions.ts';
 import type { DesiredObject, ObjectKind } from '../plan/desired.ts';
@@ -60,7 +60,8 @@ function roleOf(obj: OpenObject): string {
 
 async function take(definition: RBACDefinition, action: Action, deps: ActDeps, signal: AbortSignal, tell: (kind: ObjectKind, action: string, said: Said) => void): Promise<void> {
   if (action.type === 'delete') {
-    await deleteMade(deps, action.kind, action.namespace, action.name, signal);
+    // Gone already (the cache lagged behind an earlier delete): nothing was revoked now, nothing to tell.
+    if (!(await deleteMade(deps, action.kind, action.namespace, action.name, signal))) return;
     const why = action.reason === 'Expired' ? `binding ${action.binding ?? ''} expired` : 'no longer asked for';
     tell(action.kind, 'Delete', { reason: action.reason, note: `deleted ${describe(action.kind, action.namespace, action.name)}: ${why}` });
     return;
@@ -91,6 +92,8 @@ async function nameHeld(definition: RBACDefinition, d: DesiredObject, what: stri
     if (d.kind === 'ServiceAccount' && d.object['imagePullSecrets'] === undefined && d.object['automountServiceAccountToken'] === undefined) return;
     throw new NameTakenError(d, `a ${d.kind} the manager did not make has this name; it is left alone`);
   }
+  // Ours and as asked: the cache had not caught up with an earlier create. Nothing to write or tell.
+  if (holder === 'ours' && !needsApply(d.object, existing)) return;
   if (holder === 'adopt') {
     // One merge patch, guarded by the resourceVersion: the owner references become ours alone (a merge patch
     // replaces the list), so deleting the FairwindsOps definition later leaves the object to us.
@@ -113,11 +116,14 @@ function apply(deps: ActDeps, d: DesiredObject, signal: AbortSignal): Promise<Ku
   return deps.client.apply(MADE_KINDS[d.kind], d.object, { fieldManager: FIELD_MANAGER, force: true, signal });
 }
 
-async function deleteMade(deps: ActDeps, kind: ObjectKind, namespace: string | undefined, name: string, signal: AbortSignal): Promise<void> {
+/** False when there was nothing to delete. */
+async function deleteMade(deps: ActDeps, kind: ObjectKind, namespace: string | undefined, name: string, signal: AbortSignal): Promise<boolean> {
   try {
     await deps.client.delete(MADE_KINDS[kind], { namespace: namespace ?? '', name }, { signal });
+    return true;
   } catch (err) {
     if (!(err instanceof NotFoundError)) throw err;
+    return false;
   }
 }
 

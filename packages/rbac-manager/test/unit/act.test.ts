@@ -110,6 +110,16 @@ test('refused writes (403, 422) are reported, other failures kept for a retry; a
   const expired: Action = { type: 'delete', kind: 'RoleBinding', namespace: 'a', name: 'team-oncall-edit', reason: 'Expired', binding: 'oncall' };
   const done = await act(definition, [expired], gone.deps, signal);
   assert.deepEqual([done.skipped.size, done.transient.length], [0, 0]);
-  assert.deepEqual(gone.events.map((e) => [e.reason, e.note]), [['Expired', 'deleted RoleBinding a/team-oncall-edit: binding oncall expired']]);
-  assert.deepEqual(gone.counted, ['RoleBinding/Delete/Expired']);
+  assert.deepEqual([gone.events, gone.counted], [[], []], 'nothing revoked now: no event, no count');
+  const there = fakeDeps({});
+  await act(definition, [expired], there.deps, signal);
+  assert.deepEqual(there.events.map((e) => [e.reason, e.note]), [['Expired', 'deleted RoleBinding a/team-oncall-edit: binding oncall expired']]);
+  assert.deepEqual(there.counted, ['RoleBinding/Delete/Expired']);
+});
+
+test('a name held by our own object as asked (the cache lagged behind a create): nothing written, nothing told', async () => {
+  const { deps, calls, events } = fakeDeps({ create: () => new AlreadyExistsError('POST', '/x', 409, { reason: 'AlreadyExists' }), existing: structuredClone(rb.object) });
+  await act(definition, [{ type: 'create', desired: rb }], deps, signal);
+  assert.deepEqual(calls.map((c) => c.verb), ['create', 'get']);
+  assert.deepEqual(events, []);
 });
