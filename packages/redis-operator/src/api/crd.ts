@@ -1,6 +1,6 @@
 // The Redis CustomResourceDefinition, built from the TypeBox schema in redis.ts by the runtime's CRD tooling;
 // what is the operator's own is here: names, scope, subresources and printer columns.
-import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
+import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn, type SchemaNode } from '@quorum/runtime/crd';
 import { GROUP, KIND, LIST_KIND, PLURAL, RedisSchema, SHORT_NAMES, SINGULAR, VERSION } from './redis.ts';
 
 /** The file the generator writes, relative to packages/redis-operator. */
@@ -17,15 +17,32 @@ export const PRINTER_COLUMNS: PrinterColumn[] = [
   { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the Redis was created.' },
 ];
 
+/**
+ * A property with a default is always present once the API server has defaulted the object, so listing it as
+ * required adds nothing, and would make a parent's own `default: {}` (spec, spec.sentinel…) fail validation
+ * before its children's defaults fill it. The code validates the defaulted spec against the full schema.
+ */
+function withoutDefaultedRequired(node: SchemaNode): void {
+  const props = node.properties ?? {};
+  if (node.required) {
+    const required = node.required.filter((key) => props[key]?.default === undefined);
+    if (required.length > 0) node.required = required;
+    else delete node.required;
+  }
+  for (const child of [...Object.values(props), ...(node.items ? [node.items] : [])]) withoutDefaultedRequired(child);
+}
+
 /** The CRD object, ready to apply (server-side apply or `kubectl apply -f`). */
 export function redisCRD(): CustomResourceDefinition {
-  return customResourceDefinition({
+  const crd = customResourceDefinition({
     group: GROUP,
     names: { kind: KIND, listKind: LIST_KIND, plural: PLURAL, singular: SINGULAR, shortNames: SHORT_NAMES, categories: ['quorum'] },
     scope: 'Namespaced',
     labels: { 'app.kubernetes.io/name': 'quorum-redis', 'app.kubernetes.io/part-of': 'quorum' },
     versions: [{ name: VERSION, schema: RedisSchema, subresources: { status: {} }, printerColumns: PRINTER_COLUMNS }],
   });
+  for (const version of crd.spec.versions) withoutDefaultedRequired(version.schema.openAPIV3Schema);
+  return crd;
 }
 
 /** The CRD as the YAML file in deploy/crds: a generated-file header, then the object. */
