@@ -83,11 +83,11 @@ export const LabelSelectorSchema = Type.Object(
           {
             key: Type.String({ description: 'The label key.', minLength: 1, maxLength: 317 }),
             operator: stringEnum(SELECTOR_OPERATORS, { description: 'How the label relates to values.' }),
-            values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { description: 'The values for In and NotIn; none for Exists and DoesNotExist.', maxItems: 64, 'x-kubernetes-list-type': 'atomic' })),
+            values: Type.Optional(Type.Array(Type.String({ maxLength: 63 }), { description: 'The values for In and NotIn; none for Exists and DoesNotExist.', maxItems: 32, 'x-kubernetes-list-type': 'atomic' })),
           },
           { description: 'One label requirement (metav1.LabelSelectorRequirement).', 'x-kubernetes-validations': [RULES.expressionValues] },
         ),
-        { description: 'Label requirements a namespace must meet, all of them.', maxItems: 32, 'x-kubernetes-list-type': 'atomic' },
+        { description: 'Label requirements a namespace must meet, all of them.', maxItems: 16, 'x-kubernetes-list-type': 'atomic' },
       ),
     ),
   },
@@ -135,7 +135,7 @@ export const RBACBindingSchema = Type.Object(
     name: Type.String({ description: 'Unique in the definition; part of the name of every object it makes.', pattern: BINDING_NAME_PATTERN, minLength: 1, maxLength: 63 }),
     subjects: Type.Array(SubjectSchema, { description: 'Who is granted the roles.', minItems: 1, maxItems: 256, 'x-kubernetes-list-type': 'atomic' }),
     clusterRoleBindings: Type.Optional(Type.Array(ClusterRoleBindingSchema, { description: 'ClusterRoles granted cluster-wide.', maxItems: 64, 'x-kubernetes-list-type': 'atomic' })),
-    roleBindings: Type.Optional(Type.Array(RoleBindingSchema, { description: 'Roles granted in namespaces.', maxItems: 256, 'x-kubernetes-list-type': 'atomic' })),
+    roleBindings: Type.Optional(Type.Array(RoleBindingSchema, { description: 'Roles granted in namespaces.', maxItems: 64, 'x-kubernetes-list-type': 'atomic' })),
     notBefore: Type.Optional(Type.String({ description: 'The grant starts at this time (RFC 3339); until then nothing of this binding exists.', format: 'date-time' })),
     expiresAt: Type.Optional(Type.String({ description: 'The grant ends at this time (RFC 3339): its bindings are deleted within seconds, also when the manager was down at that moment (it catches up at start).', format: 'date-time' })),
     expiresAfter: Type.Optional(
@@ -195,7 +195,7 @@ export const RBACDefinitionSchema = Type.Object(
     kind: Type.Optional(Type.String({ description: `Kind of this object: ${KIND}.` })),
     metadata: Type.Optional(Type.Unsafe<ObjectMeta>({ type: 'object' })),
     rbacBindings: Type.Optional(
-      Type.Array(RBACBindingSchema, { description: 'The grants.', maxItems: 256, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
+      Type.Array(RBACBindingSchema, { description: 'The grants.', maxItems: 64, 'x-kubernetes-list-type': 'map', 'x-kubernetes-list-map-keys': ['name'] }),
     ),
     status: Type.Optional(RBACDefinitionStatusSchema),
   },
