@@ -4,58 +4,14 @@
 // TypeScript consumer under `module: nodenext` and under `module: preserve` + `moduleResolution: bundler`.
 // Prints the figures of issue 20: each tarball's size and file count, the installed tree, the cold import time.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { promisify } from 'node:util';
+import { pack, removeBuild, repoRoot, run, type Packed } from '../packing.ts';
 
-const execFileAsync = promisify(execFile);
-const repoRoot = resolve(import.meta.dirname, '..', '..', '..', '..');
 const PACKAGES = ['runtime', 'storage'] as const;
-
-interface Packed {
-  name: string;
-  filename: string;
-  size: number;
-  unpackedSize: number;
-  entryCount: number;
-  files: { path: string }[];
-}
-
-/**
- * A user's shell: none of `npm test`'s own npm_* variables (they would steer the inner npm), no
- * NODE_OPTIONS (it carries the repository's --conditions=@quorum/source) and no test-runner context.
- */
-function userEnv(): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(process.env)) {
-    if (/^npm_/i.test(key) || key === 'NODE_OPTIONS' || key === 'NODE_TEST_CONTEXT' || key === 'INIT_CWD') continue;
-    env[key] = value;
-  }
-  return env;
-}
-
-async function run(command: string, args: string[], cwd: string): Promise<string> {
-  try {
-    const { stdout } = await execFileAsync(command, args, { cwd, env: userEnv(), maxBuffer: 64 * 1024 * 1024 });
-    return stdout;
-  } catch (err) {
-    const { stdout, stderr } = err as { stdout?: string; stderr?: string };
-    throw new Error(`${command} ${args.join(' ')} (in ${cwd}) failed:\n${stdout ?? ''}\n${stderr ?? ''}`, { cause: err });
-  }
-}
-
-/** `npm pack` of one workspace package into `dest`; npm's JSON report of it. */
-async function pack(pkg: string, dest: string): Promise<Packed> {
-  const out = await run('npm', ['pack', '--json', '--pack-destination', dest], join(repoRoot, 'packages', pkg));
-  // The prepack build's own lines may precede the JSON.
-  const [report] = JSON.parse(out.slice(out.indexOf('['))) as Packed[];
-  assert.ok(report, `npm pack of ${pkg} reported nothing`);
-  return report;
-}
 
 const node = (args: string[], cwd: string): Promise<string> => run(process.execPath, args, cwd);
 const tsc = (args: string[], cwd: string): Promise<string> => node([join(repoRoot, 'node_modules', 'typescript', 'bin', 'tsc'), ...args], cwd);
@@ -82,8 +38,7 @@ before(async () => {
 
 after(async () => {
   if (work) await rm(work, { recursive: true, force: true });
-  // dist/ is what `npm pack` built for this test; the repository runs on src/.
-  for (const pkg of PACKAGES) await rm(join(repoRoot, 'packages', pkg, 'dist'), { recursive: true, force: true });
+  for (const pkg of PACKAGES) await removeBuild(pkg);
 });
 
 test('each tarball holds the built JavaScript, declarations and maps of every export, and no tests', () => {
