@@ -10,6 +10,8 @@ COPY packages/storage/package.json packages/storage/
 COPY packages/kit/package.json packages/kit/
 COPY packages/etcd-operator/package.json packages/etcd-operator/
 COPY packages/recorder/package.json packages/recorder/
+COPY packages/redis-operator/package.json packages/redis-operator/
+COPY packages/rbac-manager/package.json packages/rbac-manager/
 COPY packages/cli/package.json packages/cli/
 RUN npm ci --omit=dev --ignore-scripts --workspace @quorum/etcd-operator --include-workspace-root=false
 
@@ -21,6 +23,8 @@ COPY packages/runtime/package.json packages/runtime/
 COPY packages/runtime/src packages/runtime/src
 COPY packages/storage/package.json packages/storage/
 COPY packages/storage/src packages/storage/src
+COPY packages/images/package.json packages/images/
+COPY packages/images/src packages/images/src
 COPY packages/kit/package.json packages/kit/
 COPY packages/kit/src packages/kit/src
 COPY packages/etcd-operator/package.json packages/etcd-operator/
