@@ -118,8 +118,11 @@ export interface CelRule {
 
 const celList = (values: readonly string[]): string => `[${values.map((v) => `'${v}'`).join(', ')}]`;
 
+// The API server also evaluates the rules on the schema's defaults themselves (`spec: {}` before its fields'
+// defaults fill it): each rule passes when the fields it compares are absent.
 function versionRule(): string {
-  return ENGINES.map((e) => `(self.engine == '${e}' && self.version in ${celList(SUPPORTED_VERSIONS[e])})`).join(' || ');
+  const byEngine = ENGINES.map((e) => `(self.engine == '${e}' && self.version in ${celList(SUPPORTED_VERSIONS[e])})`).join(' || ');
+  return `!has(self.engine) || !has(self.version) || ${byEngine}`;
 }
 
 function supportedText(): string {
@@ -132,11 +135,11 @@ export const RULES = {
     message: `spec.version must be a supported version of spec.engine (${supportedText()})`,
   },
   minReplicasToWrite: {
-    rule: '!has(self.minReplicasToWrite) || self.minReplicasToWrite <= self.replicas',
+    rule: '!has(self.minReplicasToWrite) || !has(self.replicas) || self.minReplicasToWrite <= self.replicas',
     message: 'spec.minReplicasToWrite must be at most spec.replicas: a primary would refuse every write',
   },
   storageImmutable: {
-    rule: '(has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName) && self.size == oldSelf.size',
+    rule: '(has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName) && (!has(self.size) || !has(oldSelf.size) || self.size == oldSelf.size)',
     message: 'spec.storage.size and spec.storage.storageClassName cannot change after creation; spec.storage.reclaimPolicy can',
   },
 } as const satisfies Record<string, CelRule>;

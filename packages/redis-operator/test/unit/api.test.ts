@@ -97,3 +97,9 @@ test('the committed CRD and the API reference in docs/redis.md are up to date (n
   const doc = await readFile(join(packageDir, '../..', DOCS_FILE), 'utf8');
   assert.equal(doc, withReference(doc));
 });
+
+test('every CEL rule passes on the schema defaults as written (`{}`), which the API server evaluates them on', () => {
+  assert.ok(cel(RULES.supportedVersion.rule, {}));
+  assert.ok(cel(RULES.minReplicasToWrite.rule, {}));
+  assert.ok(cel(RULES.storageImmutable.rule, {}, {}));
+});
