@@ -1,7 +1,7 @@
 // act: the one step the planner chose, taken with the fewest writes. Creates are idempotent (AlreadyExists is
 // success: a crash after the write), and every write is followed by afterWrite, the failpoint hook of tests.
 import { randomBytes } from 'node:crypto';
-import { AlreadyExistsError, ConfigMaps, PersistentVolumeClaims, Pods, Secrets, Services, type KubeObject, type ResourceType } from '@quorum/runtime';
+import { AlreadyExistsError, ConfigMaps, NotFoundError, PersistentVolumeClaims, Pods, Secrets, Services, type KubeObject, type ResourceType } from '@quorum/runtime';
 import { LABELS, REDIS_PORT, names, objectLabels, ownerRef, podHost } from '../names.ts';
 import type { Action } from '../plan/types.ts';
 import { configHash, configMap, instanceClaim, instancePod, sentinelPod, services } from '../render/objects.ts';
@@ -50,7 +50,9 @@ export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, sign
       return `created the pod ${action.pod}`;
     }
     case 'delete-pod':
-      await deps.client.delete(Pods, { namespace, name: action.pod }, { signal });
+      await deps.client.delete(Pods, { namespace, name: action.pod }, { signal }).catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) throw err; // gone already: what the step wanted
+      });
       return `deleted the pod ${action.pod}: ${action.reason}`;
     case 'label-role':
       await deps.client.mergePatch(Pods, { namespace, name: action.pod }, { metadata: { labels: { [LABELS.role]: action.role } } }, { fieldManager: FIELD_MANAGER, signal });
