@@ -28,7 +28,7 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 function client(o: RedisCheckerOptions): Redis {
   // Fails fast instead of queueing while it reconnects: a write either reaches a primary now or counts as unacknowledged.
-  const redis = new Redis({ host: o.host, port: o.port, password: o.password, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: (o.waitMs ?? 1000) + 2000, retryStrategy: () => 200 });
+  const redis = new Redis({ host: o.host, port: o.port, password: o.password, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: (o.waitMs ?? 1000) + 2000, retryStrategy: () => 200 });
   redis.on('error', () => undefined);
   return redis;
 }
@@ -62,6 +62,7 @@ export class RedisDataChecker {
   }
 
   async #write(redis: Redis): Promise<void> {
+    await redis.connect().catch(() => undefined); // a failed first connection is retried by the client
     while (!this.#stop) {
       const key = `${this.#prefix}${(this.#sequence++).toString().padStart(8, '0')}`;
       const value = randomBytes(8).toString('hex');
@@ -91,6 +92,8 @@ export class RedisDataChecker {
     for (;;) {
       const redis = client(this.#options);
       try {
+        // Without an offline queue a command sent before the connection is ready fails: connect first.
+        await redis.connect();
         const lost: string[] = [];
         for (let i = 0; i < keys.length; i += 500) {
           const page = keys.slice(i, i + 500);
