@@ -27,6 +27,10 @@ import { buildRbacManagerImage } from '../packages/rbac-manager/src/deploy/image
 import { installRbacManager } from '../packages/rbac-manager/src/deploy/install.ts';
 import { sampleDefinition } from '../packages/rbac-manager/src/deploy/manifests.ts';
 import { RBACDefinitions } from '../packages/rbac-manager/src/resources.ts';
+import { buildOperatorImage as buildRedisOperatorImage } from '../packages/redis-operator/src/deploy/image.ts';
+import { install as installRedisOperator } from '../packages/redis-operator/src/deploy/install.ts';
+import { buildRedisImage } from '../packages/redis-operator/src/image/redis.ts';
+import { Redises } from '../packages/redis-operator/src/resources.ts';
 
 const root = join(import.meta.dirname, '..');
 const stateDir = join(root, '.localkube');
@@ -99,6 +103,14 @@ await step('installing the RBAC manager from its manifests, with RBACDefinition 
   await client.apply(RBACDefinitions, sampleDefinition(), write);
 });
 
+// The Redis operator (docs/redis.md), with an example Redis: a primary, two replicas and three Sentinels.
+const redisImages = await step('Redis operator image and Redis 7.0.15 (Debian 12 packages), assembled locally', async () => [await buildRedisOperatorImage(), await buildRedisImage()]);
+for (const i of redisImages) await step(`loading ${i.name} into every node`, () => kube.loadImage(i.archive));
+await step('installing the Redis operator from its manifests, with Redis cache', async () => {
+  await installRedisOperator(client, { image: redisImages[0]!.name, log: (m) => progress(`  ${m}`) });
+  await client.apply(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name: 'cache', namespace: ns }, spec: { replicas: 2, sentinel: { replicas: 3 } } }, write);
+});
+
 const kubectl = join(stateDir, 'bin', 'kubectl');
 const out = async (args: string[]): Promise<string> => kube.kubectl(args);
 const svc = (await client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
@@ -146,6 +158,10 @@ with a token (localkube's kubeconfig has a client certificate, which the API ser
   npx quorum history diff cm/demo -n ${ns}
   npx quorum history restore cm/demo -n ${ns}                                          # back to red
   ${kubectl} patch etcd ${name} -n ${ns} --type merge -p '{"spec":{"replicas":5}}'; npx quorum history diff etcd/${name} -n ${ns}
+Redis cache (docs/redis.md): a primary, two replicas, three Sentinels; the Service cache always reaches the primary:
+  ${kubectl} get redis -n ${ns} -w
+  ${kubectl} exec -n ${ns} cache-0 -c redis -- sh -c 'REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -h cache ping'
+  ${kubectl} delete pod -n ${ns} $(${kubectl} get redis cache -n ${ns} -o jsonpath='{.status.primary}')   # Sentinel fails over
 Grant access as code (docs/rbac.md): RBACDefinition demo binds view (and 8 h of edit) in namespaces labelled team=demo:
   ${kubectl} create namespace demo-app; ${kubectl} label namespace demo-app team=demo
   ${kubectl} get rolebindings -n demo-app; ${kubectl} get rbacdefinition demo -o yaml
