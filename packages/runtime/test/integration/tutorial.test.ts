@@ -60,7 +60,7 @@ before(async () => {
 });
 
 after(async () => {
-  if (operator?.exitCode === null && operator.pid) process.kill(-operator.pid, 'SIGKILL');
+  if (operator?.pid && operator.exitCode === null && operator.signalCode === null) stopGroup(operator.pid, 'SIGKILL');
   // Cluster-scoped: with failurePolicy Fail a leftover configuration would refuse every Website write.
   for (const [type, name] of [[ValidatingWebhookConfigurations, WEBHOOK_CONFIGURATION], [CustomResourceDefinitions, CRD_NAME], [Namespaces, namespace]] as const) {
     await client?.delete(type, name).catch((err: unknown) => {
@@ -91,6 +91,15 @@ test('from an empty folder: the setup commands install the packed runtime, the f
   assert.match(output, /^[#ℹ] pass 2\n[#ℹ] fail 0$/m, output); // the spec or the TAP reporter's summary
   console.log(`tutorial: setup (npm init, npm install) ${installSeconds.toFixed(1)} s; typecheck and its own test ${((performance.now() - checkStartedAt) / 1000).toFixed(1)} s`);
 });
+
+/** Signals npm start's whole process group (bash, npm, node), as Ctrl-C would; a group already gone is fine. */
+function stopGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
 
 /** Starts `npm start` in its own process group; resolves once it says it is running. */
 async function startOperator(): Promise<ChildProcess> {
@@ -131,7 +140,7 @@ test('npm start: a Website gets its Deployment, Service and Ready condition; the
   await assert.rejects(client.create(Websites, unpinned), refused);
 
   // Ctrl-C: the operator stops and removes its webhook configuration, as the tutorial says.
-  process.kill(-operator.pid!, 'SIGINT');
+  stopGroup(operator.pid!, 'SIGINT');
   await eventually('npm start to exit', () => operator?.exitCode !== null || operator.signalCode !== null, { timeoutMs: 30_000, intervalMs: 100 });
   await eventually('the webhook configuration to be removed', async () => (await client.find(ValidatingWebhookConfigurations, WEBHOOK_CONFIGURATION)) === undefined, { timeoutMs: 15_000, intervalMs: 200 });
 
