@@ -343,12 +343,15 @@ test('rotate-ca while writing: each operator-managed CA goes through TrustNew, R
   const second = await startChecker(ns, NAME);
   await first.stop();
 
-  const done = await eventually('both CAs rotated: one CA in each bundle, the rotation token recorded, no rotation in status', async () => {
+  const done = await eventually('both CAs rotated: one CA in each bundle, the rotation token recorded, no rotation and no step in status', async () => {
     const peer = await secretData(env.client, ns, `${NAME}-peer-ca`);
     const client = await secretData(env.client, ns, `${NAME}-client-ca`);
     const s = await getCluster(env.client, ns, NAME);
     const finished = [peer, client].every((d) => d['rotation-token'] === 'e2e-ca-1' && !d['previous.crt'] && !d['next.crt'] && (d['ca.crt'] ?? '').match(/BEGIN CERTIFICATE/g)?.length === 1) &&
-      s.available && !s.cluster.status?.rollout && !s.cluster.status?.tls?.peer?.caRotation && !s.cluster.status?.tls?.client?.caRotation;
+      s.available && !s.cluster.status?.rollout && !s.cluster.status?.tls?.peer?.caRotation && !s.cluster.status?.tls?.client?.caRotation &&
+      // Steady too: right after DropOld the members' Secrets are reissued and a member restarts (status.step
+      // names it) while neither rollout nor caRotation is set; dialing the members then found one not serving.
+      !s.cluster.status?.step;
     return finished ? s : undefined;
   }, { timeoutMs: 900_000, intervalMs: 2000 });
   const newPeerCA = await caCert(`${NAME}-peer-ca`);
