@@ -8,7 +8,7 @@ import type { LocalKube } from '@quorum/localkube';
 import { EtcdClient } from '../src/etcd/client.ts';
 import { EtcdError, EtcdUnavailableError, GrpcCode } from '../src/etcd/errors.ts';
 import { LABELS, ROTATE_CERTIFICATES_ANNOTATION, clusterSelector, labelSelector } from '../src/names.ts';
-import { OPERATOR_SELECTOR } from '../src/deploy/manifests.ts';
+import { OPERATOR_SELECTOR } from '../src/names.ts';
 import { EtcdBackups, EtcdClusters } from '../src/resources.ts';
 import { clientTLSSecretName, memberTLSSecretName } from '../src/tls/secrets.ts';
 import type { EtcdCluster } from '../src/api/etcdcluster.ts';

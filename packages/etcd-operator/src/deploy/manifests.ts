@@ -72,7 +72,6 @@ type Obj = KubeObject & Record<string, unknown>;
 
 const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'operator', 'app.kubernetes.io/version': OPERATOR_VERSION };
 // Declared with the names (monitoring/ selects the operator's pods too); chaos/faults.ts reads it here.
-export { OPERATOR_SELECTOR };
 
 // The kit's restricted pod security without fsGroup: the operator shares no volume with another user, and its
 // pod has never had one (an operator upgrade changes nothing here).
@@ -91,7 +90,7 @@ export const RESTRICTED_NAMESPACE_LABELS: Readonly<Record<string, string>> = {
   'pod-security.kubernetes.io/audit-version': 'latest',
 };
 
-/** RBAC rules: one line per call the operator makes (see cluster/reconcile.ts, runtime/manager, operator/webhook-certs.ts). */
+/** RBAC rules: one line per call the operator makes (see cluster/, runtime/manager, kit/webhook-serving). */
 export function clusterRules(): Record<string, unknown>[] {
   return [
     // create: an EtcdRestore creates the cluster it restores into.

@@ -13,7 +13,7 @@ import { versionChangeAllowed } from '../../src/api/defaults.ts';
 import { DEFAULT_VERSION, RULES, SUPPORTED_MINOR_VERSIONS } from '../../src/api/etcdcluster.ts';
 import { waitForWebhooks } from '../../src/deploy/install.ts';
 import { NAME as OPERATOR, WEBHOOK_SERVICE } from '../../src/deploy/manifests.ts';
-import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../../src/operator/webhook-certs.ts';
+import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../../src/deploy/manifests.ts';
 import { EtcdBackupSchedules, EtcdClusters } from '../../src/resources.ts';
 import { applyCluster, eventually, setUpOperator, waitAvailable } from './support.ts';
 
