@@ -54,10 +54,10 @@ test('an unknown command exits 2 and names the commands there are', async () => 
   const r = await run(quorumCli, ['histroy', 'list']);
   assert.equal(r.code, 2);
   assert.equal(r.out, '');
-  assert.match(r.err, /^quorum: unknown command "histroy": one of manifests, install, uninstall, image, history\nusage: quorum <command>/);
+  assert.match(r.err, /^quorum: unknown command "histroy": one of manifests, install, uninstall, image, history, rbac, redis\nusage: quorum <command>/);
   const k = await run(kubectlQuorumCli, ['-n', 'prod', 'describe', 'db']);
   assert.equal(k.code, 2);
-  assert.match(k.err, /^kubectl quorum: unknown command "describe": one of status, members, backup, restore\n/);
+  assert.match(k.err, /^kubectl quorum: unknown command "describe": one of status, members, backup, restore, access\n/);
 });
 
 test("a command's own mistakes are its own: usage and exit 2 from the operator's command", async () => {

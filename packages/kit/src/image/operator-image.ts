@@ -30,7 +30,7 @@ export interface OperatorImageOptions {
  */
 export const SOURCE_CONDITION = '--conditions=@quorum/source';
 
-const DEFAULT_ENV: Readonly<Record<string, string>> = { PATH: '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', NODE_OPTIONS: SOURCE_CONDITION };
+const DEFAULT_ENV: Readonly<Record<string, string>> = { PATH: '/usr/local/bin:/usr/bin:/bin', NODE_ENV: 'production', NODE_OPTIONS: SOURCE_CONDITION }; // in the container
 
 // The workspace root, from this file's place in it (packages/kit/src/image/).
 const repoRoot = resolve(import.meta.dirname, '../../../..');

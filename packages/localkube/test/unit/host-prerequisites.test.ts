@@ -127,8 +127,9 @@ const HOST_PATH = /(['"`])(\/(?:usr|lib|lib64|lib32|bin|sbin|etc|opt)\/[^'"`\s$]
 // Commands started by name: run/output/commandExists/spawn/execFile('x', …) and a process spec's command: 'x'.
 const HOST_COMMAND = /\b(?:run|output|commandExists|spawn|spawnSync|execFile|execFileSync)\(\s*(['"`])([\w.+-]+)\1|\bcommand:\s*(['"`])([\w.+-]+)\3/g;
 // The one exclusion: a path on the container side of an image or a pod spec (what runs inside, not what we
-// read from the host) sits on a line that sets one of these fields.
-const CONTAINER_SIDE = /\b(?:mountPath|args|Cmd|Entrypoint|Env|WorkingDir)\s*:|\bcommand:\s*\[/;
+// read from the host) sits on a line that sets one of these fields, or says so in a trailing comment
+// (`// in the container`) where the path is held in a constant first.
+const CONTAINER_SIDE = /\b(?:mountPath|args|Cmd|Entrypoint|Env|WorkingDir)\s*:|\bcommand:\s*\[|\/\/ in the container\b/;
 // node, npm and npx are the pinned Node 24 that scripts/node24 installs; they run everything else.
 const NODE_ITSELF = new Set(['node', 'npm', 'npx']);
 const DECLARATION = /\b(hostFile|hostCommand)\(\s*(['"`])([^'"`$]+)\2/g;

@@ -7,7 +7,7 @@ import { REDIS_PORT, SENTINEL_PORT } from '../names.ts';
 
 /** Where the pods keep their files: the claim, and the config written at start from the ConfigMap. */
 export const DATA_DIR = '/data';
-export const CONFIG_DIR = '/etc/redis';
+export const CONFIG_DIR = '/etc/redis'; // in the container
 export const TEMPLATE_DIR = '/config';
 export const SENTINEL_DIR = '/sentinel';
 
