@@ -113,24 +113,34 @@ test('without the webhook in the process the records say NoWebhook; changes foun
   const api = new FakeApi();
   const dir = await tempDir(t);
   api.create(ConfigMaps, configMap({ color: 'red' }, 'kubectl-create'));
+  // Every session is closed even when an assertion fails, or its watches keep the file from ever ending.
+  const sessions: RecorderSession[] = [];
+  t.after(async () => {
+    for (const s of sessions) await s.close().catch(() => undefined);
+  });
   const first = await start(api, dir, WITH_USERS);
+  sessions.push(first);
   api.update(ConfigMaps, configMap({ color: 'blue' }, 'kubectl-edit'));
   const [noWebhook] = await recordsUntil(dir, 1);
-  assert.equal(noWebhook!.changedBy?.userUnknown, 'NoWebhook');
+  assert.equal(noWebhook!.changedBy?.userUnknown, 'NoWebhook', JSON.stringify(noWebhook));
   assert.equal(noWebhook!.changedBy?.user, undefined);
   await first.idle();
   await first.close();
+  sessions.splice(0);
 
   api.update(ConfigMaps, configMap({ color: 'green' }, 'kubectl-edit'));
   const users = new AdmittedUsers();
   const second = await start(api, dir, WITH_USERS, users);
-  const [, late] = await recordsUntil(dir, 2);
-  assert.equal(late!.reason, 'ChangedWhileNotWatching');
+  sessions.push(second);
+  const records = await recordsUntil(dir, 2);
+  const late = records[1];
+  assert.equal(late!.reason, 'ChangedWhileNotWatching', JSON.stringify(records));
   assert.deepEqual(late!.changedBy, { manager: 'kubectl-edit', operation: 'Update', userUnknown: 'SeenLate' }, 'which requests made it is not known, so no one is named');
   await second.close();
+  sessions.splice(0);
 
   const third = await start(api, dir, { ...WITH_USERS, users: false }, users);
-  t.after(() => third.close());
+  sessions.push(third);
   admit(users, api, 'UPDATE', 'alice');
   api.update(ConfigMaps, configMap({ color: 'yellow' }, 'kubectl-edit'));
   const [, , plain] = await recordsUntil(dir, 3);
