@@ -20,10 +20,19 @@ const CM: ResolvedKind = { group: '', kind: 'ConfigMap', version: 'v1', resource
 const WITH_USERS: SessionSettings = { cleaning: { status: false, secrets: 'redact' }, retention: { maxVersionsPerObject: 10 }, exclude: [], users: true };
 const FOLDER = 'default/core.ConfigMap/app';
 
-async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
+/**
+ * A folder for the records and the sessions writing into it. After the test the sessions close first, then the
+ * folder goes (a session still writing made the removal fail with ENOTEMPTY, and its watches then kept the file
+ * from ever ending), even when an assertion failed.
+ */
+async function workspace(t: { after: (fn: () => Promise<void>) => void }): Promise<{ dir: string; sessions: RecorderSession[] }> {
   const dir = await mkdtemp(join(tmpdir(), 'recorder-users-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
-  return dir;
+  const sessions: RecorderSession[] = [];
+  t.after(async () => {
+    for (const session of sessions.splice(0)) await session.close().catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+  });
+  return { dir, sessions };
 }
 
 async function start(api: FakeApi, dir: string, settings: SessionSettings, users?: AdmittedUsers): Promise<RecorderSession> {
@@ -70,11 +79,11 @@ function admit(users: AdmittedUsers, api: FakeApi, operation: Operation, usernam
 
 test('an edit and a deletion name the user the webhook admitted from the recorded version, beside the field manager', async (t) => {
   const api = new FakeApi();
-  const dir = await tempDir(t);
+  const { dir, sessions } = await workspace(t);
   const users = new AdmittedUsers();
   api.create(ConfigMaps, configMap({ color: 'red' }, 'kubectl-create'));
   const session = await start(api, dir, WITH_USERS, users);
-  t.after(() => session.close());
+  sessions.push(session);
 
   admit(users, api, 'UPDATE', 'alice');
   api.update(ConfigMaps, configMap({ color: 'blue' }, 'kubectl-edit'));
@@ -92,11 +101,11 @@ test('an edit and a deletion name the user the webhook admitted from the recorde
 
 test('a deletion held by a finalizer names who sent the DELETE, not the controller that removed the finalizer', async (t) => {
   const api = new FakeApi();
-  const dir = await tempDir(t);
+  const { dir, sessions } = await workspace(t);
   const users = new AdmittedUsers();
   api.create(ConfigMaps, configMap({ color: 'red' }, 'kubectl-create', { finalizers: ['example.com/hold'] }));
   const session = await start(api, dir, WITH_USERS, users);
-  t.after(() => session.close());
+  sessions.push(session);
 
   admit(users, api, 'DELETE', 'carol');
   api.update(ConfigMaps, configMap({ color: 'red' }, 'kubectl-create', { finalizers: ['example.com/hold'], deletionTimestamp: new Date().toISOString() }));
@@ -111,13 +120,8 @@ test('a deletion held by a finalizer names who sent the DELETE, not the controll
 
 test('without the webhook in the process the records say NoWebhook; changes found at start are SeenLate; without attribution.users nothing is said', async (t) => {
   const api = new FakeApi();
-  const dir = await tempDir(t);
+  const { dir, sessions } = await workspace(t);
   api.create(ConfigMaps, configMap({ color: 'red' }, 'kubectl-create'));
-  // Every session is closed even when an assertion fails, or its watches keep the file from ever ending.
-  const sessions: RecorderSession[] = [];
-  t.after(async () => {
-    for (const s of sessions) await s.close().catch(() => undefined);
-  });
   const first = await start(api, dir, WITH_USERS);
   sessions.push(first);
   api.update(ConfigMaps, configMap({ color: 'blue' }, 'kubectl-edit'));
