@@ -32,7 +32,9 @@ const SETTINGS: SessionSettings = { cleaning: { status: false, secrets: 'redact'
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'recorder-session-'));
-  t.after(() => rm(dir, { recursive: true, force: true }));
+  // After-hooks run in the order they were added, so this one runs before the sessions' own close: a session
+  // still writing can make the removal fail (ENOTEMPTY). It retries, and never throws, so the closes after it run.
+  t.after(() => rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 50 }).catch(() => undefined));
   return dir;
 }
 
