@@ -41,10 +41,33 @@ export interface WebhookServerOptions {
   certPollIntervalMs?: number;
   /** Counts failed certificate reloads (`runtime_retries_total{component="webhook/certificates"}`): pass a manager's `metrics.retries`. */
   metrics?: RetryMetrics;
+  /** Largest AdmissionReview accepted, in bytes; larger ones get 413 unread. Default 8 MiB. */
+  maxBodyBytes?: number;
+  /** Reviews read or answered at once; more get 429 at once. Default 32. */
+  maxInFlight?: number;
+  /**
+   * Body bytes held by the reviews in flight (a body without a length counts as `maxBodyBytes`); a review that would
+   * pass it gets 429 unless it is the only one. Default 16 MiB: with JSON parsing, a few times that in memory.
+   */
+  maxInFlightBytes?: number;
+  /** Told of every refused review (`Overloaded` → 429, `TooLarge` → 413), e.g. to count them in a metric. */
+  onRefused?: (reason: WebhookRefusal, path: string) => void;
 }
 
-/** Well above any object the API server accepts (about 3 MiB), so only garbage is refused. */
+/** Why a review was refused before its handler saw it. */
+export type WebhookRefusal = 'Overloaded' | 'TooLarge';
+
+/** Well above any object the API server accepts (about 3 MiB, twice in an UPDATE's review), so only garbage is refused. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
+/**
+ * The API server calls with a bounded number of connections, but anything that can reach the port can call too:
+ * without bounds, 64 concurrent 8 MiB bodies held and parsed at once grow the heap by gigabytes and the pod is
+ * killed, taking every webhook (and for a fail-closed one, every write of its kind) with it.
+ */
+const MAX_IN_FLIGHT = 32;
+const MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
+/** At most one warn line per this long about refused reviews; the rest are counted into it. */
+const REFUSAL_WARN_MS = 30_000;
 /** The API server gives up on a webhook after at most 30 s; a request open longer is stuck. */
 const REQUEST_TIMEOUT_MS = 35_000;
 /** How long stop() lets in-flight reviews finish before cutting their connections. */
@@ -61,6 +84,9 @@ export class WebhookServer {
   #port: number | undefined;
   #stopping: Promise<void> | undefined;
   #abort: { signal: AbortSignal; listener: () => void } | undefined;
+  #inFlight = 0;
+  #inFlightBytes = 0;
+  readonly #refusals = { count: 0, lastWarnMs: 0 };
 
   constructor(options: WebhookServerOptions) {
     this.#options = options;
@@ -161,8 +187,46 @@ export class WebhookServer {
       res.setHeader('allow', 'POST');
       return sendText(res, 405, 'admission reviews are POSTed');
     }
-    const body = await readBody(req, MAX_BODY_BYTES);
-    if (body === undefined) return sendText(res, 413, `the body exceeds ${MAX_BODY_BYTES} bytes`);
+    const maxBody = this.#options.maxBodyBytes ?? MAX_BODY_BYTES;
+    const declared = Number(req.headers['content-length'] ?? Number.NaN);
+    if (declared > maxBody) return this.#refuse(req, res, 'TooLarge', path, 413, `the body exceeds ${maxBody} bytes`);
+    const cost = Number.isFinite(declared) ? declared : maxBody;
+    if (!this.#admit(cost)) return this.#refuse(req, res, 'Overloaded', path, 429, 'too many admission reviews in flight; try again');
+    try {
+      await this.#review(req, res, reviewer, path, maxBody);
+    } finally {
+      this.#inFlight -= 1;
+      this.#inFlightBytes -= cost;
+    }
+  }
+
+  /** Takes a slot for a review of `cost` bytes, unless the bounds are reached (one review is always let in). */
+  #admit(cost: number): boolean {
+    const maxInFlight = this.#options.maxInFlight ?? MAX_IN_FLIGHT;
+    const maxBytes = this.#options.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES;
+    if (this.#inFlight > 0 && (this.#inFlight >= maxInFlight || this.#inFlightBytes + cost > maxBytes)) return false;
+    this.#inFlight += 1;
+    this.#inFlightBytes += cost;
+    return true;
+  }
+
+  /** Answers without reading the body (discarded, and the connection closed after), counted and warned about. */
+  #refuse(req: IncomingMessage, res: ServerResponse, reason: WebhookRefusal, path: string, code: number, message: string): void {
+    req.resume();
+    if (code === 429) res.setHeader('retry-after', '1');
+    sendText(res, code, message, true);
+    this.#options.onRefused?.(reason, path);
+    this.#refusals.count += 1;
+    const now = Date.now();
+    if (now - this.#refusals.lastWarnMs < REFUSAL_WARN_MS) return;
+    this.#log('webhook: refused admission reviews', { reason, path, refusedSinceLastWarning: this.#refusals.count, inFlight: this.#inFlight, inFlightBytes: this.#inFlightBytes }, 'warn');
+    this.#refusals.count = 0;
+    this.#refusals.lastWarnMs = now;
+  }
+
+  async #review(req: IncomingMessage, res: ServerResponse, reviewer: AdmissionReviewer, path: string, maxBody: number): Promise<void> {
+    const body = await readBody(req, maxBody);
+    if (body === undefined) return sendText(res, 413, `the body exceeds ${maxBody} bytes`, true);
     const parsed = parseAdmissionReview(body);
     if ('error' in parsed) return sendText(res, 400, parsed.error);
     const { request } = parsed;
@@ -201,8 +265,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<string | undefin
   });
 }
 
-function sendText(res: ServerResponse, code: number, message: string): void {
-  // After a refused body the connection may still carry unread bytes: do not reuse it.
-  res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(message), ...(code === 413 ? { connection: 'close' } : {}) });
+/** `unreadBody`: the connection may still carry bytes of a refused body, so it is not reused. */
+function sendText(res: ServerResponse, code: number, message: string, unreadBody = false): void {
+  res.writeHead(code, { 'content-type': 'text/plain; charset=utf-8', 'content-length': Buffer.byteLength(message), ...(unreadBody ? { connection: 'close' } : {}) });
   res.end(message);
 }
