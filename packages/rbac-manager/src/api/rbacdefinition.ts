@@ -21,7 +21,7 @@ export const SHORT_NAMES: readonly string[] = ['rbacdef'];
 export const SUBJECT_KINDS = ['User', 'Group', 'ServiceAccount'] as const;
 export const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
 export const BINDING_STATES = ['Active', 'Pending', 'Expired'] as const;
-export const SKIP_REASONS = ['NamespaceNotFound', 'RoleNotFound', 'NameTaken', 'Refused'] as const;
+export const SKIP_REASONS = ['NamespaceNotFound', 'RoleNotFound', 'NameTaken', 'Refused', 'Withheld'] as const;
 
 /** A namespace name (DNS-1123 label). */
 export const NAMESPACE_PATTERN = '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$';
@@ -154,7 +154,7 @@ export const SkippedSchema = Type.Object(
     kind: stringEnum(['ClusterRoleBinding', 'RoleBinding', 'ServiceAccount'] as const, { description: 'What was not made.' }),
     namespace: Type.Optional(Type.String({ description: 'Where it would have been (none for a ClusterRoleBinding).' })),
     name: Type.String({ description: 'The name it would have had.' }),
-    reason: stringEnum(SKIP_REASONS, { description: 'NamespaceNotFound, RoleNotFound, NameTaken (an object the manager did not make has the name) or Refused (the API server refused the write).' }),
+    reason: stringEnum(SKIP_REASONS, { description: 'NamespaceNotFound, RoleNotFound, NameTaken (an object the manager did not make has the name), Refused (the API server refused the write) or Withheld (not created or updated while the escalation webhook is not in place).' }),
     message: Type.String({ description: 'The details, in the words of whoever refused.' }),
   },
   { description: 'Something a binding asks for that is not in place, and why.' },

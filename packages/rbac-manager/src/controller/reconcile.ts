@@ -12,6 +12,8 @@ import { RBACDefinitions } from '../resources.ts';
 import { act, type ActDeps } from './act.ts';
 import { FIELD_MANAGER } from './kinds.ts';
 import { ownedFromCaches, worldOf, type Caches } from './observe.ts';
+import { withhold, type Withheld } from './withhold.ts';
+import { WEBHOOK_RECHECK_MS } from './webhook-gate.ts';
 
 /** After a refused write, look again this often even when nothing changes (a grant of RBAC may fix it). */
 export const REFUSED_RETRY_MS = 30_000;
@@ -25,6 +27,8 @@ export interface ReconcileDeps extends ActDeps {
   now: () => Date;
   /** Counts windows reaching their edges (rbac_manager_window_transitions_total). */
   transitions: { inc(labels: { state: string }): void };
+  /** Why the escalation webhook is not in place (nothing is granted then), or undefined (webhook-gate.ts). */
+  webhookProblem: () => string | undefined;
 }
 
 export function rbacDefinitionReconciler(deps: ReconcileDeps): Reconciler {
@@ -38,15 +42,18 @@ export function rbacDefinitionReconciler(deps: ReconcileDeps): Reconciler {
       return;
     }
     const desired = desiredState(definition, worldOf(deps.caches), now);
-    const actions = planActions(desired, ownedFromCaches(deps.caches, definition.metadata.uid ?? ''));
-    const outcome = await act(definition, actions, deps, signal);
-    const status = buildStatus(desired, outcome.skipped, definition.status, definition.metadata.generation, now);
+    const planned = planActions(desired, ownedFromCaches(deps.caches, definition.metadata.uid ?? ''));
+    const gate = deps.webhookProblem();
+    const withheld: Withheld | undefined = gate === undefined ? undefined : withhold(definition, planned, gate, deps.events);
+    const outcome = await act(definition, withheld?.actions ?? planned, deps, signal);
+    for (const [binding, list] of withheld?.skipped ?? []) outcome.skipped.set(binding, [...(outcome.skipped.get(binding) ?? []), ...list]);
+    const status = buildStatus(desired, outcome.skipped, definition.status, definition.metadata.generation, now, gate);
     countTransitions(deps, definition.status, status);
     await report(deps, definition, status, signal);
     if (outcome.transient.length > 0) throw outcome.transient[0];
     const next = status.nextTransition === undefined ? undefined : Date.parse(status.nextTransition) - now.getTime() + EDGE_SLACK_MS;
     const refused = outcome.skipped.size > 0 ? REFUSED_RETRY_MS : undefined;
-    const after = [next, refused].filter((ms): ms is number => ms !== undefined);
+    const after = [next, refused, gate === undefined ? undefined : WEBHOOK_RECHECK_MS].filter((ms): ms is number => ms !== undefined);
     return after.length > 0 ? { requeueAfter: Math.max(EDGE_SLACK_MS, Math.min(...after)) } : undefined;
   };
 }

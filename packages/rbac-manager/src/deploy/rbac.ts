@@ -13,7 +13,7 @@ const RBAC = 'rbac.authorization.k8s.io';
  * definition naming another role is refused by the API server when the manager writes its binding, and the
  * status says so (Refused): a second gate beside the escalation webhook.
  */
-export function clusterRules(bindable?: readonly string[]): Rule[] {
+export function clusterRules(bindable?: readonly string[], webhookConfiguration = ESCALATION_WEBHOOK_CONFIGURATION): Rule[] {
   const names = bindable === undefined ? {} : { resourceNames: [...bindable].sort() };
   return [
     { apiGroups: ['rbac.quorum.dev'], resources: ['rbacdefinitions'], verbs: ['get', 'list', 'watch'] },
@@ -28,8 +28,9 @@ export function clusterRules(bindable?: readonly string[]): Rule[] {
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     // The escalation webhook asks, as the author of a definition, whether they may bind each role.
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-    // The webhook's CA, published into its own configuration only.
-    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [ESCALATION_WEBHOOK_CONFIGURATION], verbs: ['get', 'patch'] },
+    // Its own webhook configuration only: watched (nothing is granted while it is missing) and its CA published
+    // into it. List and watch with resourceNames work with a metadata.name field selector, which the manager uses.
+    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [webhookConfiguration], verbs: ['get', 'list', 'watch', 'patch'] },
   ];
 }
 

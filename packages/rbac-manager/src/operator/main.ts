@@ -1,13 +1,14 @@
 // Entry point of the manager's container: `node packages/rbac-manager/src/operator/main.ts`. The controller
 // runs on the leader; the escalation webhook on every replica.
 import { LeadershipLostError, shutdownSignal } from '@quorum/runtime';
-import { escalationWebhookRunnable } from '../admission/serving.ts';
+import { ESCALATION_WEBHOOK_CONFIGURATION, escalationWebhookRunnable } from '../admission/serving.ts';
 import { configFromEnv, LEASE_NAME } from './config.ts';
 import { createRbacManager } from './manager.ts';
 
 const config = configFromEnv();
 const { manager } = await createRbacManager({
   instance: config.podName,
+  escalationWebhook: { configuration: ESCALATION_WEBHOOK_CONFIGURATION, target: { service: { namespace: config.namespace, name: config.service } } },
   manager: {
     probePort: config.probePort,
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),

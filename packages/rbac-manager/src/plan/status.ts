@@ -12,21 +12,27 @@ export const REASONS = {
     Waiting: 'Something is waiting for a namespace or role that does not exist yet; the rest is in place.',
     Skipped: 'Something could not be made (a name taken by an object the manager did not make, or a write refused); the rest is in place.',
     InvalidDefinition: 'The definition breaks a rule of the API (the message names it): nothing new is granted, nothing is removed.',
+    WebhookMissing: 'The escalation webhook is not in place (the message says how): the manager creates and updates nothing, and still revokes, until it is.',
   },
   Degraded: {
     AsAsked: 'Nothing is refused or taken.',
     Skipped: 'A name is taken by an object the manager did not make, or the API server refused a write (status.bindings[].skipped says which and why).',
     InvalidDefinition: 'As for Ready.',
+    WebhookMissing: 'As for Ready.',
   },
 } as const;
 
-/** `skippedByWrites`: what this reconcile's writes could not do (NameTaken, Refused), by binding. */
+/**
+ * `skippedByWrites`: what this reconcile's writes could not do (NameTaken, Refused, Withheld), by binding.
+ * `webhookProblem`: why the escalation webhook is not in place, when it is not (both conditions say so).
+ */
 export function buildStatus(
   desired: DesiredState,
   skippedByWrites: ReadonlyMap<string, readonly Skipped[]>,
   previous: RBACDefinitionStatus | undefined,
   generation: number | undefined,
   now: Date,
+  webhookProblem?: string,
 ): RBACDefinitionStatus {
   const failedKeys = new Set([...skippedByWrites.values()].flat().map((s) => `${s.kind}/${s.namespace ?? ''}/${s.name}`));
   const bindings = desired.bindings.map((plan): BindingStatus => {
@@ -49,7 +55,7 @@ export function buildStatus(
   const next = nextTransition(desired.bindings.map((b) => b.window));
   return {
     ...(generation === undefined ? {} : { observedGeneration: generation }),
-    conditions: conditions(bindings, previous?.conditions, generation, now),
+    conditions: webhookProblem === undefined ? conditions(bindings, previous?.conditions, generation, now) : webhookConditions(webhookProblem, previous?.conditions, generation, now),
     ...(bindings.length ? { bindings } : {}),
     ...(next ? { nextTransition: rfc3339(next) } : {}),
   };
@@ -76,4 +82,11 @@ function conditions(bindings: readonly BindingStatus[], previous: readonly Condi
     now,
   );
   return list;
+}
+
+function webhookConditions(problem: string, previous: readonly Condition[] | undefined, generation: number | undefined, now: Date): Condition[] {
+  const message = `nothing is granted or set back until the escalation webhook is in place: ${problem}`;
+  const observedGeneration = generation ?? 0;
+  const list = setCondition(previous, { type: 'Ready', status: 'False', reason: 'WebhookMissing', message, observedGeneration }, now);
+  return setCondition(list, { type: 'Degraded', status: 'True', reason: 'WebhookMissing', message, observedGeneration }, now);
 }

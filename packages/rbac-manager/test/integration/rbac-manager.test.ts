@@ -1,7 +1,8 @@
 // The RBAC manager against a real API server (localkube), whose RBAC decides every question
 // (`kubectl auth can-i --as`). The manager runs in-process, but as a ServiceAccount holding exactly the RBAC
 // its manifests give it (deploy/rbac.ts), so the smallest RBAC is proven to work; its escalation webhook is
-// served in-process too, registered fail-closed by URL. No pods: definitions, namespaces and bindings only.
+// served in-process too, registered fail-closed by URL (after the first test has seen the manager grant nothing
+// without it). No pods: definitions, namespaces and bindings only.
 // `kubectl quorum access --explain` and `quorum rbac import` run as the CLI runs them, against the same cluster.
 //
 // The CRDs (ours and FairwindsOps', for the import) have fixed names; everything else is named per run, and the
@@ -10,9 +11,6 @@
 // @exclusive rbac-manager
 // @timeout 5m: the cases wait for the API server and garbage collector, each well under 30 s
 import assert from 'node:assert/strict';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import {
   Client,
@@ -22,39 +20,31 @@ import {
   createLogger,
   CustomResourceDefinitions,
   Events,
-  generateCertificates,
   Namespaces,
   RoleBindings,
   Roles,
   ServiceAccounts,
   sleep,
-  ValidatingWebhookConfigurations,
-  WebhookServer,
-  writeCertificates,
   type OpenObject,
 } from '@quorum/runtime';
-import { topology } from '@quorum/localkube';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
-import { escalationWebhook, ESCALATION_WEBHOOK_PATH, subjectAccessReviewer } from '../../src/admission/webhook.ts';
 import { accessCommand } from '../../src/cli/access.ts';
 import { rbacDefinitionCRD } from '../../src/api/crd.ts';
 import { API_VERSION, KIND, type RBACDefinition } from '../../src/api/rbacdefinition.ts';
-import { escalationWebhookConfiguration } from '../../src/deploy/manifests.ts';
 import { clusterRules, eventRules, EVENTS_NAMESPACE } from '../../src/deploy/rbac.ts';
 import { FairwindsDefinitions, importFairwindsDefinitions } from '../../src/migrate/fairwinds.ts';
 import { createRbacManager } from '../../src/operator/manager.ts';
 import { RBACDefinitions } from '../../src/resources.ts';
+import { serveEscalationWebhook, type InProcessWebhook } from './support.ts';
 
 const run = `${Date.now().toString(36)}${Math.floor(Math.random() * 1296).toString(36)}`;
-const HOST = topology.CONTROL_PLANE_IP;
 const quiet = createLogger({ level: 'warn' });
 const log = (m: string): void => void process.stderr.write(`[rbac-manager] ${m}\n`);
 
 let env: TestEnv;
 let managerClient: Client;
 let stopManager: () => Promise<void> = () => Promise.resolve();
-let webhookServer: WebhookServer | undefined;
-let certDir: string;
+let webhook: InProcessWebhook | undefined;
 const webhookConfig = `quorum-rbac-manager-it-${run}`;
 const managerRole = `quorum-rbac-manager-it-${run}`;
 const cleanup: (() => Promise<unknown>)[] = [];
@@ -62,7 +52,7 @@ const cleanup: (() => Promise<unknown>)[] = [];
 const fast = { timeoutMs: 30_000, intervalMs: 100 };
 
 async function startManager(): Promise<void> {
-  const { manager } = await createRbacManager({ logger: quiet, manager: { client: managerClient, gracefulShutdownMs: 2_000 } });
+  const { manager } = await createRbacManager({ escalationWebhook: webhook!.ref, logger: quiet, manager: { client: managerClient, gracefulShutdownMs: 2_000 } });
   const stop = new AbortController();
   const running = manager.start(stop.signal);
   stopManager = async () => {
@@ -109,7 +99,7 @@ before(async () => {
   const home = await env.namespace('rbac-manager');
   await env.client.create(ServiceAccounts, { metadata: { name: 'manager', namespace: home } });
   const subject = [{ kind: 'ServiceAccount', name: 'manager', namespace: home }];
-  await env.client.create(ClusterRoles, { metadata: { name: managerRole }, rules: clusterRules() });
+  await env.client.create(ClusterRoles, { metadata: { name: managerRole }, rules: clusterRules(undefined, webhookConfig) });
   await env.client.create(ClusterRoleBindings, { metadata: { name: managerRole }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: managerRole }, subjects: subject });
   await env.client.create(Roles, { metadata: { name: managerRole, namespace: EVENTS_NAMESPACE }, rules: eventRules() });
   await env.client.create(RoleBindings, { metadata: { name: managerRole, namespace: EVENTS_NAMESPACE }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: managerRole }, subjects: subject });
@@ -120,28 +110,41 @@ before(async () => {
     () => env.client.delete(Roles, { namespace: EVENTS_NAMESPACE, name: managerRole }).catch(() => undefined),
   );
   managerClient = await env.clientFor(home, 'manager');
+  webhook = await serveEscalationWebhook(env.client, managerClient, webhookConfig);
   await startManager();
-
-  const certs = await generateCertificates({ ipAddresses: [HOST] });
-  certDir = await mkdtemp(join(tmpdir(), 'rbac-webhook-'));
-  await writeCertificates(certDir, certs);
-  webhookServer = new WebhookServer({ port: 0, host: HOST, certFile: join(certDir, 'tls.crt'), keyFile: join(certDir, 'tls.key'), logger: () => {} });
-  webhookServer.registerValidating<RBACDefinition>(ESCALATION_WEBHOOK_PATH, escalationWebhook(subjectAccessReviewer(managerClient)));
-  await webhookServer.start();
-  const config = escalationWebhookConfiguration({ url: `https://${HOST}:${webhookServer.port}${ESCALATION_WEBHOOK_PATH}` }, webhookConfig);
-  (config['webhooks'] as { clientConfig: Record<string, string> }[])[0]!.clientConfig['caBundle'] = Buffer.from(certs.caCert).toString('base64');
-  await env.client.create(ValidatingWebhookConfigurations, config);
 });
 
 after(async () => {
-  // Fail-closed and pointing at this process: it must not outlive the file.
-  await env?.client.delete(ValidatingWebhookConfigurations, webhookConfig).catch((err: Error) => log(`webhook configuration: ${err.message}`));
+  await webhook?.stop();
   for (const step of cleanup.reverse()) await step();
   await stopManager();
-  await webhookServer?.stop();
   managerClient?.close();
-  if (certDir) await rm(certDir, { recursive: true, force: true });
   await env?.stop();
+});
+
+test('nothing is granted while the escalation webhook is not in place: the definition says why; registering the webhook lets the grant through', async () => {
+  const ns = await env.namespace('rbac-gate');
+  const dave = `dave-${run}`;
+  const name = `gate-${run}`;
+  // Written while no webhook checks it: the manager must not act on it.
+  await definition(name, [{ name: 'devs', subjects: [{ kind: 'User', name: dave }], roleBindings: [{ clusterRole: 'edit', namespace: ns }] }]);
+  const withheld = await eventually('the definition reports WebhookMissing', async () => {
+    const got = await env.client.get(RBACDefinitions, name);
+    return got.status?.conditions?.find((c) => c.type === 'Ready' && c.reason === 'WebhookMissing') ? got : undefined;
+  }, fast);
+  assert.match(withheld.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '', new RegExp(`ValidatingWebhookConfiguration ${webhookConfig} does not exist`));
+  assert.deepEqual(withheld.status?.bindings?.[0]?.skipped?.map((s) => s.reason), ['Withheld']);
+  assert.equal(await canI(dave, 'create', 'deployments', ns), false, 'granted without the webhook');
+  await eventually('a WebhookMissing Warning event', async () => {
+    const events = (await env.client.list(Events, { namespace: EVENTS_NAMESPACE })).items as (OpenObject & { reason?: string; type?: string; regarding?: { name?: string } })[];
+    return events.some((e) => e.regarding?.name === name && e.reason === 'WebhookMissing' && e.type === 'Warning');
+  }, fast);
+
+  const registered = Date.now();
+  await webhook!.register();
+  await eventually('granted once the webhook is in place', () => canI(dave, 'create', 'deployments', ns), fast);
+  log(`granted ${Date.now() - registered} ms after the webhook configuration was created`);
+  await ready(name);
 });
 
 test('grants by name, by selector and cluster-wide, service accounts with pull secrets; edits reverted, foreign bindings untouched, namespaces followed at once, deletion removes exactly what it made', async () => {
