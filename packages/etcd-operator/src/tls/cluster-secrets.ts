@@ -36,6 +36,7 @@ import { CLIENT_PORT, FIELD_MANAGER, LABELS, memberHost, ownerRef, PEER_PORT, RO
 import type { DefaultedSpec } from '../api/defaults.ts';
 import { caBundleHash, clientScheme, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type TLSSide } from './members.ts';
 import type { Scheme } from '../names.ts';
+import { foreignSecretProblem, secretOwner } from './ownership.ts';
 
 /** A Secret's data decoded to text; undefined for a Secret that does not exist. */
 /**
@@ -120,15 +121,23 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
   const name = cluster.metadata.name!;
   const sides = tlsSides(spec);
   const users = await readUserSecrets(i, sides);
+  const foreign: string[] = [];
+  // A Secret of one of our names that is not ours is neither used nor replaced (tls/ownership.ts).
+  const ours = (secretName: string): SecretContents | undefined => {
+    const secret = i.cached(secretName);
+    if (secret && secretOwner(secret, cluster) === 'foreign') foreign.push(foreignSecretProblem(secret, cluster));
+    return secret && secretOwner(secret, cluster) === 'ours' ? secretContents(secret) : undefined;
+  };
   const observedSecrets: ObservedTLSSecrets = {
-    peerCA: secretContents(i.cached(peerCASecretName(name))),
-    clientCA: secretContents(i.cached(clientCASecretName(name))),
-    client: secretContents(i.cached(clientTLSSecretName(name))),
-    members: Object.fromEntries(i.podMembers.map((m) => [m, secretContents(i.cached(memberTLSSecretName(m)))])),
+    peerCA: ours(peerCASecretName(name)),
+    clientCA: ours(clientCASecretName(name)),
+    client: ours(clientTLSSecretName(name)),
+    members: Object.fromEntries(i.podMembers.map((m) => [m, ours(memberTLSSecretName(m))])),
   };
   const managed = operatorManaged(sides);
   const toIssue = managed ? managedToIssue(i, observedSecrets) : { issue: [], problems: [] };
-  const problems = [...users.problems, ...toIssue.problems];
+  if (managed) foreign.push(...(await foreignInTheWay(i, toIssue.issue)));
+  const problems = [...users.problems, ...foreign, ...toIssue.problems];
   const caRotation = managed ? caRotationOf(cluster, observedSecrets, i.now) : undefined;
   const credentials = operatorCredentials(sides, observedSecrets, users.valid);
   return {
@@ -144,6 +153,21 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
     peerScheme: peerScheme(spec),
     clientScheme: clientScheme(spec),
   };
+}
+
+/**
+ * The cache holds only Secrets with the operator's labels, so one missing from it may still exist under the same
+ * name without them: read each Secret about to be created, so that it is reported, not overwritten.
+ */
+async function foreignInTheWay(i: TLSObserveInput, issue: ObservedTLS['issue']): Promise<string[]> {
+  const namespace = i.cluster.metadata.namespace!;
+  const problems: string[] = [];
+  for (const { name } of issue) {
+    if (i.cached(name)) continue;
+    const existing = await i.client.find(Secrets, { namespace, name });
+    if (existing && secretOwner(existing, i.cluster) === 'foreign') problems.push(foreignSecretProblem(existing, i.cluster));
+  }
+  return problems;
 }
 
 type UserSecrets = Map<'peer' | 'client', SecretContents>;
@@ -311,7 +335,11 @@ export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Pr
   const namespace = c.cluster.metadata.namespace!;
   const read = async (secretName: string): Promise<SecretObject | undefined> => c.client.find(Secrets, { namespace, name: secretName });
   const objects = new Map<string, SecretObject | undefined>();
-  for (const n of [peerCASecretName(name), clientCASecretName(name), clientTLSSecretName(name), ...members.map(memberTLSSecretName)]) objects.set(n, await read(n));
+  for (const n of [peerCASecretName(name), clientCASecretName(name), clientTLSSecretName(name), ...members.map(memberTLSSecretName)]) {
+    const existing = await read(n);
+    if (existing && secretOwner(existing, c.cluster) === 'foreign') throw new ForeignSecretError(foreignSecretProblem(existing, c.cluster));
+    objects.set(n, existing);
+  }
   const contents = (n: string): SecretContents | undefined => secretContents(objects.get(n));
   const observed: ObservedTLSSecrets = {
     peerCA: contents(peerCASecretName(name)),
@@ -401,6 +429,7 @@ export async function rotateCA(client: Pick<Client, 'find' | 'replace'>, cluster
   const existing = await client.find(Secrets, { namespace, name: secretName });
   const contents = secretContents(existing);
   if (!existing || !contents) throw new TLSNotReadyError(`the CA Secret ${secretName} is missing`);
+  if (secretOwner(existing, cluster) === 'foreign') throw new ForeignSecretError(foreignSecretProblem(existing, cluster));
   const phase = caRotationPhase(contents);
   const before = { TrustNew: 'None', Reissue: 'TrustNew', DropOld: 'Reissue' } as const;
   if (phase !== before[step]) return false;
@@ -461,18 +490,33 @@ export function withRotation(plan: TLSIssuePlan, cluster: EtcdCluster, members: 
   return extra.length ? { ...plan, issue: [...plan.issue, ...extra] } : plan;
 }
 
-/** The `<member>-tls` Secret of a member that is gone for good. */
-export async function deleteMemberSecret(client: Client, namespace: string, member: string, signal: AbortSignal): Promise<void> {
-  await client.delete(Secrets, { namespace, name: memberTLSSecretName(member) }, { signal }).catch((err: unknown) => {
+/**
+ * The `<member>-tls` Secret of a member that is gone for good, if it is ours; deleted with its uid as precondition,
+ * so a Secret that replaced it meanwhile is not. A foreign one is left, and reported by observeTLS while it matters.
+ */
+export async function deleteMemberSecret(client: Pick<Client, 'find' | 'delete'>, cluster: EtcdCluster, member: string, signal: AbortSignal): Promise<void> {
+  const key = { namespace: cluster.metadata.namespace!, name: memberTLSSecretName(member) };
+  const existing = await client.find(Secrets, key);
+  if (!existing || secretOwner(existing, cluster) === 'foreign') return;
+  await client.delete(Secrets, key, { signal, preconditions: { uid: existing.metadata.uid! } }).catch((err: unknown) => {
     if (!(err instanceof NotFoundError)) throw err;
   });
 }
 
 /** A TLS Secret that cannot be written yet (a CA still missing, a write raced): retried on the next reconcile. */
 export class TLSNotReadyError extends Error {
-  readonly reason = 'CertificatesNotReady';
-  constructor(message: string) {
+  readonly reason: string;
+  constructor(message: string, reason = 'CertificatesNotReady') {
     super(message);
     this.name = 'TLSNotReadyError';
+    this.reason = reason;
+  }
+}
+
+/** A Secret of the cluster's names that is not the cluster's (tls/ownership.ts): never written over. */
+export class ForeignSecretError extends TLSNotReadyError {
+  constructor(message: string) {
+    super(message, 'TLSSecretConflict');
+    this.name = 'ForeignSecretError';
   }
 }

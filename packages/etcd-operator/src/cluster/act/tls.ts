@@ -1,7 +1,7 @@
 // Steps on the cluster's operator-managed certificates: issue, delete a former member's, rotate a CA.
 import { LABELS } from '../../names.ts';
 import { deleteMemberSecret, rotateCA } from '../../tls/cluster-secrets.ts';
-import { clusterKey, type Handlers } from './context.ts';
+import type { Handlers } from './context.ts';
 import { ensureTLS } from './kube.ts';
 
 export const tlsSteps: Handlers<'issueTLSSecrets' | 'deleteTLSSecret' | 'rotateCA'> = {
@@ -12,7 +12,7 @@ export const tlsSteps: Handlers<'issueTLSSecrets' | 'deleteTLSSecret' | 'rotateC
     return { requeueAfter: 500 };
   },
   async deleteTLSSecret(a, c) {
-    await deleteMemberSecret(c.client, clusterKey(c).namespace, a.member, c.signal);
+    await deleteMemberSecret(c.client, c.cluster, a.member, c.signal);
     await c.wrote(`delete secret ${a.member}-tls`);
     return { requeueAfter: 500 };
   },
