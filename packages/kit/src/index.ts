@@ -1,5 +1,6 @@
 // @quorum/kit: the machinery every Quorum operator shares, written once, on top of @quorum/runtime.
-export { applyMergePatch, sameStatus, statusMergePatch, writeStatus, type StatusObject, type StatusPatchClient, type WriteStatusOptions } from './status.ts';
+// The status write lives in the runtime (an operator built on the runtime alone needs it too); the kit re-exports it.
+export { applyMergePatch, sameStatus, statusMergePatch, writeStatus, type StatusObject, type StatusPatchClient, type WriteStatusOptions } from '@quorum/runtime';
 export {
   EXIT_DONE,
   EXIT_FAILED,
@@ -62,3 +63,20 @@ export {
   type RestrictedContainerSecurityContext,
   type RestrictedPodSecurityContext,
 } from './pod-security.ts';
+export {
+  applyManifests,
+  deleteIfPresent,
+  describeObject,
+  manifestType,
+  removeManifests,
+  rolledOut,
+  waitCaBundlesPublished,
+  waitRolledOut,
+  withPublishedCaBundles,
+  type ApplyManifestsOptions,
+  type InstallLog,
+  type RemoveManifestsOptions,
+  type RolloutView,
+} from './install.ts';
+// The runtime's bounded waits, which the installer is built on.
+export { crdEstablished, waitFor, waitForCRDEstablished, WaitTimeoutError, type WaitOptions } from '@quorum/runtime';

@@ -8,23 +8,8 @@
 // to, and removed by an install that has none: a configuration left behind would call a recorder that no
 // longer answers it.
 import type { V1Deployment } from '@kubernetes/client-node';
-import {
-  ClusterRoleBindings,
-  ClusterRoles,
-  CustomResourceDefinitions,
-  Deployments,
-  Namespaces,
-  NotFoundError,
-  PersistentVolumeClaims,
-  RoleBindings,
-  Roles,
-  ServiceAccounts,
-  Services,
-  ValidatingWebhookConfigurations,
-  type Client,
-  type OpenObject,
-  type ResourceType,
-} from '@quorum/runtime';
+import { applyManifests, removeManifests, rolledOut as kitRolledOut, waitCaBundlesPublished, waitFor, waitRolledOut } from '@quorum/kit';
+import { NotFoundError, ValidatingWebhookConfigurations, type Client, type OpenObject } from '@quorum/runtime';
 import { API_VERSION, KIND, type ChangeRecorder } from '../api/changerecorder.ts';
 import { applyDefaults, validateSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
@@ -33,26 +18,6 @@ import { NAME, recorderManifests, storageSecretsOf, usersWebhookObjects, type Re
 import { derivationProblem, deriveRecordedKinds, manifestKinds, type DerivedKinds } from './rbac.ts';
 
 export const INSTALL_FIELD_MANAGER = 'quorum-history-install';
-
-const TYPES: Readonly<Record<string, ResourceType<OpenObject>>> = {
-  Namespace: Namespaces,
-  CustomResourceDefinition: CustomResourceDefinitions,
-  ServiceAccount: ServiceAccounts,
-  ClusterRole: ClusterRoles,
-  ClusterRoleBinding: ClusterRoleBindings,
-  Role: Roles,
-  RoleBinding: RoleBindings,
-  PersistentVolumeClaim: PersistentVolumeClaims,
-  Deployment: Deployments,
-  Service: Services,
-  ValidatingWebhookConfiguration: ValidatingWebhookConfigurations,
-};
-
-function typeOf(obj: OpenObject): ResourceType<OpenObject> {
-  const type = TYPES[obj.kind ?? ''];
-  if (!type) throw new Error(`install: no resource for ${obj.kind}`);
-  return type;
-}
 
 export interface RecorderInstallOptions extends Omit<RecorderManifestOptions, 'kinds' | 'plurals' | 'usersWebhook'> {
   /** Install the users webhook even if no ChangeRecorder asks for users (default: when one does). */
@@ -127,51 +92,20 @@ export async function planRecorderInstall(client: Client, options: RecorderInsta
   return { manifests, recorders, derivedFrom: [...byName.keys()].sort(), derived, usersWebhook, usersFor };
 }
 
-async function poll<T>(what: string, timeoutMs: number, probe: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const got = await probe();
-      if (got !== undefined) return got;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out after ${Math.round(timeoutMs / 1000)} s waiting for ${what}${last ? `: ${(last as Error).message}` : ''}`);
-    await new Promise((r) => setTimeout(r, 500));
-  }
-}
-
-/** Rolled out as `kubectl rollout status` judges it: the new template everywhere, no old pod left, all available. */
-export function rolledOut(d: V1Deployment): boolean {
-  const s = d.status ?? {};
-  const want = d.spec?.replicas ?? 1;
-  return (s.observedGeneration ?? 0) >= (d.metadata?.generation ?? 0) && s.updatedReplicas === want && s.replicas === want && s.availableReplicas === want && s.readyReplicas === want;
-}
+/** Rolled out as `kubectl rollout status` judges it: the kit's judgement, for a Deployment as the recorder reads it. */
+export const rolledOut: (deployment: V1Deployment) => boolean = kitRolledOut;
 
 export async function installRecorder(client: Client, options: RecorderInstallOptions = {}): Promise<RecorderInstallResult> {
   const log = options.log ?? (() => undefined);
   const plan = await planRecorderInstall(client, options);
   log(`role derived from ${plan.derivedFrom.length ? `ChangeRecorder(s) ${plan.derivedFrom.join(', ')}` : 'the default kinds (no ChangeRecorder given or found)'}: get, list, watch on ${plan.derived.granted.map((k) => `${k.resource}${k.group ? `.${k.group}` : ''}`).join(', ')}`);
   const write = { fieldManager: INSTALL_FIELD_MANAGER, force: true, fieldValidation: 'Strict' } as const;
-  for (const manifest of plan.manifests) {
-    const obj = manifest.kind === 'ValidatingWebhookConfiguration' ? await withPublishedCa(client, manifest) : manifest;
-    await client.apply(typeOf(obj), obj, write);
-    log(`applied ${obj.kind} ${obj.metadata.namespace ? `${obj.metadata.namespace}/` : ''}${obj.metadata.name}`);
-    if (obj.kind === 'CustomResourceDefinition') {
-      await poll('the ChangeRecorder CRD to be established', 30_000, async () => {
-        const crd = (await client.get(CustomResourceDefinitions, obj.metadata.name!)) as { status?: { conditions?: { type: string; status: string }[] } };
-        return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True') ? true : undefined;
-      });
-    }
-  }
+  await applyManifests(client, plan.manifests, { ...write, log });
+  const ns = options.namespace ?? 'quorum-system';
   if (plan.usersWebhook) {
     log(`users webhook installed${plan.usersFor.length ? ` for ChangeRecorder(s) ${plan.usersFor.join(', ')}` : ''}: UPDATE and DELETE of the same kinds, failurePolicy Ignore`);
   } else {
-    const ns = options.namespace ?? 'quorum-system';
-    for (const obj of usersWebhookObjects(ns).reverse()) {
-      if (await deleteIfPresent(client, obj)) log(`removed ${obj.kind} ${obj.metadata?.name ?? ''} (no ChangeRecorder asks for users)`);
-    }
+    await removeManifests(client, usersWebhookObjects(ns), { log: (line) => log(`${line} (no ChangeRecorder asks for users)`) });
   }
   for (const r of plan.recorders) {
     await client.apply(ChangeRecorders, r, write);
@@ -179,56 +113,33 @@ export async function installRecorder(client: Client, options: RecorderInstallOp
   }
   const result: RecorderInstallResult = { ...plan, ready: [] };
   if (options.wait === false) return result;
-  const ns = options.namespace ?? 'quorum-system';
-  await poll(`the recorder Deployment ${ns}/${NAME} to roll out`, 180_000, async () => (rolledOut((await client.get(Deployments, { namespace: ns, name: NAME })) as V1Deployment) ? true : undefined));
+  await waitRolledOut(client, { namespace: ns, name: NAME });
   log('recorder ready');
   if (plan.usersWebhook) {
     // Until the recorder has published its CA the API server cannot call the webhook, and changes go unattributed.
-    await poll(`the recorder to publish its webhook CA in ValidatingWebhookConfiguration ${USERS_WEBHOOK_CONFIGURATION}`, 60_000, async () => {
-      const config = (await client.get(ValidatingWebhookConfigurations, USERS_WEBHOOK_CONFIGURATION)) as { webhooks?: { clientConfig?: { caBundle?: string } }[] };
-      return config.webhooks?.every((w) => w.clientConfig?.caBundle) ? true : undefined;
-    });
+    await waitCaBundlesPublished(client, ValidatingWebhookConfigurations, USERS_WEBHOOK_CONFIGURATION);
     log('users webhook CA published');
   }
-  for (const r of plan.recorders) {
-    const name = r.metadata.name!;
-    const readyOf = async (): Promise<RecorderInstallResult['ready'][number]> => {
-      const got = await client.get(ChangeRecorders, name);
-      const c = got.status?.conditions?.find((x) => x.type === 'Ready');
-      const current = got.status?.observedGeneration === got.metadata.generation;
-      return { name, status: current && c ? c.status : 'Unknown', reason: current && c ? c.reason : 'NotObservedYet', message: current && c ? c.message : 'the recorder has not written a status for this generation yet' };
-    };
-    try {
-      result.ready.push(await poll(`ChangeRecorder ${name} to be Ready`, options.readyTimeoutMs ?? 60_000, async () => {
-        const ready = await readyOf();
-        return ready.status === 'True' ? ready : undefined;
-      }));
-    } catch {
-      // Not Ready in time is not an install failure: the condition says why (a Secret not mounted yet, a kind refused).
-      result.ready.push(await readyOf());
-    }
-  }
+  for (const r of plan.recorders) result.ready.push(await readyCondition(client, r.metadata.name!, options.readyTimeoutMs ?? 60_000));
   return result;
 }
 
-/** The configuration with the caBundle the recorder patched in, so that applying it again does not blank it. */
-async function withPublishedCa(client: Client, config: OpenObject): Promise<OpenObject> {
-  const existing = (await client.find(ValidatingWebhookConfigurations, config.metadata.name ?? '')) as { webhooks?: { name?: string; clientConfig?: { caBundle?: string } }[] } | undefined;
-  const copy = structuredClone(config) as OpenObject & { webhooks?: { name: string; clientConfig: Record<string, unknown> }[] };
-  for (const webhook of copy.webhooks ?? []) {
-    const ca = existing?.webhooks?.find((w) => w.name === webhook.name)?.clientConfig?.caBundle;
-    if (ca) webhook.clientConfig['caBundle'] = ca;
-  }
-  return copy;
-}
-
-async function deleteIfPresent(client: Client, obj: OpenObject): Promise<boolean> {
+/** The ChangeRecorder's Ready condition once True, or as it is when `timeoutMs` has passed. */
+async function readyCondition(client: Client, name: string, timeoutMs: number): Promise<RecorderInstallResult['ready'][number]> {
+  const readyOf = async (): Promise<RecorderInstallResult['ready'][number]> => {
+    const got = await client.get(ChangeRecorders, name);
+    const c = got.status?.conditions?.find((x) => x.type === 'Ready');
+    const current = got.status?.observedGeneration === got.metadata.generation;
+    return { name, status: current && c ? c.status : 'Unknown', reason: current && c ? c.reason : 'NotObservedYet', message: current && c ? c.message : 'the recorder has not written a status for this generation yet' };
+  };
   try {
-    await client.delete(typeOf(obj), { namespace: obj.metadata.namespace ?? '', name: obj.metadata.name! });
-    return true;
-  } catch (err) {
-    if (err instanceof NotFoundError) return false;
-    throw err;
+    return await waitFor(`ChangeRecorder ${name} to be Ready`, async () => {
+      const ready = await readyOf();
+      return ready.status === 'True' ? ready : undefined;
+    }, { timeoutMs, intervalMs: 500 });
+  } catch {
+    // Not Ready in time is not an install failure: the condition says why (a Secret not mounted yet, a kind refused).
+    return readyOf();
   }
 }
 
@@ -237,9 +148,6 @@ async function deleteIfPresent(client: Client, obj: OpenObject): Promise<boolean
  * records' volume (PVC) and the namespace stay, so installing again resumes where it stopped.
  */
 export async function uninstallRecorder(client: Client, options: Pick<RecorderManifestOptions, 'namespace'> = {}): Promise<void> {
-  const keep = new Set(['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim']);
   // With the users webhook's objects, whether or not it was installed: deleting what is absent is nothing.
-  for (const obj of recorderManifests({ namespace: options.namespace, usersWebhook: true }).filter((o) => !keep.has(o.kind ?? '')).reverse()) {
-    await deleteIfPresent(client, obj);
-  }
+  await removeManifests(client, recorderManifests({ namespace: options.namespace, usersWebhook: true }), { keep: ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim'] });
 }

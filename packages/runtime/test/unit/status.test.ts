@@ -1,7 +1,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import type { Condition, ResourceType } from '@quorum/runtime';
-import { applyMergePatch, sameStatus, statusMergePatch, writeStatus } from '../../src/status.ts';
+import type { Condition, ResourceType } from '../../src/index.ts';
+import { applyMergePatch, sameStatus, statusMergePatch, writeStatus } from '../../src/helpers/status.ts';
 
 const ready = (status: 'True' | 'False', at = '2026-01-01T00:00:00Z'): Condition => ({ type: 'Ready', status, reason: 'R', message: 'm', lastTransitionTime: at });
 const degraded: Condition = { type: 'Degraded', status: 'False', reason: 'Fine', message: '', observedGeneration: 2, lastTransitionTime: '2026-01-01T00:00:00Z' };

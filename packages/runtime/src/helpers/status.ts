@@ -14,8 +14,11 @@
 //   writers own.
 // A cache one write behind is harmless here: the patch carries the whole new status, and a field the cache
 // does not show yet but the server has is seen (and nulled) by the next reconcile, once the watch delivers it.
-import { conditionsEqual, type Condition, type KubeObject, type ObjectKey, type ResourceType, type WriteOptions } from '@quorum/runtime';
-import { deepEqual, isPlainObject } from '@quorum/runtime/crd';
+import type { WriteOptions } from '../client/client.ts';
+import type { ResourceType } from '../client/resources.ts';
+import { deepEqual, isPlainObject } from '../crd/schema.ts';
+import type { KubeObject, ObjectKey } from '../object.ts';
+import { conditionsEqual, type Condition } from './conditions.ts';
 
 /** A status as JSON: undefined values count as absent, as they do once serialised. */
 export type StatusObject = object;
