@@ -26,7 +26,8 @@ export interface GroupKind {
  * Quorum's own kinds where the API server serves them (OPTIONAL_DEFAULT_RESOURCES). The default is applied by
  * the recorder at each reconcile, not by the API server, since which of Quorum's kinds exist is a question
  * for discovery: a ChangeRecorder created before the etcd operator was installed records its EtcdClusters
- * once their CRD appears.
+ * once their CRD appears. Secrets are not in it: recording them is opt-in (list `{group: '', kind: Secret}` in
+ * spec.resources), since it lets the recorder read every Secret of the recorded namespaces.
  */
 export const DEFAULT_RESOURCES: readonly GroupKind[] = [
   { group: 'apps', kind: 'Deployment' },
@@ -34,7 +35,6 @@ export const DEFAULT_RESOURCES: readonly GroupKind[] = [
   { group: 'apps', kind: 'DaemonSet' },
   { group: '', kind: 'Service' },
   { group: '', kind: 'ConfigMap' },
-  { group: '', kind: 'Secret' },
   { group: 'networking.k8s.io', kind: 'Ingress' },
   { group: 'batch', kind: 'CronJob' },
 ];
@@ -282,7 +282,7 @@ export const ChangeRecorderSpecSchema = Type.Object(
     resources: Type.Optional(
       Type.Array(GroupKindSchema, {
         description:
-          `Kinds to record. When unset: ${DEFAULT_RESOURCES.map((r) => r.kind).join(', ')}, and ${OPTIONAL_DEFAULT_RESOURCES.map((r) => r.kind).join(' and ')} where the API server serves them. ` +
+          `Kinds to record. When unset: ${DEFAULT_RESOURCES.map((r) => r.kind).join(', ')}, and ${OPTIONAL_DEFAULT_RESOURCES.map((r) => r.kind).join(' and ')} where the API server serves them; not Secrets, which are recorded only when listed here (the recorder then needs RBAC to read the Secrets of the recorded namespaces). ` +
           'A kind listed here that the API server does not serve (or cannot list and watch) is rejected: the Ready condition is False with reason UnknownKind and names it, and the kinds that are served are recorded meanwhile.',
         minItems: 1,
         maxItems: 64,

@@ -1,5 +1,5 @@
-// `quorum history install`: the recorder installed or updated with the least-privilege ClusterRole derived from
-// ChangeRecorder specs (deploy/install.ts). `--print` writes what it would apply, as YAML, and applies nothing.
+// `quorum history install`: the recorder installed or updated with the least-privilege RBAC derived from
+// ChangeRecorder specs (deploy/install.ts): namespaced unless --cluster-wide. `--print` writes what it would apply, as YAML, and applies nothing.
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { parseAllDocuments, stringify } from 'yaml';
@@ -10,9 +10,11 @@ import { installRecorder, planRecorderInstall, type RecorderInstallOptions } fro
 import { UsageError } from './errors.ts';
 
 export const INSTALL_USAGE = `usage: quorum history install [-f FILE]... [options]
-  Installs or updates the change recorder. Its ClusterRole grants get, list and watch on exactly the kinds
-  the ChangeRecorders ask for (resolved through the API server's discovery): those in the files, and those
-  already in the cluster unless --ignore-existing. The files' ChangeRecorders are then created or updated.
+  Installs or updates the change recorder. Its RBAC grants list and watch on exactly the kinds the
+  ChangeRecorders ask for (resolved through the API server's discovery), by a Role in each namespace they
+  name (never kube-system): those in the files, and those already in the cluster unless --ignore-existing.
+  A ChangeRecorder that chooses namespaces by selector or all needs --cluster-wide. Secrets are recorded
+  only when a ChangeRecorder lists them. The files' ChangeRecorders are then created or updated.
   When one of those ChangeRecorders sets spec.attribution.users, the admission webhook that tells records
   who made each change is installed too (UPDATE and DELETE of the same kinds, failurePolicy Ignore); an
   install without any removes it.
@@ -20,6 +22,8 @@ options:
   -f, --filename FILE           ChangeRecorders (YAML, several documents allowed); repeatable
   --ignore-existing             derive the role from the files only (recorders already in the cluster
                                 that ask for other kinds will be refused them)
+  --cluster-wide                grant the recorded kinds in every namespace (a ClusterRole), as
+                                namespace selectors and spec.namespaces.all need
   --print                       print the objects it would apply (YAML) and apply nothing
   --no-wait                     do not wait for the recorder to roll out and the ChangeRecorders to be Ready
   --image IMAGE                 the recorder's image
@@ -52,6 +56,7 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
       options: {
         filename: { type: 'string', short: 'f', multiple: true },
         'ignore-existing': { type: 'boolean', default: false },
+        'cluster-wide': { type: 'boolean', default: false },
         print: { type: 'boolean', default: false },
         'no-wait': { type: 'boolean', default: false },
         image: { type: 'string' },
@@ -83,6 +88,7 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
   if (v['storage-secret'] !== undefined) options.storageSecrets = v['storage-secret'];
   if (v['history-group'] !== undefined) options.historyGroups = v['history-group'];
   if (v['users-webhook']) options.usersWebhook = true;
+  if (v['cluster-wide']) options.clusterWide = true;
   if (v['log-level'] !== undefined) options.logLevel = v['log-level'];
   return {
     help: v.help,

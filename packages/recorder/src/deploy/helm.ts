@@ -4,14 +4,29 @@
 // Secrets, the groups let through to the history endpoint) become ranges over values. The CRD goes in crds/,
 // which Helm installs first and never deletes (uninstalling keeps every ChangeRecorder and record).
 //
-// Helm cannot ask the cluster's discovery, so the chart's recorded-kind rules are a value: by default get, list
-// and watch on the default kinds; `quorum history install --print -f <recorders>` derives them for given
-// ChangeRecorders (the ClusterRole's rules after the recorder's own). The users webhook (attribution.users) is
-// called for the same kinds: its rules are ranged over the same value, so the two cannot disagree.
+// Helm cannot ask the cluster's discovery, so the chart's recorded-kind rules are a value: by default list and
+// watch on the default kinds (Secrets left out); `quorum history install --print -f <recorders>` derives them
+// for given ChangeRecorders (the rules of its quorum-recorder-recorded Roles). They are granted by a Role and
+// RoleBinding in each of rbac.namespaces (kube-system refused), or, with rbac.clusterWide, by the ClusterRole
+// with Namespaces. The users webhook (attribution.users) is called for the same kinds in the same namespaces:
+// its rules and namespaceSelector come from the same values, so they cannot disagree.
 import { stringify } from 'yaml';
 import { GROUP, PLURAL } from '../api/changerecorder.ts';
 import { changeRecorderCRDYAML } from '../api/crd.ts';
-import { ALL_DEFAULT_RESOURCES, NAME, RECORDER_IMAGE, RECORDER_VERSION, clusterRules, recordedKindRules, recorderManifests, usersWebhookObjects } from './manifests.ts';
+import {
+  ALL_DEFAULT_RESOURCES,
+  EVENTS_NAMESPACE,
+  NAME,
+  NAMESPACE_SELECTOR_RULE,
+  RECORDER_IMAGE,
+  RECORDER_VERSION,
+  REFUSED_NAMESPACE,
+  ownClusterRules,
+  recordedKindRules,
+  recordedNamespaceObjects,
+  recorderManifests,
+  usersWebhookObjects,
+} from './manifests.ts';
 
 export const CHART_DIR = 'deploy/helm/quorum-recorder';
 
@@ -25,6 +40,8 @@ const SENTINELS = {
   group: 'quorum-sentinel-group',
   ruleGroup: 'quorum-sentinel-rulegroup',
   ruleResource: 'quorum-sentinel-ruleresource',
+  recordedNamespace: 'quorum-sentinel-recordedns',
+  recordedRules: 'quorum-sentinel-recordedrules',
 } as const;
 
 const TEMPLATE: [string, string][] = [
@@ -34,6 +51,9 @@ const TEMPLATE: [string, string][] = [
   [SENTINELS.storageSize, '{{ .Values.storage.size | quote }}'],
 ];
 
+/** Refuses kube-system among rbac.namespaces, as recorderManifests() does. */
+export const KUBE_SYSTEM_GUARD = `{{- if has "${REFUSED_NAMESPACE}" .Values.rbac.namespaces }}{{ fail "rbac.namespaces: the recorder is never granted ${REFUSED_NAMESPACE}" }}{{ end }}`;
+
 /** The template expression that opens each range, and what it iterates. */
 export const RANGES = {
   secrets: '{{- range $i, $s := .Values.storageSecrets | uniq | sortAlpha }}',
@@ -41,6 +61,14 @@ export const RANGES = {
   storageClass: '{{- with .Values.storage.className }}',
   // `with`: an empty list adds nothing (toYaml would write `[]` among the rules).
   recordedRules: '{{- with .Values.rbac.recordedRules }}{{ toYaml . | nindent 2 }}{{ end }}',
+  /** The ClusterRole's cluster-wide part: Namespaces and the recorded kinds. */
+  clusterWide: '{{- if .Values.rbac.clusterWide }}',
+  /** A Role and RoleBinding per recorded namespace; none cluster-wide, or with no rules to grant. */
+  recordedNamespaces: '{{- range $ns := ternary (list) (.Values.rbac.namespaces | uniq | sortAlpha) (or .Values.rbac.clusterWide (empty .Values.rbac.recordedRules)) }}',
+  /** Inside that range, the Role's rules. */
+  roleRules: '{{- with $.Values.rbac.recordedRules }}{{ toYaml . | nindent 2 }}{{ end }}',
+  /** The users webhook's namespaceSelector: the recorded namespaces, or all but kube-system cluster-wide. */
+  webhookNamespaces: '{{- if not .Values.rbac.clusterWide }}',
   webhookRules: '{{- range .Values.rbac.recordedRules }}',
   usersWebhook: '{{- if .Values.attribution.users }}',
 } as const;
@@ -56,8 +84,15 @@ export const VALUES = {
   storageSecrets: [] as string[],
   // Who may reach the history endpoint through the API server's proxy; each caller then sees what their RBAC allows.
   history: { groups: ['system:authenticated'] },
-  // get, list and watch on the kinds to record (default: the ChangeRecorder default kinds, Quorum's included).
-  rbac: { recordedRules: recordedKindRules(ALL_DEFAULT_RESOURCES) },
+  rbac: {
+    // Where the recorder may list and watch the recorded kinds: a Role in each of these namespaces (never
+    // kube-system), or, with clusterWide, every namespace (needed for ChangeRecorders that choose namespaces by
+    // selector or all, and for cluster-scoped kinds).
+    clusterWide: false,
+    namespaces: [EVENTS_NAMESPACE],
+    // list and watch on the kinds to record (default: the ChangeRecorder default kinds, Quorum's included, no Secrets).
+    recordedRules: recordedKindRules(ALL_DEFAULT_RESOURCES),
+  },
   // The admission webhook that names, in the records of ChangeRecorders with spec.attribution.users, the user
   // who made each change; called for UPDATE and DELETE of the kinds above, failurePolicy Ignore.
   attribution: { users: false },
@@ -98,9 +133,18 @@ export function helmChart(): Record<string, string> {
   const render = (o: object): string => {
     let text = stringify(o, { lineWidth: 0 });
     if ((o as { kind?: string }).kind === 'ClusterRole' && (o as { metadata?: { name?: string } }).metadata?.name === NAME) {
-      // The recorder's own rules as generated, then the recorded kinds' rules from values.
-      if (JSON.stringify((o as { rules: unknown }).rules) !== JSON.stringify(clusterRules([]))) throw new Error('helm: the ClusterRole has rules beyond the recorder\'s own');
-      text = `${text.trimEnd()}\n${RANGES.recordedRules}\n`;
+      // The recorder's own rules as generated, then, cluster-wide, Namespaces and the recorded kinds' rules from values.
+      if (JSON.stringify((o as { rules: unknown }).rules) !== JSON.stringify(ownClusterRules())) throw new Error('helm: the ClusterRole has rules beyond the recorder\'s own');
+      const namespaces = stringify([NAMESPACE_SELECTOR_RULE]).trimEnd().split('\n').map((l) => `  ${l}`).join('\n');
+      text = `${text.trimEnd()}\n${RANGES.clusterWide}\n${namespaces}\n${RANGES.recordedRules}\n{{- end }}\n`;
+    }
+    if (text.includes(SENTINELS.recordedRules)) text = text.replace(`rules: ${SENTINELS.recordedRules}`, `rules:\n${RANGES.roleRules}`);
+    if (text.includes(SENTINELS.recordedNamespace)) {
+      const selector = /( *)operator: In\n\s*values:\n\s*- quorum-sentinel-recordedns/;
+      if (selector.test(text)) {
+        text = text.replace(selector, `${RANGES.webhookNamespaces}\n$1operator: In\n$1values: {{ .Values.rbac.namespaces | uniq | sortAlpha | toJson }}\n{{- else }}\n$1operator: NotIn\n$1values: ["${REFUSED_NAMESPACE}"]\n{{- end }}`);
+      }
+      text = text.replaceAll(SENTINELS.recordedNamespace, '{{ $ns }}');
     }
     if (text.includes(SENTINELS.secret)) {
       // The credentials-0 volume and its mount, once per Secret (numbered as the manifests number them).
@@ -122,12 +166,18 @@ export function helmChart(): Record<string, string> {
     if (/quorum-sentinel/.test(text)) throw new Error(`helm: a sentinel left in ${(o as { kind?: string }).kind}`);
     return text;
   };
-  const webhookObjects = usersWebhookObjects(SENTINELS.namespace, [{ group: SENTINELS.ruleGroup, kind: 'Sentinel' }], { [`${SENTINELS.ruleGroup}/Sentinel`]: SENTINELS.ruleResource });
+  const sentinelScope = { clusterWide: false, namespaces: [SENTINELS.recordedNamespace] };
+  const webhookObjects = usersWebhookObjects(SENTINELS.namespace, [{ group: SENTINELS.ruleGroup, kind: 'Sentinel' }], { [`${SENTINELS.ruleGroup}/Sentinel`]: SENTINELS.ruleResource }, sentinelScope);
+  // One Role and RoleBinding, whose namespace is the range's and whose rules are the values'. Inside the range
+  // the release's namespace is `$.Release.Namespace`.
+  const namespaceObjects = recordedNamespaceObjects(SENTINELS.namespace, sentinelScope, [{ group: '', kind: 'Sentinel' }]).map((o) => (o.kind === 'Role' ? { ...o, rules: SENTINELS.recordedRules } : o));
+  const inRange = (text: string): string => text.replaceAll('{{ .Release.Namespace }}', '{{ $.Release.Namespace }}');
   return {
     'Chart.yaml': stringify({ apiVersion: 'v2', name: 'quorum-recorder', description: 'The Quorum change recorder', type: 'application', version: RECORDER_VERSION, appVersion: RECORDER_VERSION }),
     'values.yaml': `# Generated from packages/recorder/src/deploy/helm.ts; edit values at install time with --set or -f.\n${stringify(VALUES)}`,
     [`crds/${GROUP}_${PLURAL}.yaml`]: changeRecorderCRDYAML(),
     'templates/recorder.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${objects.map(render).join('---\n')}`,
+    'templates/recorded-namespaces.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${KUBE_SYSTEM_GUARD}\n${RANGES.recordedNamespaces}\n${namespaceObjects.map((o) => `---\n${inRange(render(o))}`).join('')}{{- end }}\n`,
     'templates/users-webhook.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${RANGES.usersWebhook}\n${webhookObjects.map(render).join('---\n')}{{- end }}\n`,
   };
 }

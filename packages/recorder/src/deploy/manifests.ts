@@ -1,11 +1,18 @@
 // Everything that runs the change recorder, generated from code like the etcd operator's: the CRD, a
 // ServiceAccount with least-privilege RBAC, the volume its records live on, a one-replica Deployment (which
 // mounts the credentials Secrets of the object stores ChangeRecorders write to), and the Service of its
-// read-only history endpoint. The recorded kinds' rules are derived from the kinds to record
-// (the ChangeRecorders' spec.resources, or the defaults): get, list and watch on exactly those. Events about
-// ChangeRecorders go to the `default` namespace (they are cluster-scoped), through a Role there. With
-// usersWebhook, also the validating admission webhook that tells who made each change (attribution/webhook.ts),
-// called for UPDATE and DELETE of the same recorded kinds, and the RBAC for its certificate and CA.
+// read-only history endpoint.
+//
+// RBAC is namespaced by default: list and watch on the kinds to record (the ChangeRecorders' spec.resources,
+// or the defaults, which leave Secrets out) are granted by a Role and RoleBinding in each namespace the
+// ChangeRecorders name (rbac.ts derives both), never in kube-system; only with clusterWide (asked for, and
+// needed by a ChangeRecorder that chooses namespaces by selector or all) by a ClusterRole rule. The
+// ClusterRole otherwise holds only the recorder's own calls (its ChangeRecorders, their status, the history
+// endpoint's reviews) and cluster-scoped kinds a spec lists by name. Every rule is one call the code makes
+// (test/unit/rbac-calls.test.ts compares them). Events about ChangeRecorders go to the `default` namespace
+// (they are cluster-scoped), through a Role there. With usersWebhook, also the validating admission webhook
+// that tells who made each change (attribution/webhook.ts), called for UPDATE and DELETE of the same kinds in
+// the same namespaces, and the RBAC for its certificate and CA.
 import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type ChangeRecorder, type GroupKind } from '../api/changerecorder.ts';
@@ -23,6 +30,7 @@ import {
 import { pluralOf } from '../kind-names.ts';
 import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
 import { DEFAULT_CREDENTIALS_ROOT, LEASE_NAME } from '../operator/config.ts';
+import { WATCH_VERBS } from '../recorder/discovery.ts';
 import { credentialsSecretOf, storageTarget } from '../store/target.ts';
 
 export const RECORDER_VERSION = '0.1.0';
@@ -34,6 +42,12 @@ export const STORAGE_ROOT = '/var/lib/quorum-recorder';
 export const EVENTS_ROLE = 'quorum-recorder-events';
 /** The Role that lets callers reach the history endpoint through the API server's proxy. */
 export const HISTORY_PROXY_ROLE = 'quorum-history-proxy';
+/** The Role (and RoleBinding), in each recorded namespace, that lets the recorder list and watch the recorded kinds there. */
+export const RECORDED_ROLE = 'quorum-recorder-recorded';
+/** The namespace no ChangeRecorder may make the recorder read: the control plane's own objects and credentials. */
+export const REFUSED_NAMESPACE = 'kube-system';
+/** The label the API server puts on every namespace, with its name: what the users webhook's namespaceSelector matches. */
+const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** The ClusterRole and Role of the users webhook: its CA in the configuration, its certificate Secret. */
 export const USERS_WEBHOOK_ROLE = 'quorum-recorder-webhook';
 /** Where the webhook's certificate files go: an emptyDir, the root filesystem being read-only. */
@@ -47,8 +61,26 @@ export const USERS_WEBHOOK_TIMEOUT_SECONDS = 2;
 export interface RecorderManifestOptions {
   namespace?: string;
   image?: string;
-  /** Kinds to grant get, list and watch on; default the ChangeRecorder default kinds, Quorum's optional ones included. */
-  kinds?: readonly GroupKind[];
+  /**
+   * Kinds to grant list and watch on; default the ChangeRecorder default kinds, Quorum's optional ones
+   * included. A kind with `namespaced: false` (cluster-scoped, as discovery says) is granted cluster-wide,
+   * there being no namespace to grant it in; the others in the recorded namespaces.
+   */
+  kinds?: readonly RecordedKind[];
+  /**
+   * The namespaces the recorder may list and watch the recorded kinds in, one Role and RoleBinding
+   * (RECORDED_ROLE) each: the namespaces the ChangeRecorders name (rbac.ts derives them). Default: `default`,
+   * the sample's. kube-system is refused. Unused with clusterWide.
+   */
+  recordedNamespaces?: readonly string[];
+  /**
+   * Grant the recorded kinds in every namespace, and Namespaces (for spec.namespaces.selector), by ClusterRole
+   * rules instead of the Roles; default false. Needed by ChangeRecorders that choose namespaces by selector or
+   * all, which are refused without it (clusterWideRequiredBy).
+   */
+  clusterWide?: boolean;
+  /** The ChangeRecorders (described) that need clusterWide: the manifests are refused without it. */
+  clusterWideRequiredBy?: readonly string[];
   /** Resource names of kinds whose plural is not the usual English one (`group/Kind` → plural). */
   plurals?: Readonly<Record<string, string>>;
   /** Size of the records' volume (default 1Gi). */
@@ -78,10 +110,34 @@ export interface RecorderManifestOptions {
 
 type Obj = KubeObject & Record<string, unknown>;
 
+/** A kind to record, and whether it lives in namespaces (unset: it does). */
+export type RecordedKind = GroupKind & { namespaced?: boolean };
+
+/** The verbs the recorder uses on a recorded kind: its informers list and watch (WATCH_VERBS), and nothing else reads them. */
+export const RECORDED_VERBS: readonly string[] = WATCH_VERBS;
+
+/** Where the recorded kinds are granted: every namespace, or these (sorted, kube-system refused). */
+export interface RecordedScope {
+  clusterWide: boolean;
+  namespaces: string[];
+}
+
+/** The scope the options ask for; throws when a ChangeRecorder needs cluster-wide RBAC without it, or names kube-system. */
+export function recordedScope(options: Pick<RecorderManifestOptions, 'recordedNamespaces' | 'clusterWide' | 'clusterWideRequiredBy'> = {}): RecordedScope {
+  const clusterWide = options.clusterWide === true;
+  const needing = options.clusterWideRequiredBy ?? [];
+  if (!clusterWide && needing.length > 0) {
+    throw new Error(`the recorder's RBAC is namespaced, and these ChangeRecorders choose namespaces that are not known at install time: ${needing.join('; ')}. Name the namespaces (spec.namespaces.names), or install it cluster-wide (quorum history install --cluster-wide, Helm rbac.clusterWide)`);
+  }
+  const namespaces = [...new Set(options.recordedNamespaces ?? [EVENTS_NAMESPACE])].sort();
+  if (namespaces.includes(REFUSED_NAMESPACE)) throw new Error(`the recorder is never granted namespace ${REFUSED_NAMESPACE} (the control plane's objects and credentials): take it out of spec.namespaces.names`);
+  return { clusterWide, namespaces };
+}
+
 const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'change-recorder', 'app.kubernetes.io/version': RECORDER_VERSION };
 const selector = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'change-recorder' };
 
-/** get, list and watch on each kind to record, one rule per API group. */
+/** list and watch on each kind to record, one rule per API group. */
 export function recordedKindRules(kinds: readonly GroupKind[], plurals: Readonly<Record<string, string>> = {}): Record<string, unknown>[] {
   const byGroup = new Map<string, Set<string>>();
   for (const { group, kind } of kinds) {
@@ -91,27 +147,43 @@ export function recordedKindRules(kinds: readonly GroupKind[], plurals: Readonly
   }
   return [...byGroup.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs: ['get', 'list', 'watch'] }));
+    .map(([group, resources]) => ({ apiGroups: [group], resources: [...resources].sort(), verbs: [...RECORDED_VERBS] }));
 }
 
-/** Cluster-wide rules: one line per call the recorder makes, then the recorded kinds. */
 /** The kinds a ChangeRecorder without spec.resources may record: the defaults, and Quorum's own where served. */
 export const ALL_DEFAULT_RESOURCES: readonly GroupKind[] = [...DEFAULT_RESOURCES, ...OPTIONAL_DEFAULT_RESOURCES];
 
 /** The namespace the Events about ChangeRecorders go to: they are cluster-scoped, and Events are not. */
 export const EVENTS_NAMESPACE = 'default';
 
-export function clusterRules(kinds: readonly GroupKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Record<string, unknown>[] {
+/** The recorder's own cluster-wide calls, one rule each, whatever it records. */
+export function ownClusterRules(): Record<string, unknown>[] {
   return [
-    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders/status'], verbs: ['get', 'patch', 'update'] },
-    // spec.namespaces.selector: the namespaces whose labels match are watched.
-    { apiGroups: [''], resources: ['namespaces'], verbs: ['get', 'list', 'watch'] },
+    // The controller's informer, and the history endpoint's list of the object stores ChangeRecorders name.
+    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders'], verbs: ['list', 'watch'] },
+    // writeStatus: one merge patch to /status.
+    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders/status'], verbs: ['patch'] },
     // The history endpoint: who a caller is, and whether they may read an object (system:auth-delegator's rules).
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-    ...recordedKindRules(kinds, plurals),
   ];
+}
+
+/** spec.namespaces.selector: the namespaces whose labels match are listed and watched (cluster-wide only). */
+export const NAMESPACE_SELECTOR_RULE: Readonly<Record<string, unknown>> = { apiGroups: [''], resources: ['namespaces'], verbs: [...RECORDED_VERBS] };
+
+/**
+ * The ClusterRole's rules: the recorder's own calls; then, cluster-wide, Namespaces and every recorded kind,
+ * else only the recorded kinds that are cluster-scoped (the namespaced ones are in each namespace's Role).
+ */
+export function clusterRules(kinds: readonly RecordedKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>, clusterWide = false): Record<string, unknown>[] {
+  if (clusterWide) return [...ownClusterRules(), { ...NAMESPACE_SELECTOR_RULE }, ...recordedKindRules(kinds, plurals)];
+  return [...ownClusterRules(), ...recordedKindRules(kinds.filter((k) => k.namespaced === false), plurals)];
+}
+
+/** The rules of each recorded namespace's Role: list and watch on the namespaced kinds to record. */
+export function namespacedRecordedRules(kinds: readonly RecordedKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Record<string, unknown>[] {
+  return recordedKindRules(kinds.filter((k) => k.namespaced !== false), plurals);
 }
 
 /** Events about ChangeRecorders (an unknown kind), in EVENTS_NAMESPACE only. */
@@ -135,12 +207,23 @@ export function usersWebhookRules(kinds: readonly GroupKind[], plurals: Readonly
 }
 
 /**
+ * Which namespaces' requests the API server sends the webhook: the recorded ones (by the name label the API
+ * server sets on every namespace), or, cluster-wide, all but kube-system. Cluster-scoped objects are sent
+ * whatever the selector says, as the API server does.
+ */
+export function usersWebhookNamespaceSelector(scope: RecordedScope): Record<string, unknown> {
+  return scope.clusterWide
+    ? { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'NotIn', values: [REFUSED_NAMESPACE] }] }
+    : { matchExpressions: [{ key: NAMESPACE_NAME_LABEL, operator: 'In', values: [...scope.namespaces] }] };
+}
+
+/**
  * The users webhook's configuration and the RBAC it needs, apart from the recorder's own so that an install
  * without it grants nothing for it. failurePolicy Ignore: the webhook only listens, and a recorder that is
  * down, slow or unreachable must never block or refuse a write (those changes' records say NotSeen).
  * sideEffects NoneOnDryRun: dry runs still reach it, and it ignores them. The CA is patched in by the recorder.
  */
-export function usersWebhookObjects(ns: string, kinds: readonly GroupKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Obj[] {
+export function usersWebhookObjects(ns: string, kinds: readonly GroupKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>, scope: RecordedScope = recordedScope()): Obj[] {
   const rbac = 'rbac.authorization.k8s.io';
   const subjects = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
   return [
@@ -171,6 +254,7 @@ export function usersWebhookObjects(ns: string, kinds: readonly GroupKind[] = AL
           name: USERS_WEBHOOK_NAME,
           clientConfig: { service: { name: HISTORY_SERVICE, namespace: ns, path: USERS_WEBHOOK_PATH, port: WEBHOOK_SERVICE_PORT } },
           rules: usersWebhookRules(kinds, plurals),
+          namespaceSelector: usersWebhookNamespaceSelector(scope),
           failurePolicy: 'Ignore',
           sideEffects: 'NoneOnDryRun',
           timeoutSeconds: USERS_WEBHOOK_TIMEOUT_SECONDS,
@@ -180,6 +264,23 @@ export function usersWebhookObjects(ns: string, kinds: readonly GroupKind[] = AL
       ],
     },
   ];
+}
+
+/** A Role and RoleBinding in each recorded namespace: list and watch on the namespaced kinds, nothing when cluster-wide. */
+export function recordedNamespaceObjects(ns: string, scope: RecordedScope, kinds: readonly RecordedKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Obj[] {
+  const rules = namespacedRecordedRules(kinds, plurals);
+  if (scope.clusterWide || rules.length === 0) return [];
+  const rbac = 'rbac.authorization.k8s.io';
+  return scope.namespaces.flatMap((namespace): Obj[] => [
+    { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: RECORDED_ROLE, namespace, labels }, rules },
+    {
+      apiVersion: `${rbac}/v1`,
+      kind: 'RoleBinding',
+      metadata: { name: RECORDED_ROLE, namespace, labels },
+      roleRef: { apiGroup: rbac, kind: 'Role', name: RECORDED_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
+    },
+  ]);
 }
 
 export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] {
@@ -193,14 +294,16 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
     subjects,
   });
   const self = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
+  const scope = recordedScope(options);
   return [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
     changeRecorderCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
-    { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules(options.kinds, options.plurals) },
+    { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules(options.kinds, options.plurals, scope.clusterWide) },
     binding('ClusterRoleBinding', NAME, 'ClusterRole', self),
     { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
     binding('RoleBinding', NAME, 'Role', self),
+    ...recordedNamespaceObjects(ns, scope, options.kinds, options.plurals),
     { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: EVENTS_ROLE, namespace: EVENTS_NAMESPACE, labels }, rules: eventRules() },
     binding('RoleBinding', EVENTS_ROLE, 'Role', self, EVENTS_NAMESPACE),
     {
@@ -234,7 +337,7 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
         ],
       },
     },
-    ...(options.usersWebhook ? usersWebhookObjects(ns, options.kinds, options.plurals) : []),
+    ...(options.usersWebhook ? usersWebhookObjects(ns, options.kinds, options.plurals, scope) : []),
   ];
 }
 

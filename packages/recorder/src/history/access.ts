@@ -62,8 +62,8 @@ interface SubjectAccessReview extends KubeObject {
   status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
 }
 
-const TokenReviews = resource<TokenReview>('authentication.k8s.io/v1', 'TokenReview', 'tokenreviews', false);
-const SubjectAccessReviews = resource<SubjectAccessReview>('authorization.k8s.io/v1', 'SubjectAccessReview', 'subjectaccessreviews', false);
+export const TokenReviews = resource<TokenReview>('authentication.k8s.io/v1', 'TokenReview', 'tokenreviews', false);
+export const SubjectAccessReviews = resource<SubjectAccessReview>('authorization.k8s.io/v1', 'SubjectAccessReview', 'subjectaccessreviews', false);
 
 export type ReviewClient = Pick<Client, 'create' | 'request'>;
 

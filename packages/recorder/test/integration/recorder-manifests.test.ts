@@ -49,7 +49,9 @@ const TYPES: Record<string, ResourceType<OpenObject>> = {
 test('every object of the manifests is accepted by the API server (server-side dry run)', async () => {
   const ns = await env.namespace('recorder-manifests');
   // With object stores' credentials Secrets to mount: a Secret name may hold dots, which a volume name may not.
-  const objects = recorderManifests({ namespace: ns, storageSecrets: ['recorder-s3', 'minio.credentials'] });
+  // A Role and RoleBinding in a recorded namespace beside the recorder's own.
+  const recorded = await env.namespace('recorder-manifests-recorded');
+  const objects = recorderManifests({ namespace: ns, storageSecrets: ['recorder-s3', 'minio.credentials'], recordedNamespaces: [recorded] });
   assert.deepEqual([...new Set(objects.map((o) => o.kind))].sort(), Object.keys(TYPES).sort());
   for (const object of objects) {
     const type = TYPES[object.kind ?? '']!;
@@ -59,10 +61,12 @@ test('every object of the manifests is accepted by the API server (server-side d
   }
 });
 
-test('the users webhook objects are accepted too: the configuration, and the RBAC for its certificate and CA', async () => {
+test('the users webhook objects are accepted too: the configuration with its namespaceSelector, and the RBAC for its certificate and CA', async () => {
   const ns = await env.namespace('recorder-manifests');
   const types: Record<string, ResourceType<OpenObject>> = { ...TYPES, ValidatingWebhookConfiguration: ValidatingWebhookConfigurations };
-  for (const object of usersWebhookObjects(ns)) {
+  const namespaced = usersWebhookObjects(ns, undefined, undefined, { clusterWide: false, namespaces: [ns, 'team-b'] });
+  const clusterWide = usersWebhookObjects(ns, undefined, undefined, { clusterWide: true, namespaces: [] }).filter((o) => o.kind === 'ValidatingWebhookConfiguration');
+  for (const object of [...namespaced, ...clusterWide]) {
     const applied = await env.client.apply(types[object.kind ?? '']!, object, { fieldManager: 'recorder-manifests-test', force: true, dryRun: true, fieldValidation: 'Strict' });
     assert.equal(applied.metadata.name, object.metadata.name, `${object.kind} ${object.metadata.name}`);
   }

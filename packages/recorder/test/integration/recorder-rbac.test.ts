@@ -1,8 +1,9 @@
 // The recorder installed as `quorum history install` installs it, from its own image and manifests, in a pod
-// under its own ServiceAccount with the ClusterRole derived from one ChangeRecorder (ConfigMaps of one
-// namespace): it records them, and the API server refuses it any other kind, as a SubjectAccessReview, as an
-// actual list with its token, and to the running recorder itself (Ready False WatchFailing, Forbidden) once its
-// ChangeRecorder asks for Secrets; installing again with that spec grants them, and the same pod records them.
+// under its own ServiceAccount with the RBAC derived from one ChangeRecorder of the default kinds in one
+// namespace: a Role there, nothing recorded cluster-wide. It records them, and the API server refuses it
+// Secrets (by default), any other namespace, and any write, as a SubjectAccessReview, as an actual list with its
+// token, and to the running recorder itself (Ready False WatchFailing, Forbidden) once its ChangeRecorder asks
+// for Secrets; installing again with that spec grants them in that namespace only, and the same pod records them.
 //
 // The recorder runs in a namespace of its own that the suite deletes; uninstallRecorder removes the cluster-wide
 // RBAC, so no recorder outlives the file (the other files run theirs in-process).
@@ -10,13 +11,13 @@
 // @exclusive recorder
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import type { V1ClusterRole, V1SubjectAccessReview } from '@kubernetes/client-node';
-import { ClusterRoles, ConfigMaps, ForbiddenError, Secrets, resource, type Client } from '@quorum/runtime';
+import type { V1ClusterRole, V1Role, V1SubjectAccessReview } from '@kubernetes/client-node';
+import { ClusterRoles, ConfigMaps, ForbiddenError, Roles, Secrets, resource, type Client } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { API_VERSION, KIND, type ChangeRecorder, type ChangeRecorderSpec } from '../../src/api/changerecorder.ts';
 import { buildRecorderImage } from '../../src/deploy/image.ts';
 import { installRecorder, uninstallRecorder, type RecorderInstallResult } from '../../src/deploy/install.ts';
-import { NAME, clusterRules } from '../../src/deploy/manifests.ts';
+import { NAME, RECORDED_ROLE, ownClusterRules } from '../../src/deploy/manifests.ts';
 import { ChangeRecorders } from '../../src/resources.ts';
 
 const SubjectAccessReviews = resource<V1SubjectAccessReview & { metadata: { name?: string } }>('authorization.k8s.io/v1', 'SubjectAccessReview', 'subjectaccessreviews', false);
@@ -35,7 +36,8 @@ function changeRecorder(spec: ChangeRecorderSpec): ChangeRecorder {
   return { apiVersion: API_VERSION, kind: KIND, metadata: { name: recorderName }, spec };
 }
 
-const configMapsOnly = (): ChangeRecorderSpec => ({ namespaces: { names: [appNs] }, resources: [{ group: '', kind: 'ConfigMap' }] });
+/** The default kinds (no spec.resources) of the one namespace. */
+const defaultKinds = (): ChangeRecorderSpec => ({ namespaces: { names: [appNs] } });
 
 async function install(spec: ChangeRecorderSpec): Promise<RecorderInstallResult> {
   // Only this file's ChangeRecorder decides the role: whatever another file left behind must not widen it.
@@ -79,11 +81,16 @@ async function readyOf(): Promise<{ status: string; reason: string; message: str
   return { status: ready?.status ?? 'Unknown', reason: ready?.reason ?? '', message: ready?.message ?? '', recordsWritten: got.status?.recordsWritten ?? 0, kinds: (got.status?.kinds ?? []).map((k) => k.kind).sort() };
 }
 
-test('installed with the role derived from its ChangeRecorder, the recorder in its pod records the configured kind', async () => {
-  const result = await install(configMapsOnly());
+test('installed with the RBAC derived from its ChangeRecorder, the recorder in its pod records the default kinds of its namespace', async () => {
+  const result = await install(defaultKinds());
   assert.deepEqual(result.ready.map((r) => [r.name, r.status, r.reason]), [[recorderName, 'True', 'Recording']], JSON.stringify(result.ready));
-  const role = (await env.client.get(ClusterRoles, NAME)) as V1ClusterRole;
-  assert.deepEqual(role.rules, [...clusterRules([]), { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch'] }], 'its own calls and get, list, watch on ConfigMaps: nothing else');
+  const clusterRole = (await env.client.get(ClusterRoles, NAME)) as V1ClusterRole;
+  assert.deepEqual(clusterRole.rules, ownClusterRules(), 'cluster-wide, its own calls only: nothing recorded');
+  const role = (await env.client.get(Roles, { namespace: appNs, name: RECORDED_ROLE })) as V1Role;
+  const granted = (role.rules ?? []).flatMap((r) => r.resources ?? []);
+  assert.ok(granted.includes('configmaps') && granted.includes('deployments'), granted.join(' '));
+  assert.ok(!granted.includes('secrets'), 'no Secrets by default');
+  assert.ok((role.rules ?? []).every((r) => r.verbs.join() === 'list,watch'), 'list and watch, what its informers do');
 
   await env.client.create(ConfigMaps, { metadata: { name: 'app', namespace: appNs }, data: { color: 'red' } });
   await env.client.apply(ConfigMaps, { metadata: { name: 'app', namespace: appNs }, data: { color: 'blue' } }, { fieldManager: 'rbac-e2e', force: true });
@@ -91,15 +98,30 @@ test('installed with the role derived from its ChangeRecorder, the recorder in i
     const s = await readyOf();
     return s.recordsWritten >= 1 ? s : undefined;
   }, { timeoutMs: 60_000, intervalMs: 500 });
-  assert.deepEqual(state.kinds, ['ConfigMap']);
+  assert.ok(state.kinds.includes('ConfigMap') && !state.kinds.includes('Secret'), state.kinds.join(' '));
   assert.equal(state.status, 'True');
 });
 
-test('the API server refuses the recorder a kind outside its role; installing again with a spec that asks for it grants it', async () => {
+test('the API server refuses the recorder Secrets by default, other namespaces and writes; installing again with a spec that asks for Secrets grants them there', async () => {
   // As the API server's authorizer answers for its ServiceAccount.
   assert.equal((await canRecorder('list', '', 'configmaps', appNs)).allowed, true);
-  for (const [verb, group, res] of [['list', '', 'secrets'], ['watch', '', 'secrets'], ['get', 'apps', 'deployments'], ['update', '', 'configmaps'], ['delete', '', 'configmaps']] as const) {
-    assert.equal((await canRecorder(verb, group, res, appNs)).allowed, false, `${verb} ${res}${group ? `.${group}` : ''} is not allowed`);
+  assert.equal((await canRecorder('watch', 'apps', 'deployments', appNs)).allowed, true);
+  const notAllowed: [string, string, string, string | undefined][] = [
+    ['get', '', 'secrets', appNs],
+    ['list', '', 'secrets', appNs],
+    ['watch', '', 'secrets', appNs],
+    ['list', '', 'secrets', undefined],
+    ['list', '', 'secrets', 'kube-system'],
+    ['list', '', 'configmaps', undefined],
+    ['list', '', 'configmaps', 'kube-system'],
+    ['list', '', 'configmaps', 'default'],
+    ['list', '', 'namespaces', undefined],
+    ['get', '', 'configmaps', appNs],
+    ['update', '', 'configmaps', appNs],
+    ['delete', 'apps', 'deployments', appNs],
+  ];
+  for (const [verb, group, res, ns] of notAllowed) {
+    assert.equal((await canRecorder(verb, group, res, ns)).allowed, false, `${verb} ${res}${group ? `.${group}` : ''} ${ns ? `in ${ns}` : 'cluster-wide'} is not allowed`);
   }
   // As an actual request with its token.
   recorderSA = await env.clientFor(recorderNs, NAME);
@@ -108,7 +130,7 @@ test('the API server refuses the recorder a kind outside its role; installing ag
 
   // As the running recorder meets it: asked for Secrets without a role that allows them, its list is refused.
   await env.client.create(Secrets, { metadata: { name: 'token', namespace: appNs }, stringData: { password: 'one' } });
-  const withSecrets: ChangeRecorderSpec = { ...configMapsOnly(), resources: [{ group: '', kind: 'ConfigMap' }, { group: '', kind: 'Secret' }] };
+  const withSecrets: ChangeRecorderSpec = { ...defaultKinds(), resources: [{ group: '', kind: 'ConfigMap' }, { group: '', kind: 'Secret' }] };
   await env.client.apply(ChangeRecorders, changeRecorder(withSecrets), { fieldManager: 'rbac-e2e', force: true, fieldValidation: 'Strict' });
   const refused = await eventually('the recorder reports the refused kind', async () => {
     const s = await readyOf();
@@ -129,5 +151,6 @@ test('the API server refuses the recorder a kind outside its role; installing ag
     return s.recordsWritten > before ? s : undefined;
   }, { timeoutMs: 60_000, intervalMs: 500 });
   assert.deepEqual(state.kinds, ['ConfigMap', 'Secret']);
-  assert.equal((await canRecorder('get', 'apps', 'deployments', appNs)).allowed, false, 'still nothing it was not asked for');
+  assert.equal((await canRecorder('list', 'apps', 'deployments', appNs)).allowed, false, 'the kinds it no longer asks for are taken away');
+  assert.equal((await canRecorder('list', '', 'secrets', 'default')).allowed, false, 'Secrets of its namespace only');
 });

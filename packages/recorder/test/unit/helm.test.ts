@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { test } from 'node:test';
 import { parseAllDocuments, stringify } from 'yaml';
 import type { GroupKind } from '../../src/api/changerecorder.ts';
-import { CHART_DIR, RANGES, VALUES, helmChart } from '../../src/deploy/helm.ts';
+import { CHART_DIR, KUBE_SYSTEM_GUARD, RANGES, VALUES, helmChart } from '../../src/deploy/helm.ts';
 import { ALL_DEFAULT_RESOURCES, RECORDER_IMAGE, recordedKindRules, recorderManifests } from '../../src/deploy/manifests.ts';
 
 const repoRoot = join(import.meta.dirname, '..', '..', '..', '..');
@@ -22,6 +22,8 @@ interface Values {
   groups: string[];
   recordedRules: Record<string, unknown>[];
   users: boolean;
+  clusterWide: boolean;
+  namespaces: string[];
 }
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -29,19 +31,33 @@ const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 const blocks = (text: string, open: string, each: (body: string) => string): string =>
   text.replace(new RegExp(`\\n${escape(open)}\\n([\\s\\S]*?)\\n\\{\\{- end \\}\\}`, 'g'), (_, body: string) => each(body));
 
+const indentedYaml = (rules: Record<string, unknown>[]): string => (rules.length ? `\n${stringify(rules).trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}` : '');
+
 /** Just enough of Helm's template language for this chart: values, the release namespace, quote, range, with, if, toYaml, toJson. */
 function render(template: string, v: Values): string {
+  if (v.namespaces.includes('kube-system')) throw new Error('rbac.namespaces: the recorder is never granted kube-system');
   // The webhook's rules range first: the `if` around the webhook objects ends at the first `{{- end }}` otherwise.
   let out = blocks(template, RANGES.webhookRules, (body) =>
     v.recordedRules.map((r) => `\n${body.replaceAll('{{ toJson .apiGroups }}', JSON.stringify(r['apiGroups'])).replaceAll('{{ toJson .resources }}', JSON.stringify(r['resources']))}`).join(''),
   );
+  // The webhook's namespaceSelector (if not clusterWide … else … end), before the `if` around the webhook objects.
+  out = out.replace(new RegExp(`\\n${escape(RANGES.webhookNamespaces)}\\n([\\s\\S]*?)\\n\\{\\{- else \\}\\}\\n([\\s\\S]*?)\\n\\{\\{- end \\}\\}`, 'g'), (_, namespaced: string, clusterWide: string) =>
+    `\n${v.clusterWide ? clusterWide : namespaced.replace('{{ .Values.rbac.namespaces | uniq | sortAlpha | toJson }}', JSON.stringify([...new Set(v.namespaces)].sort()))}`,
+  );
   out = blocks(out, RANGES.usersWebhook, (body) => (v.users ? `\n${body}` : ''));
+  out = out.replace(`${KUBE_SYSTEM_GUARD}\n`, '');
+  out = blocks(out, RANGES.recordedNamespaces, (body) =>
+    (v.clusterWide || v.recordedRules.length === 0 ? [] : [...new Set(v.namespaces)].sort())
+      .map((ns) => `\n${body.replaceAll('{{ $ns }}', ns).replaceAll('{{ $.Release.Namespace }}', v.namespace).replace(`\n${RANGES.roleRules}`, indentedYaml(v.recordedRules))}`)
+      .join(''),
+  );
+  out = blocks(out, RANGES.clusterWide, (body) => (v.clusterWide ? `\n${body}` : ''));
   out = blocks(out, RANGES.secrets, (body) =>
     [...new Set(v.storageSecrets)].sort().map((s, i) => `\n${body.replaceAll('{{ $i }}', String(i)).replaceAll('{{ $s }}', s)}`).join(''),
   );
   out = blocks(out, RANGES.groups, (body) => v.groups.map((g) => `\n${body.replaceAll('{{ . }}', g)}`).join(''));
   out = blocks(out, RANGES.storageClass, (body) => (v.className ? `\n${body.replaceAll('{{ . }}', v.className)}` : ''));
-  out = out.replaceAll(`\n${RANGES.recordedRules}`, v.recordedRules.length ? `\n${stringify(v.recordedRules).trimEnd().split('\n').map((l) => `  ${l}`).join('\n')}` : '');
+  out = out.replaceAll(`\n${RANGES.recordedRules}`, indentedYaml(v.recordedRules));
   out = out
     .replaceAll('{{ .Release.Namespace }}', v.namespace)
     .replaceAll('{{ .Values.image.repository }}', v.repository)
@@ -59,13 +75,14 @@ test('the chart renders exactly the objects of recorderManifests (namespace and 
   const chart = helmChart();
   const kinds: GroupKind[] = [{ group: '', kind: 'ConfigMap' }, { group: 'apps', kind: 'Deployment' }];
   const cases: (Values & { kinds: readonly GroupKind[] })[] = [
-    { namespace: 'ops', repository: 'registry.example/recorder', tag: '9.9.9', logLevel: 'debug', size: '5Gi', className: 'fast', storageSecrets: ['s3-b', 'minio.creds', 's3-b'], groups: ['team-a', 'team-b'], recordedRules: recordedKindRules(kinds), users: true, kinds },
-    { namespace: 'quorum-system', repository: VALUES.image.repository, tag: VALUES.image.tag, logLevel: VALUES.logLevel, size: VALUES.storage.size, className: '', storageSecrets: [], groups: VALUES.history.groups, recordedRules: VALUES.rbac.recordedRules, users: VALUES.attribution.users, kinds: ALL_DEFAULT_RESOURCES },
-    { namespace: 'quorum-system', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: ['system:authenticated'], recordedRules: VALUES.rbac.recordedRules, users: true, kinds: ALL_DEFAULT_RESOURCES },
-    { namespace: 'x', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: [], recordedRules: [], users: false, kinds: [] },
+    { namespace: 'ops', repository: 'registry.example/recorder', tag: '9.9.9', logLevel: 'debug', size: '5Gi', className: 'fast', storageSecrets: ['s3-b', 'minio.creds', 's3-b'], groups: ['team-a', 'team-b'], recordedRules: recordedKindRules(kinds), users: true, clusterWide: false, namespaces: ['team-b', 'team-a'], kinds },
+    { namespace: 'ops', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: ['g'], recordedRules: recordedKindRules(kinds), users: true, clusterWide: true, namespaces: ['ignored'], kinds },
+    { namespace: 'quorum-system', repository: VALUES.image.repository, tag: VALUES.image.tag, logLevel: VALUES.logLevel, size: VALUES.storage.size, className: '', storageSecrets: [], groups: VALUES.history.groups, recordedRules: VALUES.rbac.recordedRules, users: VALUES.attribution.users, clusterWide: VALUES.rbac.clusterWide, namespaces: VALUES.rbac.namespaces, kinds: ALL_DEFAULT_RESOURCES },
+    { namespace: 'quorum-system', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: ['system:authenticated'], recordedRules: VALUES.rbac.recordedRules, users: true, clusterWide: false, namespaces: ['default'], kinds: ALL_DEFAULT_RESOURCES },
+    { namespace: 'x', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: [], recordedRules: [], users: false, clusterWide: false, namespaces: ['a'], kinds: [] },
   ];
   for (const { kinds: k, ...values } of cases) {
-    const rendered = objectsOf(render(`${chart['templates/recorder.yaml']!}---\n${chart['templates/users-webhook.yaml']!}`, values));
+    const rendered = objectsOf(render(`${chart['templates/recorder.yaml']!}---\n${chart['templates/recorded-namespaces.yaml']!}---\n${chart['templates/users-webhook.yaml']!}`, values));
     const expected = recorderManifests({
       namespace: values.namespace,
       image: `${values.repository}:${values.tag}`,
@@ -76,11 +93,22 @@ test('the chart renders exactly the objects of recorderManifests (namespace and 
       historyGroups: values.groups,
       kinds: k,
       usersWebhook: values.users,
+      clusterWide: values.clusterWide,
+      recordedNamespaces: values.namespaces,
     }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
     // No group at all: the chart's `subjects:` is null where the manifests have [], the same RoleBinding to the API server.
     const normalized = (JSON.parse(JSON.stringify(expected)) as Record<string, unknown>[]).map((o) => (Array.isArray(o['subjects']) && o['subjects'].length === 0 ? { ...o, subjects: null } : o));
-    assert.deepEqual(rendered, normalized, `values ${JSON.stringify(values)}`);
+    // Helm renders the files in order: the recorded namespaces' Roles after the recorder's own objects.
+    const order = (o: Record<string, unknown>): number => ((o['metadata'] as { name?: string }).name === 'quorum-recorder-recorded' ? 1 : o['kind'] === 'ValidatingWebhookConfiguration' || (o['metadata'] as { name?: string }).name === 'quorum-recorder-webhook' ? 2 : 0);
+    const sorted = [...normalized].sort((a, b) => order(a) - order(b));
+    assert.deepEqual(rendered, sorted, `values ${JSON.stringify(values)}`);
   }
+});
+
+test('the chart refuses kube-system among rbac.namespaces, as the manifests do', () => {
+  assert.match(KUBE_SYSTEM_GUARD, /fail "rbac\.namespaces: the recorder is never granted kube-system"/);
+  assert.ok(helmChart()['templates/recorded-namespaces.yaml']!.startsWith(`# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${KUBE_SYSTEM_GUARD}\n`));
+  assert.throws(() => recorderManifests({ recordedNamespaces: ['team', 'kube-system'] }), /never granted namespace kube-system/);
 });
 
 test('the default values are the recorder image of this version and the default kinds, as recorderManifests() defaults to', () => {

@@ -1,7 +1,8 @@
-// `quorum history install`'s least-privilege ClusterRole: derived from ChangeRecorder specs through discovery
-// (the resource names the API server serves, not guessed plurals), the recorder's own calls beside them and
-// nothing else; kinds it cannot grant refused by name; the recorders already in the cluster kept unless told
-// otherwise; and the command line.
+// `quorum history install`'s least-privilege RBAC: derived from ChangeRecorder specs through discovery (the
+// resource names the API server serves, not guessed plurals), a Role in each namespace they name (cluster-wide
+// only when asked for, and required for selectors), the recorder's own calls beside them and nothing else;
+// kinds it cannot grant refused by name; the recorders already in the cluster kept unless told otherwise; and
+// the command line.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { V1ClusterRole, V1PolicyRule } from '@kubernetes/client-node';
@@ -10,7 +11,7 @@ import type { ChangeRecorder, ChangeRecorderSpec } from '../../src/api/changerec
 import { changeRecordersOf, parseInstallArgs } from '../../src/cli/install.ts';
 import { UsageError } from '../../src/cli/errors.ts';
 import { INSTALL_FIELD_MANAGER, installRecorder, planRecorderInstall, rolledOut, uninstallRecorder } from '../../src/deploy/install.ts';
-import { clusterRules } from '../../src/deploy/manifests.ts';
+import { NAMESPACE_SELECTOR_RULE, RECORDED_ROLE, ownClusterRules } from '../../src/deploy/manifests.ts';
 import { derivationProblem, deriveRecordedKinds } from '../../src/deploy/rbac.ts';
 
 const ALL = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
@@ -55,10 +56,16 @@ function fakeClient(existing: ChangeRecorder[] | 'no CRD'): Client {
 }
 
 const recorder = (name: string, spec: ChangeRecorderSpec): ChangeRecorder => ({ apiVersion: 'history.quorum.dev/v1alpha1', kind: 'ChangeRecorder', metadata: { name }, spec });
-const watchRule = (apiGroup: string, resources: string[]): V1PolicyRule => ({ apiGroups: [apiGroup], resources, verbs: ['get', 'list', 'watch'] });
+const watchRule = (apiGroup: string, resources: string[]): V1PolicyRule => ({ apiGroups: [apiGroup], resources, verbs: ['list', 'watch'] });
 
-/** The recorder's own rules: everything clusterRules gives for no recorded kind. */
-const OWN_RULES = clusterRules([]);
+/** The recorder's own rules: the ClusterRole's whatever it records. */
+const OWN_RULES = ownClusterRules();
+
+/** The rules of the recorded kinds' Role in each namespace that has one. */
+function recordedRolesOf(manifests: readonly object[]): Record<string, V1PolicyRule[]> {
+  const roles = manifests.filter((o) => (o as { kind?: string }).kind === 'Role' && (o as { metadata: { name: string } }).metadata.name === RECORDED_ROLE) as { metadata: { namespace: string }; rules: V1PolicyRule[] }[];
+  return Object.fromEntries(roles.map((r) => [r.metadata.namespace, r.rules]));
+}
 
 function clusterRoleOf(manifests: readonly object[]): V1ClusterRole {
   const role = manifests.find((o): o is V1ClusterRole => (o as { kind?: string }).kind === 'ClusterRole');
@@ -66,7 +73,7 @@ function clusterRoleOf(manifests: readonly object[]): V1ClusterRole {
   return role;
 }
 
-test('the role grants get, list and watch on exactly the kinds a spec lists, under the resource names discovery serves', async () => {
+test('a Role in the namespace a spec names grants list and watch on exactly the kinds it lists, under the resource names discovery serves', async () => {
   const derived = await deriveRecordedKinds(discovery, [{ namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }, { group: 'zoo.example.com', kind: 'Octopus' }, { group: 'apps', kind: 'Deployment' }] }]);
   assert.equal(derivationProblem(derived), undefined);
   assert.deepEqual(derived.granted.map((k) => [k.group, k.kind, k.resource, k.from]), [
@@ -75,9 +82,10 @@ test('the role grants get, list and watch on exactly the kinds a spec lists, und
     ['zoo.example.com', 'Octopus', 'octopi', 'discovery'],
   ]);
   const plan = await planRecorderInstall(fakeClient([]), { recorders: [recorder('app', { namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }, { group: 'zoo.example.com', kind: 'Octopus' }, { group: 'apps', kind: 'Deployment' }] })] });
-  assert.deepEqual(clusterRoleOf(plan.manifests).rules, [...OWN_RULES, watchRule('', ['configmaps']), watchRule('apps', ['deployments']), watchRule('zoo.example.com', ['octopi'])]);
-  const recorded = clusterRoleOf(plan.manifests).rules!.slice(OWN_RULES.length);
-  assert.ok(recorded.every((r) => r.verbs.join() === 'get,list,watch'), 'never a write on a recorded kind');
+  assert.deepEqual(clusterRoleOf(plan.manifests).rules, OWN_RULES, 'nothing recorded is granted cluster-wide');
+  assert.deepEqual(recordedRolesOf(plan.manifests), { app: [watchRule('', ['configmaps']), watchRule('apps', ['deployments']), watchRule('zoo.example.com', ['octopi'])] });
+  const recorded = recordedRolesOf(plan.manifests)['app']!;
+  assert.ok(recorded.every((r) => r.verbs.join() === 'list,watch'), 'never a write on a recorded kind');
   assert.ok(!recorded.some((r) => r.resources?.includes('secrets')), 'a kind not asked for is not granted');
 });
 
@@ -86,17 +94,20 @@ test('a spec without resources gets the default kinds; Quorum\'s own, not served
   assert.equal(derivationProblem(derived), undefined);
   assert.deepEqual(derived.granted.filter((k) => k.from === 'quorum').map((k) => k.resource), ['etcdbackupschedules', 'etcdclusters']);
   const plan = await planRecorderInstall(fakeClient('no CRD'), { recorders: [recorder('default', { namespaces: { names: ['default'] } })] });
-  assert.deepEqual(clusterRoleOf(plan.manifests).rules!.slice(OWN_RULES.length), [
-    watchRule('', ['configmaps', 'secrets', 'services']),
-    watchRule('apps', ['daemonsets', 'deployments', 'statefulsets']),
-    watchRule('batch', ['cronjobs']),
-    watchRule('etcd.quorum.dev', ['etcdbackupschedules', 'etcdclusters']),
-    watchRule('networking.k8s.io', ['ingresses']),
-  ]);
-  // No ChangeRecorder at all: what one created later without resources needs.
+  assert.deepEqual(recordedRolesOf(plan.manifests), {
+    default: [
+      watchRule('', ['configmaps', 'services']),
+      watchRule('apps', ['daemonsets', 'deployments', 'statefulsets']),
+      watchRule('batch', ['cronjobs']),
+      watchRule('etcd.quorum.dev', ['etcdbackupschedules', 'etcdclusters']),
+      watchRule('networking.k8s.io', ['ingresses']),
+    ],
+  }, 'the default kinds, without Secrets, in the namespace named');
+  // No ChangeRecorder at all: what the sample, or one created later without resources for default, needs.
   const bare = await planRecorderInstall(fakeClient('no CRD'));
   assert.equal(bare.derived.defaulted, true);
-  assert.deepEqual(clusterRoleOf(bare.manifests).rules, clusterRoleOf(plan.manifests).rules);
+  assert.deepEqual(recordedRolesOf(bare.manifests), recordedRolesOf(plan.manifests));
+  assert.deepEqual(clusterRoleOf(bare.manifests).rules, OWN_RULES);
 });
 
 test('a kind that is not served, cannot be listed and watched, or whose discovery fails is refused by name, and nothing is planned', async () => {
@@ -111,20 +122,37 @@ test('a kind that is not served, cannot be listed and watched, or whose discover
 });
 
 test('the ChangeRecorders already in the cluster keep their kinds unless told otherwise, and their object stores\' Secrets are mounted', async () => {
-  const existing = [recorder('geese', { namespaces: { all: true }, resources: [{ group: 'zoo.example.com', kind: 'Goose' }], storage: { s3: { bucket: 'b', credentialsSecret: 'zoo-s3' } } })];
+  // Geese are cluster-scoped: granted in the ClusterRole, there being no namespace to grant them in.
+  const existing = [recorder('geese', { namespaces: { names: ['zoo'] }, resources: [{ group: 'zoo.example.com', kind: 'Goose' }, { group: 'zoo.example.com', kind: 'Octopus' }], storage: { s3: { bucket: 'b', credentialsSecret: 'zoo-s3' } } })];
   const given = recorder('app', { namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }] });
   const plan = await planRecorderInstall(fakeClient(existing), { recorders: [given] });
   assert.deepEqual(plan.derivedFrom, ['app', 'geese']);
-  assert.deepEqual(clusterRoleOf(plan.manifests).rules!.slice(OWN_RULES.length), [watchRule('', ['configmaps']), watchRule('zoo.example.com', ['geese'])]);
+  assert.deepEqual(clusterRoleOf(plan.manifests).rules!.slice(OWN_RULES.length), [watchRule('zoo.example.com', ['geese'])]);
+  // Every recorded namespace's Role grants the namespaced kinds of all the ChangeRecorders together.
+  const both = [watchRule('', ['configmaps']), watchRule('zoo.example.com', ['octopi'])];
+  assert.deepEqual(recordedRolesOf(plan.manifests), { app: both, zoo: both });
   const deployment = plan.manifests.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { volumes: { secret?: { secretName: string } }[] } } } };
   assert.deepEqual(deployment.spec.template.spec.volumes.flatMap((v) => (v.secret ? [v.secret.secretName] : [])), ['zoo-s3']);
   assert.deepEqual(plan.recorders.map((r) => r.metadata.name), ['app'], 'only the given ones are applied');
 
   const only = await planRecorderInstall(fakeClient(existing), { recorders: [given], includeExisting: false });
-  assert.deepEqual(clusterRoleOf(only.manifests).rules!.slice(OWN_RULES.length), [watchRule('', ['configmaps'])]);
+  assert.deepEqual(recordedRolesOf(only.manifests), { app: [watchRule('', ['configmaps'])] });
+  assert.deepEqual(clusterRoleOf(only.manifests).rules, OWN_RULES);
   // A given spec replaces the cluster's version of the same ChangeRecorder.
   const replaced = await planRecorderInstall(fakeClient([recorder('app', { namespaces: { all: true }, resources: [{ group: 'apps', kind: 'Deployment' }] })]), { recorders: [given] });
-  assert.deepEqual(clusterRoleOf(replaced.manifests).rules!.slice(OWN_RULES.length), [watchRule('', ['configmaps'])]);
+  assert.deepEqual(recordedRolesOf(replaced.manifests), { app: [watchRule('', ['configmaps'])] });
+});
+
+test('namespaces by selector or all need the cluster-wide install, which grants in the ClusterRole; kube-system is refused', async () => {
+  const selector = recorder('teams', { namespaces: { selector: { matchLabels: { team: 'a' } } }, resources: [{ group: '', kind: 'ConfigMap' }] });
+  await assert.rejects(planRecorderInstall(fakeClient([selector]), {}), /spec\.namespaces\.selector \{"matchLabels":\{"team":"a"\}\}.*--cluster-wide/s);
+  const wide = await planRecorderInstall(fakeClient([selector]), { clusterWide: true });
+  assert.deepEqual(clusterRoleOf(wide.manifests).rules, [...OWN_RULES, NAMESPACE_SELECTOR_RULE, watchRule('', ['configmaps'])]);
+  assert.deepEqual(recordedRolesOf(wide.manifests), {}, 'no Role per namespace when cluster-wide');
+  await assert.rejects(planRecorderInstall(fakeClient([]), { recorders: [recorder('sys', { namespaces: { names: ['kube-system', 'app'] } })] }), /never granted namespace kube-system/);
+  await assert.rejects(planRecorderInstall(fakeClient([]), { recorders: [recorder('sys', { namespaces: { names: ['kube-system'] } })], clusterWide: true }), /never granted namespace kube-system/);
+  assert.equal(parseInstallArgs(['--cluster-wide']).options.clusterWide, true);
+  assert.equal(parseInstallArgs([]).options.clusterWide, undefined);
 });
 
 test('a ChangeRecorder the recorder would refuse is refused before anything is applied', async () => {
@@ -207,15 +235,18 @@ test('an install applies every object with strict field validation, the CRD esta
 
 test('a ChangeRecorder that asks for users brings the users webhook, on the kinds of the role; a re-install keeps the CA the recorder published, and waits for it', async () => {
   const usersRecorder = recorder('audited', { namespaces: { names: ['app'] }, resources: [{ group: 'zoo.example.com', kind: 'Octopus' }], attribution: { users: true } });
-  const plain = await planRecorderInstall(fakeClient([]), { recorders: [recorder('plain', { namespaces: { all: true } })] });
+  const plain = await planRecorderInstall(fakeClient([]), { recorders: [recorder('plain', { namespaces: { all: true } })], clusterWide: true });
   assert.equal(plain.usersWebhook, false);
   assert.ok(!plain.manifests.some((o) => o.kind === 'ValidatingWebhookConfiguration'));
-  const forced = await planRecorderInstall(fakeClient([]), { recorders: [recorder('plain', { namespaces: { all: true } })], usersWebhook: true });
+  const forced = await planRecorderInstall(fakeClient([]), { recorders: [recorder('plain', { namespaces: { all: true } })], usersWebhook: true, clusterWide: true });
   assert.equal(forced.usersWebhook, true, '--users-webhook');
+  const wideConfig = forced.manifests.find((o) => o.kind === 'ValidatingWebhookConfiguration') as unknown as { webhooks: { namespaceSelector: unknown }[] };
+  assert.deepEqual(wideConfig.webhooks[0]!.namespaceSelector, { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'NotIn', values: ['kube-system'] }] }, 'cluster-wide: every namespace but kube-system');
   const plan = await planRecorderInstall(fakeClient([usersRecorder]), {});
   assert.deepEqual([plan.usersWebhook, plan.usersFor], [true, ['audited']], 'a ChangeRecorder in the cluster that asks for users keeps the webhook');
-  const config = plan.manifests.find((o) => o.kind === 'ValidatingWebhookConfiguration') as unknown as { webhooks: { rules: unknown[] }[] };
+  const config = plan.manifests.find((o) => o.kind === 'ValidatingWebhookConfiguration') as unknown as { webhooks: { rules: unknown[]; namespaceSelector: unknown }[] };
   assert.deepEqual(config.webhooks[0]!.rules, [{ apiGroups: ['zoo.example.com'], apiVersions: ['*'], operations: ['UPDATE', 'DELETE'], resources: ['octopi'], scope: '*' }], 'the resource discovery found, as the role grants it');
+  assert.deepEqual(config.webhooks[0]!.namespaceSelector, { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['app'] }] }, 'called only for the recorded namespaces');
 
   const applied: Record<string, unknown>[] = [];
   let caLooks = 0;

@@ -7,6 +7,8 @@ import { DEFAULT_RESOURCES } from '../../src/api/changerecorder.ts';
 import {
   ALL_DEFAULT_RESOURCES,
   clusterRules,
+  namespacedRecordedRules,
+  ownClusterRules,
   EVENTS_NAMESPACE,
   EVENTS_ROLE,
   HISTORY_PROXY_ROLE,
@@ -31,22 +33,24 @@ function find(objects: readonly Obj[], kind: string, name: string): Obj {
   return found;
 }
 
-test('the recorded kinds get get, list and watch, nothing more, one rule per group', () => {
+test('the recorded kinds get list and watch, nothing more, one rule per group; Secrets are not among the defaults', () => {
   const defaults = [
-    { apiGroups: [''], resources: ['configmaps', 'secrets', 'services'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['apps'], resources: ['daemonsets', 'deployments', 'statefulsets'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['get', 'list', 'watch'] },
-    { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['get', 'list', 'watch'] },
+    { apiGroups: [''], resources: ['configmaps', 'services'], verbs: ['list', 'watch'] },
+    { apiGroups: ['apps'], resources: ['daemonsets', 'deployments', 'statefulsets'], verbs: ['list', 'watch'] },
+    { apiGroups: ['batch'], resources: ['cronjobs'], verbs: ['list', 'watch'] },
+    { apiGroups: ['networking.k8s.io'], resources: ['ingresses'], verbs: ['list', 'watch'] },
   ];
   assert.deepEqual(recordedKindRules(DEFAULT_RESOURCES), defaults);
   // Quorum's kinds are granted too: a default recorder records them once their CRDs are installed.
-  assert.deepEqual(recordedKindRules(ALL_DEFAULT_RESOURCES), [...defaults.slice(0, 3), { apiGroups: ['etcd.quorum.dev'], resources: ['etcdbackupschedules', 'etcdclusters'], verbs: ['get', 'list', 'watch'] }, defaults[3]]);
-  assert.deepEqual(clusterRules().slice(5), recordedKindRules(ALL_DEFAULT_RESOURCES), 'the manifests default to every default kind');
-  assert.deepEqual(recordedKindRules([{ group: 'example.com', kind: 'Octopus' }], { 'example.com/Octopus': 'octopi' }), [{ apiGroups: ['example.com'], resources: ['octopi'], verbs: ['get', 'list', 'watch'] }]);
-  const rules = clusterRules([{ group: '', kind: 'ConfigMap' }]);
+  assert.deepEqual(recordedKindRules(ALL_DEFAULT_RESOURCES), [...defaults.slice(0, 3), { apiGroups: ['etcd.quorum.dev'], resources: ['etcdbackupschedules', 'etcdclusters'], verbs: ['list', 'watch'] }, defaults[3]]);
+  assert.deepEqual(namespacedRecordedRules(), recordedKindRules(ALL_DEFAULT_RESOURCES), 'the manifests default to every default kind, in a Role');
+  assert.deepEqual(clusterRules(), ownClusterRules(), 'and to nothing recorded cluster-wide');
+  assert.deepEqual(clusterRules(ALL_DEFAULT_RESOURCES, {}, true).slice(ownClusterRules().length + 1), recordedKindRules(ALL_DEFAULT_RESOURCES));
+  assert.deepEqual(recordedKindRules([{ group: 'example.com', kind: 'Octopus' }], { 'example.com/Octopus': 'octopi' }), [{ apiGroups: ['example.com'], resources: ['octopi'], verbs: ['list', 'watch'] }]);
+  const rules = clusterRules([{ group: '', kind: 'ConfigMap' }], {}, true);
   const writes = rules.filter((r) => (r.verbs as string[]).some((v) => !['get', 'list', 'watch'].includes(v)));
   assert.deepEqual(writes, [
-    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders/status'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: ['history.quorum.dev'], resources: ['changerecorders/status'], verbs: ['patch'] },
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ], 'it writes only its own status and reviews: never a recorded object');

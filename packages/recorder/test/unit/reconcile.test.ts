@@ -198,7 +198,7 @@ test("default kinds: Quorum's own kinds only where discovery finds them, and the
   const resolved = h2.condition('defaults', 'KindsResolved');
   assert.equal(resolved?.status, 'True');
   assert.equal(resolved?.reason, 'AllKindsFound');
-  assert.equal(resolved?.message, 'found 8 kinds; not served here, so not recorded: EtcdCluster.etcd.quorum.dev, EtcdBackupSchedule.etcd.quorum.dev (default kinds, recorded where served)');
+  assert.equal(resolved?.message, 'found 7 kinds; not served here, so not recorded: EtcdCluster.etcd.quorum.dev, EtcdBackupSchedule.etcd.quorum.dev (default kinds, recorded where served)');
   assert.equal(result?.requeueAfter, ABSENT_DEFAULTS_RETRY_MS, 'looked for again, rarely');
   assert.deepEqual(h2.events, [], 'no event');
   assert.equal(h2.lines.filter((l) => l.level === 'warn').length, 0, 'no warning');
