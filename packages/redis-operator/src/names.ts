@@ -16,6 +16,8 @@ export const LABELS = {
   role: 'redis.quorum.dev/role',
 } as const;
 export const MANAGED_BY = 'quorum-redis-operator';
+/** A Redis annotation: setting it to a new value retries a halted rolling update (docs/redis.md). */
+export const RETRY_ROLLOUT_ANNOTATION = 'redis.quorum.dev/retry-rollout';
 export const APP = 'redis';
 
 export type Component = 'redis' | 'sentinel';

@@ -48,7 +48,7 @@ export const CONFIG_VALUE_PATTERN = '^[^\\r\\n]*$';
 
 export const MAXMEMORY_POLICIES = ['noeviction', 'allkeys-lru', 'allkeys-lfu', 'allkeys-random', 'volatile-lru', 'volatile-lfu', 'volatile-random', 'volatile-ttl'] as const;
 export const RECLAIM_POLICIES = ['Retain', 'Delete'] as const;
-export const PHASES = ['Pending', 'Creating', 'Running', 'FailingOver', 'Degraded'] as const;
+export const PHASES = ['Pending', 'Creating', 'Running', 'Updating', 'FailingOver', 'Degraded'] as const;
 export const ROLES = ['primary', 'replica', 'unknown'] as const;
 export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const;
 
@@ -300,10 +300,44 @@ export const StepSchema = Type.Object(
   { description: 'The step the operator is waiting on, with its age and last refusal.' },
 );
 
+/** Why a rolling update stopped at an instance (status.rollout.halted.reason). */
+export const HALT_REASONS = ['CrashLooping', 'GateTimeout', 'FailoverNotDone'] as const;
+
+export const RolloutStatusSchema = Type.Object(
+  {
+    target: Type.String({ description: 'Hash of what shapes the pods (server and Sentinel configuration, image, resources) as the rollout moves them to.', maxLength: 64 }),
+    updated: Type.Integer({ description: 'Pods (instances and Sentinels) already on the target.' }),
+    total: Type.Integer({ description: 'Pods the spec asks for.' }),
+    retryToken: Type.Optional(Type.String({ description: 'The redis.quorum.dev/retry-rollout annotation when the rollout began; a different value retries a halted rollout.', maxLength: 256 })),
+    halted: Type.Optional(
+      Type.Object(
+        {
+          instance: Type.String({ description: 'The pod the rollout stopped at.', maxLength: 63 }),
+          reason: stringEnum(HALT_REASONS, {
+            description: 'CrashLooping: its container keeps exiting; GateTimeout: it did not become Ready and synced within the bound; FailoverNotDone: the planned failover away from the old primary did not happen within the bound.',
+          }),
+          message: Type.String({ description: "What failed, in the server's or the kubelet's words.", maxLength: 4096 }),
+          at: Type.String({ description: 'When the rollout halted.', format: 'date-time' }),
+        },
+        { description: 'Set when the rollout stopped: nothing more is rolled until the spec changes (a revert) or the redis.quorum.dev/retry-rollout annotation gets a new value.' },
+      ),
+    ),
+  },
+  { description: 'The rolling update under way; removed once every pod runs the spec.' },
+);
+
+export const PlannedFailoverSchema = Type.Object(
+  {
+    from: Type.String({ description: 'The primary being moved away from (a rollout or a scale-down).', maxLength: 63 }),
+    askedAt: Type.String({ description: 'When the failover was last asked for.', format: 'date-time' }),
+  },
+  { description: 'A failover the operator asked for and waits on (Sentinel FAILOVER, or FAILOVER TO without Sentinels).' },
+);
+
 export const RedisStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation this status describes.' })),
-    phase: Type.Optional(stringEnum(PHASES, { description: 'A summary: Pending, Creating, Running, FailingOver or Degraded.' })),
+    phase: Type.Optional(stringEnum(PHASES, { description: 'A summary: Pending, Creating, Running, Updating (a rollout or a scale-down under way), FailingOver or Degraded.' })),
     conditions: Type.Optional(
       Type.Unsafe<Condition[]>({
         description: 'Available (a primary accepts writes), Progressing, Degraded.',
@@ -319,6 +353,8 @@ export const RedisStatusSchema = Type.Object(
     instances: Type.Optional(Type.Array(InstanceStatusSchema, { description: 'Every instance, in name order.' })),
     sentinel: Type.Optional(SentinelStatusSchema),
     step: Type.Optional(StepSchema),
+    rollout: Type.Optional(RolloutStatusSchema),
+    plannedFailover: Type.Optional(PlannedFailoverSchema),
   },
   { description: 'Written by the operator through the /status subresource.' },
 );
@@ -349,3 +385,6 @@ export type InstanceStatus = Static<typeof InstanceStatusSchema>;
 export type SentinelStatus = Static<typeof SentinelStatusSchema>;
 export type Role = (typeof ROLES)[number];
 export type Phase = (typeof PHASES)[number];
+export type RolloutStatus = Static<typeof RolloutStatusSchema>;
+export type HaltReason = (typeof HALT_REASONS)[number];
+export type PlannedFailover = Static<typeof PlannedFailoverSchema>;

@@ -3,6 +3,7 @@
 import { ConfigMaps, Manager, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
 import { redisImage } from '../image/names.ts';
 import { LABELS, MANAGED_BY } from '../names.ts';
+import { failoverTo, resetSentinel, sentinelFailover } from '../redis/commands.ts';
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
 import { Redises } from '../resources.ts';
@@ -30,7 +31,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     services: manager.informer(Services, scope),
     configMaps: manager.informer(ConfigMaps, scope),
     events: manager.eventRecorder({ controller: 'redis.quorum.dev/operator', instance: process.env['POD_NAME'] ?? 'local' }),
-    readers: { instance: readInstance, sentinel: readSentinel, replicaOf },
+    readers: { instance: readInstance, sentinel: readSentinel, replicaOf, sentinelFailover, failoverTo, resetSentinel },
     image: options.image ?? ((_engine, version) => redisImage(version)),
     ...(options.stepDeadlineMs !== undefined ? { stepDeadlineMs: options.stepDeadlineMs } : {}),
     ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),

@@ -4,66 +4,16 @@
 // it follows (records the decision in the ConfigMap, moves the role label the `<name>` Service selects by, reports
 // it). Without Sentinels, it is the operator, and only on a fact: the primary's pod is gone or failed.
 import { instanceOfHost, names } from '../names.ts';
-import type { Action, InstanceReading, Observed, PodFacts } from './types.ts';
+import { planChanges } from './changes.ts';
+import { bestReplica, decidedPrimary, instanceNames, lost, reading, roleOf, sentinelNames, wait } from './facts.ts';
+import type { Action, Observed, PodFacts } from './types.ts';
+
+export { bestReplica, decidedPrimary, instanceNames, sentinelDecision, sentinelNames } from './facts.ts';
 
 /** How long a missing primary's pod waits for the Sentinels' failover before it is recreated as it was. */
 export const FAILOVER_WAIT_MS = 120_000;
 /** How often a Redis with nothing to do is looked at again (roles can change without any Kubernetes event). */
 export const STEADY_RESYNC_MS = 2_000;
-const SHORT_WAIT_MS = 2_000;
-
-export function instanceNames(o: Pick<Observed, 'redis' | 'spec'>): string[] {
-  return Array.from({ length: o.spec.replicas + 1 }, (_, i) => names.instance(o.redis, i));
-}
-
-export function sentinelNames(o: Pick<Observed, 'redis' | 'spec'>): string[] {
-  return Array.from({ length: o.spec.sentinel.replicas }, (_, i) => names.sentinel(o.redis, i));
-}
-
-/** The primary a majority of the configured Sentinels names, when there is one and it is one of ours. */
-export function sentinelDecision(o: Observed): string | undefined {
-  const votes = new Map<string, number>();
-  for (const reading of o.sentinels.values()) {
-    if (!reading.ok || reading.primaryHost === undefined) continue;
-    const instance = instanceOfHost(o.redis, reading.primaryHost);
-    if (instance !== undefined) votes.set(instance, (votes.get(instance) ?? 0) + 1);
-  }
-  const needed = Math.floor(o.spec.sentinel.replicas / 2) + 1;
-  return [...votes].find(([, n]) => n >= needed)?.[0];
-}
-
-/** A pod that Kubernetes says is gone or will not run again: the only evidence of an instance's loss. */
-function lost(pod: PodFacts | undefined): boolean {
-  return pod === undefined || pod.deleting || pod.phase === 'Failed' || pod.phase === 'Succeeded';
-}
-
-function reading(o: Observed, instance: string): InstanceReading | undefined {
-  return o.instances.get(instance);
-}
-
-/** The replica that has the most of the primary's stream, among those that answered. */
-export function bestReplica(o: Observed, except: string): string | undefined {
-  let best: { name: string; offset: number } | undefined;
-  for (const name of instanceNames(o)) {
-    const r = reading(o, name);
-    if (name === except || lost(o.pods.get(name)) || !r?.ok || r.role !== 'slave') continue;
-    if (best === undefined || r.offset > best.offset) best = { name, offset: r.offset };
-  }
-  return best?.name;
-}
-
-/** Who is primary now, by the authority; undefined while it has not decided (no Sentinel majority yet). */
-export function decidedPrimary(o: Observed): string | undefined {
-  if (o.spec.sentinel.replicas > 0) return sentinelDecision(o);
-  const recorded = o.config?.primary;
-  if (recorded !== undefined && !lost(o.pods.get(recorded))) return recorded;
-  // The operator's own failover: adopt an instance it already promoted (a crash between promote and record).
-  return instanceNames(o).find((n) => n !== recorded && !lost(o.pods.get(n)) && reading(o, n)?.ok && (reading(o, n) as { role: string }).role === 'master');
-}
-
-function wait(reason: string, message: string, requeueAfterMs = SHORT_WAIT_MS): Action {
-  return { type: 'wait', reason, message, requeueAfterMs };
-}
 
 /** The Secret, the ConfigMap and the Services: what the pods need before they start. */
 function planFoundation(o: Observed): Action | undefined {
@@ -123,8 +73,6 @@ function planPods(o: Observed): Action | undefined {
     if (!primaryPod?.ready) return wait('WaitingForPrimary', `the primary ${primary} is not ready yet; Sentinels start once it is`);
     return { type: 'create-pod', pod: sentinel, component: 'sentinel' };
   }
-  const extra = [...o.pods.values()].find((p) => !instanceNames(o).includes(p.name) && !sentinelNames(o).includes(p.name));
-  if (extra !== undefined) return wait('ScaleDownNotBuilt', `${extra.name} is beyond spec.replicas or spec.sentinel.replicas; scaling down is not built yet, so it is left running`, 30_000);
   return undefined;
 }
 
@@ -146,17 +94,11 @@ function planLabels(o: Observed): Action | undefined {
   return undefined;
 }
 
+/** Every instance pod not terminating, those beyond spec.replicas included (a scale-down's may still be primary). */
 function instancePods(o: Observed): PodFacts[] {
-  return instanceNames(o).flatMap((n) => {
-    const pod = o.pods.get(n);
-    return pod === undefined || pod.deleting ? [] : [pod];
-  });
+  return [...o.pods.values()].filter((p) => p.component === 'redis' && !p.deleting).sort((a, b) => a.name.localeCompare(b.name));
 }
 
-function roleOf(r: InstanceReading | undefined): 'primary' | 'replica' | undefined {
-  if (!r?.ok) return undefined;
-  return r.role === 'master' ? 'primary' : 'replica';
-}
 
 /** Without Sentinels the operator points every other instance at the primary it decided. */
 function planReplication(o: Observed): Action | undefined {
@@ -172,5 +114,5 @@ function planReplication(o: Observed): Action | undefined {
 }
 
 export function plan(o: Observed): Action {
-  return planFoundation(o) ?? planPods(o) ?? planLabels(o) ?? planReplication(o) ?? { type: 'none' };
+  return planFoundation(o) ?? planPods(o) ?? planLabels(o) ?? planReplication(o) ?? planChanges(o) ?? { type: 'none' };
 }

@@ -1,6 +1,7 @@
 // What the planner sees and what it may decide. Observed is built by observe.ts from the caches, the instances
 // (ROLE / INFO replication) and the Sentinels (SENTINEL get-master-addr-by-name); Action is the one next step.
 import type { DefaultedSpec } from '../api/defaults.ts';
+import type { HaltReason, RolloutStatus } from '../api/redis.ts';
 import type { Component } from '../names.ts';
 
 export interface PodFacts {
@@ -12,6 +13,10 @@ export interface PodFacts {
   deleting: boolean;
   /** The redis.quorum.dev/role label the Services select by. */
   roleLabel?: string;
+  /** The config-hash annotation: what the pod was made from (compared with Observed.desiredHash). */
+  hash?: string;
+  /** Set while a container is in CrashLoopBackOff: its last exit, in the kubelet's words. */
+  crashLooping?: string;
 }
 
 /** What an instance said about itself, or why it said nothing (which is not evidence of anything). */
@@ -29,8 +34,11 @@ export type InstanceReading =
     }
   | { ok: false; error: string };
 
-/** What a Sentinel said: the primary it names for this Redis, or why it said nothing. */
-export type SentinelReading = { ok: true; primaryHost?: string } | { ok: false; error: string };
+/**
+ * What a Sentinel said: the primary it names for this Redis, and the replicas and other Sentinels it remembers
+ * (as pod names: Sentinel forgets none by itself, so removed ones stay until SENTINEL RESET); or why it said nothing.
+ */
+export type SentinelReading = { ok: true; primaryHost?: string; knownReplicas?: readonly string[]; knownSentinels?: readonly string[] } | { ok: false; error: string };
 
 export interface ConfigState {
   redisConf: string;
@@ -57,6 +65,12 @@ export interface Observed {
   sentinels: ReadonlyMap<string, SentinelReading>;
   /** How long the step now under way has lasted (status.step), for waits the planner bounds itself. */
   step?: { name: string; ageMs: number };
+  /** The config-hash a pod made from the spec now carries, by component. */
+  desiredHash: { redis: string; sentinel: string };
+  /** The rollout record (status.rollout) and the retry annotation now. */
+  rollout: { record?: RolloutStatus; retryToken?: string };
+  /** The failover the operator last asked for (status.plannedFailover), with how long ago. */
+  plannedFailover?: { from: string; ageMs: number };
 }
 
 export type Action =
@@ -69,6 +83,11 @@ export type Action =
   | { type: 'label-role'; pod: string; role: 'primary' | 'replica' | null }
   | { type: 'promote'; instance: string }
   | { type: 'replicate'; instance: string; primary: string }
+  | { type: 'delete-claim'; instance: string; reason: string }
+  /** Move the primary away from `from`: Sentinel FAILOVER (writes paused until replicas caught up), or FAILOVER TO `to` without Sentinels. */
+  | { type: 'failover'; from: string; to?: string; reason: string }
+  | { type: 'reset-sentinel'; sentinel: string; forget: readonly string[] }
+  | { type: 'halt-rollout'; instance: string; reason: HaltReason; message: string }
   | { type: 'wait'; reason: string; message: string; requeueAfterMs: number }
   | { type: 'none' };
 
@@ -79,11 +98,19 @@ export function stepName(action: Action): string | undefined {
       return undefined;
     case 'wait':
       return action.reason;
+    // Asking again and waiting for it are one step, so that its age bounds the whole failover.
+    case 'failover':
+      return 'PlannedFailover';
+    case 'halt-rollout':
+      return 'RolloutHalted';
+    case 'reset-sentinel':
+      return `reset-sentinel ${action.sentinel}`;
     case 'create-pod':
     case 'delete-pod':
     case 'label-role':
       return `${action.type} ${action.pod}`;
     case 'create-claim':
+    case 'delete-claim':
     case 'promote':
     case 'replicate':
       return `${action.type} ${action.instance}`;

@@ -2,9 +2,10 @@
 // success: a crash after the write), and every write is followed by afterWrite, the failpoint hook of tests.
 import { randomBytes } from 'node:crypto';
 import { AlreadyExistsError, ConfigMaps, NotFoundError, PersistentVolumeClaims, Pods, Secrets, Services, type KubeObject, type ResourceType } from '@quorum/runtime';
-import { LABELS, REDIS_PORT, names, objectLabels, ownerRef, podHost } from '../names.ts';
+import { LABELS, REDIS_PORT, SENTINEL_PORT, names, objectLabels, ownerRef, podHost } from '../names.ts';
+import { sentinelNames } from '../plan/facts.ts';
 import type { Action } from '../plan/types.ts';
-import { configHash, configMap, instanceClaim, instancePod, sentinelPod, services } from '../render/objects.ts';
+import { configMap, instanceClaim, instancePod, sentinelPod, services } from '../render/objects.ts';
 import { FIELD_MANAGER, type ReconcilerDeps } from './deps.ts';
 import type { Seen } from './observe.ts';
 
@@ -22,11 +23,24 @@ function endpoint(seen: Seen, pod: string): { host: string; port: number; passwo
   return { host: ip, port: REDIS_PORT, password: seen.password };
 }
 
+/** A planned failover away from `from`: asked of the Sentinels, or without them Redis's FAILOVER TO `to`. */
+async function failover(deps: ReconcilerDeps, seen: Seen, action: Extract<Action, { type: 'failover' }>): Promise<string> {
+  const { name, namespace } = seen.rendering.redis;
+  const primary = endpoint(seen, action.from);
+  if (action.to !== undefined) {
+    await deps.readers.failoverTo(primary, { host: podHost(name, namespace, action.to), port: REDIS_PORT });
+    return `asked ${action.from} to hand over to ${action.to} (FAILOVER TO): ${action.reason}`;
+  }
+  const sentinels = sentinelNames(seen.observed).flatMap((s) => (seen.ips.has(s) ? [{ ...endpoint(seen, s), port: SENTINEL_PORT }] : []));
+  await deps.readers.sentinelFailover(primary, sentinels, name);
+  return `asked the Sentinels to fail over from ${action.from} (SENTINEL FAILOVER, writes paused until the replicas caught up): ${action.reason}`;
+}
+
 /** Takes `action`; returns what was done, for the Normal event (undefined when nothing was written). */
 export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, signal: AbortSignal): Promise<string | undefined> {
   const r = seen.rendering;
   const { name, namespace } = r.redis;
-  const hash = configHash(seen.observed.desired.redisConf + seen.observed.desired.sentinelConf('$primary'));
+  const hashes = seen.observed.desiredHash;
   switch (action.type) {
     case 'create-secret': {
       const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: names.generatedSecret(name), namespace, labels: objectLabels(name), ownerReferences: [ownerRef(r.redis)] }, type: 'Opaque', stringData: { [r.auth.key]: randomBytes(24).toString('hex') } };
@@ -45,7 +59,7 @@ export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, sign
       await create(deps, PersistentVolumeClaims, instanceClaim(r, action.instance) as KubeObject, signal);
       return `created the claim ${names.claim(action.instance)}`;
     case 'create-pod': {
-      const pod = action.component === 'redis' ? instancePod(r, action.pod, hash) : sentinelPod(r, action.pod, hash);
+      const pod = action.component === 'redis' ? instancePod(r, action.pod, hashes.redis) : sentinelPod(r, action.pod, hashes.sentinel);
       await create(deps, Pods, pod as KubeObject, signal);
       return `created the pod ${action.pod}`;
     }
@@ -63,6 +77,18 @@ export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, sign
     case 'replicate':
       await deps.readers.replicaOf(endpoint(seen, action.instance), { host: podHost(name, namespace, action.primary), port: REDIS_PORT });
       return `pointed ${action.instance} at ${action.primary}`;
+    case 'delete-claim':
+      await deps.client.delete(PersistentVolumeClaims, { namespace, name: names.claim(action.instance) }, { signal }).catch((err: unknown) => {
+        if (!(err instanceof NotFoundError)) throw err;
+      });
+      return `deleted the claim ${names.claim(action.instance)} (${action.reason})`;
+    case 'failover':
+      return failover(deps, seen, action);
+    case 'reset-sentinel':
+      await deps.readers.resetSentinel({ ...endpoint(seen, action.sentinel), port: SENTINEL_PORT }, name);
+      return `reset ${action.sentinel} (SENTINEL RESET) so that it forgets ${action.forget.join(', ')}`;
+    case 'halt-rollout':
+      return `rolling update halted at ${action.instance} (${action.reason}): ${action.message}`;
     case 'wait':
     case 'none':
       return undefined;

@@ -9,6 +9,10 @@ export interface Readers {
   instance(e: Endpoint): Promise<InstanceReading>;
   sentinel(e: Endpoint, monitored: string): Promise<SentinelReading>;
   replicaOf(e: Endpoint, primary?: { host: string; port: number }): Promise<void>;
+  /** Planned failovers and SENTINEL RESET (redis/commands.ts). */
+  sentinelFailover(primary: Endpoint, sentinels: readonly Endpoint[], monitored: string): Promise<void>;
+  failoverTo(primary: Endpoint, to: { host: string; port: number }): Promise<void>;
+  resetSentinel(sentinel: Endpoint, monitored: string): Promise<void>;
 }
 
 export interface ReconcilerDeps {

@@ -2,11 +2,11 @@
 // Secret, and the instances and Sentinels themselves, read side by side with bounded calls.
 import { NotFoundError, Secrets, type OpenObject } from '@quorum/runtime';
 import type { DefaultedSpec } from '../api/defaults.ts';
-import { LABELS, REDIS_PORT, SENTINEL_PORT, names, podHost, type Component } from '../names.ts';
+import { LABELS, REDIS_PORT, RETRY_ROLLOUT_ANNOTATION, SENTINEL_PORT, names, podHost, type Component } from '../names.ts';
 import { instanceNames, sentinelNames } from '../plan/plan.ts';
 import type { ConfigState, InstanceReading, Observed, PodFacts, SentinelReading } from '../plan/types.ts';
 import { redisConf, sentinelConf } from '../render/config.ts';
-import { CONFIG_KEYS, services, type Rendering } from '../render/objects.ts';
+import { CONFIG_HASH_ANNOTATION, CONFIG_KEYS, podHashes, services, type Rendering } from '../render/objects.ts';
 import type { RedisObject } from '../resources.ts';
 import type { ReconcilerDeps } from './deps.ts';
 
@@ -19,9 +19,24 @@ export interface Seen {
   password?: string;
 }
 
-type Pod = OpenObject & { status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[] } };
+interface ContainerStatus {
+  name: string;
+  state?: { waiting?: { reason?: string } };
+  lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
+}
+type Pod = OpenObject & { status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: ContainerStatus[]; initContainerStatuses?: ContainerStatus[] } };
+
+/** The last exit of a container in CrashLoopBackOff, in the kubelet's words. */
+function crashLoop(pod: Pod): string | undefined {
+  const looping = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])].find((c) => c.state?.waiting?.reason === 'CrashLoopBackOff');
+  if (looping === undefined) return undefined;
+  const t = looping.lastState?.terminated;
+  return `container ${looping.name} in CrashLoopBackOff${t ? `, last exit code ${t.exitCode ?? '?'} (${t.reason ?? ''}${t.message ? `: ${t.message.trim().slice(-300)}` : ''})` : ''}`;
+}
 
 function podFacts(pod: Pod): PodFacts {
+  const looping = crashLoop(pod);
+  const hash = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
   return {
     name: pod.metadata.name ?? '',
     component: (pod.metadata.labels?.[LABELS.component] ?? 'redis') as Component,
@@ -29,6 +44,8 @@ function podFacts(pod: Pod): PodFacts {
     ready: pod.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
     deleting: pod.metadata.deletionTimestamp !== undefined,
     ...(pod.metadata.labels?.[LABELS.role] ? { roleLabel: pod.metadata.labels[LABELS.role] } : {}),
+    ...(hash !== undefined ? { hash } : {}),
+    ...(looping !== undefined ? { crashLooping: looping } : {}),
   };
 }
 
@@ -63,7 +80,9 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   const sentinels = new Map<string, SentinelReading>();
   if (password !== undefined) {
     const reads: Promise<void>[] = [];
-    for (const instance of instanceNames({ redis: name, spec })) {
+    // Every instance pod, those beyond spec.replicas too (a scale-down's primary is failed over first).
+    const instancePods = [...pods].filter(([, p]) => p.metadata.labels?.[LABELS.component] !== 'sentinel').map(([n]) => n);
+    for (const instance of new Set([...instanceNames({ redis: name, spec }), ...instancePods])) {
       const ip = ips.get(instance);
       if (ip !== undefined) reads.push(deps.readers.instance({ host: ip, port: REDIS_PORT, password }).then((r) => void instances.set(instance, r)));
     }
@@ -75,20 +94,27 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   }
   const existingServices = new Set(inNamespace(deps.services.store).map((s) => s.metadata.name ?? ''));
   const step = redis.status?.step;
+  const ageMs = (since: string): number => Math.max(0, now.getTime() - Date.parse(since));
+  const desired = { redisConf: redisConf(spec), sentinelConf: (primary: string) => sentinelConf(name, spec, podHost(name, namespace, primary)) };
+  const planned = redis.status?.plannedFailover;
+  const retryToken = redis.metadata.annotations?.[RETRY_ROLLOUT_ANNOTATION];
   const observed: Observed = {
     redis: name,
     namespace,
     spec,
     auth: password !== undefined ? 'ok' : spec.auth.secretName === undefined ? 'generate' : 'missing',
     config: configState(deps.configMaps.store.get(`${namespace}/${names.config(name)}`)),
-    desired: { redisConf: redisConf(spec), sentinelConf: (primary) => sentinelConf(name, spec, podHost(name, namespace, primary)) },
+    desired,
     services: existingServices,
     missingServices: services(rendering).map((s) => s.metadata.name).filter((s) => !existingServices.has(s)),
     claims: new Set(inNamespace(deps.claims.store).map((c) => c.metadata.name ?? '')),
     pods: new Map([...pods].map(([n, p]) => [n, podFacts(p)])),
     instances,
     sentinels,
-    ...(step ? { step: { name: step.name, ageMs: Math.max(0, now.getTime() - Date.parse(step.startedAt)) } } : {}),
+    ...(step ? { step: { name: step.name, ageMs: ageMs(step.startedAt) } } : {}),
+    desiredHash: podHashes(rendering, { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf('$primary') }),
+    rollout: { ...(redis.status?.rollout ? { record: redis.status.rollout } : {}), ...(retryToken !== undefined ? { retryToken } : {}) },
+    ...(planned ? { plannedFailover: { from: planned.from, ageMs: ageMs(planned.askedAt) } } : {}),
   };
   return { observed, rendering, ips, ...(password !== undefined ? { password } : {}) };
 }

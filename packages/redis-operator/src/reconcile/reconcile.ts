@@ -34,6 +34,12 @@ async function reportInvalid(deps: ReconcilerDeps, redis: RedisObject, errors: s
   await writeStatus(deps.client, Redises, { namespace: redis.metadata.namespace ?? '', name: redis.metadata.name ?? '' }, previous, next, { fieldManager: FIELD_MANAGER, signal });
 }
 
+function eventReason(action: Action): string {
+  if (action.type === 'write-config' && action.reason === 'PrimaryChanged') return 'PrimaryChanged';
+  if (action.type === 'failover') return 'PlannedFailover';
+  return 'Step';
+}
+
 export function redisReconciler(deps: ReconcilerDeps): Reconciler {
   const voice = new StepVoice({ retryingReason: 'StepRetrying', stalledReason: 'StepStalled' });
   const refusals = new Map<string, StepRefusal>();
@@ -78,8 +84,13 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
     try {
       const done = await act(deps, seen, action, signal);
       if (done !== undefined) {
-        deps.events.record(redis, { type: 'Normal', reason: action.type === 'write-config' && action.reason === 'PrimaryChanged' ? 'PrimaryChanged' : 'Step', action: action.type, note: done });
-        log.info({ step: name_ }, done);
+        if (action.type === 'halt-rollout') {
+          deps.events.record(redis, { type: 'Warning', reason: 'RolloutHalted', action: action.type, note: done });
+          log.warn({ step: name_, instance: action.instance, reason: action.reason }, done);
+        } else {
+          deps.events.record(redis, { type: 'Normal', reason: eventReason(action), action: action.type, note: done });
+          log.info({ step: name_ }, done);
+        }
         await deps.afterWrite?.(action.type);
       }
     } catch (err) {

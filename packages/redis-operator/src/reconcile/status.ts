@@ -2,7 +2,8 @@
 // can read it. Available means a primary accepts writes through the `<name>` Service.
 import { setCondition, type Condition } from '@quorum/runtime';
 import { progressMessage, stepAgeMs, type StepRecord } from '@quorum/kit';
-import type { InstanceStatus, Phase, RedisStatus } from '../api/redis.ts';
+import type { InstanceStatus, Phase, PlannedFailover, RedisStatus, RolloutStatus } from '../api/redis.ts';
+import { extraInstances, haltedRollout, outdatedPods, rolloutTarget } from '../plan/changes.ts';
 import { decidedPrimary, instanceNames, sentinelDecision, sentinelNames } from '../plan/plan.ts';
 import type { Action, InstanceReading, Observed } from '../plan/types.ts';
 import { sentinelQuorum } from '../render/config.ts';
@@ -31,6 +32,14 @@ function describe(action: Action): string {
       return `promoting ${action.instance}`;
     case 'replicate':
       return `pointing ${action.instance} at ${action.primary}`;
+    case 'delete-claim':
+      return `deleting the claim of ${action.instance} (${action.reason})`;
+    case 'failover':
+      return `asking for a failover away from ${action.from}${action.to ? ` to ${action.to}` : ''} (${action.reason})`;
+    case 'reset-sentinel':
+      return `resetting ${action.sentinel} so that it forgets ${action.forget.join(', ')}`;
+    case 'halt-rollout':
+      return `halting the rolling update at ${action.instance} (${action.reason}): ${action.message}`;
   }
 }
 
@@ -81,7 +90,9 @@ export function buildStatus(input: StatusInput): RedisStatus {
   const readyReplicas = instances.filter((i) => i.ready).length;
   const sentinelsReady = sentinelNames(o).filter((n) => o.pods.get(n)?.ready).length;
   const stalled = action.type !== 'none' && stepAgeMs(step, now) >= input.stepDeadlineMs;
+  const rollout = rolloutRecord(input);
   const problems = [
+    ...(rollout?.halted ? [`rolling update halted at ${rollout.halted.instance} (${rollout.halted.reason})`] : []),
     ...(readyReplicas < o.spec.replicas + 1 ? [`${o.spec.replicas + 1 - readyReplicas} of ${o.spec.replicas + 1} instances not ready`] : []),
     ...(sentinelsReady < o.spec.sentinel.replicas ? [`${o.spec.sentinel.replicas - sentinelsReady} of ${o.spec.sentinel.replicas} Sentinels not ready`] : []),
     ...(stalled ? [`no progress past the step's bound: ${describe(action)}`] : []),
@@ -94,10 +105,12 @@ export function buildStatus(input: StatusInput): RedisStatus {
     action.type === 'none'
       ? set(conditions, 'Progressing', 'False', 'Stable', 'nothing to do')
       : set(conditions, 'Progressing', stalled ? 'False' : 'True', stalled ? 'ProgressDeadlineExceeded' : reason(action), progressMessage(describe(action), step, now));
-  conditions = set(conditions, 'Degraded', problems.length > 0 ? 'True' : 'False', stalled ? 'StepStalled' : problems.length > 0 ? 'NotAllReady' : 'AsExpected', problems.join('; ') || 'every instance and Sentinel is ready');
+  conditions = set(conditions, 'Degraded', problems.length > 0 ? 'True' : 'False', rollout?.halted ? 'RolloutHalted' : stalled ? 'StepStalled' : problems.length > 0 ? 'NotAllReady' : 'AsExpected', problems.join('; ') || 'every instance and Sentinel is ready');
 
-  const failingOver = !primary && (action.type === 'wait' && action.reason === 'WaitingForFailover' || (action.type === 'write-config' && action.reason === 'PrimaryChanged') || input.previous?.phase === 'Running' || input.previous?.phase === 'FailingOver');
-  const phase: Phase = o.config === undefined ? 'Pending' : failingOver ? 'FailingOver' : !primary ? 'Creating' : problems.length > 0 ? 'Degraded' : 'Running';
+  const failingOver = !primary && (action.type === 'wait' && action.reason === 'WaitingForFailover' || (action.type === 'write-config' && action.reason === 'PrimaryChanged') || input.previous?.phase === 'Running' || input.previous?.phase === 'Updating' || input.previous?.phase === 'FailingOver');
+  const changing = rollout !== undefined && rollout.halted === undefined || extraInstances(o).length > 0 || action.type === 'failover' || (action.type === 'wait' && action.reason === 'PlannedFailover');
+  const phase: Phase = o.config === undefined ? 'Pending' : failingOver ? 'FailingOver' : !primary ? 'Creating' : rollout?.halted ? 'Degraded' : changing ? 'Updating' : problems.length > 0 ? 'Degraded' : 'Running';
+  const planned = plannedFailoverRecord(input);
   const decision = sentinelDecision(o);
   return {
     ...(generation !== undefined ? { observedGeneration: generation } : {}),
@@ -118,5 +131,37 @@ export function buildStatus(input: StatusInput): RedisStatus {
         }
       : {}),
     ...(step ? { step } : {}),
+    ...(rollout ? { rollout } : {}),
+    ...(planned ? { plannedFailover: planned } : {}),
   };
+}
+
+/**
+ * status.rollout: a halt as the action records it; a halt that still holds (same target, no retry) kept; while
+ * pods are outdated, the target and how far it got; else nothing.
+ */
+function rolloutRecord(input: StatusInput): RolloutStatus | undefined {
+  const { observed: o, action, now } = input;
+  const target = rolloutTarget(o);
+  const { instances, sentinels } = outdatedPods(o);
+  const total = instanceNames(o).length + sentinelNames(o).length;
+  const token = o.rollout.retryToken !== undefined ? { retryToken: o.rollout.retryToken } : {};
+  const base = { target, updated: total - instances.length - sentinels.length - missing(o), total, ...token };
+  if (action.type === 'halt-rollout') return { ...base, halted: { instance: action.instance, reason: action.reason, message: action.message.slice(0, 4096), at: now.toISOString() } };
+  const halted = haltedRollout(o);
+  if (halted !== undefined) return { ...base, halted };
+  return instances.length + sentinels.length > 0 ? base : undefined;
+}
+
+function missing(o: Observed): number {
+  return [...instanceNames(o), ...sentinelNames(o)].filter((n) => o.pods.get(n) === undefined || o.pods.get(n)!.deleting).length;
+}
+
+/** status.plannedFailover: set when one is asked for, kept while its primary is still the primary. */
+function plannedFailoverRecord(input: StatusInput): PlannedFailover | undefined {
+  const { observed: o, action, now, previous } = input;
+  if (action.type === 'failover') return { from: action.from, askedAt: now.toISOString() };
+  const record = previous?.plannedFailover;
+  const primary = decidedPrimary(o) ?? o.config?.primary;
+  return record !== undefined && record.from === primary ? record : undefined;
 }

@@ -28,7 +28,7 @@ export function connect(e: Endpoint): Redis {
   });
 }
 
-async function withConnection<T>(e: Endpoint, use: (redis: Redis) => Promise<T>): Promise<T> {
+export async function withConnection<T>(e: Endpoint, use: (redis: Redis) => Promise<T>): Promise<T> {
   const redis = connect(e);
   redis.on('error', () => undefined); // reported by the command that fails
   try {
@@ -75,11 +75,24 @@ export async function readInstance(e: Endpoint): Promise<InstanceReading> {
   }
 }
 
+/** The pod names in a `SENTINEL REPLICAS` / `SENTINEL SENTINELS` answer (flat field lists; `ip` is the announced hostname). */
+export function podsOfEntries(entries: unknown): string[] {
+  if (!Array.isArray(entries)) return [];
+  return entries.flatMap((entry) => {
+    if (!Array.isArray(entry)) return [];
+    const fields = entry as unknown[];
+    const ip = fields[fields.indexOf('ip') + 1];
+    return fields.includes('ip') && typeof ip === 'string' ? [ip.split('.')[0] ?? ip] : [];
+  });
+}
+
 export async function readSentinel(e: Endpoint, monitored: string): Promise<SentinelReading> {
   try {
     return await withConnection(e, async (redis) => {
       const addr = (await redis.call('SENTINEL', 'get-master-addr-by-name', monitored)) as [string, string] | null;
-      return addr === null ? { ok: true } : { ok: true, primaryHost: addr[0] };
+      if (addr === null) return { ok: true };
+      const [replicas, sentinels] = await Promise.all([redis.call('SENTINEL', 'REPLICAS', monitored), redis.call('SENTINEL', 'SENTINELS', monitored)]);
+      return { ok: true, primaryHost: addr[0], knownReplicas: podsOfEntries(replicas), knownSentinels: podsOfEntries(sentinels) };
     });
   } catch (err) {
     return { ok: false, error: (err as Error).message };

@@ -177,6 +177,18 @@ export function sentinelPod(r: Rendering, sentinel: string, hash: string): Built
   };
 }
 
+/**
+ * What a pod made now would be made from, as its config-hash annotation: its pod spec (image, command,
+ * resources, probes) and the configuration file it starts from, for a placeholder name. A pod carrying another
+ * hash is rolled.
+ */
+export function podHashes(r: Rendering, files: { redisConf: string; sentinelConf: string }): { redis: string; sentinel: string } {
+  return {
+    redis: configHash(JSON.stringify(instancePod(r, '$instance', '').spec) + files.redisConf),
+    sentinel: configHash(JSON.stringify(sentinelPod(r, '$sentinel', '').spec) + files.sentinelConf),
+  };
+}
+
 /** An instance's claim: owned by the Redis only with reclaimPolicy Delete, so that Retain outlives it. */
 export function instanceClaim(r: Rendering, instance: string): Built<V1PersistentVolumeClaim> {
   const { ownerReferences, ...metadata } = meta(r, names.claim(instance), 'redis');

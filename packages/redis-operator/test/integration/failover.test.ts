@@ -9,64 +9,37 @@
 // @timeout 8m: image assembly on a cold cache (apt download), then a create, one failover and an install
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CustomResourceDefinitions, Pods, Secrets, Services, type Manager } from '@quorum/runtime';
-import { eventually, TestEnv } from '@quorum/localkube/testing';
+import { Pods } from '@quorum/runtime';
+import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { Redis } from 'ioredis';
-import { redisCRD } from '../../src/api/crd.ts';
-import type { RedisStatus } from '../../src/api/redis.ts';
-import { buildRedisImage } from '../../src/image/redis.ts';
 import { buildOperatorImage } from '../../src/deploy/image.ts';
 import { install, uninstall } from '../../src/deploy/install.ts';
-import { createRedisOperator } from '../../src/operator/operator.ts';
 import { Redises } from '../../src/resources.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
+import { available, redisReaders, startRedisEnv, type RedisTestEnv } from './support.ts';
 
 const NAME = 'cache';
+let t: RedisTestEnv;
 let env: TestEnv;
 let ns = '';
-let operator: Manager;
-const stopOperator = new AbortController();
-let running: Promise<void> | undefined;
+let reader: ReturnType<typeof redisReaders>;
 
 before(async () => {
-  env = await TestEnv.start();
-  const image = await buildRedisImage();
-  await env.kube.loadImage(image.archive);
-  await env.client.apply(CustomResourceDefinitions, redisCRD(), { fieldManager: 'redis-test', force: true });
-  await eventually('the Redis CRD established', async () => {
-    const crd = (await env.client.get(CustomResourceDefinitions, redisCRD().metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
-    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-  }, { timeoutMs: 30_000 });
-  ns = await env.namespace('redis');
-  operator = await createRedisOperator({ manager: { client: env.client, namespace: ns } });
-  running = operator.start(stopOperator.signal);
+  t = await startRedisEnv();
+  ({ env, ns } = t);
+  reader = redisReaders(t, NAME);
 });
 
 after(async () => {
-  stopOperator.abort();
-  await running?.catch(() => undefined);
+  await t?.stopOperator();
   if (ns) await uninstall(env.client, { watchNamespace: ns }).catch(() => undefined);
   await env?.stop();
 });
 
-async function status(): Promise<RedisStatus | undefined> {
-  return (await env.client.get(Redises, { namespace: ns, name: NAME })).status;
-}
-
-const available = (s: RedisStatus | undefined): boolean => s?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false;
-
-async function password(): Promise<string> {
-  const secret = await env.client.get(Secrets, { namespace: ns, name: `${NAME}-auth` });
-  return Buffer.from(secret.data?.['password'] ?? '', 'base64').toString('utf8');
-}
-
-async function serviceIP(name: string): Promise<string> {
-  return ((await env.client.get(Services, { namespace: ns, name })) as unknown as { spec: { clusterIP: string } }).spec.clusterIP;
-}
-
-async function podIP(name: string): Promise<string> {
-  return ((await env.client.get(Pods, { namespace: ns, name })) as unknown as { status: { podIP: string } }).status.podIP;
-}
+const status = (): ReturnType<typeof reader.status> => reader.status();
+const password = (): Promise<string> => reader.password();
+const serviceIP = (name: string): Promise<string> => reader.serviceIP(name);
+const podIP = (name: string): Promise<string> => reader.podIP(name);
 
 test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes Available and replicates through its Service', async () => {
   const started = Date.now();
@@ -151,8 +124,7 @@ test('bad input is refused with the field named, and nothing is created', async 
 });
 
 test('installed from its manifests (its image, a Role in the namespace only), the operator takes the Redis over and keeps it Available', async () => {
-  stopOperator.abort();
-  await running?.catch(() => undefined);
+  await t.stopOperator();
   const image = await buildOperatorImage();
   await env.kube.loadImage(image.archive);
   const started = Date.now();

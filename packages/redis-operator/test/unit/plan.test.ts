@@ -25,14 +25,18 @@ function observed(spec: unknown = {}, over: Partial<Observed> = {}): Observed {
     pods: new Map(),
     instances: new Map(),
     sentinels: new Map(),
+    desiredHash: { redis: HASH.redis, sentinel: HASH.sentinel },
+    rollout: {},
     ...over,
   };
 }
 
-const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => [
-  name,
-  { name, component: name.includes('sentinel') ? 'sentinel' : 'redis', phase: 'Running', ready: true, deleting: false, ...over },
-];
+/** What pods made from the spec carry (the config-hash annotation), by component. */
+const HASH = { redis: 'redis-hash', sentinel: 'sentinel-hash' };
+const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => {
+  const component = name.includes('sentinel') ? 'sentinel' : 'redis';
+  return [name, { name, component, phase: 'Running', ready: true, deleting: false, hash: HASH[component], ...over }];
+};
 const master = (offset = 100): InstanceReading => ({ ok: true, role: 'master', offset, version: '7.0.15' });
 const replicaOf = (primary: string, offset = 100): InstanceReading => ({ ok: true, role: 'slave', primaryHost: host(primary), linkUp: true, offset, version: '7.0.15' });
 const says = (primary: string): SentinelReading => ({ ok: true, primaryHost: host(primary) });

@@ -11,14 +11,14 @@ import { redisConf, sentinelConf } from '../../src/render/config.ts';
 import { buildStatus } from '../../src/reconcile/status.ts';
 
 const host = (p: string): string => `${p}.cache-headless.ns.svc`;
-const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => [name, { name, component: 'redis', phase: 'Running', ready: true, deleting: false, ...over }];
+const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => [name, { name, component: 'redis', phase: 'Running', ready: true, deleting: false, hash: 'h', ...over }];
 
 function observed(over: Partial<Observed> = {}): Observed {
   const spec = applyDefaults({});
   const desired = { redisConf: redisConf(spec), sentinelConf: (p: string) => sentinelConf('cache', spec, host(p)) };
   const sentinel = (p: string): [string, { ok: true; primaryHost: string }] => [`cache-sentinel-${p}`, { ok: true, primaryHost: host('cache-0') }];
   return {
-    redis: 'cache', namespace: 'ns', spec, auth: 'ok', desired,
+    redis: 'cache', namespace: 'ns', spec, auth: 'ok', desired, desiredHash: { redis: 'h', sentinel: 'h' }, rollout: {},
     config: { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf('cache-0'), primary: 'cache-0' },
     services: new Set(), missingServices: [], claims: new Set(),
     pods: new Map([pod('cache-0', { roleLabel: 'primary' }), pod('cache-1', { roleLabel: 'replica' }), pod('cache-2', { roleLabel: 'replica' }), ...['0', '1', '2'].map((i) => pod(`cache-sentinel-${i}`, { component: 'sentinel' }))]),

@@ -1,0 +1,61 @@
+// What the Redis operator's integration files share: a localkube with the Redis image and CRD, a namespace, the
+// operator running in this process, and readers of a Redis's status, password and addresses.
+import { CustomResourceDefinitions, Pods, Secrets, Services, type Manager } from '@quorum/runtime';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
+import { redisCRD } from '../../src/api/crd.ts';
+import type { RedisSpec, RedisStatus } from '../../src/api/redis.ts';
+import { buildRedisImage } from '../../src/image/redis.ts';
+import { createRedisOperator } from '../../src/operator/operator.ts';
+import { Redises } from '../../src/resources.ts';
+
+export interface RedisTestEnv {
+  env: TestEnv;
+  ns: string;
+  /** Stops the in-process operator (and waits for it). */
+  stopOperator(): Promise<void>;
+}
+
+export async function startRedisEnv(): Promise<RedisTestEnv> {
+  const env = await TestEnv.start();
+  const image = await buildRedisImage();
+  await env.kube.loadImage(image.archive);
+  await env.client.apply(CustomResourceDefinitions, redisCRD(), { fieldManager: 'redis-test', force: true });
+  await eventually('the Redis CRD established', async () => {
+    const crd = (await env.client.get(CustomResourceDefinitions, redisCRD().metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
+    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+  }, { timeoutMs: 30_000 });
+  const ns = await env.namespace('redis');
+  const operator: Manager = await createRedisOperator({ manager: { client: env.client, namespace: ns } });
+  const stop = new AbortController();
+  const running = operator.start(stop.signal);
+  return {
+    env,
+    ns,
+    stopOperator: async () => {
+      stop.abort();
+      await running.catch(() => undefined);
+    },
+  };
+}
+
+export function redisReaders(t: Pick<RedisTestEnv, 'env' | 'ns'>, name: string) {
+  const { env, ns } = t;
+  return {
+    create: (spec: Partial<RedisSpec>): Promise<unknown> => env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name, namespace: ns }, spec }),
+    /** Patches the spec; returns the generation the operator must have observed before its status describes it. */
+    patchSpec: async (spec: Record<string, unknown>): Promise<number> => (await env.client.mergePatch(Redises, { namespace: ns, name }, { spec })).metadata.generation ?? 0,
+    status: async (): Promise<RedisStatus | undefined> => (await env.client.get(Redises, { namespace: ns, name })).status,
+    password: async (): Promise<string> => {
+      const secret = await env.client.get(Secrets, { namespace: ns, name: `${name}-auth` });
+      return Buffer.from(secret.data?.['password'] ?? '', 'base64').toString('utf8');
+    },
+    serviceIP: async (service: string): Promise<string> => ((await env.client.get(Services, { namespace: ns, name: service })) as unknown as { spec: { clusterIP: string } }).spec.clusterIP,
+    podIP: async (pod: string): Promise<string> => ((await env.client.get(Pods, { namespace: ns, name: pod })) as unknown as { status: { podIP: string } }).status.podIP,
+  };
+}
+
+export const available = (s: RedisStatus | undefined): boolean => s?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false;
+
+/** Running (nothing to roll or remove), Available, every instance and Sentinel ready, every replica linked, from `generation` on. */
+export const settled = (s: RedisStatus | undefined, instances: number, generation = 0, sentinels = 3): boolean =>
+  available(s) && s?.phase === 'Running' && (s.observedGeneration ?? 0) >= generation && s.readyReplicas === instances && s.replicas === instances && s.sentinel?.agreeing === sentinels && s.rollout === undefined && (s.instances?.every((i) => i.linkStatus !== 'down') ?? false);
