@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
 import { BACKUP_CRD_FILE, CRD_FILE, etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdRestoreCRDYAML, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE } from '../src/api/crd.ts';
-import { apiReferenceMarkdown, DOCS_FILE } from '../src/api/docs.ts';
+import { apiReferenceMarkdown, DOCS_FILE } from '../src/reference/api.ts';
 import { helmChart } from '../src/deploy/helm.ts';
 import { OPERATIONS_FILE, withGeneratedReasons } from '../src/cluster/reasons.ts';
 import { MONITORING_DIR, monitoringFiles } from '../src/monitoring/files.ts';

@@ -1,6 +1,6 @@
 // The EtcdCluster API (etcd.quorum.dev/v1alpha1), declared once: the TypeScript types, the CRD's structural
 // OpenAPI schema (crd.ts), the defaults and validation the operator and webhooks apply (defaults.ts) and the
-// reference in docs/api.md (docs.ts) are all derived from the schemas in this file.
+// reference in docs/api.md (reference/api.ts) are all derived from the schemas in this file.
 //
 // Every spec field in the schema is built; RESERVED_SPEC_FIELDS lists any planned one, absent from the schema
 // until implemented, so that the API server rejects it instead of accepting a setting that would silently do nothing.

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
 import { CRD_FILE, etcdBackupScheduleCRD, etcdBackupScheduleCRDYAML, etcdClusterCRD, etcdClusterCRDYAML, etcdRestoreCRD, etcdRestoreCRDYAML, GENERATE_COMMAND, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE } from '../../src/api/crd.ts';
-import { apiReferenceMarkdown, DOCS_FILE } from '../../src/api/docs.ts';
+import { apiReferenceMarkdown, DOCS_FILE } from '../../src/reference/api.ts';
 import { RULES } from '../../src/api/etcdcluster.ts';
 import { storageVersion, toOpenAPI, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
 

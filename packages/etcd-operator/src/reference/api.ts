@@ -1,11 +1,12 @@
 // docs/api.md, generated from the CRD's schema (so the reference cannot disagree with what the API server
-// enforces): every field with its type, default, constraints and description, then the CEL rules.
+// enforces): every field with its type, default, constraints and description, then the CEL rules. It sits above
+// api/ and webhooks/ because it documents both (the admission checks come from the webhooks, which build on api/).
 import { celRulesTable, code, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion, type CustomResourceDefinition, type PrinterColumn, type ReferenceOptions, type RuleRow } from '@quorum/runtime/crd';
-import { BACKUP_PRINTER_COLUMNS, etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD, GENERATE_COMMAND, PRINTER_COLUMNS, RESTORE_PRINTER_COLUMNS, SCHEDULE_PRINTER_COLUMNS } from './crd.ts';
-import { BACKUP_KIND } from './etcdbackup.ts';
-import { SCHEDULE_KIND } from './etcdbackupschedule.ts';
-import { RESTORE_KIND } from './etcdrestore.ts';
-import { API_VERSION, DEFAULT_ETCD_RESOURCES, DEFAULT_REPOSITORY, KIND, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from './etcdcluster.ts';
+import { BACKUP_PRINTER_COLUMNS, etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD, GENERATE_COMMAND, PRINTER_COLUMNS, RESTORE_PRINTER_COLUMNS, SCHEDULE_PRINTER_COLUMNS } from '../api/crd.ts';
+import { BACKUP_KIND } from '../api/etcdbackup.ts';
+import { SCHEDULE_KIND } from '../api/etcdbackupschedule.ts';
+import { RESTORE_KIND } from '../api/etcdrestore.ts';
+import { API_VERSION, DEFAULT_ETCD_RESOURCES, DEFAULT_REPOSITORY, KIND, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY, PLURAL, RESERVED_SPEC_FIELDS, SHORT_NAMES } from '../api/etcdcluster.ts';
 import type { AdmissionChecks } from '../webhooks/admission.ts';
 import { ETCDBACKUP_ADMISSION } from '../webhooks/etcdbackup.ts';
 import { ETCDBACKUPSCHEDULE_ADMISSION } from '../webhooks/etcdbackupschedule.ts';
