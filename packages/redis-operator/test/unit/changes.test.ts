@@ -21,6 +21,7 @@ const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => 
   return [name, { name, component, phase: 'Running', ready: true, deleting: false, hash: OLD[component], ...over }];
 };
 const master = (offset = 100): InstanceReading => ({ ok: true, role: 'master', offset, version: '7.0.15' });
+const unsynced = (primary: string): InstanceReading => ({ ok: true, role: 'slave', primaryHost: host(primary), linkUp: false, offset: 0, version: '7.0.15' });
 const replicaOf = (primary: string, offset = 100): InstanceReading => ({ ok: true, role: 'slave', primaryHost: host(primary), linkUp: true, offset, version: '7.0.15' });
 const sentinelSays = (primary: string, replicas: string[], sentinels: string[]): SentinelReading => ({ ok: true, primaryHost: host(primary), knownReplicas: replicas, knownSentinels: sentinels });
 
@@ -54,8 +55,8 @@ const reasonOf = (a: Action): string | undefined => (a.type === 'wait' ? a.reaso
 test('scale-down: the highest replica goes first, and only once every instance and Sentinel the spec keeps serves', () => {
   const o = running({ replicas: 1 }, 3);
   assert.deepEqual(plan(o), { type: 'delete-pod', pod: 'cache-2', reason: 'scale-down: beyond spec.replicas (1)' });
-  const unsynced = new Map(o.instances).set('cache-1', { ...replicaOf('cache-0'), linkUp: false });
-  assert.equal(reasonOf(plan({ ...o, instances: unsynced })), 'WaitingForInstances');
+  const notLinked = new Map(o.instances).set('cache-1', unsynced('cache-0'));
+  assert.equal(reasonOf(plan({ ...o, instances: notLinked })), 'WaitingForInstances');
   const twoDown = running({ replicas: 0 }, 3);
   assert.deepEqual(plan(twoDown), { type: 'delete-pod', pod: 'cache-2', reason: 'scale-down: beyond spec.replicas (0)' });
 });
@@ -68,7 +69,7 @@ test('scale-down of the primary: a planned failover first, waited for, asked aga
   // The Sentinels chose cache-1: recorded, labels moved, then cache-2 goes.
   const moved = { ...o, instances: new Map(o.instances).set('cache-1', master(120)).set('cache-0', replicaOf('cache-1')).set('cache-2', replicaOf('cache-1')), sentinels: new Map([...o.sentinels].map(([n, r]) => [n, { ...r, primaryHost: host('cache-1') }])) };
   assert.deepEqual(plan(moved), { type: 'write-config', primary: 'cache-1', reason: 'PrimaryChanged' });
-  const recorded = { ...moved, config: { ...moved.config, primary: 'cache-1', sentinelConf: moved.desired.sentinelConf('cache-1') } };
+  const recorded = { ...moved, config: { redisConf: moved.desired.redisConf, primary: 'cache-1', sentinelConf: moved.desired.sentinelConf('cache-1') } };
   const relabelled = { ...recorded, pods: new Map(recorded.pods).set(...pod('cache-1', { roleLabel: 'primary' })).set(...pod('cache-2', { roleLabel: 'replica' })) };
   assert.deepEqual(plan(relabelled), { type: 'delete-pod', pod: 'cache-2', reason: 'scale-down: beyond spec.replicas (1)' });
 });
@@ -113,7 +114,7 @@ test('Sentinels beyond spec.sentinel.replicas are removed highest first', () => 
 test('a rollout: replicas first, highest first; an updated pod gates the next; then a planned failover; the old primary last', () => {
   const o = running({}, 3, 'cache-0', { desiredHash: NEW });
   assert.deepEqual(plan(o), { type: 'delete-pod', pod: 'cache-2', reason: 'rolling update (3 instances and 0 Sentinels left): updating the replica cache-2' });
-  const starting = { ...o, pods: new Map(o.pods).set(...pod('cache-2', { hash: NEW.redis, ready: false, roleLabel: 'replica' })), instances: new Map(o.instances).set('cache-2', { ...replicaOf('cache-0'), linkUp: false }) };
+  const starting = { ...o, pods: new Map(o.pods).set(...pod('cache-2', { hash: NEW.redis, ready: false, roleLabel: 'replica' })), instances: new Map(o.instances).set('cache-2', unsynced('cache-0')) };
   assert.equal(reasonOf(plan(starting)), 'RolloutGate');
   assert.deepEqual(plan({ ...starting, step: { name: 'RolloutGate', ageMs: ROLLOUT_GATE_MS } }).type, 'halt-rollout');
   const replicasDone = { ...o, pods: new Map(o.pods).set(...pod('cache-2', { hash: NEW.redis, roleLabel: 'replica' })).set(...pod('cache-1', { hash: NEW.redis, roleLabel: 'replica' })) };
