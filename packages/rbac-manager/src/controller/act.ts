@@ -69,11 +69,15 @@ async function take(definition: RBACDefinition, action: Action, deps: ActDeps, s
   const d = action.desired;
   const what = `${describe(d.kind, d.namespace, d.name)}${roleOf(d.object)}`;
   if (action.type === 'update') {
+    if (action.remove) await deps.client.mergePatch(MADE_KINDS[d.kind], { namespace: d.namespace ?? '', name: d.name }, action.remove, { fieldManager: FIELD_MANAGER, signal });
     await apply(deps, d, signal);
     tell(d.kind, 'Update', { reason: 'Updated', note: `set ${what} back to binding ${d.binding}` });
     return;
   }
-  if (action.type === 'recreate') await deleteMade(deps, d.kind, d.namespace, d.name, signal);
+  // A role reference cannot change: the binding to the old role goes first, told as a revocation.
+  if (action.type === 'recreate' && (await deleteMade(deps, d.kind, d.namespace, d.name, signal))) {
+    tell(d.kind, 'Delete', { reason: 'Revoked', note: `deleted ${describe(d.kind, d.namespace, d.name)}: binding ${d.binding} now grants${roleOf(d.object)}, and a role reference cannot change` });
+  }
   try {
     await deps.client.create(MADE_KINDS[d.kind], d.object, { fieldManager: FIELD_MANAGER, signal });
     tell(d.kind, 'Create', { reason: 'Granted', note: `created ${what} for binding ${d.binding}` });

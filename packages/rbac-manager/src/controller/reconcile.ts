@@ -48,7 +48,7 @@ export function rbacDefinitionReconciler(deps: ReconcileDeps): Reconciler {
     const outcome = await act(definition, withheld?.actions ?? planned, deps, signal);
     for (const [binding, list] of withheld?.skipped ?? []) outcome.skipped.set(binding, [...(outcome.skipped.get(binding) ?? []), ...list]);
     const status = buildStatus(desired, outcome.skipped, definition.status, definition.metadata.generation, now, gate);
-    countTransitions(deps, definition.status, status);
+    announceTransitions(deps, definition, status);
     await report(deps, definition, status, signal);
     if (outcome.transient.length > 0) throw outcome.transient[0];
     const next = status.nextTransition === undefined ? undefined : Date.parse(status.nextTransition) - now.getTime() + EDGE_SLACK_MS;
@@ -62,12 +62,22 @@ async function report(deps: ReconcileDeps, definition: RBACDefinition, status: R
   await writeStatus(deps.client, RBACDefinitions, { namespace: '', name: definition.metadata.name ?? '' }, definition.status, status, { fieldManager: FIELD_MANAGER, signal });
 }
 
-/** A binding whose state changed since the last status: a grant that started or ended on time. */
-function countTransitions(deps: ReconcileDeps, previous: RBACDefinitionStatus | undefined, next: RBACDefinitionStatus): void {
-  const before = new Map((previous?.bindings ?? []).map((b) => [b.name, b.state]));
+/**
+ * Each binding whose state changed since the last status, a grant that started or ended: counted, and told in
+ * an event on the definition (GrantStarted, GrantEnded, GrantPending), beside the events of the writes it caused.
+ */
+function announceTransitions(deps: ReconcileDeps, definition: RBACDefinition, next: RBACDefinitionStatus): void {
+  const before = new Map((definition.status?.bindings ?? []).map((b) => [b.name, b.state]));
   for (const b of next.bindings ?? []) {
     const was = before.get(b.name);
-    if (was !== undefined && was !== b.state) deps.transitions.inc({ state: b.state });
+    if (was === undefined || was === b.state) continue;
+    deps.transitions.inc({ state: b.state });
+    const said = {
+      Active: { reason: 'GrantStarted', note: `binding ${b.name} started (it was ${was}): its access is granted` },
+      Expired: { reason: 'GrantEnded', note: `binding ${b.name} ended${b.expiresAt ? ` at ${b.expiresAt}` : ''}: its access is revoked` },
+      Pending: { reason: 'GrantPending', note: `binding ${b.name} starts at ${b.startsAt ?? 'a later time'} (it was ${was})` },
+    }[b.state];
+    deps.events.record(definition, { type: 'Normal', action: 'Window', ...said });
   }
 }
 

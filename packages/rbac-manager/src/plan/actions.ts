@@ -6,15 +6,19 @@
 // the definition of the same name (adopted: the import's path), or someone else's (left alone, reported).
 import { needsApply, type OpenObject } from '@quorum/runtime';
 import { keyOfDesired, objectKey, type DesiredObject, type DesiredState, type ObjectKind } from './desired.ts';
-import { BINDING_LABEL, madeByFairwinds, ownedBy } from './names.ts';
+import { BINDING_LABEL, madeByFairwinds, MANAGED_PULL_SECRETS_ANNOTATION, ownedBy } from './names.ts';
 
 export type DeleteReason = 'Revoked' | 'Expired';
 
 export type Action =
   /** Not in the cache as ours: POST it. */
   | { type: 'create'; desired: DesiredObject }
-  /** Ours and different from the definition (edited by hand, or the definition changed): apply it. */
-  | { type: 'update'; desired: DesiredObject }
+  /**
+   * Ours and different from the definition (edited by hand, or the definition changed): apply it, after a merge
+   * patch removing `remove` (what a ServiceAccount carries that the definition no longer sets: an apply that
+   * omits a field leaves it when another field manager set it, and a merge patch removes it whoever did).
+   */
+  | { type: 'update'; desired: DesiredObject; remove?: ServiceAccountRemoval }
   /** Ours but bound to another role: roleRef is immutable, so delete and create. */
   | { type: 'recreate'; desired: DesiredObject }
   /** Ours and no longer asked for. */
@@ -39,7 +43,11 @@ export function planActions(desired: DesiredState, owned: ReadonlyMap<string, Op
     const observed = owned.get(key);
     if (!observed) actions.push({ type: 'create', desired: d });
     else if (roleRefChanged(d.object, observed)) actions.push({ type: 'recreate', desired: d });
-    else if (needsApply(d.object, observed)) actions.push({ type: 'update', desired: d });
+    else {
+      const remove = d.kind === 'ServiceAccount' ? serviceAccountLeftovers(d.object, observed) : undefined;
+      if (remove) actions.push({ type: 'update', desired: d, remove });
+      else if (needsApply(d.object, observed)) actions.push({ type: 'update', desired: d });
+    }
   }
   const expiredBindings = new Set(desired.bindings.filter((b) => b.window.state === 'Expired').map((b) => b.name));
   for (const [key, observed] of owned) {
@@ -51,6 +59,23 @@ export function planActions(desired: DesiredState, owned: ReadonlyMap<string, Op
     actions.push({ type: 'delete', kind, ...(namespace ? { namespace } : {}), name, reason: expired ? 'Expired' : 'Revoked', ...(binding ? { binding } : {}) });
   }
   return actions;
+}
+
+export interface ServiceAccountRemoval {
+  metadata?: { annotations: Record<string, null> };
+  imagePullSecrets?: null;
+  automountServiceAccountToken?: null;
+}
+
+/** The pull secrets, automount setting and pull-secrets annotation a ServiceAccount of ours has and should not. */
+export function serviceAccountLeftovers(desired: OpenObject, observed: OpenObject): ServiceAccountRemoval | undefined {
+  const remove: ServiceAccountRemoval = {};
+  const has = (o: OpenObject, key: string): boolean => o[key] !== undefined && !(Array.isArray(o[key]) && o[key].length === 0);
+  if (has(observed, 'imagePullSecrets') && !has(desired, 'imagePullSecrets')) remove.imagePullSecrets = null;
+  if (has(observed, 'automountServiceAccountToken') && !has(desired, 'automountServiceAccountToken')) remove.automountServiceAccountToken = null;
+  const annotated = (o: OpenObject): boolean => o.metadata.annotations?.[MANAGED_PULL_SECRETS_ANNOTATION] !== undefined;
+  if (annotated(observed) && !annotated(desired)) remove.metadata = { annotations: { [MANAGED_PULL_SECRETS_ANNOTATION]: null } };
+  return Object.keys(remove).length > 0 ? remove : undefined;
 }
 
 function roleRefChanged(desired: OpenObject, observed: OpenObject): boolean {

@@ -65,8 +65,8 @@ function impersonating(admin: Awaited<ReturnType<typeof connect>>, user: string)
   return new Client({ ...admin, headers: async () => ({ ...(await admin.headers()), 'Impersonate-User': user }) });
 }
 
-async function canI(user: string, verb: string, resource: string, namespace: string): Promise<boolean> {
-  const out = await env.kube.kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as', user], { allowFailure: true });
+async function canI(user: string, verb: string, resource: string, namespace: string, group?: string): Promise<boolean> {
+  const out = await env.kube.kubectl(['auth', 'can-i', verb, resource, '-n', namespace, '--as', user, ...(group ? ['--as-group', group] : [])], { allowFailure: true });
   return out.trim().startsWith('yes');
 }
 
@@ -147,8 +147,13 @@ test('nothing is granted while the escalation webhook is not in place: the defin
   await ready(name);
 });
 
-test('grants by name, by selector and cluster-wide, service accounts with pull secrets; edits reverted, foreign bindings untouched, namespaces followed at once, deletion removes exactly what it made', async () => {
+test('grants to users, groups and service accounts (with pull secrets), by name, by selector and cluster-wide; edits reverted, foreign bindings untouched, namespaces followed at once, deletion removes exactly what it made', async () => {
   const team = `team-${run}`;
+  const ops = `ops-${run}`;
+  // A ClusterRole only this test grants, so that its ClusterRoleBinding is what can-i sees.
+  const nodeReader = `node-reader-${run}`;
+  await env.client.create(ClusterRoles, { metadata: { name: nodeReader }, rules: [{ apiGroups: [''], resources: ['nodes'], verbs: ['get'] }] });
+  cleanup.push(() => env.client.delete(ClusterRoles, nodeReader).catch(() => undefined));
   const named = await env.namespace('rbac-named');
   const selected = await env.namespace('rbac-sel', { labels: { team } });
   const alice = `alice-${run}`;
@@ -164,9 +169,9 @@ test('grants by name, by selector and cluster-wide, service accounts with pull s
     {
       name: 'devs',
       subjects: [{ kind: 'User', name: alice }, { kind: 'ServiceAccount', name: 'robot', namespace: named, imagePullSecrets: ['registry'], automountServiceAccountToken: false }],
-      clusterRoleBindings: [{ clusterRole: 'system:basic-user' }],
       roleBindings: [{ clusterRole: 'edit', namespace: named }, { clusterRole: 'view', namespaceSelector: { matchLabels: { team } } }],
     },
+    { name: 'ops', subjects: [{ kind: 'Group', name: ops }], clusterRoleBindings: [{ clusterRole: nodeReader }] },
   ]);
   const status = await ready(name);
   assert.deepEqual(status.status?.bindings?.[0]?.namespaces, [named, selected].sort());
@@ -174,6 +179,8 @@ test('grants by name, by selector and cluster-wide, service accounts with pull s
   assert.equal(await canI(alice, 'get', 'pods', selected), true);
   assert.equal(await canI(alice, 'create', 'deployments', selected), false, 'view only where selected');
   assert.equal(await canI(robot, 'create', 'deployments', named), true);
+  assert.equal(await canI('anyone', 'get', 'nodes', named, ops), true, 'the group, cluster-wide');
+  assert.equal(await canI(alice, 'get', 'nodes', named), false);
   const sa = await env.client.get<OpenObject>(ServiceAccounts, { namespace: named, name: 'robot' });
   assert.deepEqual([sa['imagePullSecrets'], sa['automountServiceAccountToken']], [[{ name: 'registry' }], false]);
 
@@ -201,8 +208,12 @@ test('grants by name, by selector and cluster-wide, service accounts with pull s
   await env.client.mergePatch(Namespaces, { namespace: '', name: selected }, { metadata: { labels: { team: null } } });
   await eventually('the binding gone from the relabelled namespace', async () => !(await canI(alice, 'get', 'pods', selected)), fast);
   const relabelledMs = Date.now() - started;
-  log(`namespace created → bound in ${createdMs} ms; relabelled out → unbound in ${relabelledMs} ms`);
-  assert.ok(createdMs < 2_000 && relabelledMs < 2_000, `${createdMs} ms, ${relabelledMs} ms`);
+  started = Date.now();
+  await env.client.mergePatch(Namespaces, { namespace: '', name: selected }, { metadata: { labels: { team } } });
+  await eventually('the binding back in the namespace relabelled into the selector', () => canI(alice, 'get', 'pods', selected), fast);
+  const relabelledInMs = Date.now() - started;
+  log(`namespace created → bound in ${createdMs} ms; relabelled out → unbound in ${relabelledMs} ms; relabelled in → bound in ${relabelledInMs} ms`);
+  assert.ok(createdMs < 2_000 && relabelledMs < 2_000 && relabelledInMs < 2_000, `${createdMs} ms, ${relabelledMs} ms, ${relabelledInMs} ms`);
 
   // Events are written after the writes they tell of, best effort: wait for them.
   await eventually('Granted, Updated and Revoked events on the definition', async () => {
@@ -213,7 +224,11 @@ test('grants by name, by selector and cluster-wide, service accounts with pull s
 
   // Deleting the definition removes what it made (the garbage collector, by owner reference), and only that.
   await env.client.delete(RBACDefinitions, name);
-  await eventually('its bindings gone', async () => !(await canI(alice, 'create', 'deployments', named)) && !(await env.client.find(ServiceAccounts, { namespace: named, name: 'robot' })), { timeoutMs: 60_000, intervalMs: 250 });
+  await eventually(
+    'its bindings gone',
+    async () => !(await canI(alice, 'create', 'deployments', named)) && !(await canI('anyone', 'get', 'nodes', named, ops)) && !(await env.client.find(ServiceAccounts, { namespace: named, name: 'robot' })),
+    { timeoutMs: 60_000, intervalMs: 250 },
+  );
   assert.ok(await env.client.find(RoleBindings, { namespace: named, name: foreign.metadata.name ?? '' }));
 });
 

@@ -123,3 +123,16 @@ test('a name held by our own object as asked (the cache lagged behind a create):
   assert.deepEqual(calls.map((c) => c.verb), ['create', 'get']);
   assert.deepEqual(events, []);
 });
+
+test('an update that removes leftovers merge-patches them away before the apply; a recreate tells the deletion of the old binding too', async () => {
+  const sa = desiredOf([{ name: 'bots', subjects: [{ kind: 'ServiceAccount', name: 'robot', namespace: 'ci' }] }]).find((d) => d.kind === 'ServiceAccount')!;
+  const leftovers = fakeDeps({});
+  await act(definition, [{ type: 'update', desired: sa, remove: { imagePullSecrets: null } }], leftovers.deps, signal);
+  assert.deepEqual(leftovers.calls.map((c) => [c.verb, c.body]), [['mergePatch', { imagePullSecrets: null }], ['apply', undefined]]);
+
+  const moved = fakeDeps({});
+  await act(definition, [{ type: 'recreate', desired: rb }], moved.deps, signal);
+  assert.deepEqual(moved.calls.map((c) => c.verb), ['delete', 'create']);
+  assert.deepEqual(moved.counted, ['RoleBinding/Delete/Revoked', 'RoleBinding/Create/Granted']);
+  assert.match(moved.events[0]!.note, /deleted RoleBinding a\/team-devs-edit: binding devs now grants \(ClusterRole edit\), and a role reference cannot change/);
+});

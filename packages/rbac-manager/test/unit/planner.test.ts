@@ -247,3 +247,17 @@ test('names too long for the API server keep their start and end with a hash of 
   assert.notEqual(boundedName(`${long}a`), boundedName(`${long}b`));
   assert.equal(boundedName('short'), 'short');
 });
+
+test('a ServiceAccount of ours keeps nothing its definition no longer sets: pull secrets, automount and their annotation are removed, not only left out of the apply', () => {
+  const def = definition([{ name: 'bots', subjects: [{ kind: 'ServiceAccount', name: 'robot', namespace: 'ci' }] }]);
+  const desired = desiredState(def, world({ ci: {} }), NOW);
+  const observed = made('ServiceAccount', 'ci', 'robot', undefined, { imagePullSecrets: [{ name: 'registry' }], automountServiceAccountToken: false });
+  observed.metadata.annotations = { 'rbacmanager.reactiveops.io/managed-pull-secrets': 'registry', 'kept.example.com/note': 'x' };
+  const actions = planActions(desired, ownedObjects([observed], UID));
+  assert.deepEqual(actions.map((a) => (a.type === 'update' ? a.remove : a.type)), [
+    { imagePullSecrets: null, automountServiceAccountToken: null, metadata: { annotations: { 'rbacmanager.reactiveops.io/managed-pull-secrets': null } } },
+  ]);
+  const clean = structuredClone(desired.objects[0]!.object);
+  clean.metadata.annotations = { 'kept.example.com/note': 'x' };
+  assert.deepEqual(planActions(desired, ownedObjects([clean], UID)), [], 'nothing left over: nothing written');
+});

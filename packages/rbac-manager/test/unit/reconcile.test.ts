@@ -1,6 +1,7 @@
-// The manager acts only while its escalation webhook guards definition writes: what counts as in place (the
-// shipped configuration, pointing at this manager, failing closed, letting nothing past), and a reconcile
-// while it is not (deletions only, every grant withheld and reported, a Warning event, a bounded re-check).
+// A reconcile, against fake caches and a recording client. The manager acts only while its escalation webhook
+// guards definition writes: what counts as in place (the shipped configuration, pointing at this manager,
+// failing closed, letting nothing past), and a reconcile while it is not (deletions only, every grant withheld
+// and reported, a Warning event, a bounded re-check). A binding's window reaching an edge: counted and told.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createLogger, type EventInput, type Informer, type KubeObject, type OpenObject } from '@quorum/runtime';
@@ -72,9 +73,18 @@ function store<T extends KubeObject = OpenObject>(objects: Record<string, KubeOb
   return { store: { get: (key: string) => objects[key], list: () => list, byIndex: () => list } } as unknown as Informer<T>;
 }
 
-function reconcileWith(problem: string | undefined): { run: () => Promise<unknown>; calls: string[]; events: EventInput[]; status: () => RBACDefinitionStatus | undefined } {
+interface Recorded {
+  run: () => Promise<unknown>;
+  calls: string[];
+  events: EventInput[];
+  transitions: string[];
+  status: () => RBACDefinitionStatus | undefined;
+}
+
+function reconcileWith(problem: string | undefined, seen: RBACDefinition = definition, now = new Date('2026-06-01T00:00:00Z')): Recorded {
   const calls: string[] = [];
   const events: EventInput[] = [];
+  const transitions: string[] = [];
   let status: RBACDefinitionStatus | undefined;
   const caches: Caches = { namespaces: store({ a: { metadata: { name: 'a' } } }), clusterRoles: store({ edit: { metadata: { name: 'edit' } } }), roles: store({}), made: [store({ stale })] };
   const client = {
@@ -86,17 +96,17 @@ function reconcileWith(problem: string | undefined): { run: () => Promise<unknow
   } as unknown as ReconcileDeps['client'];
   const deps: ReconcileDeps = {
     client,
-    definitions: store<RBACDefinition>({ team: definition }),
+    definitions: store<RBACDefinition>({ team: seen }),
     caches,
     events: { record: (_o: KubeObject, e: EventInput) => void events.push(e) },
     writes: { inc: () => undefined },
-    transitions: { inc: () => undefined },
+    transitions: { inc: (l) => void transitions.push(l.state) },
     concurrency: 4,
-    now: () => new Date('2026-06-01T00:00:00Z'),
+    now: () => now,
     webhookProblem: () => problem,
   };
   const context = { signal: new AbortController().signal, log: createLogger({ level: 'silent' }), retries: 0 };
-  return { run: () => rbacDefinitionReconciler(deps)({ namespace: '', name: 'team' }, context), calls, events, status: () => status };
+  return { run: () => rbacDefinitionReconciler(deps)({ namespace: '', name: 'team' }, context), calls, events, transitions, status: () => status };
 }
 
 test('while the webhook is not in place: deletions only, the grant withheld and reported, a Warning event, a re-check within a bound', async () => {
@@ -114,4 +124,21 @@ test('while the webhook is not in place: deletions only, the grant withheld and 
   await open.run();
   assert.deepEqual(open.calls.sort(), ['create team-devs-edit', 'delete team-old-view']);
   assert.equal(open.status()?.conditions?.find((c) => c.type === 'Ready')?.reason, 'InPlace');
+});
+
+test("a window's edges: the binding that ended is counted and told (GrantEnded), its objects deleted as Expired; the one that started, GrantStarted", async () => {
+  const bindings: RBACDefinition['rbacBindings'] = [
+    { name: 'devs', subjects: [{ kind: 'User', name: 'alice' }], roleBindings: [{ clusterRole: 'edit', namespace: 'a' }], notBefore: '2026-06-01T00:00:00Z' },
+    { name: 'old', subjects: [{ kind: 'User', name: 'bob' }], roleBindings: [{ clusterRole: 'view', namespace: 'a' }], expiresAt: '2026-06-01T00:00:00Z' },
+  ];
+  const before: RBACDefinitionStatus = { bindings: [{ name: 'devs', state: 'Pending' }, { name: 'old', state: 'Active' }] };
+  const edge = reconcileWith(undefined, { ...definition, rbacBindings: bindings, status: before }, new Date('2026-06-01T00:00:01Z'));
+  await edge.run();
+  assert.deepEqual(edge.calls.sort(), ['create team-devs-edit', 'delete team-old-view']);
+  assert.deepEqual(edge.transitions, ['Active', 'Expired']);
+  assert.deepEqual(
+    edge.events.filter((e) => e.action === 'Window').map((e) => e.reason),
+    ['GrantStarted', 'GrantEnded'],
+  );
+  assert.ok(edge.events.some((e) => e.reason === 'Expired' && /team-old-view: binding old expired/.test(e.note)));
 });
