@@ -14,7 +14,8 @@ import type { AgentResult, ObservedJob } from './plan.ts';
 export const BACKUP_LABEL = 'etcd.quorum.dev/backup';
 export const CREDENTIALS_DIR = '/var/run/quorum/credentials';
 export const BACKUP_VOLUME_DIR = '/var/run/quorum/backup-volume';
-export const AGENT_SCRIPT = '/app/packages/etcd-operator/src/backup/agent.ts';
+// The image runs the packages' built JavaScript (@quorum/kit/image): src/backup/agent.ts is dist/backup/agent.js there.
+export const AGENT_SCRIPT = '/app/packages/etcd-operator/dist/backup/agent.js'; // in the container
 
 /** A Job name per EtcdBackup object (its UID), so a backup recreated under the same name never meets an old Job. */
 export function backupJobName(backup: EtcdBackup): string {

@@ -188,7 +188,7 @@ test('the delete Job: the agent, the credentials mounted in it alone, one name p
   assert.equal(job.metadata.labels['etcd.quorum.dev/schedule'], 'nightly');
   assert.deepEqual(job.metadata.ownerReferences.map((o) => [o.kind, o.uid]), [['EtcdBackup', 'u-1']]);
   const c = job.spec.template.spec.containers[0]!;
-  assert.deepEqual(c.command.slice(1), ['/app/packages/etcd-operator/src/backup/agent.ts', 'delete']);
+  assert.deepEqual(c.command.slice(1), ['/app/packages/etcd-operator/dist/backup/agent.js', 'delete']);
   assert.ok(c.args.includes('--key=p/c.db'));
   assert.ok(c.args.includes(`--destination-json=${JSON.stringify(b.spec.destination)}`));
   assert.ok(c.args.some((a) => a.startsWith('--credentials-dir=')));
