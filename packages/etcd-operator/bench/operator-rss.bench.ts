@@ -1,6 +1,7 @@
-// The etcd operator's resident memory (issue 24), `npm run bench -- operator-rss`: its main.ts, as the image runs
-// it (`node …/main.ts` from the TypeScript sources), started out of cluster against localkube with a kubeconfig,
-// watching every namespace. Webhooks off (they need the Service and webhook configurations of an install) and
+// The etcd operator's resident memory (issue 24), `npm run bench -- operator-rss`: the operator as its image runs
+// it (the image built and its /app unpacked here: the compiled JavaScript, the production dependencies, the
+// entrypoint's node flags and the image's environment), started out of cluster against localkube with a
+// kubeconfig, watching every namespace. QUORUM_RSS_FROM=sources runs src/operator/main.ts instead, as before. Webhooks off (they need the Service and webhook configurations of an install) and
 // leader election off (a Lease costs no memory, and a released one would make the next run wait).
 //   etcd_operator.idle_rss_mib         with the CRDs installed and no resources of its kinds
 //   etcd_operator.rss_mib_50_clusters  with 50 EtcdClusters (3 replicas, default storage) whose pods stay Pending:
@@ -9,13 +10,16 @@
 //                                      and waits for the pod, as it would for an unschedulable cluster.
 // RSS from /proc/<pid>/status, 20 s after the state was reached, median of 10 readings 1 s apart; each figure is
 // the median of QUORUM_BENCH_RUNS runs (default 3), a fresh process each.
+import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
+import { unpackImage } from '@quorum/kit/image';
 import { CustomResourceDefinitions, Pods } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
-import { freePort, median, MiB, OperatorProcess } from '../../runtime/bench/process-rss.ts';
+import { freePort, fromSources, median, MiB, OperatorProcess, sourcesCommand, type NodeCommand } from '../../runtime/bench/process-rss.ts';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../src/api/crd.ts';
 import { API_VERSION, KIND } from '../src/api/etcdcluster.ts';
 import { LABELS } from '../src/names.ts';
+import { buildOperatorImage } from '../src/deploy/image.ts';
 import { EtcdClusters } from '../src/resources.ts';
 import { progressTo, report } from './figures.ts';
 
@@ -35,8 +39,9 @@ async function installCRDs(env: TestEnv): Promise<void> {
 }
 
 /** One fresh operator process: ready, then `reached` (what it must have done first), then its idle RSS. */
-async function measure(env: TestEnv, leaseNamespace: string, reached: () => Promise<unknown>): Promise<number> {
-  const operator = await OperatorProcess.start(MAIN, { KUBECONFIG: env.kubeconfig, POD_NAMESPACE: leaseNamespace, WEBHOOKS: 'false', LEADER_ELECTION: 'false' }, await freePort());
+async function measure(command: NodeCommand, env: TestEnv, leaseNamespace: string, reached: () => Promise<unknown>): Promise<number> {
+  const vars = { ...command.env, KUBECONFIG: env.kubeconfig, POD_NAMESPACE: leaseNamespace, WEBHOOKS: 'false', LEADER_ELECTION: 'false' };
+  const operator = await OperatorProcess.start(command.args, vars, await freePort());
   try {
     await reached();
     return await operator.idleRss();
@@ -54,11 +59,14 @@ async function runs(label: string, once: () => Promise<number>): Promise<number>
   return median(values) / MiB;
 }
 
+progress(fromSources ? 'running src/operator/main.ts from the sources' : 'building the operator image and unpacking its /app');
+const image = fromSources ? undefined : await unpackImage(await buildOperatorImage());
+const command = image ?? sourcesCommand(MAIN);
 const env = await TestEnv.start({ nodes: 1 });
 try {
   await installCRDs(env);
   const home = await env.namespace('operator-rss');
-  report('etcd_operator.idle_rss_mib', await runs('idle', () => measure(env, home, () => Promise.resolve())), 'MiB');
+  report('etcd_operator.idle_rss_mib', await runs('idle', () => measure(command, env, home, () => Promise.resolve())), 'MiB');
 
   const ns = await env.namespace('operator-rss-clusters');
   progress(`creating ${CLUSTERS} EtcdClusters whose pods cannot be scheduled`);
@@ -77,7 +85,8 @@ try {
       },
       { timeoutMs: 300_000, intervalMs: 2000 },
     );
-  report('etcd_operator.rss_mib_50_clusters', await runs(`${CLUSTERS} clusters`, () => measure(env, home, reconciled)), 'MiB');
+  report('etcd_operator.rss_mib_50_clusters', await runs(`${CLUSTERS} clusters`, () => measure(command, env, home, reconciled)), 'MiB');
 } finally {
   await env.stop();
+  if (image) await rm(image.root, { recursive: true, force: true });
 }

@@ -1,22 +1,29 @@
-// The change recorder's resident memory with nothing to record (issue 24), `npm run bench -- recorder-rss`: its
-// main.ts, as the image runs it (`node …/main.ts` from the TypeScript sources), started out of cluster against
-// localkube with a kubeconfig, the ChangeRecorder CRD installed and no ChangeRecorder. The history endpoint
-// serves (on a free port, with the certificates it generates), as deployed; the users webhook is off (its
-// default) and so is leader election (a Lease costs no memory, and a released one would make the next run wait).
+// The change recorder's resident memory with nothing to record (issue 24), `npm run bench -- recorder-rss`: the
+// recorder as its image runs it (the image built and its /app unpacked here: the compiled JavaScript, the
+// production dependencies, the entrypoint's node flags and the image's environment; QUORUM_RSS_FROM=sources runs
+// src/operator/main.ts instead), started out of cluster against localkube with a kubeconfig, the ChangeRecorder
+// CRD installed and no ChangeRecorder. The history endpoint serves (on a free port, with the certificates it
+// generates), as deployed; the users webhook is off (its default) and so is leader election (a Lease costs no
+// memory, and a released one would make the next run wait).
 //   recorder.idle_rss_mib   RSS from /proc/<pid>/status, 20 s after /readyz answered, median of 10 readings 1 s
 //                           apart; the median of QUORUM_BENCH_RUNS runs (default 3), a fresh process each.
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { unpackImage } from '@quorum/kit/image';
 import { CustomResourceDefinitions } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
-import { freePort, median, MiB, OperatorProcess } from '../../runtime/bench/process-rss.ts';
+import { freePort, fromSources, median, MiB, OperatorProcess, sourcesCommand } from '../../runtime/bench/process-rss.ts';
 import { changeRecorderCRD } from '../src/api/crd.ts';
+import { buildRecorderImage } from '../src/deploy/image.ts';
 
 const RUNS = Number(process.env['QUORUM_BENCH_RUNS'] ?? 3);
 const MAIN = join(import.meta.dirname, '..', 'src', 'operator', 'main.ts');
 const progress = (msg: string): void => void process.stderr.write(`[recorder rss] ${msg}\n`);
 
+progress(fromSources ? 'running src/operator/main.ts from the sources' : 'building the recorder image and unpacking its /app');
+const image = fromSources ? undefined : await unpackImage(await buildRecorderImage());
+const command = image ?? sourcesCommand(MAIN);
 const storageRoot = await mkdtemp(join(tmpdir(), 'recorder-rss-'));
 const env = await TestEnv.start({ nodes: 1 });
 try {
@@ -29,8 +36,8 @@ try {
   const home = await env.namespace('recorder-rss');
   const values: number[] = [];
   for (let i = 0; i < RUNS; i++) {
-    const vars = { KUBECONFIG: env.kubeconfig, POD_NAMESPACE: home, STORAGE_ROOT: storageRoot, LEADER_ELECTION: 'false', HISTORY_PORT: String(await freePort()) };
-    const recorder = await OperatorProcess.start(MAIN, vars, await freePort());
+    const vars = { ...command.env, KUBECONFIG: env.kubeconfig, POD_NAMESPACE: home, STORAGE_ROOT: storageRoot, LEADER_ELECTION: 'false', HISTORY_PORT: String(await freePort()) };
+    const recorder = await OperatorProcess.start(command.args, vars, await freePort());
     try {
       values.push(await recorder.idleRss());
     } finally {
@@ -42,4 +49,5 @@ try {
 } finally {
   await env.stop();
   await rm(storageRoot, { recursive: true, force: true });
+  if (image) await rm(image.root, { recursive: true, force: true });
 }

@@ -1,7 +1,8 @@
-// An operator's whole process, as its container runs it (`node …/main.ts`), started against a kubeconfig for
-// the operators' RSS benches (etcd-operator/bench/operator-rss.bench.ts, recorder/bench/recorder-rss.bench.ts):
-// ready when its /readyz answers 200; its RSS read from /proc/<pid>/status, as the kernel (and a pod's
-// memory accounting) sees it, with no GC forced.
+// An operator's whole process, started against a kubeconfig for the operators' RSS benches
+// (etcd-operator/bench/operator-rss.bench.ts, recorder/bench/recorder-rss.bench.ts), as its container runs it
+// (the bench gives the image's node arguments and environment, its files unpacked here by @quorum/kit/image):
+// ready when its /readyz answers 200; its RSS read from /proc/<pid>/status, as the kernel (and a pod's memory
+// accounting) sees it, with no GC forced.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
@@ -31,6 +32,23 @@ export async function rssBytes(pid: number): Promise<number> {
   return Number(kb) * 1024;
 }
 
+/** How a process is started: node's arguments (flags, then the script) and the environment it adds. */
+export interface NodeCommand {
+  args: string[];
+  env: Record<string, string>;
+}
+
+/**
+ * QUORUM_RSS_FROM=sources: the operator from its TypeScript sources, stripped at start, as the images ran it
+ * before issue 24 (for a before/after on the same machine); otherwise the bench runs what its image runs.
+ */
+export const fromSources = process.env['QUORUM_RSS_FROM'] === 'sources';
+
+/** `node main.ts` with the repository's condition, which resolves the workspace packages to their sources. */
+export function sourcesCommand(main: string): NodeCommand {
+  return { args: [main], env: { NODE_OPTIONS: '--conditions=@quorum/source' } };
+}
+
 export class OperatorProcess {
   readonly #proc: ChildProcess;
   readonly #exited: Promise<number | null>;
@@ -42,9 +60,14 @@ export class OperatorProcess {
     proc.stderr?.setEncoding('utf8').on('data', (d: string) => (this.#stderrTail = (this.#stderrTail + d).slice(-4000)));
   }
 
-  /** Starts `node script` (the repository's NODE_OPTIONS: sources, as the images run) and waits for /readyz. */
-  static async start(script: string, env: NodeJS.ProcessEnv, probePort: number, timeoutMs = 120_000): Promise<OperatorProcess> {
-    const proc = new OperatorProcess(spawn(process.execPath, [script], { env: { ...process.env, ...env, PROBE_PORT: String(probePort) }, stdio: ['ignore', 'ignore', 'pipe'] }));
+  /**
+   * Starts `node ...args` and waits for /readyz. NODE_OPTIONS is what `env` says, or none: not the repository's
+   * (which resolves the workspace packages to their sources), so that a process runs as its image runs it.
+   */
+  static async start(args: readonly string[], env: NodeJS.ProcessEnv, probePort: number, timeoutMs = 120_000): Promise<OperatorProcess> {
+    const script = args.at(-1) ?? '';
+    const childEnv = { ...process.env, NODE_OPTIONS: '', ...env, PROBE_PORT: String(probePort) };
+    const proc = new OperatorProcess(spawn(process.execPath, args, { env: childEnv, stdio: ['ignore', 'ignore', 'pipe'] }));
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       if (proc.#proc.exitCode !== null) throw new Error(`${script} exited ${proc.#proc.exitCode} before it was ready:\n${proc.#stderrTail}`);
