@@ -1,6 +1,6 @@
 // The operator's settings, from its environment (the Deployment sets them) with defaults for running it
 // locally against any kubeconfig.
-import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/manifests.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/constants.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 export interface OperatorConfig {

@@ -31,7 +31,7 @@ import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster
 import { validateEtcdBackup } from '../webhooks/etcdbackup.ts';
 import { validateEtcdBackupSchedule } from '../webhooks/etcdbackupschedule.ts';
 import { validateEtcdRestore } from '../webhooks/etcdrestore.ts';
-import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../deploy/manifests.ts';
+import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../deploy/constants.ts';
 import type { OperatorConfig } from './config.ts';
 import { registerResourceMetrics } from './metrics.ts';
 

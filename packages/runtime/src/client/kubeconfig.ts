@@ -3,9 +3,18 @@
 // Files named by $KUBECONFIG (':'-separated) are merged, the first to define a name winning; relative paths
 // are resolved against the file that names them; `*-data` fields are base64 PEM.
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
-import { parse } from 'yaml';
+
+/**
+ * yaml, loaded on the first kubeconfig file read: a pod's in-cluster configuration never reads one, and yaml's
+ * modules are about 10 MiB of a fresh process's RSS (issue 24). Required, not imported, because reading a
+ * kubeconfig is synchronous; yaml's Node entry is CommonJS, the module every `import 'yaml'` gets as well.
+ */
+function parseYAML(text: string): unknown {
+  return (createRequire(import.meta.url)('yaml') as typeof import('yaml')).parse(text);
+}
 
 /** The `exec` stanza of a kubeconfig user: a credential plugin (client.authentication.k8s.io). */
 export interface ExecConfig {
@@ -101,7 +110,7 @@ export function readKubeconfig(files: string[], contextName?: string): ResolvedK
 function mergeFiles(files: string[]): KubeconfigFiles {
   const merged: KubeconfigFiles = { contexts: [], clusters: [], users: [], files };
   for (const file of files) {
-    const doc = (parse(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
+    const doc = (parseYAML(readFileSync(file, 'utf8')) ?? {}) as Record<string, unknown>;
     merged.currentContext ??= typeof doc['current-context'] === 'string' && doc['current-context'] !== '' ? doc['current-context'] : undefined;
     addNamed(merged.contexts, doc.contexts, 'context', file);
     addNamed(merged.clusters, doc.clusters, 'cluster', file);
