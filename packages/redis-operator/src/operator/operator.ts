@@ -7,6 +7,7 @@ import { failoverTo, resetSentinel, sentinelFailover } from '../redis/commands.t
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
 import { Redises } from '../resources.ts';
+import { registerRedisMetrics } from './metrics.ts';
 
 export const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
 export const LEASE_NAME = 'quorum-redis-operator';
@@ -23,9 +24,11 @@ export interface RedisOperatorOptions {
 export async function createRedisOperator(options: RedisOperatorOptions = {}): Promise<Manager> {
   const manager = await Manager.create({ ...(options.logger ? { logger: options.logger } : {}), ...options.manager });
   const scope = { labelSelector: MANAGED };
+  const redises = manager.informer(Redises);
+  registerRedisMetrics(manager.metrics, redises);
   const deps: ReconcilerDeps = {
     client: manager.client,
-    redises: manager.informer(Redises),
+    redises,
     pods: manager.informer(Pods, scope),
     claims: manager.informer(PersistentVolumeClaims, scope),
     services: manager.informer(Services, scope),

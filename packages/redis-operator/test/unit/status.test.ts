@@ -9,6 +9,7 @@ import type { InstanceReading, Observed, PodFacts } from '../../src/plan/types.t
 import { instanceReading, parseInfo } from '../../src/redis/readings.ts';
 import { redisConf, sentinelConf } from '../../src/render/config.ts';
 import { buildStatus } from '../../src/reconcile/status.ts';
+import { redisSamples } from '../../src/operator/metrics.ts';
 
 const host = (p: string): string => `${p}.cache-headless.ns.svc`;
 const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => [name, { name, component: 'redis', phase: 'Running', ready: true, deleting: false, hash: 'h', ...over }];
@@ -81,4 +82,19 @@ test('the manifests grant only what the reconciler uses: Secrets get and create,
   const kinds = operatorManifests({ watchNamespace: 'apps' }).map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
   assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps') && !kinds.some((k) => k.startsWith('ClusterRole')), kinds.join(' '));
   assert.ok(operatorManifests().some((o) => o.kind === 'ClusterRole'));
+});
+
+test('metrics come from status: the step under way by its kind, and a halted rollout with its pod and reason', () => {
+  const redis = {
+    apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name: 'cache', namespace: 'ns' }, spec: {},
+    status: {
+      step: { name: 'RolloutHalted', startedAt: '2026-11-27T11:59:00Z', failures: 2, stalled: false },
+      rollout: { target: 'a.b', updated: 4, total: 6, halted: { instance: 'cache-2', reason: 'CrashLooping' as const, message: 'keeps exiting', at: '2026-11-27T11:59:00Z' } },
+    },
+  };
+  const s = redisSamples([redis], now.getTime());
+  assert.deepEqual(s.stepAge, [{ labels: { namespace: 'ns', redis: 'cache', step: 'RolloutHalted' }, value: 60 }]);
+  assert.deepEqual(s.stepFailures.map((x) => x.value), [2]);
+  assert.deepEqual(s.rolloutUpdated.map((x) => x.value), [4]);
+  assert.deepEqual(s.rolloutHalted, [{ labels: { namespace: 'ns', redis: 'cache', instance: 'cache-2', reason: 'CrashLooping' }, value: 1 }]);
 });
