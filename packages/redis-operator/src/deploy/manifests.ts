@@ -33,7 +33,9 @@ export const RULES: readonly Rule[] = [
   { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['patch'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
-  { apiGroups: [''], resources: ['persistentvolumeclaims', 'services'], verbs: ['get', 'list', 'watch', 'create'] },
+  // Claims are deleted only on a scale-down with reclaimPolicy Delete.
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create'] },
   // Server-side apply of the ConfigMap is a patch (create included).
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
   // The password: read (a user's Secret, or the generated one) and generated once; never listed or watched.
