@@ -1,17 +1,20 @@
 // The runtime side by side with controller-runtime (issue 24), `npm run bench -- runtime` (or `-- compare`): the
 // same tiny controller (a no-op reconcile of one namespace's ConfigMaps, 4 workers) written with @quorum/runtime
 // (compare-child.ts) and with controller-runtime (tools/controller-runtime-compare, built from the module proxy),
-// against one localkube. The Node side runs from the runtime's built JavaScript with plain node (as the product
-// ships), from its TypeScript sources (as the monorepo runs), and built with a small young generation. Each of QUORUM_BENCH_RUNS runs (default
-// 5) starts every side in turn, the order rotated run to run, twice:
+// against one localkube. The Node side runs as the operator images ship it: the runtime's built JavaScript with
+// plain node and --max-semi-space-size=1 (OPERATOR_NODE_FLAGS in @quorum/kit/image). Beside it, for what each
+// choice costs or saves: `_v8_default` the same without the flag, `_ts_sources` from the TypeScript sources
+// with V8's defaults (as the monorepo runs, and the images did before issue 24), `_malloc_arena_2` the shipped
+// side with MALLOC_ARENA_MAX=2 (glibc's malloc arenas capped: fewer per-thread arenas left holding freed
+// memory). Each of QUORUM_BENCH_RUNS runs (default 5) starts every side in turn, the order rotated run to run,
+// twice:
 //   - over 10,000 ConfigMaps of 1 KiB: everything reconciled, then RSS and heap after a full GC;
 //   - over 1,000 ConfigMaps: manager start → all reconciled; then a burst of 3,000 updates (every ConfigMap three
 //     times, 64 in flight) and the time from the first update event to every touched key reconciled since.
 // Figures are medians over the runs; a ratio is the median of the per-run ratios quorum / controller-runtime
-// (≤ 1 is better for memory and time, ≥ 1 for events/s). `_ts_sources` figures are the Node side from sources;
-// `_semi_space_1` ones the built JavaScript again with `node --max-semi-space-size=1`: V8 lets the young
-// generation grow to tens of MiB while a sync allocates and keeps those pages committed after it (heapTotal far
-// above heapUsed), so this one flag (a container's NODE_OPTIONS) decides much of a controller's RSS.
+// (≤ 1 is better for memory and time, ≥ 1 for events/s). V8 lets the young generation grow to 16 MiB per
+// semi-space while a sync allocates and keeps those pages committed after it (heapTotal far above heapUsed):
+// that one flag decides much of a controller's RSS, hence `_v8_default`.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { stripTypeScriptTypes } from 'node:module';
@@ -40,13 +43,16 @@ const median = (xs: readonly number[]): number => {
   return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 };
 
-type Side = 'quorum' | 'quorum_ts_sources' | 'quorum_semi_space_1' | 'controller_runtime';
+type Side = 'quorum' | 'quorum_v8_default' | 'quorum_ts_sources' | 'quorum_malloc_arena_2' | 'controller_runtime';
 /** The Node sides and the suffix of their figures. */
 const NODE_SIDES: [Side, string][] = [
   ['quorum', ''],
+  ['quorum_v8_default', '_v8_default'],
   ['quorum_ts_sources', '_ts_sources'],
-  ['quorum_semi_space_1', '_semi_space_1'],
+  ['quorum_malloc_arena_2', '_malloc_arena_2'],
 ];
+/** The node flags of the operator images (OPERATOR_NODE_FLAGS in @quorum/kit/image, which the runtime does not import). */
+const SHIPPED_NODE_FLAGS = ['--max-semi-space-size=1'];
 interface Launch {
   command: string;
   args: string[];
@@ -179,9 +185,11 @@ const work = await mkdtemp(join(tmpdir(), 'quorum-compare-'));
 const env = await TestEnv.start({ nodes: 1 });
 try {
   const javaScript = await buildJavaScriptSide(work);
+  const shipped = { ...javaScript, args: [...SHIPPED_NODE_FLAGS, ...javaScript.args] };
   const launches: Record<Side, Launch> = {
-    quorum: javaScript,
-    quorum_semi_space_1: { ...javaScript, args: ['--max-semi-space-size=1', ...javaScript.args] },
+    quorum: shipped,
+    quorum_v8_default: javaScript,
+    quorum_malloc_arena_2: { ...shipped, env: { ...shipped.env, MALLOC_ARENA_MAX: '2' } },
     quorum_ts_sources: {
       command: process.execPath,
       args: ['--expose-gc', join(import.meta.dirname, 'compare-child.ts')],
@@ -193,8 +201,8 @@ try {
   progress(`creating ${BIG} ConfigMaps of 1 KiB and ${SMALL} small ones`);
   await createMany(env, namespaces.big, BIG, { payload: 'x'.repeat(1024) });
   await createMany(env, namespaces.small, SMALL, { k: 'v' });
-  const order: Side[] = ['controller_runtime', 'quorum', 'quorum_ts_sources', 'quorum_semi_space_1'];
-  const results: Record<Side, RunFigures[]> = { quorum: [], quorum_ts_sources: [], quorum_semi_space_1: [], controller_runtime: [] };
+  const order: Side[] = ['controller_runtime', 'quorum', 'quorum_v8_default', 'quorum_ts_sources', 'quorum_malloc_arena_2'];
+  const results: Record<Side, RunFigures[]> = { quorum: [], quorum_v8_default: [], quorum_ts_sources: [], quorum_malloc_arena_2: [], controller_runtime: [] };
   for (let run = 0; run < RUNS; run++) {
     for (let i = 0; i < order.length; i++) {
       const side = order[(run + i) % order.length]!;
