@@ -40,6 +40,8 @@ client.observe((method, path) => {
 const logger = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 const { manager } = await createRecorder({
   storageRoot,
+  // The Secret of the stores' redaction keys goes beside the Lease.
+  namespace,
   logger,
   instance: 'recorder-bench',
   manager: { client, gracefulShutdownMs: 5000, leaderElection: { name: LEASE_NAME, namespace, identity: 'recorder-bench' } },

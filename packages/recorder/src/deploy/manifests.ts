@@ -31,6 +31,7 @@ import { pluralOf } from '../kind-names.ts';
 import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
 import { DEFAULT_CREDENTIALS_ROOT, LEASE_NAME } from '../operator/config.ts';
 import { WATCH_VERBS } from '../recorder/discovery.ts';
+import { REDACTION_KEYS_SECRET } from '../store/redaction-keys.ts';
 import { credentialsSecretOf, storageTarget } from '../store/target.ts';
 
 export const RECORDER_VERSION = '0.1.0';
@@ -191,10 +192,14 @@ export function eventRules(): Record<string, unknown>[] {
   return [{ apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] }];
 }
 
+/** The recorder's own namespace: its Lease, and the Secret of the stores' redaction keys (redaction-keys.ts). */
 export function namespaceRules(): Record<string, unknown>[] {
   return [
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEASE_NAME], verbs: ['get', 'update'] },
+    // The recorder makes the keys' Secret when it first needs it; create cannot be limited to a name.
+    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [REDACTION_KEYS_SECRET], verbs: ['get', 'patch'] },
   ];
 }
 

@@ -1,7 +1,7 @@
 // A record store's files, read-only, wherever the store is: a directory (the recorder's volume, or a copy of
 // it), or a key prefix of an object store bucket. The history endpoint and `quorum history --path` read stores
 // through this, never through a RecordStore (which creates folders, removes a crash's temporary files and may
-// write a redaction key). Paths are the store's folders and file name, as in layout.ts.
+// write a store's marker). Paths are the store's folders and file name, as in layout.ts.
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { text } from 'node:stream/consumers';

@@ -1,18 +1,19 @@
 // Reading record stores, and nothing else: the history endpoint and `quorum history --path` read the files
 // that the recorder's record stores write, through store-files.ts, without opening a RecordStore (which creates
-// folders, removes a crash's temporary files and may write a redaction key). Writes are atomic (renames on a
+// folders, removes a crash's temporary files and may write a store's marker). Writes are atomic (renames on a
 // volume, whole uploads in an object store), so whatever is read is a whole file; a record that retention
 // removes between a listing and a read is reported as missing.
 //
 // A storage root holds one store per ChangeRecorder that writes to the volume (its spec.storage.path, possibly
-// nested): a store is a folder with a `.redaction-key`. A root that is itself a store (a copy of one) is read as
+// nested): a store is a folder with a `.quorum-store` marker (or, written before the keys moved, a
+// `.redaction-key`). A root that is itself a store (a copy of one) is read as
 // that one store. The stores in object stores are the ones the ChangeRecorders name (objectStores), each named
 // by its URI (`s3://bucket/prefix`).
 import { stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
 import { locationPrefix, type Location } from '@quorum/storage';
 import { isRecordFileName, parseLastSeen, parseRecord, parseRecordMeta, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
-import { CLUSTER_FOLDER, kindFolder, LAST_SEEN_FILE, objectFolders, parseKindFolder, REDACTION_KEY_FILE } from '../store/layout.ts';
+import { CLUSTER_FOLDER, kindFolder, LAST_SEEN_FILE, objectFolders, parseKindFolder, REDACTION_KEY_FILE, STORE_MARKER_FILE } from '../store/layout.ts';
 import { openObjectStore, storeLocationKey } from '../store/open-store.ts';
 import { DirectoryFiles, ObjectStoreFiles, type StoreFiles } from './store-files.ts';
 import type { KindInfo, ObjectId } from './protocol.ts';
@@ -128,13 +129,13 @@ export class StoreReader {
 
   async #directories(): Promise<StoreInfo[]> {
     const store = (dir: string, name: string): StoreInfo => ({ name, files: new DirectoryFiles(dir) });
-    if (await exists(join(this.root, REDACTION_KEY_FILE))) return [store(this.root, basename(this.root))];
+    if (await isStore(this.root)) return [store(this.root, basename(this.root))];
     const found: StoreInfo[] = [];
     const walk = async (dir: string, depth: number): Promise<void> => {
       if (depth > MAX_STORE_DEPTH) return;
       for (const sub of await new DirectoryFiles(dir).folders([])) {
         const path = join(dir, sub);
-        if (await exists(join(path, REDACTION_KEY_FILE))) found.push(store(path, relative(this.root, path).split(sep).join('/')));
+        if (await isStore(path)) found.push(store(path, relative(this.root, path).split(sep).join('/')));
         else await walk(path, depth + 1);
       }
     };
@@ -275,6 +276,11 @@ export class StoreReader {
 /** A file of a store as messages name it: its path, or its URI. */
 function fileName(store: StoreInfo, file: readonly string[]): string {
   return store.files.where(file);
+}
+
+/** A folder the recorder made a store of: its marker, or the key file of a store written before markers. */
+async function isStore(dir: string): Promise<boolean> {
+  return (await exists(join(dir, STORE_MARKER_FILE))) || (await exists(join(dir, REDACTION_KEY_FILE)));
 }
 
 async function exists(path: string): Promise<boolean> {

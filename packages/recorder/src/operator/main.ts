@@ -16,6 +16,7 @@ let usersWebhook: ReturnType<typeof usersWebhookRunnable> | undefined;
 const { manager } = await createRecorder({
   storageRoot: config.storageRoot,
   credentialsRoot: config.credentialsRoot,
+  namespace: config.namespace,
   instance: config.podName,
   manager: {
     probePort: config.probePort,

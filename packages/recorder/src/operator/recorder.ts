@@ -9,6 +9,7 @@ import { RecorderSession } from '../recorder/session.ts';
 import { DEFAULT_CREDENTIALS_ROOT } from './config.ts';
 import { ChangeRecorders } from '../resources.ts';
 import { storeLocationKey, type StoreLocation } from '../store/open-store.ts';
+import { SecretRedactionKeys } from '../store/redaction-keys.ts';
 
 /** Under a stream of changes, status is refreshed at most this often. */
 export const STATUS_REFRESH_MS = 2_000;
@@ -18,6 +19,8 @@ export interface RecorderOptions {
   storageRoot: string;
   /** The folder the object stores' credentials Secrets are mounted below, one folder per Secret; default DEFAULT_CREDENTIALS_ROOT. */
   credentialsRoot?: string;
+  /** The recorder's namespace: where the Secret of the stores' redaction keys is (REDACTION_KEYS_SECRET). */
+  namespace: string;
   manager?: Partial<ManagerOptions>;
   logger?: Logger;
   /** Store writes in flight at once, per ChangeRecorder. */
@@ -79,6 +82,7 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
   const manager = await Manager.create({ ...(options.logger ? { logger: options.logger } : {}), ...options.manager });
   const recorders = manager.informer(ChangeRecorders);
   const key = (name: string): { namespace: string; name: string } => ({ namespace: '', name });
+  const redactionKeys = new SecretRedactionKeys(manager.client, options.namespace);
   let refresh: (name: string) => void = () => undefined;
   let wake: (name: string) => void = () => undefined;
   const sessions = new SessionRegistry((name, location) =>
@@ -86,6 +90,7 @@ export async function createRecorder(options: RecorderOptions): Promise<Recorder
       name,
       location,
       client: manager.client,
+      redactionKeys,
       log: manager.log.child({ changeRecorder: name }),
       metrics: manager.metrics.retries,
       onActivity: () => refresh(name),

@@ -20,6 +20,7 @@ import type { UserAttribution } from '../record/record-file.ts';
 import type { RetentionPolicy } from '../record/retention.ts';
 import { objectPath, type ObjectRef } from '../store/layout.ts';
 import { openRecordStore, type StoreLocation } from '../store/open-store.ts';
+import type { RedactionKeySource } from '../store/redaction-keys.ts';
 import type { RecordStore, StoreStats } from '../store/record-store.ts';
 import type { ResolvedKind } from './discovery.ts';
 import { KindWatch, targetKey, type ChangeSink, type WatchTarget } from './kind-watch.ts';
@@ -40,6 +41,8 @@ export interface SessionOptions {
   /** Where the records go: a directory (storage root + the spec's path), or an object store prefix. */
   location: StoreLocation;
   client: Client;
+  /** Where the store's redaction key is kept (the recorder's Secret), apart from the store. */
+  redactionKeys: RedactionKeySource;
   log?: RetryLog;
   metrics?: RetryMetrics;
   /** Told when there is something new to report in status (a record written, a watch ready). */
@@ -117,7 +120,7 @@ export class RecorderSession implements ChangeSink {
   }
 
   static async open(options: SessionOptions): Promise<RecorderSession> {
-    return new RecorderSession(await openRecordStore(options.location, options.log), options);
+    return new RecorderSession(await openRecordStore(options.location, options.redactionKeys, options.log), options);
   }
 
   /**

@@ -4,11 +4,14 @@
 //   <store>/<namespace>/<group>.<kind>/<name>/<timestamp>-<resourceVersion>.yaml   one record each
 //   <store>/<namespace>/<group>.<kind>/<name>/.last-seen.yaml                       newest version seen
 //   <store>/_cluster/…                                                              cluster-scoped objects
-//   <store>/.redaction-key                                                          key of Secret hashes
+//   <store>/.quorum-store                                                           the store's marker and id
 //
-// The core group is written `core` (core.ConfigMap, apps.Deployment). A store is recognised by its
-// redaction key, which the recorder writes when it opens a store for the first time.
+// The core group is written `core` (core.ConfigMap, apps.Deployment). A store is recognised by its marker,
+// which the recorder writes when it opens a store for the first time, with the id its redaction key is kept
+// under, apart from the store (redaction-keys.ts). Stores written before the keys moved have a
+// `.redaction-key` instead, until the recorder opens them: it adopts the key, writes the marker, and removes it.
 import { randomBytes } from 'node:crypto';
+import type { RedactionKeySource } from './redaction-keys.ts';
 
 /** An object's place in the store. `namespace` is empty for cluster-scoped objects; `group` for the core group. */
 export interface ObjectRef {
@@ -20,7 +23,9 @@ export interface ObjectRef {
 
 export const CLUSTER_FOLDER = '_cluster';
 export const LAST_SEEN_FILE = '.last-seen.yaml';
+/** Where a store kept its own redaction key before the keys moved to a Secret: read once, adopted, removed. */
 export const REDACTION_KEY_FILE = '.redaction-key';
+export const STORE_MARKER_FILE = '.quorum-store';
 
 /** `apps.Deployment`, `core.ConfigMap`: a kind's folder. Kinds have no dots, so the last one splits it. */
 export function kindFolder(group: string, kind: string): string {
@@ -45,15 +50,50 @@ export function objectPath(ref: ObjectRef): string {
   return objectFolders(ref).join('/');
 }
 
-/** The redaction key's file content for a new store: 32 random bytes, hex. */
-export function newRedactionKey(): { key: Uint8Array; text: string } {
-  const key = randomBytes(32);
-  return { key, text: `${key.toString('hex')}\n` };
-}
-
-/** A stored redaction key; `where` names it in the error when it is not one the recorder wrote. */
+/** A legacy `.redaction-key` file's key; `where` names it in the error when it is not one the recorder wrote. */
 export function parseRedactionKey(text: string, where: string): Uint8Array {
   const key = Buffer.from(text.trim(), 'hex');
   if (key.length >= 32) return key;
   throw new Error(`${where} holds ${key.length} bytes, not the 32 written when the store was created`);
+}
+
+const MARKER_ID = /^id: ([0-9a-f]{32})$/m;
+
+/** The marker file's content for a store of `id`. */
+export function storeMarker(id: string): string {
+  return `# history.quorum.dev record store; its redaction key is kept apart, under this id\nid: ${id}\n`;
+}
+
+/** The id in a marker file; `where` names it when it is not one the recorder wrote. */
+export function parseStoreMarker(text: string, where: string): string {
+  const id = MARKER_ID.exec(text)?.[1];
+  if (id === undefined) throw new Error(`${where} is not a record store marker (no id line)`);
+  return id;
+}
+
+/** What a store holds of its identity when it is opened, and how to write what it lacks. */
+export interface StoreIdentityFiles {
+  /** The id of its marker; undefined when it has none yet (a new store, or one written before markers). */
+  id: string | undefined;
+  /** The key of its legacy `.redaction-key`, when it still has one. */
+  legacyKey: Uint8Array | undefined;
+  writeMarker(content: string): Promise<void>;
+  removeLegacyKey(): Promise<void>;
+}
+
+/**
+ * The store's redaction key, kept by `keys` under the store's id. A store without a marker gets a new id; one
+ * with a legacy key file has that key adopted (so its old records' hashes stay comparable), and the file is
+ * removed only once the key is kept and the marker written: a crash in between leaves the file, and the next
+ * open adopts it again.
+ */
+export async function storeRedactionKey(files: StoreIdentityFiles, keys: RedactionKeySource, where: string): Promise<Uint8Array> {
+  const id = files.id ?? randomBytes(16).toString('hex');
+  const key = await keys.key(id, files.legacyKey);
+  if (files.legacyKey && !Buffer.from(key).equals(Buffer.from(files.legacyKey))) {
+    throw new Error(`${where}: its ${REDACTION_KEY_FILE} differs from the key ${keys.description} keeps for store ${id}; remove one of them (the file's key hashed this store's older records)`);
+  }
+  if (files.id === undefined) await files.writeMarker(storeMarker(id));
+  if (files.legacyKey) await files.removeLegacyKey();
+  return key;
 }

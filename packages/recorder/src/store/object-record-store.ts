@@ -16,7 +16,8 @@ import type { ObjectStore } from '@quorum/storage';
 import type { NewLastSeen, NewRecord } from '../record/changes.ts';
 import { formatLastSeen, formatRecord, isRecordFileName, parseLastSeen, parseRecord, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
 import type { RetentionPolicy } from '../record/retention.ts';
-import { LAST_SEEN_FILE, newRedactionKey, objectPath, parseKindFolder, parseRedactionKey, REDACTION_KEY_FILE, type ObjectRef } from './layout.ts';
+import { LAST_SEEN_FILE, objectPath, parseKindFolder, parseRedactionKey, parseStoreMarker, REDACTION_KEY_FILE, STORE_MARKER_FILE, storeRedactionKey, type ObjectRef } from './layout.ts';
+import type { RedactionKeySource } from './redaction-keys.ts';
 import type { RecordStore, StoreLog } from './record-store.ts';
 import { StoreIndex, type StoreStats } from './store-index.ts';
 
@@ -41,15 +42,26 @@ export class ObjectRecordStore implements RecordStore {
   }
 
   /**
-   * Opens the store below `prefix` of `store` (creating its redaction key when there is none yet) and indexes
-   * what is there. The record store owns `store` from then on: close() closes it.
+   * Opens the store below `prefix` of `store` (its marker written, and its redaction key kept by `keys`, when
+   * new) and indexes what is there. The record store owns `store` from then on: close() closes it.
    */
-  static async open(store: ObjectStore, prefix: string, log?: StoreLog): Promise<ObjectRecordStore> {
+  static async open(store: ObjectStore, prefix: string, keys: RedactionKeySource, log?: StoreLog): Promise<ObjectRecordStore> {
     const base = keyBase(prefix);
     try {
       const listed = await store.list(base);
-      const keyFile = listed.find((o) => o.key === `${base}${REDACTION_KEY_FILE}`);
-      const recordStore = new ObjectRecordStore(store, base, keyFile ? parseRedactionKey(await text(await store.download(keyFile.key)), keyFile.key) : await createRedactionKey(store, base));
+      const has = (file: string): boolean => listed.some((o) => o.key === `${base}${file}`);
+      const redactionKey = await storeRedactionKey(
+        {
+          id: has(STORE_MARKER_FILE) ? parseStoreMarker(await text(await store.download(`${base}${STORE_MARKER_FILE}`)), `${base}${STORE_MARKER_FILE}`) : undefined,
+          legacyKey: has(REDACTION_KEY_FILE) ? parseRedactionKey(await text(await store.download(`${base}${REDACTION_KEY_FILE}`)), `${base}${REDACTION_KEY_FILE}`) : undefined,
+          // One upload each: it appears whole or not at all.
+          writeMarker: async (content) => void (await putText(store, `${base}${STORE_MARKER_FILE}`, content)),
+          removeLegacyKey: () => store.delete(`${base}${REDACTION_KEY_FILE}`),
+        },
+        keys,
+        `${store.description}, under ${base === '' ? 'the top of the bucket' : base}`,
+      );
+      const recordStore = new ObjectRecordStore(store, base, redactionKey);
       recordStore.#load(listed, log);
       return recordStore;
     } catch (err) {
@@ -137,7 +149,7 @@ export class ObjectRecordStore implements RecordStore {
     const ignored: string[] = [];
     for (const { key, sizeBytes } of listed) {
       const relative = key.slice(this.base.length);
-      if (relative === REDACTION_KEY_FILE) continue;
+      if (relative === REDACTION_KEY_FILE || relative === STORE_MARKER_FILE) continue;
       const parts = relative.split('/');
       const [ns, kind, name, file] = parts;
       if (parts.length === 4 && ns && kind && name && file && parseKindFolder(kind) && (file === LAST_SEEN_FILE || isRecordFileName(file))) this.#index.addListed([ns, kind, name], file, sizeBytes);
@@ -153,11 +165,4 @@ async function putText(store: ObjectStore, key: string, content: string): Promis
   const data = Buffer.from(content, 'utf8');
   const { sizeBytes } = await store.upload(key, Readable.from([data], { objectMode: false }), { sizeHint: data.length });
   return sizeBytes;
-}
-
-async function createRedactionKey(store: ObjectStore, base: string): Promise<Uint8Array> {
-  const { key, text: content } = newRedactionKey();
-  // Written once, whole (an upload is atomic): a changed key would make every redacted Secret look changed.
-  await putText(store, `${base}${REDACTION_KEY_FILE}`, content);
-  return key;
 }

@@ -5,6 +5,7 @@ import { stat } from 'node:fs/promises';
 import { locationKind, locationPrefix, openStore, StorageError, type Location, type ObjectStore } from '@quorum/storage';
 import { ObjectRecordStore } from './object-record-store.ts';
 import { FileRecordStore, type RecordStore, type StoreLog } from './record-store.ts';
+import type { RedactionKeySource } from './redaction-keys.ts';
 
 export type StoreLocation =
   | { directory: string }
@@ -16,10 +17,10 @@ export function storeLocationKey(location: StoreLocation): string {
   return 'directory' in location ? `directory:${location.directory}` : `objectStore:${JSON.stringify(location.objectStore)}`;
 }
 
-/** The store at `location`, created if needed (a directory, a redaction key). */
-export async function openRecordStore(location: StoreLocation, log?: StoreLog): Promise<RecordStore> {
-  if ('directory' in location) return FileRecordStore.open(location.directory, log);
-  return ObjectRecordStore.open(await openObjectStore(location), locationPrefix(location.objectStore), log);
+/** The store at `location`, created if needed (a directory, its marker), its redaction key kept by `keys`. */
+export async function openRecordStore(location: StoreLocation, keys: RedactionKeySource, log?: StoreLog): Promise<RecordStore> {
+  if ('directory' in location) return FileRecordStore.open(location.directory, keys, log);
+  return ObjectRecordStore.open(await openObjectStore(location), locationPrefix(location.objectStore), keys, log);
 }
 
 /** The object store of a location, once its credentials Secret is mounted where the location says. */

@@ -13,7 +13,8 @@ import type { NewLastSeen, NewRecord } from '../record/changes.ts';
 import { formatLastSeen, formatRecord, isRecordFileName, parseLastSeen, parseRecord, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
 import type { RetentionPolicy } from '../record/retention.ts';
 import { isTempName, makeDirs, removeEmptyDir, removeFile, writeFileAtomic } from './durable-fs.ts';
-import { LAST_SEEN_FILE, newRedactionKey, objectFolders, parseKindFolder, parseRedactionKey, REDACTION_KEY_FILE, type ObjectRef } from './layout.ts';
+import { LAST_SEEN_FILE, objectFolders, parseKindFolder, parseRedactionKey, parseStoreMarker, REDACTION_KEY_FILE, STORE_MARKER_FILE, storeRedactionKey, type ObjectRef } from './layout.ts';
+import type { RedactionKeySource } from './redaction-keys.ts';
 import { StoreIndex, type StoreStats } from './store-index.ts';
 
 export type { StoreStats } from './store-index.ts';
@@ -26,7 +27,7 @@ export interface StoreLog {
 export interface RecordStore {
   /** Where the store is, for messages and logs: a directory, or `s3://bucket/prefix at <endpoint>`. */
   readonly description: string;
-  /** The key of Secret hashes (`secrets: redact`), created with the store and never changed. */
+  /** The key of Secret hashes (`secrets: redact`), created with the store, kept apart from it, never changed. */
   readonly redactionKey: Uint8Array;
   /** Records kept, bytes used and the newest record's time, as status reports them. */
   stats(): StoreStats;
@@ -72,11 +73,14 @@ export class FileRecordStore implements RecordStore {
     this.redactionKey = redactionKey;
   }
 
-  /** Opens (creating it if needed) the store at `root`: removes leftover temporary files and indexes the rest. */
-  static async open(root: string, log?: StoreLog): Promise<FileRecordStore> {
+  /**
+   * Opens (creating it if needed) the store at `root`, its redaction key kept by `keys`: removes leftover
+   * temporary files and indexes the rest.
+   */
+  static async open(root: string, keys: RedactionKeySource, log?: StoreLog): Promise<FileRecordStore> {
     const absolute = resolve(root);
     await makeDirs('/', absolute.split('/').filter(Boolean));
-    const store = new FileRecordStore(absolute, await loadRedactionKey(absolute));
+    const store = new FileRecordStore(absolute, await loadRedactionKey(absolute, keys));
     await store.#load(log);
     return store;
   }
@@ -188,21 +192,33 @@ export class FileRecordStore implements RecordStore {
   }
 }
 
-/** Subdirectories, skipping hidden entries (the redaction key, temporary files). */
+/** Subdirectories, skipping hidden entries (the marker, temporary files). */
 async function subdirectories(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   return entries.filter((e) => e.isDirectory() && !e.name.startsWith('.')).map((e) => e.name);
 }
 
-async function loadRedactionKey(root: string): Promise<Uint8Array> {
-  const file = join(root, REDACTION_KEY_FILE);
+/** A file's text, or undefined when it does not exist. */
+async function readIfPresent(file: string): Promise<string | undefined> {
   try {
-    return parseRedactionKey(await readFile(file, 'utf8'), file);
+    return await readFile(file, 'utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw err;
   }
-  const { key, text } = newRedactionKey();
-  // Written once, atomically: a changed key would make every redacted Secret look changed.
-  await writeFileAtomic(root, REDACTION_KEY_FILE, text);
-  return key;
+}
+
+async function loadRedactionKey(root: string, keys: RedactionKeySource): Promise<Uint8Array> {
+  const marker = await readIfPresent(join(root, STORE_MARKER_FILE));
+  const legacy = await readIfPresent(join(root, REDACTION_KEY_FILE));
+  return storeRedactionKey(
+    {
+      id: marker === undefined ? undefined : parseStoreMarker(marker, join(root, STORE_MARKER_FILE)),
+      legacyKey: legacy === undefined ? undefined : parseRedactionKey(legacy, join(root, REDACTION_KEY_FILE)),
+      writeMarker: async (content) => void (await writeFileAtomic(root, STORE_MARKER_FILE, content)),
+      removeLegacyKey: () => removeFile(root, REDACTION_KEY_FILE),
+    },
+    keys,
+    root,
+  );
 }

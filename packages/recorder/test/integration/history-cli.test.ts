@@ -48,6 +48,8 @@ const EDITOR = 'e2e-editor';
 
 let env: TestEnv;
 let storageRoot: string;
+/** Where the in-process recorder keeps its Secret of redaction keys (the recorder's namespace, installed). */
+let keysNs: string;
 let stopRecorder: () => Promise<void>;
 let server: HistoryServer;
 /** Where the recorder "runs": its Service is here. */
@@ -90,6 +92,7 @@ async function recordsUntil(kind: string, name: string, count: number): Promise<
 
 before(async () => {
   env = await TestEnv.start();
+  keysNs = await env.namespace('recorder-keys');
   storageRoot = await mkdtemp(join(tmpdir(), 'history-it-'));
   const crd = changeRecorderCRD();
   await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'history-e2e', force: true });
@@ -97,7 +100,7 @@ before(async () => {
     const got = (await env.client.get(CustomResourceDefinitions, crd.metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
     return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
   });
-  const { manager } = await createRecorder({ storageRoot, logger: quiet, manager: { client: env.client, gracefulShutdownMs: 2000 } });
+  const { manager } = await createRecorder({ storageRoot, namespace: keysNs, logger: quiet, manager: { client: env.client, gracefulShutdownMs: 2000 } });
   const stop = new AbortController();
   const running = manager.start(stop.signal);
   stopRecorder = async () => {

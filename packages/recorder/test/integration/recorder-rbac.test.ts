@@ -19,6 +19,7 @@ import { buildRecorderImage } from '../../src/deploy/image.ts';
 import { installRecorder, uninstallRecorder, type RecorderInstallResult } from '../../src/deploy/install.ts';
 import { NAME, RECORDED_ROLE, ownClusterRules } from '../../src/deploy/manifests.ts';
 import { ChangeRecorders } from '../../src/resources.ts';
+import { REDACTION_KEYS_SECRET } from '../../src/store/redaction-keys.ts';
 
 const SubjectAccessReviews = resource<V1SubjectAccessReview & { metadata: { name?: string } }>('authorization.k8s.io/v1', 'SubjectAccessReview', 'subjectaccessreviews', false);
 
@@ -99,6 +100,9 @@ test('installed with the RBAC derived from its ChangeRecorder, the recorder in i
     return s.recordsWritten >= 1 ? s : undefined;
   }, { timeoutMs: 60_000, intervalMs: 500 });
   assert.ok(state.kinds.includes('ConfigMap') && !state.kinds.includes('Secret'), state.kinds.join(' '));
+  // The store's redaction key is in the recorder's Secret, not in the store on its volume.
+  const keys = await env.client.get(Secrets, { namespace: recorderNs, name: REDACTION_KEYS_SECRET });
+  assert.deepEqual(Object.values(keys.data ?? {}).map((v) => Buffer.from(v, 'base64').length), [32], 'one store, one 32-byte key');
   assert.equal(state.status, 'True');
 });
 

@@ -29,11 +29,14 @@ const EDITOR = 'e2e-editor';
 
 let env: TestEnv;
 let storageRoot: string;
+/** Where the in-process recorder keeps its Secret of redaction keys (the recorder's namespace, installed). */
+let keysNs: string;
 let recorder: Running;
 const recorderNames: string[] = [];
 
 before(async () => {
   env = await TestEnv.start();
+  keysNs = await env.namespace('recorder-keys');
   storageRoot = await mkdtemp(join(tmpdir(), 'recorder-it-'));
   const crd = changeRecorderCRD();
   await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'recorder-e2e', force: true });
@@ -57,7 +60,7 @@ interface Running {
 
 /** The recorder process, in-process: a manager with the ChangeRecorder controller, as admin. */
 async function startRecorder(): Promise<Running> {
-  const { manager } = await createRecorder({ storageRoot, logger: quiet, manager: { client: env.client, gracefulShutdownMs: 2000 } });
+  const { manager } = await createRecorder({ storageRoot, namespace: keysNs, logger: quiet, manager: { client: env.client, gracefulShutdownMs: 2000 } });
   const stop = new AbortController();
   const running = manager.start(stop.signal);
   return {

@@ -1,6 +1,8 @@
 // A stand-in for the API server's list and watch, enough for the runtime's informers: objects by resource,
 // a resourceVersion counter, and watch streams that deliver each change after it is made. Tests drive it
 // with create/update/remove, as kubectl would, and can stop the stream to play a recorder that is down.
+import { randomBytes } from 'node:crypto';
+import type { RedactionKeySource } from '../../src/store/redaction-keys.ts';
 import type { Client, KubeList, OpenObject, RawWatchEvent, ResourceType } from '@quorum/runtime';
 
 type Listener = (event: RawWatchEvent) => void;
@@ -120,3 +122,16 @@ export async function until<T>(what: string, condition: () => T | undefined | fa
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
 }
+
+/** Redaction keys kept in memory, as the recorder's Secret keeps them: one per store id, a legacy key adopted. */
+export class MemoryRedactionKeys implements RedactionKeySource {
+  readonly description = 'the test\'s memory';
+  readonly kept = new Map<string, Uint8Array>();
+
+  key(storeId: string, legacy: Uint8Array | undefined): Promise<Uint8Array> {
+    const key = this.kept.get(storeId) ?? legacy ?? randomBytes(32);
+    this.kept.set(storeId, key);
+    return Promise.resolve(key);
+  }
+}
+

@@ -14,6 +14,9 @@ import type { KubeObject } from '@quorum/runtime';
 import { lastSeenOf, recordOfDeletion, recordOfUpdate, type CleaningContext } from '../../src/record/changes.ts';
 import type { ObjectRef } from '../../src/store/layout.ts';
 import { FileRecordStore } from '../../src/store/record-store.ts';
+import { MemoryRedactionKeys } from './fake-api.ts';
+
+const keys = new MemoryRedactionKeys();
 
 export const CM: ObjectRef = { group: '', kind: 'ConfigMap', namespace: 'default', name: 'app' };
 export const DEPLOY: ObjectRef = { group: 'apps', kind: 'Deployment', namespace: 'default', name: 'web' };
@@ -54,7 +57,7 @@ const at = (minute: number): Date => new Date(Date.UTC(2026, 2, 1, 12, minute, 0
 export async function writeFixture(t: { after: (fn: () => Promise<void>) => void }): Promise<Fixture> {
   const root = await mkdtemp(join(tmpdir(), 'history-'));
   t.after(() => rm(root, { recursive: true, force: true }));
-  const a = await FileRecordStore.open(join(root, 'rec-a'));
+  const a = await FileRecordStore.open(join(root, 'rec-a'), keys);
   const context: CleaningContext = { settings: { status: false, secrets: 'redact' }, redactionKey: a.redactionKey };
   const ids: Fixture['ids'] = { cm: [], deploy: [], secret: [], role: [], cmInB: [] };
 
@@ -78,7 +81,7 @@ export async function writeFixture(t: { after: (fn: () => Promise<void>) => void
   const role = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: { name: 'reader', resourceVersion: '30' }, rules: [] } as KubeObject;
   ids.role.push(id(await a.writeRecord(ROLE, recordOfDeletion(role, context, at(8)))));
 
-  const b = await FileRecordStore.open(join(root, 'team', 'b'));
+  const b = await FileRecordStore.open(join(root, 'team', 'b'), keys);
   const contextB: CleaningContext = { settings: { status: false, secrets: 'redact' }, redactionKey: b.redactionKey };
   ids.cmInB.push(id(await b.writeRecord(CM, recordOfUpdate(versions[2]!, versions[3]!, contextB, at(9))!)));
   await b.writeLastSeen(CM, lastSeenOf(versions[3]!, contextB, at(9)));

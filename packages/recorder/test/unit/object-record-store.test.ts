@@ -36,11 +36,14 @@ import { lastSeenOf, recordOfDeletion, recordOfUpdate, type CleaningContext } fr
 import { parseRecord } from '../../src/record/record-file.ts';
 import type { ResolvedKind } from '../../src/recorder/discovery.ts';
 import { RecorderSession, type SessionSettings } from '../../src/recorder/session.ts';
-import { LAST_SEEN_FILE, REDACTION_KEY_FILE, type ObjectRef } from '../../src/store/layout.ts';
+import { LAST_SEEN_FILE, STORE_MARKER_FILE, type ObjectRef } from '../../src/store/layout.ts';
+
+/** The recorder's Secret of redaction keys, as the stores of this file see it. */
+const redactionKeys = new MemoryRedactionKeys();
 import { ObjectRecordStore } from '../../src/store/object-record-store.ts';
 import { FileRecordStore, type RecordStore } from '../../src/store/record-store.ts';
 import { objectStoreName, objectStoreSources } from '../../src/store/target.ts';
-import { FakeApi, until } from './fake-api.ts';
+import { FakeApi, MemoryRedactionKeys, until } from './fake-api.ts';
 
 const BUCKET = 'quorum-records';
 const SECRET = 'recorder-credentials';
@@ -141,7 +144,7 @@ for (const b of BACKENDS) {
     /** The bucket as the driver sees it, to look past the record store. */
     let raw: ObjectStore;
     const open = async (prefix: string, wrap: (s: ObjectStore) => ObjectStore = (s) => s): Promise<ObjectRecordStore> =>
-      ObjectRecordStore.open(wrap(await openStore(location(prefix), credentials, undefined, { maxAttempts: 2 })), prefix);
+      ObjectRecordStore.open(wrap(await openStore(location(prefix), credentials, undefined, { maxAttempts: 2 })), prefix, redactionKeys);
     const keysUnder = async (prefix: string): Promise<string[]> => (await raw.list(prefix)).map((o) => o.key).sort();
 
     before(async () => {
@@ -168,7 +171,7 @@ for (const b of BACKENDS) {
 
       assert.equal(name, '20260301T120000.000Z-1.yaml');
       assert.deepEqual(await keysUnder('team-a/'), [
-        `team-a/recorder/${REDACTION_KEY_FILE}`,
+        `team-a/recorder/${STORE_MARKER_FILE}`,
         `team-a/recorder/_cluster/rbac.authorization.k8s.io.ClusterRole/system:reader/${roleRecord}`,
         `team-a/recorder/default/core.ConfigMap/app/${LAST_SEEN_FILE}`,
         `team-a/recorder/default/core.ConfigMap/app/${name}`,
@@ -180,7 +183,7 @@ for (const b of BACKENDS) {
       const before = store.stats();
       assert.equal(before.records, 2);
       assert.equal(before.lastRecordMs, t0.getTime());
-      const listedBytes = (await raw.list('team-a/recorder/')).filter((o) => !o.key.endsWith(REDACTION_KEY_FILE)).reduce((sum, o) => sum + o.sizeBytes, 0);
+      const listedBytes = (await raw.list('team-a/recorder/')).filter((o) => !o.key.endsWith(STORE_MARKER_FILE)).reduce((sum, o) => sum + o.sizeBytes, 0);
       assert.equal(before.bytes, listedBytes, 'storage used is the size of the records and last-seen copies');
 
       const reopened = await open('team-a/recorder');
@@ -274,7 +277,7 @@ for (const b of BACKENDS) {
       for (let i = 0; i < 2; i++) ids.push((await store.writeRecord(cm, recordOfUpdate(versions[i]!, versions[i + 1]!, context, at(i))!)).slice(0, -'.yaml'.length));
       await store.writeLastSeen(cm, lastSeenOf(versions[2]!, context, at(2)));
       const volume = join(scratch, 'volume');
-      const onVolume = await FileRecordStore.open(join(volume, 'team-b'));
+      const onVolume = await FileRecordStore.open(join(volume, 'team-b'), redactionKeys);
       await onVolume.writeRecord(cm, recordOfUpdate(versions[0]!, versions[1]!, contextOf(onVolume), at(3))!);
 
       const recorder = (name: string, storage: Location): ChangeRecorder => ({ metadata: { name }, spec: { namespaces: { all: true }, storage } });
@@ -320,7 +323,7 @@ for (const b of BACKENDS) {
         data: { v },
       });
       const session = async (): Promise<RecorderSession> => {
-        const s = await RecorderSession.open({ name: 'test', location: { objectStore: location('sessions'), credentialsDir: credentials }, client: api.asClient(), onActivity: () => undefined, onNamespacesChanged: () => undefined });
+        const s = await RecorderSession.open({ name: 'test', location: { objectStore: location('sessions'), credentialsDir: credentials }, client: api.asClient(), redactionKeys, onActivity: () => undefined, onNamespacesChanged: () => undefined });
         await s.configure(SETTINGS);
         await s.watch([{ kind: CM, namespace: 'default' }]);
         await until('the watch is live', () => s.report().watches.every((w) => w.ready));

@@ -11,6 +11,7 @@ import { Events, Leases, Namespaces, Secrets, ValidatingWebhookConfigurations, t
 import { SubjectAccessReviews, TokenReviews } from '../../src/history/access.ts';
 import { HISTORY_PROXY_ROLE, NAME, recorderManifests, type RecordedKind } from '../../src/deploy/manifests.ts';
 import { ChangeRecorders } from '../../src/resources.ts';
+import { REDACTION_KEYS_SECRET } from '../../src/store/redaction-keys.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..', '..');
 const RECORDED = '<recorded kinds>';
@@ -79,7 +80,7 @@ async function recorderSources(): Promise<string[]> {
   return files.sort();
 }
 
-const RECORDER_TYPES: Types = { ChangeRecorders, Namespaces, TokenReviews, SubjectAccessReviews, 'kind.type': RECORDED };
+const RECORDER_TYPES: Types = { ChangeRecorders, Namespaces, TokenReviews, SubjectAccessReviews, Secrets, 'kind.type': RECORDED };
 
 /**
  * The runtime and kit modules whose calls the recorder makes when its sources use them (the informers'
@@ -174,6 +175,7 @@ test('the recorded kinds are granted only where recorded: a Role per namespace, 
   const clusterRole = namespaced.find((o) => o['kind'] === 'ClusterRole' && o.metadata.name === NAME)!;
   const clusterResources = (clusterRole['rules'] as Rule[]).flatMap((r) => r.resources);
   assert.deepEqual(clusterResources, ['changerecorders', 'changerecorders/status', 'tokenreviews', 'subjectaccessreviews', 'clusterroles'], 'no namespaced kind and no Namespaces cluster-wide');
-  assert.ok(!namespaced.some((o) => (o['rules'] as Rule[] | undefined)?.some((r) => r.resources.includes('secrets'))), 'no Secrets without the users webhook, and none by default');
+  const secretReads = namespaced.flatMap((o) => ((o['rules'] as (Rule & { resourceNames?: string[] })[] | undefined) ?? []).filter((r) => r.resources.includes('secrets') && r.verbs.some((v) => v !== 'create')));
+  assert.deepEqual(secretReads, [{ apiGroups: [''], resources: ['secrets'], resourceNames: [REDACTION_KEYS_SECRET], verbs: ['get', 'patch'] }], 'no Secret read by default but its own keys');
   assert.throws(() => recorderManifests({ clusterWideRequiredBy: ['spec.namespaces.all'] }), /--cluster-wide/);
 });

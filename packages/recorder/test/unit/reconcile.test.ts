@@ -17,7 +17,7 @@ import { kindVerdict, planTargets, requestedKinds, resolutionDue, storageRival }
 import { ABSENT_DEFAULTS_RETRY_MS, changeRecorderReconciler, MISSING_KINDS_RETRY_MS, UNSETTLED_REFRESH_MS } from '../../src/recorder/reconcile.ts';
 import { RecorderSession } from '../../src/recorder/session.ts';
 import { pathsOverlap, targetsOverlap, type StorageTarget } from '../../src/store/target.ts';
-import { FakeApi, until } from './fake-api.ts';
+import { FakeApi, MemoryRedactionKeys, until } from './fake-api.ts';
 
 const CM: ResolvedKind = { group: '', kind: 'ConfigMap', version: 'v1', resource: 'configmaps', namespaced: true, type: ConfigMaps };
 const ROLE: ResolvedKind = { group: 'rbac.authorization.k8s.io', kind: 'ClusterRole', version: 'v1', resource: 'clusterroles', namespaced: false, type: ConfigMaps };
@@ -59,7 +59,7 @@ async function harness(t: { after: (fn: () => Promise<void>) => void }, resoluti
   const api = new FakeApi();
   const recorders = new Store<ChangeRecorder>();
   const sessions = new SessionRegistry((name, location) =>
-    RecorderSession.open({ name, location, client: api.asClient(), onActivity: () => undefined, onNamespacesChanged: () => undefined }),
+    RecorderSession.open({ name, location, client: api.asClient(), redactionKeys: new MemoryRedactionKeys(), onActivity: () => undefined, onNamespacesChanged: () => undefined }),
   );
   t.after(async () => {
     await sessions.closeAll();

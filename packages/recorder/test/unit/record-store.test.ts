@@ -11,8 +11,11 @@ import { lastSeenOf, recordOfDeletion, recordOfUpdate, type CleaningContext } fr
 import { formatRecord, isRecordFileName, parseRecord, recordFileName, recordTime, type RecordMeta } from '../../src/record/record-file.ts';
 import { recordsToRemove } from '../../src/record/retention.ts';
 import { TEMP_PREFIX } from '../../src/store/durable-fs.ts';
-import { LAST_SEEN_FILE, REDACTION_KEY_FILE, type ObjectRef } from '../../src/store/layout.ts';
+import { LAST_SEEN_FILE, parseStoreMarker, REDACTION_KEY_FILE, STORE_MARKER_FILE, type ObjectRef } from '../../src/store/layout.ts';
 import { FileRecordStore, type RecordStore } from '../../src/store/record-store.ts';
+import { MemoryRedactionKeys } from './fake-api.ts';
+
+const keys = new MemoryRedactionKeys();
 
 async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise<string> {
   const dir = await mkdtemp(join(tmpdir(), 'recorder-store-'));
@@ -63,7 +66,7 @@ test('a record file is the object as YAML under a commented header, and reads ba
 
 test('records and last-seen copies land in ns/group.kind/name, cluster-scoped ones under _cluster, and survive a reopen', async (t) => {
   const root = await tempDir(t);
-  const store = await FileRecordStore.open(join(root, 'recorder-a'));
+  const store = await FileRecordStore.open(join(root, 'recorder-a'), keys);
   const context = contextOf(store);
   const t0 = new Date('2026-03-01T12:00:00.000Z');
   await store.writeLastSeen(cm, lastSeenOf(configMap('1', 'red'), context, t0));
@@ -83,7 +86,7 @@ test('records and last-seen copies land in ns/group.kind/name, cluster-scoped on
   const before = store.stats();
   assert.equal(before.records, 2);
   assert.equal(before.lastRecordMs, t0.getTime());
-  const reopened = await FileRecordStore.open(join(root, 'recorder-a'));
+  const reopened = await FileRecordStore.open(join(root, 'recorder-a'), keys);
   assert.deepEqual(reopened.stats(), before, 'counts, bytes and last record time are read back from the files');
   assert.deepEqual(reopened.records(cm), [name]);
   assert.deepEqual(Buffer.from(reopened.redactionKey), Buffer.from(store.redactionKey), 'the redaction key is kept');
@@ -105,7 +108,7 @@ test('records and last-seen copies land in ns/group.kind/name, cluster-scoped on
 
 test('a crash mid-write leaves only a temporary file, which opening the store removes; nothing torn is read', async (t) => {
   const root = await tempDir(t);
-  const store = await FileRecordStore.open(root);
+  const store = await FileRecordStore.open(root, keys);
   const context = contextOf(store);
   await store.writeLastSeen(cm, lastSeenOf(configMap('1', 'red'), context, new Date()));
   const dir = join(root, 'default', 'core.ConfigMap', 'app');
@@ -114,16 +117,44 @@ test('a crash mid-write leaves only a temporary file, which opening the store re
   await writeFile(join(dir, torn), '# history.quorum.dev record: the version below');
   await writeFile(join(dir, `${TEMP_PREFIX}${LAST_SEEN_FILE}.ffffff`), 'apiVersion: v1\nkind: Conf');
 
-  const reopened = await FileRecordStore.open(root);
+  const reopened = await FileRecordStore.open(root, keys);
   assert.deepEqual(await readdir(dir), [LAST_SEEN_FILE], 'leftover temporary files are gone');
   assert.deepEqual(reopened.records(cm), [], 'a torn write is never taken for a record');
   assert.equal((await reopened.readLastSeen(cm))?.meta.resourceVersion, '1', 'the last-seen copy is the last complete one');
-  assert.ok((await readdir(root)).includes(REDACTION_KEY_FILE));
+  assert.ok((await readdir(root)).includes(STORE_MARKER_FILE));
+});
+
+test('the redaction key is kept apart from the store; a store that held its own key has it adopted, then removed', async (t) => {
+  const root = await tempDir(t);
+  const kept = new MemoryRedactionKeys();
+  const fresh = await FileRecordStore.open(join(root, 'new'), kept);
+  assert.deepEqual((await readdir(join(root, 'new'))).sort(), [STORE_MARKER_FILE], 'the store holds a marker, no key');
+  const id = parseStoreMarker(await readFile(join(root, 'new', STORE_MARKER_FILE), 'utf8'), 'marker');
+  assert.deepEqual(Buffer.from(kept.kept.get(id)!), Buffer.from(fresh.redactionKey));
+  assert.doesNotMatch(await readFile(join(root, 'new', STORE_MARKER_FILE), 'utf8'), new RegExp(Buffer.from(fresh.redactionKey).toString('hex')));
+
+  // A store written before the keys moved: its records' hashes were made with the key in its file.
+  const legacyKey = Buffer.alloc(32, 7);
+  await writeFile(join(root, REDACTION_KEY_FILE), `${legacyKey.toString('hex')}\n`);
+  const context = (key: Uint8Array): CleaningContext => ({ settings: { status: false, secrets: 'redact' }, redactionKey: key });
+  const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: 's', namespace: 'default', resourceVersion: '1' }, data: { password: Buffer.from('hunter2').toString('base64') } } as KubeObject;
+  const hashedBefore = lastSeenOf(secret, context(legacyKey), new Date()).object;
+  const migrated = await FileRecordStore.open(root, kept);
+  assert.deepEqual(Buffer.from(migrated.redactionKey), legacyKey, 'the old key is adopted');
+  assert.deepEqual(lastSeenOf(secret, context(migrated.redactionKey), new Date()).object, hashedBefore, 'old and new hashes of a value compare equal');
+  assert.ok(!(await readdir(root)).includes(REDACTION_KEY_FILE), 'the key file is gone from the store');
+  const migratedId = parseStoreMarker(await readFile(join(root, STORE_MARKER_FILE), 'utf8'), 'marker');
+  assert.deepEqual(Buffer.from(kept.kept.get(migratedId)!), legacyKey, 'kept apart, under the store id');
+  assert.deepEqual(Buffer.from((await FileRecordStore.open(root, kept)).redactionKey), legacyKey, 'and found there on the next open');
+
+  // A key file that disagrees with the kept key is refused, not silently replaced.
+  await writeFile(join(root, REDACTION_KEY_FILE), `${Buffer.alloc(32, 9).toString('hex')}\n`);
+  await assert.rejects(FileRecordStore.open(root, kept), /differs from the key/);
 });
 
 test('retention keeps exactly maxVersionsPerObject and drops records past maxAge', async (t) => {
   const root = await tempDir(t);
-  const store = await FileRecordStore.open(root);
+  const store = await FileRecordStore.open(root, keys);
   const context = contextOf(store);
   const start = Date.parse('2026-03-01T00:00:00.000Z');
   const names: string[] = [];
@@ -158,7 +189,7 @@ test('recordsToRemove: count first, then age', () => {
 });
 
 test('two records of one version in the same millisecond do not overwrite each other', async (t) => {
-  const store = await FileRecordStore.open(await tempDir(t));
+  const store = await FileRecordStore.open(await tempDir(t), keys);
   const record = recordOfDeletion(configMap('7', 'x'), contextOf(store), new Date('2026-03-01T00:00:00.000Z'));
   const first = await store.writeRecord(cm, record);
   const second = await store.writeRecord(cm, record);

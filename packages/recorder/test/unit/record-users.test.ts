@@ -14,7 +14,7 @@ import { formatRecord, parseRecord, type RecordMeta } from '../../src/record/rec
 import type { ResolvedKind } from '../../src/recorder/discovery.ts';
 import { RecorderSession, type SessionSettings } from '../../src/recorder/session.ts';
 import { buildStatus } from '../../src/recorder/status.ts';
-import { FakeApi, until } from './fake-api.ts';
+import { FakeApi, MemoryRedactionKeys, until } from './fake-api.ts';
 
 const CM: ResolvedKind = { group: '', kind: 'ConfigMap', version: 'v1', resource: 'configmaps', namespaced: true, type: ConfigMaps };
 const WITH_USERS: SessionSettings = { cleaning: { status: false, secrets: 'redact' }, retention: { maxVersionsPerObject: 10 }, exclude: [], users: true };
@@ -40,6 +40,7 @@ async function start(api: FakeApi, dir: string, settings: SessionSettings, users
     name: 'test',
     location: { directory: dir },
     client: api.asClient(),
+    redactionKeys: new MemoryRedactionKeys(),
     onActivity: () => undefined,
     onNamespacesChanged: () => undefined,
     ...(users ? { users } : {}),

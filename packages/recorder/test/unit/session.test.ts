@@ -13,7 +13,7 @@ import { objectYAML, parseRecord, type RecordMeta } from '../../src/record/recor
 import type { ResolvedKind } from '../../src/recorder/discovery.ts';
 import { RecorderSession, type SessionSettings } from '../../src/recorder/session.ts';
 import { LAST_SEEN_FILE } from '../../src/store/layout.ts';
-import { FakeApi, until } from './fake-api.ts';
+import { FakeApi, MemoryRedactionKeys, until } from './fake-api.ts';
 
 const kindOf = (type: ResourceType<OpenObject>, group: string): ResolvedKind => ({
   group,
@@ -39,7 +39,7 @@ async function tempDir(t: { after: (fn: () => Promise<void>) => void }): Promise
 }
 
 async function start(api: FakeApi, dir: string, kinds: ResolvedKind[], settings: SessionSettings = SETTINGS, namespace = 'default'): Promise<RecorderSession> {
-  const session = await RecorderSession.open({ name: 'test', location: { directory: dir }, client: api.asClient(), onActivity: () => undefined, onNamespacesChanged: () => undefined });
+  const session = await RecorderSession.open({ name: 'test', location: { directory: dir }, client: api.asClient(), redactionKeys: new MemoryRedactionKeys(), onActivity: () => undefined, onNamespacesChanged: () => undefined });
   await session.configure(settings);
   await session.watch(kinds.map((kind) => (kind.namespaced ? { kind, namespace } : { kind })));
   await until('every watch live', () => session.report().watches.every((w) => w.ready));
