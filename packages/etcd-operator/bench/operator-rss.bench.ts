@@ -1,8 +1,9 @@
-// The etcd operator's resident memory (issue 24), `npm run bench -- operator-rss`: the operator as its image runs
-// it (the image built and its /app unpacked here: the compiled JavaScript, the production dependencies, the
-// entrypoint's node flags and the image's environment), started out of cluster against localkube with a
-// kubeconfig, watching every namespace. QUORUM_RSS_FROM=sources runs src/operator/main.ts instead, as before. Webhooks off (they need the Service and webhook configurations of an install) and
-// leader election off (a Lease costs no memory, and a released one would make the next run wait).
+// The etcd operator's resident memory (issue 24), `npm run bench -- operator-rss`, measured two ways.
+// Out of cluster: the operator as its image runs it (the image built and its /app unpacked here: the compiled
+// JavaScript, the production dependencies, the entrypoint's node flags and the image's environment), started
+// against localkube with a kubeconfig, watching every namespace; webhooks off (they need the Service and webhook
+// configurations of an install) and leader election off (a released Lease would make the next run wait).
+// QUORUM_RSS_FROM=sources runs src/operator/main.ts instead, as the images did before issue 24.
 //   etcd_operator.idle_rss_mib         with the CRDs installed and no resources of its kinds
 //   etcd_operator.rss_mib_50_clusters  with 50 EtcdClusters (3 replicas, default storage) whose pods stay Pending:
 //                                      their pod template asks for a node label no node has. The operator caches
@@ -10,16 +11,20 @@
 //                                      and waits for the pod, as it would for an unschedulable cluster.
 // RSS from /proc/<pid>/status, 20 s after the state was reached, median of 10 readings 1 s apart; each figure is
 // the median of QUORUM_BENCH_RUNS runs (default 3), a fresh process each.
+// In cluster (`_in_cluster` figures, one pod each): the operator as users run it, installed from its manifests
+// (1 replica, webhooks with their certificate issued, leader election, in-cluster configuration), its
+// container's process read the same way on the node (localkube's containers are processes of this machine).
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unpackImage } from '@quorum/kit/image';
 import { CustomResourceDefinitions, Pods } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
-import { freePort, fromSources, median, MiB, OperatorProcess, sourcesCommand, type NodeCommand } from '../../runtime/bench/process-rss.ts';
+import { freePort, fromSources, idleRss, median, MiB, OperatorProcess, pidsWithArgument, sourcesCommand, type NodeCommand } from '../../runtime/bench/process-rss.ts';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../src/api/crd.ts';
 import { API_VERSION, KIND } from '../src/api/etcdcluster.ts';
 import { LABELS } from '../src/names.ts';
 import { buildOperatorImage } from '../src/deploy/image.ts';
+import { install, uninstall } from '../src/deploy/install.ts';
 import { EtcdClusters } from '../src/resources.ts';
 import { progressTo, report } from './figures.ts';
 
@@ -50,6 +55,27 @@ async function measure(command: NodeCommand, env: TestEnv, leaseNamespace: strin
   }
 }
 
+/** The operator's main.js as its pod runs it (the image's entrypoint), which names its process on the node. */
+const POD_MAIN = '/app/packages/etcd-operator/dist/operator/main.js'; // in the container
+
+/** The operator installed from its manifests with `image`, once `reached`, its pod's process's idle RSS; then removed. */
+async function measureInCluster(env: TestEnv, image: string, reached: () => Promise<unknown>): Promise<number> {
+  const options = { image, replicas: 1 };
+  await install(env.client, options);
+  try {
+    await reached();
+    const [pid, ...more] = await eventually("the operator pod's process", async () => {
+      const pids = await pidsWithArgument(POD_MAIN);
+      return pids.length > 0 ? pids : undefined;
+    });
+    if (more.length > 0) throw new Error(`more than one process runs ${POD_MAIN}: ${[pid, ...more].join(', ')}`);
+    return await idleRss(pid!);
+  } finally {
+    await uninstall(env.client, options);
+    await eventually("the operator pod's process gone", async () => (await pidsWithArgument(POD_MAIN)).length === 0, { timeoutMs: 120_000 });
+  }
+}
+
 async function runs(label: string, once: () => Promise<number>): Promise<number> {
   const values: number[] = [];
   for (let i = 0; i < RUNS; i++) {
@@ -60,13 +86,20 @@ async function runs(label: string, once: () => Promise<number>): Promise<number>
 }
 
 progress(fromSources ? 'running src/operator/main.ts from the sources' : 'building the operator image and unpacking its /app');
-const image = fromSources ? undefined : await unpackImage(await buildOperatorImage());
+const built = fromSources ? undefined : await buildOperatorImage();
+const image = built ? await unpackImage(built) : undefined;
 const command = image ?? sourcesCommand(MAIN);
 const env = await TestEnv.start({ nodes: 1 });
 try {
   await installCRDs(env);
   const home = await env.namespace('operator-rss');
   report('etcd_operator.idle_rss_mib', await runs('idle', () => measure(command, env, home, () => Promise.resolve())), 'MiB');
+  if (built) {
+    await env.kube.loadImage(built.archive);
+    const rss = await measureInCluster(env, built.name, () => Promise.resolve());
+    progress(`idle, in cluster: ${(rss / MiB).toFixed(1)} MiB`);
+    report('etcd_operator.idle_rss_mib_in_cluster', rss / MiB, 'MiB');
+  }
 
   const ns = await env.namespace('operator-rss-clusters');
   progress(`creating ${CLUSTERS} EtcdClusters whose pods cannot be scheduled`);
@@ -86,6 +119,11 @@ try {
       { timeoutMs: 300_000, intervalMs: 2000 },
     );
   report('etcd_operator.rss_mib_50_clusters', await runs(`${CLUSTERS} clusters`, () => measure(command, env, home, reconciled)), 'MiB');
+  if (built) {
+    const rss = await measureInCluster(env, built.name, reconciled);
+    progress(`${CLUSTERS} clusters, in cluster: ${(rss / MiB).toFixed(1)} MiB`);
+    report('etcd_operator.rss_mib_50_clusters_in_cluster', rss / MiB, 'MiB');
+  }
 } finally {
   await env.stop();
   if (image) await rm(image.root, { recursive: true, force: true });

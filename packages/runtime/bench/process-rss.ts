@@ -4,7 +4,7 @@
 // ready when its /readyz answers 200; its RSS read from /proc/<pid>/status, as the kernel (and a pod's memory
 // accounting) sees it, with no GC forced.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
 
 export const MiB = 1024 * 1024;
@@ -30,6 +30,31 @@ export async function rssBytes(pid: number): Promise<number> {
   const kb = /^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1];
   if (!kb) throw new Error(`no VmRSS in /proc/${pid}/status`);
   return Number(kb) * 1024;
+}
+
+/** After `settleMs`, the median of `samples` RSS readings of `pid` one second apart. */
+export async function idleRss(pid: number, settleMs = 20_000, samples = 10): Promise<number> {
+  await new Promise((r) => setTimeout(r, settleMs));
+  const readings: number[] = [];
+  for (let i = 0; i < samples; i++) {
+    readings.push(await rssBytes(pid));
+    await new Promise((r) => setTimeout(r, 1000));
+  }
+  return median(readings);
+}
+
+/**
+ * The processes of this machine whose command line has `argument` among its arguments: a container's process,
+ * which localkube's nodes run as processes of this machine (their PID namespaces are nested in ours).
+ */
+export async function pidsWithArgument(argument: string): Promise<number[]> {
+  const pids: number[] = [];
+  for (const name of await readdir('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    const cmdline = await readFile(`/proc/${name}/cmdline`, 'utf8').catch(() => '');
+    if (cmdline.split('\0').includes(argument)) pids.push(Number(name));
+  }
+  return pids;
 }
 
 /** How a process is started: node's arguments (flags, then the script) and the environment it adds. */
@@ -82,14 +107,8 @@ export class OperatorProcess {
   }
 
   /** After `settleMs`, the median of `samples` RSS readings one second apart. */
-  async idleRss(settleMs = 20_000, samples = 10): Promise<number> {
-    await new Promise((r) => setTimeout(r, settleMs));
-    const readings: number[] = [];
-    for (let i = 0; i < samples; i++) {
-      readings.push(await rssBytes(this.#proc.pid!));
-      await new Promise((r) => setTimeout(r, 1000));
-    }
-    return median(readings);
+  idleRss(settleMs = 20_000, samples = 10): Promise<number> {
+    return idleRss(this.#proc.pid!, settleMs, samples);
   }
 
   async stop(): Promise<void> {
