@@ -9,5 +9,5 @@ export type { Action, Observed } from './plan/types.ts';
 export { createRedisOperator, type RedisOperatorOptions } from './operator/operator.ts';
 export { operatorManifests, OPERATOR_IMAGE, type ManifestOptions } from './deploy/manifests.ts';
 export { install, uninstall, type InstallOptions } from './deploy/install.ts';
-export { redisImage } from './image/names.ts';
+export { redisImage, serverImage } from './image/names.ts';
 export { commands } from './cli/commands.ts';

@@ -33,6 +33,7 @@ export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[]
   if (ENGINES.includes(spec.engine) && !SUPPORTED_VERSIONS[spec.engine].includes(spec.version)) errors.push(RULES.supportedVersion.message);
   if (spec.minReplicasToWrite > spec.replicas) errors.push(RULES.minReplicasToWrite.message);
   errors.push(...configErrors(spec.config));
+  if (old !== undefined && old.engine === 'valkey' && spec.engine === 'redis') errors.push(RULES.engineForward.message);
   if (old !== undefined && (spec.storage.size !== old.storage.size || spec.storage.storageClassName !== old.storage.storageClassName)) {
     errors.push(RULES.storageImmutable.message);
   }

@@ -21,7 +21,7 @@ export type Engine = (typeof ENGINES)[number];
  * The versions the operator runs, per engine: those it has an image for and has been tested with. Valkey's
  * list stays empty until its image (Debian bookworm-backports, valkey-tools) is assembled and tested.
  */
-export const SUPPORTED_VERSIONS: Readonly<Record<Engine, readonly string[]>> = { redis: ['7.0.15'], valkey: [] };
+export const SUPPORTED_VERSIONS: Readonly<Record<Engine, readonly string[]>> = { redis: ['7.0.15'], valkey: ['8.0.1'] };
 export const DEFAULT_ENGINE: Engine = 'redis';
 export const DEFAULT_VERSION = '7.0.15';
 
@@ -138,6 +138,10 @@ export const RULES = {
     rule: '!has(self.minReplicasToWrite) || !has(self.replicas) || self.minReplicasToWrite <= self.replicas',
     message: 'spec.minReplicasToWrite must be at most spec.replicas: a primary would refuse every write',
   },
+  engineForward: {
+    rule: "!has(self.engine) || !has(oldSelf.engine) || !(oldSelf.engine == 'valkey' && self.engine == 'redis')",
+    message: "spec.engine cannot go back from valkey to redis: Redis 7.0 cannot read the RDB files Valkey 8 writes, so its replicas could never sync",
+  },
   storageImmutable: {
     rule: '(has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName) && (!has(self.size) || !has(oldSelf.size) || self.size == oldSelf.size)',
     message: 'spec.storage.size and spec.storage.storageClassName cannot change after creation; spec.storage.reclaimPolicy can',
@@ -232,7 +236,7 @@ export const ConfigDirectiveSchema = Type.Object(
 
 export const RedisSpecSchema = Type.Object(
   {
-    engine: stringEnum(ENGINES, { description: 'Which server runs: Redis, or Valkey (its BSD-licensed continuation; no version supported yet).', default: DEFAULT_ENGINE }),
+    engine: stringEnum(ENGINES, { description: 'Which server runs: Redis, or Valkey (its BSD-licensed continuation). Changing it from redis to valkey is a rolling update, like a version change; back from valkey to redis is refused.', default: DEFAULT_ENGINE }),
     version: Type.String({ description: 'The server version.', minLength: 1, maxLength: 32, default: DEFAULT_VERSION }),
     replicas: Type.Integer({ description: 'Replicas of the primary, each its own pod and volume: instances `<name>-0` … `<name>-<replicas>`.', minimum: 0, maximum: MAX_REPLICAS, default: DEFAULT_REPLICAS }),
     sentinel: SentinelSchema,
@@ -259,7 +263,7 @@ export const RedisSpecSchema = Type.Object(
     ),
     auth: AuthSchema,
   },
-  { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite] },
+  { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite, RULES.engineForward] },
 );
 
 // ---- status ----

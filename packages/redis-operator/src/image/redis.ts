@@ -12,20 +12,20 @@ import { redisImage } from './names.ts';
 
 export { redisImage };
 
-const APT_GET = hostCommand('apt-get', 'apt', 'downloading Debian packages (Redis) into the cache for images, without installing them');
-const APT_CACHE = hostCommand('apt-cache', 'apt', 'finding the Debian Redis version to download');
-const DPKG_DEB = hostCommand('dpkg-deb', 'dpkg', 'unpacking downloaded Debian packages for images');
+export const APT_GET = hostCommand('apt-get', 'apt', 'downloading Debian packages (Redis) into the cache for images, without installing them');
+export const APT_CACHE = hostCommand('apt-cache', 'apt', 'finding the Debian Redis version to download');
+export const DPKG_DEB = hostCommand('dpkg-deb', 'dpkg', 'unpacking downloaded Debian packages for images');
 const LDD = hostCommand('ldd', 'libc-bin', 'listing the shared libraries copied into images');
 
 /** The Debian packages the image is made of; jemalloc and lzf are Redis's own dependencies, not the host's. */
 const PACKAGES = ['redis-tools', 'redis-server', 'redis-sentinel', 'libjemalloc2', 'liblzf1', 'busybox-static'] as const;
-const LIBRARY_DIR = 'usr/lib/x86_64-linux-gnu';
+export const LIBRARY_DIR = 'usr/lib/x86_64-linux-gnu';
 export const BUSYBOX_APPLETS = ['sh', 'cat', 'cp', 'cut', 'sha1sum'] as const;
 
 
-/** The candidate Debian version of a package (`5:7.0.15-1~deb12u10`), from the host's apt lists. */
-async function candidateVersion(pkg: string): Promise<string> {
-  const policy = await output(APT_CACHE, ['policy', pkg]);
+/** The candidate Debian version of a package (`5:7.0.15-1~deb12u10`), from the host's apt lists (or those `aptOptions` name). */
+export async function candidateVersion(pkg: string, aptOptions: readonly string[] = []): Promise<string> {
+  const policy = await output(APT_CACHE, [...aptOptions, 'policy', pkg]);
   const candidate = /Candidate:\s*(\S+)/.exec(policy)?.[1];
   if (candidate === undefined || candidate === '(none)') throw new Error(`apt has no candidate for ${pkg}; run apt-get update (apt-cache policy ${pkg}: ${policy.trim()})`);
   return candidate;
@@ -66,7 +66,7 @@ export async function debianRedisRoot(version: string = DEFAULT_VERSION): Promis
  * The shared libraries `binary` needs: those unpacked beside it from `root`, then the host's, which must be
  * declared (in @quorum/images' base.ts) so that `up` installs their packages.
  */
-async function libraries(binary: string, root: string): Promise<TarEntry[]> {
+export async function libraries(binary: string, root: string): Promise<TarEntry[]> {
   const ldd = await output(LDD, [binary], { env: { ...process.env, LD_LIBRARY_PATH: join(root, LIBRARY_DIR) } });
   const missing = [...ldd.matchAll(/^\s*(\S+) => not found/gm)].map((m) => m[1]!);
   if (missing.length > 0) throw new Error(`${binary} needs libraries neither its packages nor the host have: ${missing.join(', ')}`);

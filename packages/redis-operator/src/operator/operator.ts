@@ -1,7 +1,7 @@
 // The operator process: a manager with the Redis controller. Instances and Sentinels are read over the Redis
 // protocol (redis/readings.ts); the caches hold only the operator's own objects (label managed-by).
 import { ConfigMaps, Manager, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
-import { redisImage } from '../image/names.ts';
+import { serverImage } from '../image/names.ts';
 import { LABELS, MANAGED_BY } from '../names.ts';
 import { failoverTo, resetSentinel, sentinelFailover } from '../redis/commands.ts';
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
@@ -15,7 +15,7 @@ export const LEASE_NAME = 'quorum-redis-operator';
 export interface RedisOperatorOptions {
   manager?: Partial<ManagerOptions>;
   logger?: Logger;
-  /** The server image by engine and version (default: the images this repository assembles, redisImage). */
+  /** The server image by engine and version (default: the images this repository assembles, serverImage). */
   image?: (engine: string, version: string) => string;
   stepDeadlineMs?: number;
   afterWrite?: ReconcilerDeps['afterWrite'];
@@ -35,7 +35,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     configMaps: manager.informer(ConfigMaps, scope),
     events: manager.eventRecorder({ controller: 'redis.quorum.dev/operator', instance: process.env['POD_NAME'] ?? 'local' }),
     readers: { instance: readInstance, sentinel: readSentinel, replicaOf, sentinelFailover, failoverTo, resetSentinel },
-    image: options.image ?? ((_engine, version) => redisImage(version)),
+    image: options.image ?? serverImage,
     ...(options.stepDeadlineMs !== undefined ? { stepDeadlineMs: options.stepDeadlineMs } : {}),
     ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
   };

@@ -60,7 +60,8 @@ export function instanceReading(info: Map<string, string>): InstanceReading {
     role,
     ...(role === 'slave' ? { primaryHost: info.get('master_host') ?? '', linkUp: info.get('master_link_status') === 'up' } : {}),
     offset,
-    version: info.get('redis_version') ?? '',
+    // Valkey answers redis_version with the Redis version it is compatible with (7.2.4), and its own apart.
+    version: info.get('valkey_version') ?? info.get('redis_version') ?? '',
   };
 }
 

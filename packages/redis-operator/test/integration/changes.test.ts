@@ -3,16 +3,18 @@
 // Sentinel failover, the old primary last) with 0 acknowledged writes lost; a config that makes redis-server exit
 // halts the rollout at the first replica with the reason, and reverting it resumes; a scale-down from 2 replicas
 // to 1 (reclaimPolicy Delete) removes the highest instance, failing over first if it is the primary, deletes its
-// claim and makes every Sentinel forget it, again with 0 acknowledged writes lost.
+// claim and makes every Sentinel forget it, again with 0 acknowledged writes lost; then spec.engine redis 7.0.15 →
+// valkey 8.0.1 (Debian bookworm-backports) is rolled in place, Sentinels included, with 0 acknowledged writes lost.
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive redis-operator
-// @timeout 10m: image assembly on a cold cache (apt download), then a create, two rollouts and a scale-down
+// @timeout 12m: image assembly on a cold cache (apt downloads), then a create, three rollouts and a scale-down
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { PersistentVolumeClaims, Pods } from '@quorum/runtime';
 import { eventually } from '@quorum/localkube/testing';
 import { Redis } from 'ioredis';
 import type { RedisStatus } from '../../src/api/redis.ts';
+import { buildValkeyImage } from '../../src/image/valkey.ts';
 import { podsOfEntries } from '../../src/redis/readings.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
 import { available, redisReaders, settled, startRedisEnv, type RedisTestEnv } from './support.ts';
@@ -23,6 +25,7 @@ let redis: ReturnType<typeof redisReaders>;
 
 before(async () => {
   t = await startRedisEnv();
+  await t.env.kube.loadImage((await buildValkeyImage()).archive);
   redis = redisReaders(t, NAME);
 });
 
@@ -130,4 +133,19 @@ test('scaling down from 2 replicas to 1 removes the highest instance (after a fa
     }
     return true;
   }, { timeoutMs: 60_000, intervalMs: 1000 });
+});
+
+test('spec.engine redis 7.0.15 → valkey 8.0.1 is rolled in place, Sentinels included: 0 acknowledged writes lost', async () => {
+  let after: RedisStatus | undefined;
+  await withChecker(async () => {
+    const started = Date.now();
+    const generation = await redis.patchSpec({ engine: 'valkey', version: '8.0.1' });
+    after = await settledStatus('every pod on Valkey, settled', 2, generation, 240_000);
+    console.log(`engine redis → valkey → rolled out and settled: ${seconds(started)} s`);
+  });
+  assert.deepEqual(after!.instances?.map((i) => i.version), ['8.0.1', '8.0.1']);
+  for (let i = 0; i < 3; i++) {
+    const server = await onPod(`${NAME}-sentinel-${i}`, 26379, async (c) => (await c.info('server')).match(/valkey_version:(\S+)/)?.[1]);
+    assert.equal(server, '8.0.1', `${NAME}-sentinel-${i} runs Valkey`);
+  }
 });

@@ -48,7 +48,22 @@ test('spec rules: supported versions per engine and minReplicasToWrite ≤ repli
     const celErrors = [RULES.supportedVersion, RULES.minReplicasToWrite].filter((r) => !cel(r.rule, asStored)).map((r) => r.message);
     assert.deepEqual(validateSpec(spec), celErrors, JSON.stringify(input));
   }
-  assert.match(validateSpec(applyDefaults({ engine: 'valkey', version: '8.0.1' }))[0] ?? '', /^spec\.version .*valkey: none yet/);
+  assert.deepEqual(validateSpec(applyDefaults({ engine: 'valkey', version: '8.0.1' })), []);
+  assert.match(validateSpec(applyDefaults({ engine: 'valkey', version: '7.0.15' }))[0] ?? '', /^spec\.version .*valkey: 8\.0\.1/);
+});
+
+test('the engine moves from redis to valkey, never back; CEL and code agree', () => {
+  const cases: [unknown, unknown, boolean][] = [
+    [{}, { engine: 'valkey', version: '8.0.1' }, true],
+    [{ engine: 'valkey', version: '8.0.1' }, { engine: 'valkey', version: '8.0.1', replicas: 3 }, true],
+    [{ engine: 'valkey', version: '8.0.1' }, { engine: 'redis', version: '7.0.15' }, false],
+  ];
+  for (const [before, after, allowed] of cases) {
+    const old = applyDefaults(before);
+    const spec = applyDefaults(after);
+    assert.equal(cel(RULES.engineForward.rule, spec, old), allowed, JSON.stringify([before, after]));
+    assert.equal(validateSpec(spec, old).includes(RULES.engineForward.message), !allowed, JSON.stringify([before, after]));
+  }
 });
 
 test('storage is immutable but for reclaimPolicy, CEL and code agree', () => {
