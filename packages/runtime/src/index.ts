@@ -5,6 +5,7 @@ export { Client, type ApplyOptions, type DeleteOptions, type JsonPatchOp, type L
 export { CONNECTION_FLAGS, connect, connectionFlags, kubeconfigNamespace, loadKubeConfig, type Connection, type ConnectionFlags, type ConnectionOptions } from './client/config.ts';
 export * from './client/errors.ts';
 export * from './client/resources.ts';
+export * from './builtin.ts';
 export {
   DiscoveryClient,
   DiscoveryDocumentError,
