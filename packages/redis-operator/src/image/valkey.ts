@@ -22,7 +22,8 @@ const LIBRARY_PACKAGES = ['libjemalloc2', 'liblzf1', 'busybox-static'] as const;
 async function backportsApt(): Promise<string[]> {
   const dir = join(cacheRoot, 'debian', 'apt-bookworm-backports');
   const options = ['-o', `Dir::Etc::SourceList=${join(dir, 'sources.list')}`, '-o', `Dir::Etc::SourceParts=${join(dir, 'sources.list.d')}`, '-o', `Dir::State::Lists=${join(dir, 'lists')}`, '-o', `Dir::Cache=${join(dir, 'cache')}`];
-  const fetched = await access(join(dir, 'lists', 'lock')).then(() => true, () => false);
+  // An update cut short leaves no Packages index: it is fetched again.
+  const fetched = (await readdir(join(dir, 'lists')).catch(() => [] as string[])).some((f) => f.includes('_Packages'));
   if (!fetched) {
     for (const sub of ['sources.list.d', 'lists/partial', 'cache/archives/partial']) await mkdir(join(dir, sub), { recursive: true });
     await writeFile(join(dir, 'sources.list'), `${SUITE}\n`);
