@@ -1,9 +1,22 @@
 // What the EtcdCluster reconciler is given: the API client, the informer caches it reads, the etcd clients, and
 // the operator's settings (operator.ts fills them from its configuration; tests fill them directly).
-import type { Client, EventRecorder, Informer, OpenObject } from '@quorum/runtime';
+import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { BuiltinObject, Client, EventRecorder, Informer, OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdClients } from '../etcd/clients.ts';
 import type { EtcdCluster } from './spec.ts';
+
+/**
+ * A built-in object as the informers' caches hold it: the client-node model of its kind, field by field, with
+ * timestamps as the strings the API server sends (the runtime's BuiltinObject), and open as the runtime's
+ * resource types are (the informers are built from them), so a cache of OpenObject serves as one of these.
+ */
+export type Cached<T> = OpenObject & BuiltinObject<T>;
+export type CachedPod = Cached<V1Pod>;
+export type CachedPVC = Cached<V1PersistentVolumeClaim>;
+export type CachedService = Cached<V1Service>;
+export type CachedPDB = Cached<V1PodDisruptionBudget>;
+export type CachedSecret = Cached<V1Secret>;
 
 /** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */
 export interface StepMetrics {
@@ -17,12 +30,12 @@ export interface StepMetrics {
 export interface ReconcilerDeps {
   client: Client;
   clusters: Pick<Informer<EtcdCluster>, 'store'>;
-  pods: Pick<Informer<OpenObject>, 'store'>;
-  pvcs: Pick<Informer<OpenObject>, 'store'>;
-  services: Pick<Informer<OpenObject>, 'store'>;
-  pdbs: Pick<Informer<OpenObject>, 'store'>;
+  pods: Pick<Informer<CachedPod>, 'store'>;
+  pvcs: Pick<Informer<CachedPVC>, 'store'>;
+  services: Pick<Informer<CachedService>, 'store'>;
+  pdbs: Pick<Informer<CachedPDB>, 'store'>;
   /** The operator's own Secrets (label managed-by=quorum): a TLS cluster's CAs and certificates. */
-  secrets?: Pick<Informer<OpenObject>, 'store'>;
+  secrets?: Pick<Informer<CachedSecret>, 'store'>;
   /** The cluster domain member certificates name (CLUSTER_DOMAIN, default cluster.local). */
   clusterDomain?: string;
   etcd: EtcdClients;

@@ -9,14 +9,13 @@ import type { PodObject } from './observe-members.ts';
 /** The disruption controller's DeletionTimeout (pkg/controller/disruption): how long a listed pod counts. */
 export const DISRUPTED_POD_TIMEOUT_MS = 120_000;
 
-/** A PodDisruptionBudget as any cache holds it: only status.disruptedPods (pod name → eviction time) is read. */
-export type BudgetStatus = object;
+/** What is read of a PodDisruptionBudget (the cache's CachedPDB is one): status.disruptedPods, pod name → eviction time. */
+export interface BudgetStatus {
+  status?: { disruptedPods?: Record<string, string> };
+}
 
 function disruptedPods(pdb: BudgetStatus | undefined): [string, string][] {
-  const status = pdb && 'status' in pdb ? pdb.status : undefined;
-  const listed = typeof status === 'object' && status !== null && 'disruptedPods' in status ? status.disruptedPods : undefined;
-  if (typeof listed !== 'object' || listed === null) return [];
-  return Object.entries(listed).filter((e): e is [string, string] => typeof e[1] === 'string');
+  return Object.entries(pdb?.status?.disruptedPods ?? {});
 }
 
 /**

@@ -53,7 +53,7 @@ export async function observe(i: ObserveInput): Promise<Observation> {
   const name = cluster.metadata.name!;
   const namespace = cluster.metadata.namespace!;
   const selector = (o: KubeObject): boolean => o.metadata.labels?.[LABELS.instance] === name && o.metadata.labels?.[LABELS.managedBy] === 'quorum';
-  const pods = deps.pods.store.byIndex('namespace', namespace).filter(selector) as PodObject[];
+  const pods: PodObject[] = deps.pods.store.byIndex('namespace', namespace).filter(selector);
   const pvcs = deps.pvcs.store.byIndex('namespace', namespace).filter(selector);
   const observedPods = pods.map((p) => {
     const uid = p.metadata.uid ?? '';
