@@ -51,7 +51,7 @@ export async function unpackImage(image: ImageArchive, parent = tmpdir()): Promi
   const manifest = json<{ config: { digest: string }; layers: { digest: string }[] }>(json<{ manifests: { digest: string }[] }>('index.json').manifests[0]!.digest);
   const { config } = json<{ config: ImageConfig }>(manifest.config.digest);
   const layer = layout.get(`blobs/sha256/${manifest.layers[0]!.digest.slice('sha256:'.length)}`)!;
-  const root = await mkdtemp(join(parent, 'image-'));
+  const root = await mkdtemp(join(parent, 'unpacked-image-'));
   for (const entry of untar(layer).filter((e) => e.path === 'app' || e.path.startsWith('app/'))) {
     const path = join(root, entry.path);
     if (entry.type === 'dir') await mkdir(path, { recursive: true, mode: entry.mode });
