@@ -14,7 +14,7 @@ export { redisImage };
 
 export const APT_GET = hostCommand('apt-get', 'apt', 'downloading Debian packages (Redis) into the cache for images, without installing them');
 export const APT_CACHE = hostCommand('apt-cache', 'apt', 'finding the Debian Redis version to download');
-export const DPKG_DEB = hostCommand('dpkg-deb', 'dpkg', 'unpacking downloaded Debian packages for images');
+const DPKG_DEB = hostCommand('dpkg-deb', 'dpkg', 'unpacking downloaded Debian packages for images');
 const LDD = hostCommand('ldd', 'libc-bin', 'listing the shared libraries copied into images');
 
 /** The Debian packages the image is made of; jemalloc and lzf are Redis's own dependencies, not the host's. */
@@ -38,7 +38,6 @@ export function upstreamVersion(debianVersion: string): string {
 
 /**
  * Downloads and unpacks the packages once per exact Debian version of redis-tools; returns the unpacked root.
- * A partial directory of this process's own is renamed into place, so a crash never leaves a half-made root.
  */
 export async function debianRedisRoot(version: string = DEFAULT_VERSION): Promise<{ root: string; debianVersion: string }> {
   const debianVersion = await candidateVersion('redis-tools');
@@ -46,20 +45,28 @@ export async function debianRedisRoot(version: string = DEFAULT_VERSION): Promis
     throw new Error(`Debian 12 offers Redis ${debianVersion} (upstream ${upstreamVersion(debianVersion)}), not ${version}`);
   }
   const root = join(cacheRoot, 'debian', `redis-${debianVersion.replace(/[^A-Za-z0-9.+-]/g, '_')}`);
-  if (await access(join(root, 'usr/bin/redis-check-rdb')).then(() => true, () => false)) return { root, debianVersion };
+  // redis-tools, redis-server and redis-sentinel at the same Debian version; the libraries at their candidates.
+  const pinned = PACKAGES.map((p) => (p.startsWith('redis-') ? `${p}=${debianVersion}` : p));
+  await unpackedOnce(root, 'usr/bin/redis-check-rdb', (debs) => run(APT_GET, ['download', '-q', ...pinned], { cwd: debs }));
+  return { root, debianVersion };
+}
+
+/**
+ * `root`, unless `marker` is in it already: `download` fills a directory with .deb files, which are unpacked
+ * into a partial directory of this process's own and renamed into place, so a crash never leaves a half-made root.
+ */
+export async function unpackedOnce(root: string, marker: string, download: (debs: string) => Promise<unknown>): Promise<void> {
+  if (await access(join(root, marker)).then(() => true, () => false)) return;
   const partial = `${root}.${process.pid}.partial`;
   await rm(partial, { recursive: true, force: true });
   const debs = join(partial, 'debs');
   await mkdir(debs, { recursive: true });
-  // redis-tools, redis-server and redis-sentinel at the same Debian version; the libraries at their candidates.
-  const pinned = PACKAGES.map((p) => (p.startsWith('redis-') ? `${p}=${debianVersion}` : p));
-  await run(APT_GET, ['download', '-q', ...pinned], { cwd: debs });
+  await download(debs);
   const unpacked = join(partial, 'root');
   for (const deb of (await readdir(debs)).filter((f) => f.endsWith('.deb')).sort()) await run(DPKG_DEB, ['-x', join(debs, deb), unpacked]);
   await rm(root, { recursive: true, force: true });
   await rename(unpacked, root);
   await rm(partial, { recursive: true, force: true });
-  return { root, debianVersion };
 }
 
 /**

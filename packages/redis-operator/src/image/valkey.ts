@@ -5,11 +5,11 @@
 // ships in valkey-tools (as valkey-check-rdb). The image also answers to the Redis names (redis-server,
 // redis-sentinel, redis-cli, which Valkey recognises, as Debian's valkey-compat-redis does), so the pods run the
 // same commands on either engine and an engine change is a rollout like any other.
-import { access, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { baseImageEntries, cacheRoot, fileEntry, imageFromEntries, run, type ImageArchive, type TarEntry } from '@quorum/images';
 import { serverImage } from './names.ts';
-import { APT_GET, BUSYBOX_APPLETS, candidateVersion, DPKG_DEB, libraries, upstreamVersion } from './redis.ts';
+import { APT_GET, BUSYBOX_APPLETS, candidateVersion, libraries, unpackedOnce, upstreamVersion } from './redis.ts';
 
 export const VALKEY_VERSION = '8.0.1';
 const SUITE = 'deb http://deb.debian.org/debian bookworm-backports main';
@@ -39,18 +39,10 @@ export async function debianValkeyRoot(version: string = VALKEY_VERSION): Promis
   const upstream = upstreamVersion(debianVersion).replace(/\+dfsg\d*$/, '');
   if (upstream !== version) throw new Error(`bookworm-backports offers Valkey ${debianVersion} (upstream ${upstream}), not ${version}`);
   const root = join(cacheRoot, 'debian', `valkey-${debianVersion.replace(/[^A-Za-z0-9.+-]/g, '_')}`);
-  if (await access(join(root, 'usr/bin/valkey-check-rdb')).then(() => true, () => false)) return { root, debianVersion };
-  const partial = `${root}.${process.pid}.partial`;
-  await rm(partial, { recursive: true, force: true });
-  const debs = join(partial, 'debs');
-  await mkdir(debs, { recursive: true });
-  await run(APT_GET, [...apt, 'download', '-q', ...VALKEY_PACKAGES.map((p) => `${p}=${debianVersion}`)], { cwd: debs });
-  await run(APT_GET, ['download', '-q', ...LIBRARY_PACKAGES], { cwd: debs });
-  const unpacked = join(partial, 'root');
-  for (const deb of (await readdir(debs)).filter((f) => f.endsWith('.deb')).sort()) await run(DPKG_DEB, ['-x', join(debs, deb), unpacked]);
-  await rm(root, { recursive: true, force: true });
-  await rename(unpacked, root);
-  await rm(partial, { recursive: true, force: true });
+  await unpackedOnce(root, 'usr/bin/valkey-check-rdb', async (debs) => {
+    await run(APT_GET, [...apt, 'download', '-q', ...VALKEY_PACKAGES.map((p) => `${p}=${debianVersion}`)], { cwd: debs });
+    await run(APT_GET, ['download', '-q', ...LIBRARY_PACKAGES], { cwd: debs });
+  });
   return { root, debianVersion };
 }
 
