@@ -4,7 +4,7 @@
 // it follows (records the decision in the ConfigMap, moves the role label the `<name>` Service selects by, reports
 // it). Without Sentinels, it is the operator, and only on a fact: the primary's pod is gone or failed.
 import { instanceOfHost, names } from '../names.ts';
-import { planChanges } from './changes.ts';
+import { FAILOVER_ASK_MS, planChanges } from './changes.ts';
 import { bestReplica, decidedPrimary, instanceNames, lost, reading, roleOf, sentinelNames, wait } from './facts.ts';
 import type { Action, Observed, PodFacts } from './types.ts';
 
@@ -105,6 +105,9 @@ function planReplication(o: Observed): Action | undefined {
   if (o.spec.sentinel.replicas > 0) return undefined;
   const primary = decidedPrimary(o);
   if (primary === undefined) return undefined;
+  // While FAILOVER TO swaps the roles, the new primary says so before the old one does: repointing it then
+  // would undo the failover. The swap is left its time; then the old one's own word decides (decidedPrimary).
+  if (o.plannedFailover?.from === primary && o.plannedFailover.ageMs < FAILOVER_ASK_MS) return undefined;
   for (const instance of instanceNames(o)) {
     const r = reading(o, instance);
     if (instance === primary || lost(o.pods.get(instance)) || !r?.ok) continue;

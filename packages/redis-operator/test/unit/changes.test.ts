@@ -78,6 +78,9 @@ test('without Sentinels a planned failover names the replica with the most data,
   const o = running({ replicas: 1, sentinel: { replicas: 0 } }, 3, 'cache-2', { sentinels: new Map() });
   const sentinelless = { ...o, pods: new Map([...o.pods].filter(([n]) => !n.includes('sentinel'))) };
   assert.deepEqual(plan(sentinelless), { type: 'failover', from: 'cache-2', to: 'cache-0', reason: 'scale-down: the primary cache-2 is beyond spec.replicas (1)' });
+  // Mid-swap the new primary says so before the old one does: nobody is repointed while the swap has its time.
+  const midSwap = { ...sentinelless, plannedFailover: { from: 'cache-2', ageMs: 500 }, instances: new Map(sentinelless.instances).set('cache-0', master(130)) };
+  assert.equal(reasonOf(plan(midSwap)), 'PlannedFailover');
   const swapped = { ...sentinelless, instances: new Map(sentinelless.instances).set('cache-2', replicaOf('cache-0')).set('cache-0', master(130)).set('cache-1', replicaOf('cache-2')) };
   assert.equal(decidedPrimary(swapped), 'cache-0', 'the old primary says it replicates cache-0, which says it is primary');
   assert.deepEqual(plan(swapped), { type: 'write-config', primary: 'cache-0', reason: 'PrimaryChanged' });
