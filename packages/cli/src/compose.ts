@@ -1,6 +1,8 @@
 // One command line over many operators: the first word picks a command from the operators' tables, which
 // gets every other argument; the help lists them all, grouped by operator. Exit codes are the commands'
-// own (0 done, 1 failed); a command line naming no known command exits 2, as the commands' usage errors do.
+// own (0 done, 1 failed); a command line naming no known command exits 2 (the kit's EXIT_USAGE), as the
+// commands' usage errors do.
+import { EXIT_DONE, EXIT_USAGE } from '@quorum/kit';
 import type { Command, CommandGroup, CommandIO } from './command.ts';
 
 export interface CliSpec {
@@ -16,9 +18,6 @@ export interface CliSpec {
   /** Printed after the list of commands. */
   footer?: string;
 }
-
-/** The exit code of a command line that names no known command. */
-export const USAGE_EXIT_CODE = 2;
 
 const NAME_WIDTH = 26;
 
@@ -75,12 +74,12 @@ export class Cli {
 
   #printHelp(io: CommandIO): number {
     io.stdout.write(this.help());
-    return 0;
+    return EXIT_DONE;
   }
 
   #refuse(io: CommandIO, message: string): number {
     io.stderr.write(`${this.#spec.program}: ${message}\n${this.help()}`);
-    return USAGE_EXIT_CODE;
+    return EXIT_USAGE;
   }
 }
 

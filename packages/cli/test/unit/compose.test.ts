@@ -3,7 +3,8 @@
 // exit code 2 with a message that names the mistake when no command matches.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Cli, commandWordIndex, USAGE_EXIT_CODE } from '../../src/compose.ts';
+import { EXIT_USAGE } from '@quorum/kit';
+import { Cli, commandWordIndex } from '../../src/compose.ts';
 import type { Command, CommandIO } from '../../src/command.ts';
 
 /** A command that records the arguments it was run with and exits with `code`. */
@@ -90,7 +91,7 @@ test('help, --help, -h and no arguments print the help; help COMMAND is COMMAND 
 });
 
 test('an unknown command, or none among flags, exits 2 naming the mistake and every known command', async () => {
-  assert.equal(USAGE_EXIT_CODE, 2, 'as the commands exit on a wrong command line of their own');
+  assert.equal(EXIT_USAGE, 2, 'as the commands exit on a wrong command line of their own');
   const refused: [string[], RegExp][] = [
     [['frobnicate'], /^demo: unknown command "frobnicate": one of install, image, history\nusage: demo/],
     [['-n', 'prod', 'frobnicate', 'x'], /^demo: unknown command "frobnicate"/],
@@ -101,7 +102,7 @@ test('an unknown command, or none among flags, exits 2 naming the mistake and ev
   for (const [argv, message] of refused) {
     const calls: string[][] = [];
     const c = capture();
-    assert.equal(await twoOperators(calls).run(argv, c.io), USAGE_EXIT_CODE, argv.join(' '));
+    assert.equal(await twoOperators(calls).run(argv, c.io), EXIT_USAGE, argv.join(' '));
     assert.match(c.err(), message, argv.join(' '));
     assert.equal(c.out(), '', 'a refusal goes to stderr');
     assert.deepEqual(calls, [], argv.join(' '));
