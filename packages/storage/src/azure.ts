@@ -21,7 +21,7 @@ import {
   unreachable,
   type StoreIdentity,
 } from './errors.ts';
-import { guardedUpload, withErrors, type CallOptions, type ObjectStore, type StoredObject, type StoreOptions, type UploadOptions, type UploadResult } from './store.ts';
+import { guardedUpload, untilAborted, withErrors, type CallOptions, type ObjectStore, type StoredObject, type StoreOptions, type UploadOptions, type UploadResult } from './store.ts';
 
 const MiB = 1024 * 1024;
 /** 4 MiB blocks, four in flight: about 16 MiB of buffers; 50,000 blocks allow a 195 GiB blob. */
@@ -108,7 +108,7 @@ export class AzureStore implements ObjectStore {
   async download(key: string, opts: CallOptions = {}): Promise<Readable> {
     try {
       // A dropped connection is resumed from where it stopped, a few times, before the stream errors.
-      const response = await this.#container.getBlobClient(key).download(0, undefined, { maxRetryRequests: 5, ...(opts.signal ? { abortSignal: opts.signal } : {}) });
+      const response = await untilAborted(this.#container.getBlobClient(key).download(0, undefined, { maxRetryRequests: 5, ...(opts.signal ? { abortSignal: opts.signal } : {}) }), opts.signal);
       const stream = response.readableStreamBody;
       if (!(stream instanceof Readable)) throw storageFailed(this.#id, 'download', new Error('the service returned no body'));
       return withErrors(stream, (err) => this.#classify(err, 'download', key), opts.signal);
@@ -119,7 +119,7 @@ export class AzureStore implements ObjectStore {
 
   async delete(key: string, opts: CallOptions = {}): Promise<void> {
     try {
-      await this.#container.getBlobClient(key).deleteIfExists({ deleteSnapshots: 'include', ...(opts.signal ? { abortSignal: opts.signal } : {}) });
+      await untilAborted(this.#container.getBlobClient(key).deleteIfExists({ deleteSnapshots: 'include', ...(opts.signal ? { abortSignal: opts.signal } : {}) }), opts.signal);
     } catch (err) {
       throw this.#classify(err, 'delete');
     }
@@ -127,11 +127,14 @@ export class AzureStore implements ObjectStore {
 
   async list(prefix: string, opts: CallOptions = {}): Promise<StoredObject[]> {
     const objects: StoredObject[] = [];
-    try {
+    const pages = async (): Promise<void> => {
       // Only committed blobs are listed: an upload in progress or abandoned is not a backup.
       for await (const item of this.#container.listBlobsFlat({ prefix, ...(opts.signal ? { abortSignal: opts.signal } : {}) })) {
         objects.push({ key: item.name, sizeBytes: item.properties.contentLength ?? 0, lastModified: item.properties.lastModified });
       }
+    };
+    try {
+      await untilAborted(pages(), opts.signal);
     } catch (err) {
       throw this.#classify(err, 'list');
     }

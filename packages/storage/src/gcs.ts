@@ -16,7 +16,7 @@ import {
   unreachable,
   type StoreIdentity,
 } from './errors.ts';
-import { guardedUpload, withErrors, type CallOptions, type ObjectStore, type StoredObject, type StoreOptions, type UploadOptions, type UploadResult } from './store.ts';
+import { guardedUpload, untilAborted, withErrors, type CallOptions, type ObjectStore, type StoredObject, type StoreOptions, type UploadOptions, type UploadResult } from './store.ts';
 
 /** 8 MiB chunks (a multiple of 256 KiB, as GCS requires): the SDK holds one chunk in memory. */
 const CHUNK_BYTES = 8 * 1024 * 1024;
@@ -73,7 +73,7 @@ export class GcsStore implements ObjectStore {
     const file = this.#bucket.file(key);
     try {
       // The read stream reports a missing object only once read: ask first, so the caller gets ObjectNotFound.
-      await file.getMetadata(opts.signal ? { signal: opts.signal } : {});
+      await untilAborted(file.getMetadata(opts.signal ? { signal: opts.signal } : {}), opts.signal);
     } catch (err) {
       throw this.#classify(err, 'download', key);
     }
@@ -83,15 +83,16 @@ export class GcsStore implements ObjectStore {
 
   async delete(key: string, opts: CallOptions = {}): Promise<void> {
     try {
-      await this.#bucket.file(key).delete({ ignoreNotFound: true, ...(opts.signal ? { signal: opts.signal } : {}) });
+      await untilAborted(this.#bucket.file(key).delete({ ignoreNotFound: true, ...(opts.signal ? { signal: opts.signal } : {}) }), opts.signal);
     } catch (err) {
       throw this.#classify(err, 'delete');
     }
   }
 
-  async list(prefix: string, _opts: CallOptions = {}): Promise<StoredObject[]> {
+  async list(prefix: string, opts: CallOptions = {}): Promise<StoredObject[]> {
     try {
-      const [files] = await this.#bucket.getFiles({ prefix, autoPaginate: true });
+      // getFiles takes no signal: the abort ends the wait, not the request.
+      const [files] = await untilAborted(this.#bucket.getFiles({ prefix, autoPaginate: true }), opts.signal);
       return files.map((f) => ({
         key: f.name,
         sizeBytes: Number(f.metadata.size ?? 0),

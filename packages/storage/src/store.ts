@@ -168,3 +168,24 @@ export function withErrors(source: Readable, classify: (err: unknown) => unknown
 function asError(value: unknown): Error {
   return value instanceof Error ? value : new Error(String(value));
 }
+
+/**
+ * `call`, or the signal's reason as soon as it aborts. Some SDK calls take no signal (the GCS SDK's list), or
+ * may not pass an abort on to a request in flight; against a server that accepts a connection and never
+ * answers, such a call would wait for ever. The request itself is left to end or fail on its own.
+ */
+export async function untilAborted<T>(call: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return call;
+  call.catch(() => undefined);
+  signal.throwIfAborted();
+  let onAbort: () => void = () => undefined;
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason instanceof Error ? signal.reason : new Error('the call was aborted'));
+  });
+  signal.addEventListener('abort', onAbort, { once: true });
+  try {
+    return await Promise.race([call, aborted]);
+  } finally {
+    signal.removeEventListener('abort', onAbort);
+  }
+}

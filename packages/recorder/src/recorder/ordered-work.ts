@@ -4,7 +4,8 @@
 //
 // A job that fails is retried, after a backoff, before anything else of its key runs: a record is never
 // skipped, and never overtaken. Stopping drops what is queued; the recorder's comparison at its next start
-// finds whatever was not written.
+// finds whatever was not written. The queue itself has no bound: the session bounds what it adds (changes
+// stop being queued once `pending` reaches its bound, and whenBelow() tells when it has drained).
 import { Backoff, sleep } from '@quorum/runtime';
 
 export type Job = () => Promise<void>;
@@ -27,6 +28,8 @@ export class OrderedWork {
   readonly #active = new Set<string>();
   readonly #stop = new AbortController();
   readonly #idleWaiters: (() => void)[] = [];
+  readonly #belowWaiters: { count: number; resolve: () => void }[] = [];
+  #pending = 0;
 
   constructor(options: OrderedWorkOptions) {
     this.#options = options;
@@ -34,13 +37,12 @@ export class OrderedWork {
 
   /** Jobs queued or running. */
   get pending(): number {
-    let n = 0;
-    for (const jobs of this.#queues.values()) n += jobs.length;
-    return n;
+    return this.#pending;
   }
 
   add(key: string, job: Job): void {
     if (this.#stop.signal.aborted) return;
+    this.#pending++;
     const jobs = this.#queues.get(key);
     if (jobs) {
       jobs.push(job);
@@ -57,15 +59,36 @@ export class OrderedWork {
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
+  /** Resolves once at most `count` jobs are queued or running (at once when that is so already). */
+  whenBelow(count: number): Promise<void> {
+    if (this.#pending <= count) return Promise.resolve();
+    return new Promise((resolve) => this.#belowWaiters.push({ count, resolve }));
+  }
+
   /** Drops queued jobs and interrupts retry waits; resolves when running jobs have finished. */
   async stop(): Promise<void> {
     this.#stop.abort();
     this.#ready.length = 0;
     for (const [key, jobs] of this.#queues) {
-      if (this.#active.has(key)) jobs.splice(1); // its first job is running: it finishes, the rest go
-      else this.#queues.delete(key);
+      // Its first job is running: it finishes, the rest go.
+      if (this.#active.has(key)) this.#left(jobs.splice(1).length);
+      else {
+        this.#left(jobs.length);
+        this.#queues.delete(key);
+      }
     }
     await this.idle();
+  }
+
+  /** `n` jobs left the queue (done or dropped): tells the waiters the queue is now short enough for. */
+  #left(n: number): void {
+    this.#pending -= n;
+    for (let i = this.#belowWaiters.length - 1; i >= 0; i--) {
+      const waiter = this.#belowWaiters[i]!;
+      if (this.#pending > waiter.count) continue;
+      this.#belowWaiters.splice(i, 1);
+      waiter.resolve();
+    }
   }
 
   #pump(): void {
@@ -92,13 +115,20 @@ export class OrderedWork {
         failed = false;
         backoff.reset();
         jobs.shift();
+        this.#left(1);
       } catch (err) {
-        if (this.#stop.signal.aborted) break;
+        if (this.#stop.signal.aborted) {
+          this.#left(jobs.length);
+          break;
+        }
         failed = true;
         const delay = backoff.next();
         this.#options.onFailure(key, err, delay);
         await sleep(delay, this.#stop.signal);
-        if (this.#stop.signal.aborted) break;
+        if (this.#stop.signal.aborted) {
+          this.#left(jobs.length);
+          break;
+        }
       }
     }
     this.#queues.delete(key);

@@ -136,6 +136,7 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
 
     // ---- report ----
     const state = session.report();
+    if (state.queueFull) deps.events?.record(recorder, { type: 'Warning', reason: 'QueueFull', action: 'RecordChanges', note: `write queue full (${state.queueFull.bound} changes): ${state.queueFull.dropped} changes not queued; they will be found by comparison once it drains` });
     const namespaceFailure = session.namespaceFailure()?.message;
     const namespacesPending = selector !== undefined && selected === undefined;
     await report({ verdict, report: state, watchingSince: session.startedAt, ...(namespaceFailure ? { namespaceFailure } : {}), namespacesPending });
@@ -143,7 +144,7 @@ export function changeRecorderReconciler(deps: ReconcilerDeps): Reconciler {
     const waits: number[] = [];
     // A webhook still setting up its certificate reports nothing itself: look again until it serves.
     const webhookPending = users?.webhookProblem !== undefined && deps.usersWebhookProblem !== undefined;
-    if (state.storageFailure || namespaceFailure || namespacesPending || webhookPending || state.watches.some((w) => !w.ready || w.failure)) waits.push(UNSETTLED_REFRESH_MS);
+    if (state.storageFailure || state.queueFull || namespaceFailure || namespacesPending || webhookPending || state.watches.some((w) => !w.ready || w.failure)) waits.push(UNSETTLED_REFRESH_MS);
     const lifetime = resolutionLifetimeMs(verdict);
     if (lifetime !== undefined) waits.push(Math.max(1000, cached.atMs + lifetime - now.getTime()));
     const next = session.nextExpiry();

@@ -51,6 +51,13 @@ export interface SessionOptions {
   onNamespacesChanged: () => void;
   /** Store writes in flight at once, across objects. */
   writeConcurrency?: number;
+  /**
+   * Changes queued (or being written) at most, across objects; default DEFAULT_MAX_QUEUED_CHANGES. Past it,
+   * changes are no longer queued one by one (see #queueChange).
+   */
+  maxQueuedChanges?: number;
+  /** How long one call to an object store may take; default STORE_CALL_TIMEOUT_MS. */
+  storeCallTimeoutMs?: number;
   /** The users the recorder's admission webhook saw; undefined when the recorder runs without it. */
   users?: UserSource;
   now?: () => Date;
@@ -73,9 +80,17 @@ export interface SessionReport {
   storageFailure?: RetryFailure;
   /** Writes queued or in flight. */
   pending: number;
+  /** Set while the write queue is full: changes are not queued, and every watch starts again once it drains. */
+  queueFull?: { failure: RetryFailure; dropped: number; bound: number };
 }
 
 const DEFAULT_WRITE_CONCURRENCY = 8;
+/**
+ * The write queue's bound, in changes: each holds the object's versions before and after the change (a few
+ * KiB for common objects) until it is written, so a store that does not answer cannot grow the recorder's
+ * memory past about this many of them.
+ */
+export const DEFAULT_MAX_QUEUED_CHANGES = 10_000;
 /** Objects whose deletion started (a deletionTimestamp, finalizers pending) remembered for their deletion record. */
 const MAX_PENDING_DELETIONS = 10_000;
 
@@ -87,6 +102,11 @@ export class RecorderSession implements ChangeSink {
   readonly #options: SessionOptions;
   readonly #work: OrderedWork;
   readonly #storage: RetryReporter;
+  readonly #queue: RetryReporter;
+  readonly #maxQueued: number;
+  /** While the queue is full: changes dropped since (found again by the comparison when watches restart). */
+  #overflow: { dropped: number } | undefined;
+  #closed = false;
   readonly #watches = new Map<string, KindWatch>();
   #namespaces: NamespaceWatch | undefined;
   #settings: SessionSettings | undefined;
@@ -106,6 +126,8 @@ export class RecorderSession implements ChangeSink {
     this.#store = store;
     this.#options = options;
     this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: options.metrics, fields: { store: store.description } });
+    this.#queue = new RetryReporter({ component: `recorder/${options.name}/queue`, log: options.log, metrics: options.metrics, fields: { store: store.description } });
+    this.#maxQueued = options.maxQueuedChanges ?? DEFAULT_MAX_QUEUED_CHANGES;
     this.#work = new OrderedWork({
       concurrency: options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY,
       onFailure: (key, err, retryInMs) => {
@@ -120,7 +142,7 @@ export class RecorderSession implements ChangeSink {
   }
 
   static async open(options: SessionOptions): Promise<RecorderSession> {
-    return new RecorderSession(await openRecordStore(options.location, options.redactionKeys, options.log), options);
+    return new RecorderSession(await openRecordStore(options.location, options.redactionKeys, options.log, options.storeCallTimeoutMs), options);
   }
 
   /**
@@ -197,6 +219,7 @@ export class RecorderSession implements ChangeSink {
 
   report(): SessionReport {
     const failure = this.#storage.failing();
+    const queueFailure = this.#queue.failing();
     return {
       watches: [...this.#watches.values()].map((w) => {
         const watchFailure = w.failing();
@@ -206,6 +229,7 @@ export class RecorderSession implements ChangeSink {
       store: this.#store.stats(),
       ...(failure ? { storageFailure: failure } : {}),
       pending: this.#work.pending,
+      ...(this.#overflow && queueFailure ? { queueFull: { failure: queueFailure, dropped: this.#overflow.dropped, bound: this.#maxQueued } } : {}),
     };
   }
 
@@ -216,6 +240,7 @@ export class RecorderSession implements ChangeSink {
 
   /** Stops every watch and waits for the writes in flight; queued ones are dropped (the next start finds them). */
   async close(): Promise<void> {
+    this.#closed = true;
     await Promise.all([...this.#watches.values()].map((w) => w.stop()));
     this.#watches.clear();
     await this.#namespaces?.stop();
@@ -268,7 +293,7 @@ export class RecorderSession implements ChangeSink {
     const ref = refOf(kind, obj);
     if (this.#excluded(ref)) return;
     const seenAt = this.#now();
-    this.#work.add(refKey(ref), () => this.#store.writeLastSeen(ref, lastSeenOf(obj, this.#context(), seenAt)));
+    this.#queueChange(ref, () => this.#store.writeLastSeen(ref, lastSeenOf(obj, this.#context(), seenAt)));
   }
 
   updated(kind: ResolvedKind, before: OpenObject, after: OpenObject): void {
@@ -283,7 +308,7 @@ export class RecorderSession implements ChangeSink {
     const seenAt = this.#now();
     // Looked up now, as the change arrives, not when a slow store gets to write it.
     const user = this.#userOf(before, 'UPDATE');
-    this.#work.add(refKey(ref), async () => {
+    this.#queueChange(ref, async () => {
       const context = this.#context();
       const record = recordOfUpdate(before, after, context, seenAt, user);
       if (!record) return;
@@ -302,10 +327,43 @@ export class RecorderSession implements ChangeSink {
     // Without finalizers the DELETE started from the last state; with them, from the version before the
     // deletionTimestamp, if the recorder saw it appear (else it does not know).
     const user = last.metadata.deletionTimestamp ? (startedBy ?? this.#unknownUser('NotSeen')) : this.#userOf(last, 'DELETE');
-    this.#work.add(refKey(ref), async () => {
+    this.#queueChange(ref, async () => {
       await this.#record(ref, recordOfDeletion(last, this.#context(), seenAt, user));
       await this.#store.removeLastSeen(ref);
     });
+  }
+
+  /**
+   * Queues a change's write, unless the queue is full. Then the change is dropped, and so is every change
+   * after it until the queue has drained to half its bound: every watch then starts again, and the comparison
+   * at start records what changed meanwhile (seen late, as after a restart). Said in status (Ready False
+   * QueueFull), an event, a metric and a warn log. The comparison's own writes are not bounded here: there is
+   * one per object watched, which the informers hold anyway.
+   */
+  #queueChange(ref: ObjectRef, job: () => Promise<void>): void {
+    if (this.#overflow) {
+      this.#overflow.dropped++;
+      return;
+    }
+    if (this.#work.pending < this.#maxQueued) {
+      this.#work.add(refKey(ref), job);
+      return;
+    }
+    this.#overflow = { dropped: 1 };
+    this.#queue.failed(new Error(`the write queue holds ${this.#work.pending} writes, its bound of ${this.#maxQueued} changes: changes are no longer queued one by one; once it drains to ${Math.floor(this.#maxQueued / 2)}, every watch starts again and compares the live objects with the records`), { reason: 'QueueFull' });
+    this.#options.onActivity();
+    void this.#work.whenBelow(Math.floor(this.#maxQueued / 2)).then(() => this.#restartAfterOverflow());
+  }
+
+  async #restartAfterOverflow(): Promise<void> {
+    if (this.#closed) return;
+    const targets = [...this.#watches.values()].map((w) => w.target);
+    // The changes from here on are queued again; the restarted watches' lists cover those dropped before.
+    this.#overflow = undefined;
+    await this.watch([]);
+    await this.watch(targets);
+    this.#queue.succeeded();
+    this.#options.onActivity();
   }
 
   /** Writes a record, then applies retention to the object. The record comes first: a crash after it at worst records a change twice, never loses it. */

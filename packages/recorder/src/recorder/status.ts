@@ -11,7 +11,9 @@ export const REASONS = {
     Recording: 'every kind asked for is watched, its first list compared with the records, and changes are being recorded',
     Starting: 'some watches are still listing, or comparing the list with the records; the message names them',
     WatchFailing: "a list or watch fails (the message has the API server's words, e.g. Forbidden when RBAC does not allow the kind)",
-    StorageFailing: 'writing records fails; they are retried in order, and nothing later of the same object is written before them',
+    StorageFailing: 'writing records fails (each store call is bounded by a timeout); they are retried in order, and nothing later of the same object is written before them',
+    QueueFull:
+      'the write queue reached its bound (a store slower than the changes, or not answering): changes are no longer queued one by one; once it has drained to half, every watch starts again and compares the live objects with the records, recording what changed meanwhile as seen late (a Warning event, a metric and a warn log say so too)',
     StorageUnavailable: "the store cannot be opened: its directory, or its object store (the message has the store's words: access denied, bucket not found, unreachable, or a credentials Secret that is not mounted into the recorder's pod); tried again every 5 seconds",
     StoragePathInUse: 'an older ChangeRecorder uses this storage path, or this folder of the same bucket (or one inside or around it); this one records nothing',
     InvalidSpec: 'the spec breaks a validation rule (possible when the CRD is older than the recorder); nothing is recorded',
@@ -87,6 +89,11 @@ function ready(input: StatusInput): { reason: ReadyReason; message: string } {
   if (input.blocked) return input.blocked;
   const report = input.report;
   if (!report) return { reason: 'Starting', message: 'opening the storage' };
+  if (report.queueFull) {
+    const { failure, dropped, bound } = report.queueFull;
+    const storage = report.storageFailure ? `; the store: ${report.storageFailure.message}` : '';
+    return { reason: 'QueueFull', message: `${report.pending} writes waiting, the bound is ${bound}; ${dropped} changes not queued for ${Math.round(failure.forMs / 1000)} s, to be found by comparison once it drains${storage}` };
+  }
   if (report.storageFailure) return { reason: 'StorageFailing', message: `${report.storageFailure.message} (failing for ${Math.round(report.storageFailure.forMs / 1000)} s; ${report.pending} writes waiting)` };
   const failing = report.watches.filter((w) => w.failure);
   if (failing.length > 0 || input.namespaceFailure) {

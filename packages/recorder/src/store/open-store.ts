@@ -17,14 +17,46 @@ export function storeLocationKey(location: StoreLocation): string {
   return 'directory' in location ? `directory:${location.directory}` : `objectStore:${JSON.stringify(location.objectStore)}`;
 }
 
+/**
+ * How long any one call to an object store may take (a record, a last-seen copy, a listing, a removal): a
+ * server that accepts a connection and never answers must not hold a write, or a reader, for ever. A call past
+ * it fails as StorageUnreachable, and the write is retried after its backoff.
+ */
+export const STORE_CALL_TIMEOUT_MS = 30_000;
+
 /** The store at `location`, created if needed (a directory, its marker), its redaction key kept by `keys`. */
-export async function openRecordStore(location: StoreLocation, keys: RedactionKeySource, log?: StoreLog): Promise<RecordStore> {
+export async function openRecordStore(location: StoreLocation, keys: RedactionKeySource, log?: StoreLog, callTimeoutMs = STORE_CALL_TIMEOUT_MS): Promise<RecordStore> {
   if ('directory' in location) return FileRecordStore.open(location.directory, keys, log);
-  return ObjectRecordStore.open(await openObjectStore(location), locationPrefix(location.objectStore), keys, log);
+  return ObjectRecordStore.open(await openObjectStore(location, callTimeoutMs), locationPrefix(location.objectStore), keys, log);
 }
 
-/** The object store of a location, once its credentials Secret is mounted where the location says. */
-export async function openObjectStore(location: { objectStore: Location; credentialsDir: string }): Promise<ObjectStore> {
+/**
+ * `store`, each of whose calls is aborted after `timeoutMs` (with the caller's own signal, if any). A
+ * download's stream is bounded too: it must have ended by then.
+ */
+export function withCallTimeouts(store: ObjectStore, timeoutMs: number): ObjectStore {
+  const bounded = async <T>(what: string, signal: AbortSignal | undefined, call: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    try {
+      return await call(signal ? AbortSignal.any([signal, timeout]) : timeout);
+    } catch (err) {
+      if (!timeout.aborted || signal?.aborted) throw err;
+      throw new StorageError('StorageUnreachable', `${store.description}: ${what} got no answer within ${timeoutMs / 1000} s`, err);
+    }
+  };
+  return {
+    description: store.description,
+    chunksDieYoung: store.chunksDieYoung,
+    upload: (key, body, opts = {}) => bounded(`upload of ${key}`, opts.signal, (signal) => store.upload(key, body, { ...opts, signal })),
+    download: (key, opts = {}) => bounded(`download of ${key}`, opts.signal, (signal) => store.download(key, { ...opts, signal })),
+    delete: (key, opts = {}) => bounded(`removal of ${key}`, opts.signal, (signal) => store.delete(key, { ...opts, signal })),
+    list: (prefix, opts = {}) => bounded(`listing of ${prefix || 'the bucket'}`, opts.signal, (signal) => store.list(prefix, { ...opts, signal })),
+    close: () => store.close(),
+  };
+}
+
+/** The object store of a location, once its credentials Secret is mounted where the location says; each call bounded by `callTimeoutMs`. */
+export async function openObjectStore(location: { objectStore: Location; credentialsDir: string }, callTimeoutMs = STORE_CALL_TIMEOUT_MS): Promise<ObjectStore> {
   const { objectStore, credentialsDir } = location;
   const kind = locationKind(objectStore);
   if (kind === 'pvc') throw new Error('a record store on a PVC is a directory, not an object store location');
@@ -39,5 +71,5 @@ export async function openObjectStore(location: { objectStore: Location; credent
       `the credentials Secret ${secret} is not mounted into the recorder's pod (no ${credentialsDir}): install the recorder with it (recorderManifests({ storageSecrets: ['${secret}'] }))`,
     );
   }
-  return openStore(objectStore, credentialsDir);
+  return withCallTimeouts(await openStore(objectStore, credentialsDir), callTimeoutMs);
 }

@@ -37,13 +37,13 @@ import { parseRecord } from '../../src/record/record-file.ts';
 import type { ResolvedKind } from '../../src/recorder/discovery.ts';
 import { RecorderSession, type SessionSettings } from '../../src/recorder/session.ts';
 import { LAST_SEEN_FILE, STORE_MARKER_FILE, type ObjectRef } from '../../src/store/layout.ts';
-
-/** The recorder's Secret of redaction keys, as the stores of this file see it. */
-const redactionKeys = new MemoryRedactionKeys();
 import { ObjectRecordStore } from '../../src/store/object-record-store.ts';
 import { FileRecordStore, type RecordStore } from '../../src/store/record-store.ts';
 import { objectStoreName, objectStoreSources } from '../../src/store/target.ts';
 import { FakeApi, MemoryRedactionKeys, until } from './fake-api.ts';
+
+/** The recorder's Secret of redaction keys, as the stores of this file see it. */
+const redactionKeys = new MemoryRedactionKeys();
 
 const BUCKET = 'quorum-records';
 const SECRET = 'recorder-credentials';

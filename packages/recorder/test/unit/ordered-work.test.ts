@@ -74,3 +74,26 @@ test('stop interrupts a job waiting to be retried', async () => {
   await work.stop();
   assert.ok(Date.now() - started < 1000);
 });
+
+test('pending counts jobs queued and running, down as they finish or are dropped; whenBelow resolves when it is short enough', async () => {
+  const work = new OrderedWork({ concurrency: 1, onFailure: () => undefined, backoff: fastBackoff });
+  let release: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  work.add('a', () => gate);
+  for (const key of ['a', 'b', 'c']) work.add(key, () => Promise.resolve());
+  assert.equal(work.pending, 4);
+  let below = false;
+  void work.whenBelow(1).then(() => (below = true));
+  await tick(5);
+  assert.equal(below, false, 'four waiting: not yet');
+  release();
+  await work.idle();
+  assert.equal(work.pending, 0);
+  assert.equal(below, true);
+  work.add('d', () => new Promise(() => undefined));
+  work.add('d', () => Promise.resolve());
+  await tick(1);
+  void work.stop();
+  await tick(1);
+  assert.equal(work.pending, 1, 'the queued job dropped, the running one still counted');
+});

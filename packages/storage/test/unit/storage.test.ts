@@ -365,3 +365,38 @@ test('a location names its kind, its key prefix (with one trailing slash) and th
   );
   assert.throws(() => locationKind({}), /exactly one of s3, gcs, azure or pvc/);
 });
+
+test('against a server that accepts and never answers, every call of the GCS, Azure and S3 drivers ends when its signal aborts', async (t) => {
+  const { createServer } = await import('node:net');
+  const held: import('node:net').Socket[] = [];
+  const server = createServer((socket) => void held.push(socket.on('error', () => undefined)));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => {
+    for (const socket of held) socket.destroy();
+    server.close();
+  });
+  const address = server.address();
+  assert.ok(typeof address === 'object' && address !== null);
+  const endpoint = `http://127.0.0.1:${address.port}`;
+  const scratch = await mkdtemp(join(tmpdir(), 'storage-hung-'));
+  t.after(() => rm(scratch, { recursive: true, force: true }));
+  const stores: [string, ObjectStore][] = [
+    ['gcs', await openStore({ gcs: { bucket: BUCKET, endpoint, credentialsSecret: 'gcs' } }, await credentialsDir(join(scratch, 'g'), 'gcs', {}))],
+    ['azure', await openStore({ azure: { container: BUCKET, credentialsSecret: 'az' } }, await credentialsDir(join(scratch, 'a'), 'az', { connectionString: azuriteConnectionString(endpoint) }))],
+    ['s3', await openStore({ s3: { bucket: BUCKET, endpoint, forcePathStyle: true, credentialsSecret: 's3' } }, await credentialsDir(join(scratch, 's'), 's3', { accessKeyId: 'a', secretAccessKey: 'b' }))],
+  ];
+  for (const [name, store] of stores) {
+    const calls: [string, (signal: AbortSignal) => Promise<unknown>][] = [
+      ['list', (signal) => store.list('x/', { signal })],
+      ['delete', (signal) => store.delete('x/y', { signal })],
+      ['download', (signal) => store.download('x/y', { signal })],
+      ['upload', (signal) => store.upload('x/y', Readable.from([Buffer.from('record')]), { signal, sizeHint: 6 })],
+    ];
+    for (const [what, call] of calls) {
+      const started = Date.now();
+      await assert.rejects(call(AbortSignal.timeout(300)), `${name} ${what} rejects`);
+      assert.ok(Date.now() - started < 3000, `${name} ${what} ended ${Date.now() - started} ms after it began, its signal aborting at 300 ms`);
+    }
+    store.close();
+  }
+});
