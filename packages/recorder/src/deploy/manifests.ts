@@ -111,6 +111,20 @@ export interface RecorderManifestOptions {
 
 type Obj = KubeObject & Record<string, unknown>;
 
+/**
+ * The recorder's namespace admits only restricted pods (the recorder's is one: restrictedPodSecurity), and
+ * warns and audits against the same level, whatever the cluster's default. The etcd operator labels its
+ * namespace alike: an install of both into quorum-system writes the same values.
+ */
+export const POD_SECURITY_LABELS: Readonly<Record<string, string>> = {
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+  'pod-security.kubernetes.io/warn': 'restricted',
+  'pod-security.kubernetes.io/warn-version': 'latest',
+  'pod-security.kubernetes.io/audit': 'restricted',
+  'pod-security.kubernetes.io/audit-version': 'latest',
+};
+
 /** A kind to record, and whether it lives in namespaces (unset: it does). */
 export type RecordedKind = GroupKind & { namespaced?: boolean };
 
@@ -301,7 +315,7 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
   const self = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
   const scope = recordedScope(options);
   return [
-    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels } },
+    { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { ...labels, ...POD_SECURITY_LABELS } } },
     changeRecorderCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
     { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules(options.kinds, options.plurals, scope.clusterWide) },

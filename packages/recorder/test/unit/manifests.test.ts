@@ -173,3 +173,18 @@ test('the users webhook: UPDATE and DELETE of exactly the recorded kinds, never 
   ]);
   assert.deepEqual(find(objects, 'ClusterRole', 'quorum-recorder')['rules'], clusterRules(kinds, plurals), "the recorder's own role is the same with or without the webhook");
 });
+
+test('the recorder\'s namespace enforces, warns and audits the restricted Pod Security level, which its pod meets', () => {
+  const objects = recorderManifests({ namespace: 'ops' }) as Obj[];
+  const namespace = find(objects, 'Namespace', 'ops') as Obj & { metadata: { labels: Record<string, string> } };
+  for (const mode of ['enforce', 'warn', 'audit']) {
+    assert.equal(namespace.metadata.labels[`pod-security.kubernetes.io/${mode}`], 'restricted', mode);
+    assert.equal(namespace.metadata.labels[`pod-security.kubernetes.io/${mode}-version`], 'latest', mode);
+  }
+  const pod = (find(objects, 'Deployment', 'quorum-recorder') as Obj & { spec: { template: { spec: { securityContext: Record<string, unknown>; containers: { securityContext: Record<string, unknown> }[] } } } }).spec.template.spec;
+  assert.equal(pod.securityContext['runAsNonRoot'], true);
+  assert.deepEqual(pod.securityContext['seccompProfile'], { type: 'RuntimeDefault' });
+  assert.equal(pod.containers[0]!.securityContext['allowPrivilegeEscalation'], false);
+  assert.deepEqual(pod.containers[0]!.securityContext['capabilities'], { drop: ['ALL'] });
+});
+
