@@ -29,7 +29,7 @@ const EDITOR = 'e2e-editor';
 
 let env: TestEnv;
 let storageRoot: string;
-/** Where the in-process recorder keeps its Secret of redaction keys (the recorder's namespace, installed). */
+/** The in-process recorder's namespace: where it keeps its Secret of redaction keys. */
 let keysNs: string;
 let recorder: Running;
 const recorderNames: string[] = [];
