@@ -8,6 +8,8 @@ export const CONTROL_PLANE_ETCD: EtcdVersion = '3.6.16';
 /** Debian bookworm's etcd-server, a third version for upgrade tests; its image is built from the package. */
 export const DEBIAN_ETCD_VERSION = '3.4.23';
 export const COREDNS_VERSION = 'v1.14.7';
+/** kube-router, whose network policy controller enforces NetworkPolicy (tools/kube-router; docs/localkube.md says why this one). */
+export const KUBE_ROUTER_VERSION = 'v2.1.0';
 /** The sandbox image tag kubelet 1.34 expects; the binary is our own pause (tools/pause). */
 export const PAUSE_TAG = '3.10';
 /** The object-store servers of the storage addons (`localkube addon enable s3|gcs|azure`), built only when first enabled. */

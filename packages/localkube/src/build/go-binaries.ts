@@ -7,7 +7,18 @@ import { hostCommand, pathExists } from '@quorum/images';
 import { run } from '../exec.ts';
 import { binCache, toolsDir } from '../paths.ts';
 import { progress } from '../progress.ts';
-import { COREDNS_VERSION, COREOS_ETCD_OPERATOR_VERSION, ETCD_VERSIONS, type EtcdVersion, FAKE_GCS_SERVER_VERSION, HELM_VERSION, KUBERNETES_VERSION, MINIO_VERSION, PROMETHEUS_VERSION } from '../versions.ts';
+import {
+  COREDNS_VERSION,
+  COREOS_ETCD_OPERATOR_VERSION,
+  ETCD_VERSIONS,
+  type EtcdVersion,
+  FAKE_GCS_SERVER_VERSION,
+  HELM_VERSION,
+  KUBE_ROUTER_VERSION,
+  KUBERNETES_VERSION,
+  MINIO_VERSION,
+  PROMETHEUS_VERSION,
+} from '../versions.ts';
 
 // Not a Debian package here: bookworm's golang is 1.19, so the machine brings its own Go.
 const GO = hostCommand('go', null, 'building Kubernetes, etcd and CoreDNS from the Go module proxy (Go ≥ 1.24)');
@@ -67,6 +78,21 @@ export const coredns: GoProject = {
   binaries: ['coredns'],
   ldflags: '-s -w',
 };
+
+/**
+ * kube-router's network policy controller, run by tools/kube-router's main.go (localkube's NetworkPolicy agent).
+ * Keyed by the kube-router version its go.mod pins and the hash of its files: the program is ours, the
+ * controller upstream's.
+ */
+export async function kubeRouterProject(): Promise<GoProject> {
+  const dir = join(toolsDir, 'kube-router');
+  const goMod = await readFile(join(dir, 'go.mod'), 'utf8');
+  const pinned = /^\s*github\.com\/cloudnativelabs\/kube-router\/v2 (v\S+)/m.exec(goMod)?.[1];
+  if (pinned !== KUBE_ROUTER_VERSION) throw new Error(`localkube: tools/kube-router/go.mod pins kube-router ${pinned ?? '(none)'}, versions.ts says ${KUBE_ROUTER_VERSION}`);
+  const hash = createHash('sha256');
+  for (const file of ['go.mod', 'go.sum', 'main.go']) hash.update(`${file}\0`).update(await readFile(join(dir, file))).update('\0');
+  return { key: `kube-router-${KUBE_ROUTER_VERSION}-${hash.digest('hex').slice(0, 12)}`, module: 'kube-router', packages: ['.'], binaries: ['kube-router'], ldflags: '-s -w' };
+}
 
 // MinIO's own release builds stamp these (buildscripts/gen-ldflags.go); a pseudo-version carries the commit's
 // time and short hash, so `minio --version` names the exact source instead of DEVELOPMENT.GOGET.
@@ -347,6 +373,8 @@ export interface Binaries {
   etcd: Record<string, string>;
   coredns: string;
   pause: string;
+  /** Directory of tools/kube-router's `kube-router` (the NetworkPolicy agent). */
+  kubeRouter: string;
 }
 
 /** Builds (or finds) every upstream binary localkube needs, one project at a time (2 cores: parallel builds only thrash). */
@@ -354,5 +382,11 @@ export async function ensureBinaries(): Promise<Binaries> {
   const kube = await buildGoProject(kubernetes);
   const etcdDirs: Record<string, string> = {};
   for (const v of ETCD_VERSIONS) etcdDirs[v] = await buildGoProject(etcd[v]!);
-  return { kubernetes: kube, etcd: etcdDirs, coredns: await buildGoProject(coredns), pause: await buildGoProject(await pauseProject()) };
+  return {
+    kubernetes: kube,
+    etcd: etcdDirs,
+    coredns: await buildGoProject(coredns),
+    pause: await buildGoProject(await pauseProject()),
+    kubeRouter: await buildGoProject(await kubeRouterProject()),
+  };
 }

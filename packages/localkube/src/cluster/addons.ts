@@ -2,6 +2,7 @@
 // Service) and the default `local` StorageClass. Applied with server-side apply, so re-applying is a no-op.
 import type { KubeClient } from '../client/kube.ts';
 import { corednsImage } from '../images/catalog.ts';
+import { NETWORK_POLICY_USER } from './pki.ts';
 import { PROVISIONER_NAME, STORAGE_CLASS } from './provisioner.ts';
 import { CLUSTER_DOMAIN, DNS_SERVICE_IP } from './topology.ts';
 
@@ -114,6 +115,28 @@ export async function applyAddons(client: KubeClient): Promise<void> {
         { name: 'metrics', port: 9153, protocol: 'TCP' },
       ],
     },
+  });
+}
+
+/** What kube-router's network policy controller reads: its node, and the pods, namespaces and policies it watches. */
+export async function applyNetworkPolicyAgentRbac(client: KubeClient): Promise<void> {
+  const name = NETWORK_POLICY_USER;
+  await client.apply(`/apis/rbac.authorization.k8s.io/v1/clusterroles/${name}`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRole',
+    metadata: { name },
+    rules: [
+      { apiGroups: [''], resources: ['nodes'], verbs: ['get'] },
+      { apiGroups: [''], resources: ['pods', 'namespaces'], verbs: ['list', 'watch'] },
+      { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['list', 'watch'] },
+    ],
+  });
+  await client.apply(`/apis/rbac.authorization.k8s.io/v1/clusterrolebindings/${name}`, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name },
+    subjects: [{ apiGroup: 'rbac.authorization.k8s.io', kind: 'User', name }],
   });
 }
 

@@ -10,7 +10,7 @@ import { hostCommand } from '@quorum/images';
 import { output, run } from '../exec.ts';
 import type { ImageArchive } from '../images/catalog.ts';
 import { killCgroup, removeCgroup } from './cgroups.ts';
-import { addonsReady, applyAddons } from './addons.ts';
+import { addonsReady, applyAddons, applyNetworkPolicyAgentRbac } from './addons.ts';
 import {
   adminKubeconfig,
   apiserverProcess,
@@ -19,6 +19,7 @@ import {
   etcdProcess,
   kubeletProcess,
   kubeProxyProcess,
+  networkPolicyProcess,
   schedulerProcess,
   writeKubeconfigs,
   writeNodeConfig,
@@ -26,7 +27,7 @@ import {
 } from './components.ts';
 import { unmountUnder } from './mounts.ts';
 import { eventually } from '../wait.ts';
-import { cutNodeNetwork, restoreNodeNetwork, setupNetwork, teardownNetwork } from './network.ts';
+import { cutNodeNetwork, policyAgentHooked, restoreNodeNetwork, setupNetwork, teardownNetwork } from './network.ts';
 import { createPki } from './pki.ts';
 import { Processes } from './processes.ts';
 import { LocalVolumeProvisioner } from './provisioner.ts';
@@ -108,6 +109,7 @@ export class Cluster {
       kubeBin: this.#bins.kubernetes,
       etcdBin: Object.values(this.#bins.etcd).at(-1)!,
       registryPort: PORTS.registry,
+      kubeRouterBin: this.#bins.kubeRouter,
     };
     this.#ctx = ctx;
     await writeKubeconfigs(ctx);
@@ -138,6 +140,12 @@ export class Cluster {
 
     step('nodes Ready');
     await this.waitNodesReady(topo.nodes.map((n) => n.name), 90_000);
+
+    // Before any workload: a pod that starts before the agent runs is unprotected until the agent's first sync.
+    step('NetworkPolicy agent');
+    await applyNetworkPolicyAgentRbac(this.client);
+    await this.processes.start(networkPolicyProcess(ctx));
+    await until('NetworkPolicy agent hooked into iptables', 30_000, policyAgentHooked);
 
     step('CoreDNS');
     await applyAddons(this.client);
@@ -257,7 +265,7 @@ export class Cluster {
     this.#stopProvisioner.abort();
     // Nodes first, all at once: kubelet, containerd, shims and containers of a node share its cgroup.
     await Promise.all(this.topo.nodes.map((n) => killCgroup(n.cgroup)));
-    for (const name of ['kube-proxy', 'kube-scheduler', 'kube-controller-manager', 'kube-apiserver', 'etcd']) await this.processes.stop(name, 5000);
+    for (const name of ['network-policy', 'kube-proxy', 'kube-scheduler', 'kube-controller-manager', 'kube-apiserver', 'etcd']) await this.processes.stop(name, 5000);
     await killCgroup(CGROUP_PARENT);
     this.#client?.close();
     await new Promise<void>((resolve) => (this.#registry ? this.#registry.close(() => resolve()) : resolve()));

@@ -12,6 +12,7 @@ import {
   CLUSTER_DOMAIN,
   CONTROL_PLANE_IP,
   DNS_SERVICE_IP,
+  IPTABLES_POLICY_CHAIN_PREFIX,
   PORTS,
   POD_NETWORK,
   SERVICE_NETWORK,
@@ -35,6 +36,10 @@ hostCommand('iptables', 'iptables', 'kube-proxy Service rules');
 hostCommand('iptables-save', 'iptables', 'kube-proxy Service rules');
 hostCommand('iptables-restore', 'iptables', 'kube-proxy Service rules');
 hostCommand('conntrack', 'conntrack', 'kube-proxy stale UDP flow cleanup');
+// kube-router's network policy controller saves and restores the filter table and keeps its policies' address sets in ipsets.
+hostCommand('iptables-save', 'iptables', 'NetworkPolicy agent (kube-router) rules');
+hostCommand('iptables-restore', 'iptables', 'NetworkPolicy agent (kube-router) rules');
+hostCommand('ipset', 'ipset', 'NetworkPolicy agent (kube-router) address sets');
 
 export interface ComponentContext {
   topo: Topology;
@@ -45,6 +50,8 @@ export interface ComponentContext {
   etcdBin: string;
   /** Port of localkube's image-pull refusal endpoint (see registry.ts). */
   registryPort: number;
+  /** Directory of tools/kube-router's binary, the NetworkPolicy agent. */
+  kubeRouterBin: string;
 }
 
 const kubeconfigPath = (topo: Topology, name: string): string => join(topo.stateDir, 'kubeconfigs', `${name}.kubeconfig`);
@@ -59,6 +66,7 @@ export async function writeKubeconfigs(ctx: ComponentContext): Promise<void> {
   await write(kubeconfigPath(topo, 'controller-manager'), 'controller-manager', pki.controllerManager);
   await write(kubeconfigPath(topo, 'scheduler'), 'scheduler', pki.scheduler);
   await write(kubeconfigPath(topo, 'kube-proxy'), 'kube-proxy', pki.kubeProxy);
+  await write(kubeconfigPath(topo, 'network-policy'), 'network-policy', pki.networkPolicy);
   for (const n of topo.nodes) await write(kubeconfigPath(topo, n.name), n.name, pki.nodeClients[n.name]!);
 }
 
@@ -361,5 +369,26 @@ export async function kubeProxyProcess(ctx: ComponentContext): Promise<ProcessSp
     command: join(ctx.kubeBin, 'kube-proxy'),
     args: [`--config=${config}`, '--v=1'],
     cgroup: `${CGROUP_PARENT}/control-plane/kube-proxy`,
+  };
+}
+
+/**
+ * The NetworkPolicy agent: kube-router's network policy controller (tools/kube-router). One for all nodes, as
+ * kube-proxy is, because the nodes share one network stack: it firewalls every node's pods, shown to it as
+ * the first node's (see tools/kube-router/main.go for why agents per node cannot share a stack).
+ */
+export function networkPolicyProcess(ctx: ComponentContext): ProcessSpec {
+  return {
+    name: 'network-policy',
+    command: join(ctx.kubeRouterBin, 'kube-router'),
+    args: [
+      `--kubeconfig=${kubeconfigPath(ctx.topo, 'network-policy')}`,
+      `--node=${ctx.topo.nodes[0]!.name}`,
+      `--service-cluster-ip-range=${SERVICE_NETWORK}`,
+      `--hook-prefix=${IPTABLES_POLICY_CHAIN_PREFIX}`,
+      // At --v=1 it logs about ten lines per sync, and it syncs on every pod change.
+      '--v=0',
+    ],
+    cgroup: `${CGROUP_PARENT}/control-plane/network-policy`,
   };
 }

@@ -1,6 +1,7 @@
 // Host networking of a local cluster: the node addresses, the routes that keep every localkube range on
-// this machine, the egress fence, and the fault-injection chain. `teardownNetwork` removes all of it and is
-// safe to run any number of times, also after a crash.
+// this machine, the egress fence, the NetworkPolicy agent's hooks, and the fault-injection chain.
+// `teardownNetwork` removes all of it (the agent's rules and ipsets too) and is safe to run any number of
+// times, also after a crash.
 import { readFile, writeFile } from 'node:fs/promises';
 import { hostCommand } from '@quorum/images';
 import { output, run } from '../exec.ts';
@@ -12,8 +13,10 @@ import {
   HOST_INTERFACE,
   IPTABLES_EGRESS_CHAIN,
   IPTABLES_FAULT_CHAIN,
+  IPTABLES_POLICY_CHAIN_PREFIX,
   NODE_NETWORK,
   POD_NETWORK,
+  POLICY_IPSET_PREFIXES,
   SERVICE_NETWORK,
   type NodeTopology,
   type Topology,
@@ -31,6 +34,8 @@ const RESTORE = {
   ip6tables: hostCommand('ip6tables-restore', 'iptables', 'removing our rules at teardown'),
 };
 
+const IPSET = hostCommand('ipset', 'ipset', "removing the NetworkPolicy agent's address sets at teardown");
+
 const ip = (...args: string[]): Promise<unknown> => run(IP, args);
 const iptables = (...args: string[]): Promise<unknown> => run(IPTABLES, ['-w', ...args]);
 const tryIptables = async (...args: string[]): Promise<boolean> =>
@@ -40,16 +45,23 @@ async function sysctl(key: string, value: string): Promise<void> {
   await writeFile(`/proc/sys/${key.replaceAll('.', '/')}`, value);
 }
 
-/** The jumps from the built-in chains into ours. */
+const POLICY_HOOKS = ['INPUT', 'FORWARD', 'OUTPUT'] as const;
+const policyChain = (builtin: (typeof POLICY_HOOKS)[number]): string => `${IPTABLES_POLICY_CHAIN_PREFIX}${builtin}`;
+
+/** The jumps from the built-in chains into ours, as [table, chain, ...rule]; each is inserted first, so the last listed is evaluated first. */
 function jumps(): string[][] {
   return [
+    // The NetworkPolicy agent ACCEPTs what a policy allows: after the egress fence, never before it.
+    ...POLICY_HOOKS.map((chain) => ['filter', chain, '-j', policyChain(chain)]),
     // Every process localkube starts (and so every host-network pod, shim and CNI plugin) may reach only
     // loopback and localkube's own ranges; pods likewise when their packets are forwarded.
-    ['OUTPUT', '-m', 'cgroup', '--path', CGROUP_PARENT, '-j', IPTABLES_EGRESS_CHAIN],
-    ['FORWARD', '-s', POD_NETWORK, '-j', IPTABLES_EGRESS_CHAIN],
-    ['FORWARD', '-j', IPTABLES_FAULT_CHAIN],
-    ['INPUT', '-j', IPTABLES_FAULT_CHAIN],
-    ['OUTPUT', '-j', IPTABLES_FAULT_CHAIN],
+    ['filter', 'OUTPUT', '-m', 'cgroup', '--path', CGROUP_PARENT, '-j', IPTABLES_EGRESS_CHAIN],
+    ['filter', 'FORWARD', '-s', POD_NETWORK, '-j', IPTABLES_EGRESS_CHAIN],
+    // Faults live in mangle, which runs before filter: the agent rewrites the whole filter table on every sync
+    // (iptables-restore), and a fault rule added meanwhile would be lost; nor may its ACCEPTs pass a cut node.
+    ['mangle', 'FORWARD', '-j', IPTABLES_FAULT_CHAIN],
+    ['mangle', 'INPUT', '-j', IPTABLES_FAULT_CHAIN],
+    ['mangle', 'OUTPUT', '-j', IPTABLES_FAULT_CHAIN],
   ];
 }
 
@@ -75,8 +87,26 @@ export async function setupNetwork(topo: Topology): Promise<void> {
   await iptables('-N', IPTABLES_EGRESS_CHAIN);
   for (const dst of ['127.0.0.0/8', NODE_NETWORK, POD_NETWORK, SERVICE_NETWORK]) await iptables('-A', IPTABLES_EGRESS_CHAIN, '-d', dst, '-j', 'RETURN');
   await iptables('-A', IPTABLES_EGRESS_CHAIN, '-j', 'REJECT');
-  await iptables('-N', IPTABLES_FAULT_CHAIN);
-  for (const [chain, ...rule] of jumps()) await iptables('-I', chain!, '1', ...rule);
+  for (const chain of POLICY_HOOKS) await iptables('-N', policyChain(chain));
+  await iptables('-t', 'mangle', '-N', IPTABLES_FAULT_CHAIN);
+  for (const [table, chain, ...rule] of jumps()) await iptables('-t', table!, '-I', chain!, '1', ...rule);
+}
+
+/** Whether the NetworkPolicy agent has hooked its chains into all of ours (it does so first when it starts). */
+export async function policyAgentHooked(): Promise<boolean> {
+  for (const chain of POLICY_HOOKS) {
+    const rules = await run(IPTABLES, ['-w', '-S', policyChain(chain)], { allowFailure: true });
+    if (!rules.stdout.includes('-j KUBE-ROUTER-')) return false;
+  }
+  return true;
+}
+
+const isPolicySet = (name: string): boolean => POLICY_IPSET_PREFIXES.some((prefix) => name.startsWith(prefix));
+
+/** The NetworkPolicy agent's ipsets on the host (none without ipset installed: then the agent never ran). */
+async function policySets(): Promise<string[]> {
+  const listed = await run(IPSET, ['list', '-n'], { allowFailure: true }).catch(() => undefined);
+  return (listed?.stdout ?? '').split('\n').filter(isPolicySet);
 }
 
 /** Chains of localkube, kube-proxy, the kubelet and CNI: all of them are this cluster's (one per machine). */
@@ -99,6 +129,8 @@ async function removeOurRules(): Promise<void> {
 
 export async function teardownNetwork(): Promise<void> {
   await removeOurRules();
+  // Only once no rule refers to them: a set in use cannot be destroyed.
+  for (const set of await policySets()) await run(IPSET, ['destroy', set], { allowFailure: true });
   for (const route of [['blackhole', NODE_NETWORK], ['blackhole', POD_NETWORK], [SERVICE_NETWORK]]) {
     await run(IP, ['route', 'del', ...route], { allowFailure: true });
   }
@@ -124,18 +156,20 @@ export async function leftoverNetwork(): Promise<string[]> {
     const rules = await run(SAVE[family], [], { allowFailure: true });
     for (const line of rules.stdout.split('\n')) if (OUR_CHAIN.test(line)) found.push(`${family} ${line}`);
   }
+  for (const set of await policySets()) found.push(`ipset ${set}`);
   return found;
 }
 
 /** Fault: drop every packet to or from `node`'s pods (a partition of its pod network). */
 export async function cutNodeNetwork(node: NodeTopology): Promise<void> {
   for (const dir of ['-s', '-d']) {
-    if (!(await tryIptables('-C', IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP'))) await iptables('-A', IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP');
+    const rule = [IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP'];
+    if (!(await tryIptables('-t', 'mangle', '-C', ...rule))) await iptables('-t', 'mangle', '-A', ...rule);
   }
 }
 
 export async function restoreNodeNetwork(node: NodeTopology): Promise<void> {
-  for (const dir of ['-s', '-d']) while (await tryIptables('-D', IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP'));
+  for (const dir of ['-s', '-d']) while (await tryIptables('-t', 'mangle', '-D', IPTABLES_FAULT_CHAIN, dir, node.podCIDR, '-j', 'DROP'));
 }
 
 /** The host must not already run another localkube (the names and ranges above are machine-wide). */

@@ -10,6 +10,9 @@ import { CLUSTER_DOMAIN, CONTROL_PLANE_IP, KUBERNETES_SERVICE_IP, type Topology 
 
 const OPENSSL = hostCommand('openssl', 'openssl', 'cluster certificates');
 
+/** The NetworkPolicy agent's user: its ClusterRole (addons.ts) lets it read what kube-router's controller watches. */
+export const NETWORK_POLICY_USER = 'system:localkube:network-policy';
+
 export interface CertPaths {
   cert: string;
   key: string;
@@ -24,6 +27,7 @@ export interface Pki {
   controllerManager: CertPaths;
   scheduler: CertPaths;
   kubeProxy: CertPaths;
+  networkPolicy: CertPaths;
   nodeClients: Record<string, CertPaths>;
   nodeServing: Record<string, CertPaths>;
   serviceAccountKey: string;
@@ -85,13 +89,14 @@ export async function createPki(topo: Topology): Promise<Pki> {
   await run(OPENSSL, ['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPub]);
 
   const svcNames = ['kubernetes', 'kubernetes.default', 'kubernetes.default.svc', `kubernetes.default.svc.${CLUSTER_DOMAIN}`, 'localhost'];
-  const [apiserver, apiserverKubeletClient, admin, controllerManager, scheduler, kubeProxy] = await Promise.all([
+  const [apiserver, apiserverKubeletClient, admin, controllerManager, scheduler, kubeProxy, networkPolicy] = await Promise.all([
     sign({ name: 'apiserver', subject: '/CN=kube-apiserver', usage: 'server', ips: [CONTROL_PLANE_IP, KUBERNETES_SERVICE_IP, '127.0.0.1'], dns: svcNames }),
     sign({ name: 'apiserver-kubelet-client', subject: '/O=system:masters/CN=kube-apiserver-kubelet-client', usage: 'client' }),
     sign({ name: 'admin', subject: '/O=system:masters/CN=localkube-admin', usage: 'client' }),
     sign({ name: 'controller-manager', subject: '/CN=system:kube-controller-manager', usage: 'client' }),
     sign({ name: 'scheduler', subject: '/CN=system:kube-scheduler', usage: 'client' }),
     sign({ name: 'kube-proxy', subject: '/CN=system:kube-proxy', usage: 'client' }),
+    sign({ name: 'network-policy', subject: `/CN=${NETWORK_POLICY_USER}`, usage: 'client' }),
   ]);
   const nodeClients: Record<string, CertPaths> = {};
   const nodeServing: Record<string, CertPaths> = {};
@@ -101,7 +106,7 @@ export async function createPki(topo: Topology): Promise<Pki> {
       nodeServing[n.name] = await sign({ name: `${n.name}-serving`, subject: `/CN=${n.name}`, usage: 'server', ips: [n.ip], dns: [n.name] });
     }),
   );
-  return { dir, ca, apiserver, apiserverKubeletClient, admin, controllerManager, scheduler, kubeProxy, nodeClients, nodeServing, serviceAccountKey, serviceAccountPub };
+  return { dir, ca, apiserver, apiserverKubeletClient, admin, controllerManager, scheduler, kubeProxy, networkPolicy, nodeClients, nodeServing, serviceAccountKey, serviceAccountPub };
 }
 
 export interface Credentials {

@@ -20,6 +20,13 @@ export const HOST_INTERFACE = 'lkube0';
 export const BRIDGE_PREFIX = 'lkube-br';
 export const IPTABLES_FAULT_CHAIN = 'LOCALKUBE-FAULTS';
 export const IPTABLES_EGRESS_CHAIN = 'LOCALKUBE-EGRESS';
+/**
+ * The NetworkPolicy agent's hooks: `LOCALKUBE-POLICY-INPUT`, `-FORWARD`, `-OUTPUT` stand in for the built-in
+ * chains kube-router would hook (tools/kube-router/main.go), so its ACCEPTs come after the egress fence.
+ */
+export const IPTABLES_POLICY_CHAIN_PREFIX = 'LOCALKUBE-POLICY-';
+/** The ipsets of the NetworkPolicy agent (kube-router's own prefixes for its policies' sets). */
+export const POLICY_IPSET_PREFIXES = ['KUBE-SRC-', 'KUBE-DST-'] as const;
 export const CGROUP_PARENT = 'localkube';
 
 export const PORTS = {
