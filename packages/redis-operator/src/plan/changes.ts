@@ -87,7 +87,13 @@ function plannedFailover(o: Observed, from: string, why: string, among: (instanc
     const who = o.spec.sentinel.replicas > 0 ? 'the Sentinels' : 'the primary (FAILOVER TO)';
     return wait('PlannedFailover', `${why}: waiting for ${who} to move the primary away from ${from}`, 1000);
   }
-  if (o.spec.sentinel.replicas > 0) return { type: 'failover', from, reason: why };
+  if (o.spec.sentinel.replicas > 0) {
+    // Asked before a Sentinel sees a new replica as good, SENTINEL FAILOVER is refused (NOGOODSLAVE): its INFO
+    // of a replica is up to 10 s old.
+    const good = [...o.sentinels.values()].some((s) => s.ok && (s.goodReplicas === undefined || s.goodReplicas.some(among)));
+    if (!good) return wait('PlannedFailover', `${why}: waiting for the Sentinels to see a replica they would promote (their view of a replica is refreshed every 10 s)`, 1000);
+    return { type: 'failover', from, reason: why };
+  }
   const to = bestReplica(o, from, among);
   if (to === undefined) return wait('PlannedFailover', `${why}: no replica of ${from} answers to take over`);
   return { type: 'failover', from, to, reason: why };

@@ -38,7 +38,9 @@ export type InstanceReading =
  * What a Sentinel said: the primary it names for this Redis, and the replicas and other Sentinels it remembers
  * (as pod names: Sentinel forgets none by itself, so removed ones stay until SENTINEL RESET); or why it said nothing.
  */
-export type SentinelReading = { ok: true; primaryHost?: string; knownReplicas?: readonly string[]; knownSentinels?: readonly string[] } | { ok: false; error: string };
+export type SentinelReading =
+  | { ok: true; primaryHost?: string; knownReplicas?: readonly string[]; knownSentinels?: readonly string[]; /** The replicas it would promote now (not down, linked as of its last INFO). */ goodReplicas?: readonly string[] }
+  | { ok: false; error: string };
 
 export interface ConfigState {
   redisConf: string;

@@ -76,15 +76,32 @@ export async function readInstance(e: Endpoint): Promise<InstanceReading> {
   }
 }
 
-/** The pod names in a `SENTINEL REPLICAS` / `SENTINEL SENTINELS` answer (flat field lists; `ip` is the announced hostname). */
-export function podsOfEntries(entries: unknown): string[] {
-  if (!Array.isArray(entries)) return [];
-  return entries.flatMap((entry) => {
+/** The entries of a `SENTINEL REPLICAS` / `SENTINEL SENTINELS` answer, each a map of its flat field list. */
+function entries(answer: unknown): Map<string, string>[] {
+  if (!Array.isArray(answer)) return [];
+  return answer.flatMap((entry) => {
     if (!Array.isArray(entry)) return [];
-    const fields = entry as unknown[];
-    const ip = fields[fields.indexOf('ip') + 1];
-    return fields.includes('ip') && typeof ip === 'string' ? [ip.split('.')[0] ?? ip] : [];
+    const fields = new Map<string, string>();
+    for (let i = 0; i + 1 < entry.length; i += 2) if (typeof entry[i] === 'string' && typeof entry[i + 1] === 'string') fields.set(entry[i] as string, entry[i + 1] as string);
+    return [fields];
   });
+}
+
+/** The pod names in such an answer (`ip` is the announced hostname, `<pod>.<name>-headless.<ns>.svc`). */
+export function podsOfEntries(answer: unknown): string[] {
+  return entries(answer).flatMap((e) => {
+    const ip = e.get('ip');
+    return ip === undefined ? [] : [ip.split('.')[0] ?? ip];
+  });
+}
+
+/**
+ * The replicas a Sentinel would promote now: not down or disconnected in its eyes, and linked to the primary
+ * as of its last INFO (Sentinel's own choice refuses the others: NOGOODSLAVE).
+ */
+export function goodReplicasOf(answer: unknown): string[] {
+  const good = entries(answer).filter((e) => e.get('flags') === 'slave' && e.get('master-link-status') === 'ok');
+  return podsOfEntries(good.map((e) => [...e].flat()));
 }
 
 export async function readSentinel(e: Endpoint, monitored: string): Promise<SentinelReading> {
@@ -93,7 +110,7 @@ export async function readSentinel(e: Endpoint, monitored: string): Promise<Sent
       const addr = (await redis.call('SENTINEL', 'get-master-addr-by-name', monitored)) as [string, string] | null;
       if (addr === null) return { ok: true };
       const [replicas, sentinels] = await Promise.all([redis.call('SENTINEL', 'REPLICAS', monitored), redis.call('SENTINEL', 'SENTINELS', monitored)]);
-      return { ok: true, primaryHost: addr[0], knownReplicas: podsOfEntries(replicas), knownSentinels: podsOfEntries(sentinels) };
+      return { ok: true, primaryHost: addr[0], knownReplicas: podsOfEntries(replicas), goodReplicas: goodReplicasOf(replicas), knownSentinels: podsOfEntries(sentinels) };
     });
   } catch (err) {
     return { ok: false, error: (err as Error).message };

@@ -23,7 +23,7 @@ const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => 
 const master = (offset = 100): InstanceReading => ({ ok: true, role: 'master', offset, version: '7.0.15' });
 const unsynced = (primary: string): InstanceReading => ({ ok: true, role: 'slave', primaryHost: host(primary), linkUp: false, offset: 0, version: '7.0.15' });
 const replicaOf = (primary: string, offset = 100): InstanceReading => ({ ok: true, role: 'slave', primaryHost: host(primary), linkUp: true, offset, version: '7.0.15' });
-const sentinelSays = (primary: string, replicas: string[], sentinels: string[]): SentinelReading => ({ ok: true, primaryHost: host(primary), knownReplicas: replicas, knownSentinels: sentinels });
+const sentinelSays = (primary: string, replicas: string[], sentinels: string[], good?: string[]): SentinelReading => ({ ok: true, primaryHost: host(primary), knownReplicas: replicas, knownSentinels: sentinels, ...(good ? { goodReplicas: good } : {}) });
 
 /** cache-0 … cache-<n-1> with `primary`, three Sentinels that know them all, pods on `OLD`. */
 function running(spec: Record<string, unknown>, instances: number, primary = 'cache-0', over: Partial<Observed> = {}): Observed {
@@ -123,6 +123,16 @@ test('a rollout: replicas first, highest first; an updated pod gates the next; t
   const replicasDone = { ...o, pods: new Map(o.pods).set(...pod('cache-2', { hash: NEW.redis, roleLabel: 'replica' })).set(...pod('cache-1', { hash: NEW.redis, roleLabel: 'replica' })) };
   assert.deepEqual(plan(replicasDone), { type: 'failover', from: 'cache-0', reason: 'rolling update (1 instance and 0 Sentinels left): every replica is updated; the old primary cache-0 goes last' });
   assert.equal(plan({ ...replicasDone, step: { name: 'PlannedFailover', ageMs: FAILOVER_BOUND_MS }, plannedFailover: { from: 'cache-0', ageMs: FAILOVER_ASK_MS } }).type, 'halt-rollout');
+});
+
+test('a planned failover is asked only once a Sentinel sees a replica it would promote (else SENTINEL FAILOVER says NOGOODSLAVE)', () => {
+  const o = running({}, 3, 'cache-0', { desiredHash: NEW });
+  const updated = { ...o, pods: new Map(o.pods).set(...pod('cache-2', { hash: NEW.redis, roleLabel: 'replica' })).set(...pod('cache-1', { hash: NEW.redis, roleLabel: 'replica' })) };
+  const others = (n: string): string[] => ['cache-sentinel-0', 'cache-sentinel-1', 'cache-sentinel-2'].filter((x) => x !== n);
+  const notYet = new Map([...o.sentinels.keys()].map((n) => [n, sentinelSays('cache-0', ['cache-1', 'cache-2'], others(n), [])]));
+  assert.equal(reasonOf(plan({ ...updated, sentinels: notYet })), 'PlannedFailover');
+  const seen = new Map(notYet).set('cache-sentinel-1', sentinelSays('cache-0', ['cache-1', 'cache-2'], others('cache-sentinel-1'), ['cache-2']));
+  assert.equal(plan({ ...updated, sentinels: seen }).type, 'failover');
 });
 
 test('a rollout halts at a crash-looping updated pod; the halt holds until the spec changes or a retry is asked for', () => {

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { operatorManifests, RULES } from '../../src/deploy/manifests.ts';
 import type { InstanceReading, Observed, PodFacts } from '../../src/plan/types.ts';
-import { instanceReading, parseInfo } from '../../src/redis/readings.ts';
+import { goodReplicasOf, instanceReading, parseInfo, podsOfEntries } from '../../src/redis/readings.ts';
 import { redisConf, sentinelConf } from '../../src/render/config.ts';
 import { buildStatus } from '../../src/reconcile/status.ts';
 import { redisSamples } from '../../src/operator/metrics.ts';
@@ -97,4 +97,12 @@ test('metrics come from status: the step under way by its kind, and a halted rol
   assert.deepEqual(s.stepFailures.map((x) => x.value), [2]);
   assert.deepEqual(s.rolloutUpdated.map((x) => x.value), [4]);
   assert.deepEqual(s.rolloutHalted, [{ labels: { namespace: 'ns', redis: 'cache', instance: 'cache-2', reason: 'CrashLooping' }, value: 1 }]);
+});
+
+test('what a Sentinel remembers: pods by announced hostname, and the replicas it would promote now', () => {
+  const replica = (pod: string, flags: string, link: string): string[] => ['name', `${host(pod)}:6379`, 'ip', host(pod), 'port', '6379', 'flags', flags, 'master-link-status', link];
+  const answer = [replica('cache-1', 'slave', 'ok'), replica('cache-2', 's_down,slave,disconnected', 'err'), replica('cache-3', 'slave', 'err')];
+  assert.deepEqual(podsOfEntries(answer), ['cache-1', 'cache-2', 'cache-3']);
+  assert.deepEqual(goodReplicasOf(answer), ['cache-1']);
+  assert.deepEqual(podsOfEntries('not an array'), []);
 });
