@@ -43,6 +43,9 @@ function eventReason(action: Action): string {
 export function redisReconciler(deps: ReconcilerDeps): Reconciler {
   const voice = new StepVoice({ retryingReason: 'StepRetrying', stalledReason: 'StepStalled' });
   const refusals = new Map<string, StepRefusal>();
+  // The halt a Redis last got a Warning for: a reconcile that reads the status before its own halt reached the
+  // cache plans the same halt again, which is written again but not announced twice.
+  const announcedHalts = new Map<string, string>();
   const stepDeadlineMs = deps.stepDeadlineMs ?? DEFAULT_STEP_DEADLINE_MS;
 
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
@@ -52,6 +55,7 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
       // Pods, Services, the ConfigMap and claims with reclaimPolicy Delete go with it (owner references).
       voice.forget(key);
       refusals.delete(key);
+      announcedHalts.delete(key);
       return {};
     }
     const now = deps.now?.() ?? new Date();
@@ -85,8 +89,11 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
       const done = await act(deps, seen, action, signal);
       if (done !== undefined) {
         if (action.type === 'halt-rollout') {
-          deps.events.record(redis, { type: 'Warning', reason: 'RolloutHalted', action: action.type, note: done });
-          log.warn({ step: name_, instance: action.instance, reason: action.reason }, done);
+          if (announcedHalts.get(key) !== done) {
+            deps.events.record(redis, { type: 'Warning', reason: 'RolloutHalted', action: action.type, note: done });
+            log.warn({ step: name_, instance: action.instance, reason: action.reason }, done);
+          }
+          announcedHalts.set(key, done);
         } else {
           deps.events.record(redis, { type: 'Normal', reason: eventReason(action), action: action.type, note: done });
           log.info({ step: name_ }, done);
