@@ -12,11 +12,12 @@ import { parse } from 'yaml';
 import { LocalKube } from '../packages/localkube/src/index.ts';
 import { minioImageArchive } from '../packages/localkube/src/storage/servers.ts';
 import { progress, step } from '../packages/localkube/src/progress.ts';
-import { Client, Services } from '../packages/runtime/src/index.ts';
+import { Client, Secrets, Services } from '../packages/runtime/src/index.ts';
 import { buildOperatorImage } from '../packages/etcd-operator/src/deploy/image.ts';
 import { buildPeerWaitImage } from '../packages/etcd-operator/src/deploy/peer-wait-image.ts';
 import { install } from '../packages/etcd-operator/src/deploy/install.ts';
 import { EtcdClusters } from '../packages/etcd-operator/src/resources.ts';
+import { BACKUP_CREDENTIALS_LABEL, BACKUP_CREDENTIALS_LABEL_VALUE } from '../packages/etcd-operator/src/backup/credentials.ts';
 import { inPodEtcdctlFlags } from '../packages/etcd-operator/src/tls/members.ts';
 import type { EtcdCluster } from '../packages/etcd-operator/src/api/etcdcluster.ts';
 import { buildRecorderImage } from '../packages/recorder/src/deploy/image.ts';
@@ -75,6 +76,8 @@ await step(`waiting for EtcdCluster ${ns}/${name} to be Available`, async () => 
 // A real S3 server (MinIO) in localkube-storage, with the credentials Secret copied next to the example.
 await minioAhead;
 const s3 = await step('S3 storage for backups (MinIO in localkube-storage; built from the Go module proxy on first use)', () => kube.enableAddon('s3', { namespaces: [ns] }));
+// The operator's backup Jobs mount only a credentials Secret its owner labelled for them (docs/backup.md).
+await client.mergePatch(Secrets, { namespace: ns, name: s3.secretName }, { metadata: { labels: { [BACKUP_CREDENTIALS_LABEL]: BACKUP_CREDENTIALS_LABEL_VALUE } } }, { fieldManager: 'quorum-start' });
 
 // The change recorder, recording the default kinds in namespace default (EtcdClusters among them, now served).
 const recorderImage = await step('change recorder image (Node 24, assembled locally)', () => buildRecorderImage());

@@ -19,7 +19,17 @@ const prefix = Type.String({
   maxLength: 512,
   default: '',
 });
-const endpoint = (what: string): ReturnType<typeof Type.String> => Type.String({ description: what, pattern: ENDPOINT_PATTERN, maxLength: 1024 });
+/**
+ * The credentials travel to the endpoint (an S3 signature, a GCS bearer token, an Azure SAS): https, except to
+ * a Service inside the cluster, which is the one plain-http allowance (`<service>.<namespace>.svc`, or with
+ * `.cluster.local`), for in-cluster stores such as MinIO.
+ */
+export const ENDPOINT_RULE = {
+  rule: "self.startsWith('https://') || self.matches(r'^http://[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\\.svc(\\.cluster\\.local)?(:[0-9]{1,5})?(/[^\\s]*)?$')",
+  message: 'an endpoint must be https://, or http:// only to a Service in this cluster (<service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local): the credentials are sent to it',
+};
+const endpoint = (what: string): ReturnType<typeof Type.String> =>
+  Type.String({ description: `${what} https, or http only to an in-cluster Service (\`<service>.<namespace>.svc[.cluster.local]\`).`, pattern: ENDPOINT_PATTERN, maxLength: 1024, 'x-kubernetes-validations': [ENDPOINT_RULE] });
 
 export const S3DestinationSchema = Type.Object(
   {

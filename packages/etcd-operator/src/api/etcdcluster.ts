@@ -8,7 +8,7 @@ import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { restrictedContainerSecurity, restrictedPodSecurity, ROTATE_WHEN_REMAINING_FRACTION } from '@quorum/kit';
 import type { ObjectMeta } from '@quorum/runtime';
-import { DESTINATION_EXACTLY_ONE, DestinationSchema } from './destination.ts';
+import { DESTINATION_EXACTLY_ONE, DestinationSchema, ENDPOINT_RULE } from './destination.ts';
 import { stringEnum } from './schema-nodes.ts';
 
 export const GROUP = 'etcd.quorum.dev';
@@ -212,6 +212,12 @@ export const RULES = {
   },
   /** Shared by every destination (EtcdBackup's too), so its message names the field by its last part. */
   destinationExactlyOne: DESTINATION_EXACTLY_ONE,
+  /**
+   * Shared by every destination's endpoints, like destinationExactlyOne. Not mirrored by validateSpec: the API
+   * server ratchets it (an endpoint stored before the rule stays valid while unchanged), which the operator,
+   * seeing no previous spec, could not; the operator turning such a cluster InvalidSpec would stop managing it.
+   */
+  endpointInCluster: ENDPOINT_RULE,
   backupSource: {
     rule: 'has(self.backupName) ? !has(self.destination) && !has(self.key) && !has(self.sha256) : has(self.destination) && has(self.key)',
     message: 'spec.bootstrap.fromBackup must set either backupName, or destination and key (with an optional sha256)',

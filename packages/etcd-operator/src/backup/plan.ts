@@ -2,6 +2,7 @@
 // the cluster's members as etcd reports them and the backup Job, the one next step. A backup is one attempt:
 // the Job never retries (backoffLimit 0), so a stored snapshot is never written twice.
 import type { BackupPhase } from '../api/etcdbackup.ts';
+import type { CredentialsRefusal } from './credentials.ts';
 
 export interface ObservedMember {
   name: string;
@@ -44,6 +45,8 @@ export interface BackupObserved {
   now: number;
   /** How long a Job's pod may be unable to start before the backup fails. */
   cannotStartGraceMs: number;
+  /** Why the destination's credentials Secret may not be mounted (checked only while no Job exists). */
+  credentials?: CredentialsRefusal;
 }
 
 export type BackupAction =
@@ -89,6 +92,8 @@ export function planBackup(o: BackupObserved): BackupAction {
     return { type: 'wait', reason: 'Streaming', message: `the backup Job streams the snapshot from ${o.recordedMember ?? 'a member'}`, requeueAfterMs: 5000 };
   }
 
+  // No Job mounts a Secret its owner did not mark for backups (the webhook's access check may have been skipped).
+  if (o.credentials) return { type: 'fail', reason: o.credentials.reason, message: o.credentials.message };
   if (!o.clusterExists) return { type: 'fail', reason: 'ClusterNotFound', message: 'the EtcdCluster named by spec.clusterName does not exist in this namespace' };
   // Running without a Job: the operator stopped between recording Running and creating it. Creating it now
   // is safe: no snapshot was stored (only the Job stores one, once).

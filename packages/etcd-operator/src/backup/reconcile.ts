@@ -10,6 +10,7 @@ import type { EtcdClients } from '../etcd/clients.ts';
 import { clientEndpoint, servedClientStage } from '../tls/members.ts';
 import { clientCredentials, clientIdentitySecret } from '../tls/cluster-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';
+import { checkCredentials } from './credentials.ts';
 import { backupJob, backupJobName, BACKUP_LABEL, observeJob } from './job.ts';
 import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';
 
@@ -57,6 +58,8 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
     const observedJob = job ? observeJob(job, jobPods, now.getTime()) : undefined;
     // Members are asked only when a member must be chosen: a running backup needs nothing from etcd.
     const members = !job && cluster ? await observeMembers(cluster, deps, signal) : [];
+    // Its credentials Secret is looked at (metadata only) before a Job would mount it, never after.
+    const credentials = job ? undefined : await checkCredentials(deps.client, namespace, backup.spec.destination, signal);
 
     // ---- plan ----
     const action = planBackup({
@@ -67,6 +70,7 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
       job: observedJob,
       now: now.getTime(),
       cannotStartGraceMs: deps.cannotStartGraceMs ?? DEFAULT_CANNOT_START_GRACE_MS,
+      ...(credentials ? { credentials } : {}),
     });
 
     // ---- report, then act ----

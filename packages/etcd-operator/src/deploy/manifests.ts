@@ -88,6 +88,8 @@ export function clusterRules(): Record<string, unknown>[] {
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [VALIDATING_WEBHOOK], verbs: ['get', 'patch'] },
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [MUTATING_WEBHOOK], verbs: ['get', 'patch'] },
+    // The validating webhooks ask whether the requesting user may get the credentials Secret an object names.
+    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];
 }
 
@@ -105,7 +107,8 @@ export const WATCH_ROLE = `${NAME}-watch`;
 /** The ClusterRole of a namespace-scoped install: the webhook configurations are cluster-scoped, whatever the install. */
 export const WEBHOOK_CLUSTER_ROLE = `${NAME}-webhooks`;
 
-const isWebhookConfigurationRule = (rule: Record<string, unknown>): boolean => Array.isArray(rule['apiGroups']) && rule['apiGroups'].includes('admissionregistration.k8s.io');
+// The webhooks' cluster-scoped calls: their configurations, and the access reviews of credentials Secrets.
+const isWebhookConfigurationRule = (rule: Record<string, unknown>): boolean => Array.isArray(rule['apiGroups']) && (rule['apiGroups'].includes('admissionregistration.k8s.io') || rule['apiGroups'].includes('authorization.k8s.io'));
 
 /**
  * What the operator may do to EtcdClusters and what it creates for them: everywhere through a ClusterRole, or

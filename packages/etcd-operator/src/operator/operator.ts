@@ -31,6 +31,7 @@ import { defaultEtcdCluster, validateEtcdCluster } from '../webhooks/etcdcluster
 import { validateEtcdBackup } from '../webhooks/etcdbackup.ts';
 import { validateEtcdBackupSchedule } from '../webhooks/etcdbackupschedule.ts';
 import { validateEtcdRestore } from '../webhooks/etcdrestore.ts';
+import { secretAccessReviews, withCredentialsAccess } from '../webhooks/credentials.ts';
 import { CERT_SECRET, MUTATING_WEBHOOK, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../deploy/constants.ts';
 import type { OperatorConfig } from './config.ts';
 import { registerResourceMetrics } from './metrics.ts';
@@ -283,10 +284,12 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
       configurations: { validating: [VALIDATING_WEBHOOK], mutating: [MUTATING_WEBHOOK] },
       register: (server) => {
         server.registerMutating('/default-etcdcluster', defaultEtcdCluster);
-        server.registerValidating(VALIDATING_WEBHOOKS.etcdclusters.path, validateEtcdCluster);
-        server.registerValidating(VALIDATING_WEBHOOKS.etcdbackups.path, validateEtcdBackup);
-        server.registerValidating(VALIDATING_WEBHOOKS.etcdbackupschedules.path, validateEtcdBackupSchedule);
-        server.registerValidating(VALIDATING_WEBHOOKS.etcdrestores.path, validateEtcdRestore);
+        // Every kind that names a storage credentials Secret: may the requesting user get it (webhooks/credentials.ts)?
+        const access = secretAccessReviews(manager.client);
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdclusters.path, withCredentialsAccess(validateEtcdCluster, access));
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdbackups.path, withCredentialsAccess(validateEtcdBackup, access));
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdbackupschedules.path, withCredentialsAccess(validateEtcdBackupSchedule, access));
+        server.registerValidating(VALIDATING_WEBHOOKS.etcdrestores.path, withCredentialsAccess(validateEtcdRestore, access));
       },
       log: manager.log,
       metrics: manager.metrics.retries,

@@ -6,6 +6,7 @@
 import type { BackupPhase } from '../api/etcdbackup.ts';
 import type { RestorePhase } from '../api/etcdrestore.ts';
 import { formatAge } from '@quorum/kit';
+import type { CredentialsRefusal } from '../backup/credentials.ts';
 
 export interface RestoreObserved {
   phase: RestorePhase | undefined;
@@ -29,6 +30,8 @@ export interface RestoreObserved {
   now: number;
   /** spec.backupWaitSeconds, in ms. */
   backupWaitMs: number;
+  /** Why the snapshot's credentials Secret may not be mounted by the cluster's members (looked at before the cluster is created). */
+  credentials?: CredentialsRefusal;
 }
 
 /** How long a restore has waited for its backup, and how long it may (ms). */
@@ -78,5 +81,7 @@ export function planRestore(o: RestoreObserved): RestoreAction {
       return { type: 'wait', reason, message: `${why} (${spent}); the cluster is created once it has Succeeded`, backupWait: wait };
     }
   }
+  // The members would mount the Secret with the operator's identity: only one marked for backups.
+  if (o.credentials) return { type: 'fail', reason: o.credentials.reason, message: `${o.credentials.message}; no cluster was created` };
   return { type: 'createCluster' };
 }

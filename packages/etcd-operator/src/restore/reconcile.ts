@@ -11,6 +11,7 @@ import { API_VERSION, KIND, type EtcdCluster, type FromBackup } from '../api/etc
 import { DEFAULT_BACKUP_WAIT_SECONDS, type EtcdRestore, type EtcdRestoreStatus, type RestoreCondition } from '../api/etcdrestore.ts';
 import { FIELD_MANAGER } from '../names.ts';
 import { EtcdClusters, EtcdRestores } from '../resources.ts';
+import { checkCredentials } from '../backup/credentials.ts';
 import { planRestore, type RestoreAction } from './plan.ts';
 
 /** On an EtcdCluster an EtcdRestore created: the restore's name. */
@@ -81,6 +82,9 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
     const condition = (c: EtcdCluster, type: string): { status: string; reason: string; message: string } | undefined => c.status?.conditions?.find((x) => x.type === type);
     const refused = cluster && condition(cluster, 'Degraded');
     const backupFailure = backup?.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+    // The snapshot's credentials Secret, looked at only while the cluster is still to be created.
+    const source = spec.backupName ? (backup?.status?.phase === 'Succeeded' ? backup.spec.destination : undefined) : spec.destination;
+    const credentials = !cluster && !status.clusterUID ? await checkCredentials(deps.client, namespace, source, signal) : undefined;
 
     // ---- plan ----
     const action = planRestore({
@@ -102,6 +106,7 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
       createdAt: Date.parse(restore.metadata.creationTimestamp ?? '') || now.getTime(),
       now: now.getTime(),
       backupWaitMs: (spec.backupWaitSeconds ?? DEFAULT_BACKUP_WAIT_SECONDS) * 1000,
+      ...(credentials ? { credentials } : {}),
     });
 
     // ---- act ----

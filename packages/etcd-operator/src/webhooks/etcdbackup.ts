@@ -6,6 +6,7 @@ import { toFieldErrors, type ValidationIssue } from '../api/defaults.ts';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { BACKUP_LABEL } from '../backup/job.ts';
 import { admissionResult, backupDestinationIssues, MAX_LABEL_VALUE_LENGTH, nameAsLabelIssues, type AdmissionChecks } from './admission.ts';
+import { CREDENTIALS_ACCESS_CHECK } from './credentials.ts';
 
 /**
  * The problems of a backup that would fail it once running: a name the backup Job cannot carry as a label
@@ -28,6 +29,7 @@ export const ETCDBACKUP_ADMISSION: AdmissionChecks = {
   errors: [
     `\`metadata.name\` must be at most ${MAX_LABEL_VALUE_LENGTH} characters: it is the value of the label \`${BACKUP_LABEL}\` on the backup Job. Without the webhook, the Job is refused on every retry and the backup stays \`Running\`.`,
     '`spec.destination.pvc.path` must not contain an empty, `.` or `..` segment. Without the webhook, the backup fails with `StorageFailed`.',
+    CREDENTIALS_ACCESS_CHECK,
   ],
   warnings: [],
 };

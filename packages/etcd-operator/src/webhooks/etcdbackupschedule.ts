@@ -9,6 +9,7 @@ import type { EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import { parseSchedule, scheduleHashSeed } from '../cron.ts';
 import { durationMs } from '../schedule/plan.ts';
 import { admissionResult, backupDestinationIssues, type AdmissionChecks } from './admission.ts';
+import { CREDENTIALS_ACCESS_CHECK } from './credentials.ts';
 
 /**
  * The problems of a schedule the controller would report (Ready=False, InvalidSchedule) or trip over (a
@@ -45,6 +46,7 @@ export const ETCDBACKUPSCHEDULE_ADMISSION: AdmissionChecks = {
     '`spec.schedule` must parse as the operator parses it: cron-parser in UTC with the schedule\'s own seed for `H`, five fields or a macro such as `@daily`, at most once a minute, and a time that comes (not `0 0 30 2 *`); the refusal carries the parser\'s words. Without the webhook, the operator reports such a schedule as `Ready=False`, reason `InvalidSchedule`, and takes no backup.',
     '`spec.retention.maxAge` must be a duration the operator reads: hours, minutes and seconds such as `168h` or `1h30m` (the schema\'s pattern asks the same). The operator would ignore one it cannot read.',
     '`spec.destination.pvc.path` must not contain an empty, `.` or `..` segment. Without the webhook, every scheduled backup fails with `StorageFailed`.',
+    CREDENTIALS_ACCESS_CHECK,
   ],
   warnings: [],
 };

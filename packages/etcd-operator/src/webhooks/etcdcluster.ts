@@ -5,6 +5,7 @@ import { PVC_KEY_RULE } from '@quorum/storage';
 import { applyDefaults, validateSpec, versionChangeIssues } from '../api/defaults.ts';
 import { MIN_35_FOR_36, type EtcdCluster } from '../api/etcdcluster.ts';
 import { admissionResult, type AdmissionChecks } from './admission.ts';
+import { CREDENTIALS_ACCESS_CHECK_WEBHOOK_ONLY } from './credentials.ts';
 
 export const defaultEtcdCluster: MutatingHandler<EtcdCluster> = (req) => {
   const cluster = req.object;
@@ -26,6 +27,7 @@ export const ETCDCLUSTER_ADMISSION: AdmissionChecks = {
     `\`spec.bootstrap.fromBackup.key\` with a \`pvc\` destination must be ${PVC_KEY_RULE}. Without the webhook, the operator reports such a spec as \`Degraded\`/\`InvalidSpec\` and creates nothing.`,
     `A \`spec.version\` change etcd would refuse, judged from \`status.clusterVersion\` and the members' versions: one minor version back once the cluster version has moved to the newer minor, or to 3.6 while a member runs 3.5 older than ${MIN_35_FOR_36}. Without the webhook, the operator changes no member and reports \`Degraded\`/\`UpgradeBlocked\`.`,
     '`spec.etcd.extraArgs` with a flag the etcd of `spec.version` no longer has (`--enable-v2` and `--experimental-enable-v2v3` in 3.6). Without the webhook, the operator reports `Degraded`/`InvalidSpec` and changes nothing.',
+    CREDENTIALS_ACCESS_CHECK_WEBHOOK_ONLY,
   ],
   warnings: [
     '`spec.replicas` is 1 (no failure tolerated) or even (no more failures tolerated than with one member fewer).',

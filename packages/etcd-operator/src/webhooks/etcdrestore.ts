@@ -8,6 +8,7 @@ import { toFieldErrors, validateEtcdCluster as validateCluster, type ValidationI
 import type { EtcdRestore } from '../api/etcdrestore.ts';
 import { restoredCluster, RESTORE_LABEL } from '../restore/reconcile.ts';
 import { admissionResult, MAX_LABEL_VALUE_LENGTH, nameAsLabelIssues, type AdmissionChecks } from './admission.ts';
+import { CREDENTIALS_ACCESS_CHECK } from './credentials.ts';
 
 /** The restore's field for a field of the cluster it creates, longest match first. */
 const FIELDS: readonly (readonly [cluster: string, restore: string])[] = [
@@ -58,6 +59,7 @@ export const ETCDRESTORE_ADMISSION: AdmissionChecks = {
   errors: [
     `\`metadata.name\` must be at most ${MAX_LABEL_VALUE_LENGTH} characters: it is the value of the label \`${RESTORE_LABEL}\` on the EtcdCluster the restore creates. Without the webhook, that create is refused on every retry and the restore stays \`Pending\`.`,
     'The EtcdCluster the restore creates (`clusterName`, `clusterSpec`, and `spec.bootstrap.fromBackup` from `backupName`, or `destination`, `key` and `sha256`) must pass every check of an EtcdCluster, e.g. not both `clusterSpec.image` and `clusterSpec.repository` (without the webhook, the create is refused on every retry and the restore stays `Pending`), and with a `pvc` destination a `key` that is a relative file path inside the volume (without the webhook, the cluster reports `Degraded`/`InvalidSpec`).',
+    CREDENTIALS_ACCESS_CHECK,
   ],
   warnings: ["The EtcdCluster's own warnings, under `spec.clusterSpec` (a single member, an even member count, `emptyDir` storage, `antiAffinity: None`)."],
 };

@@ -16,7 +16,8 @@ import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
-import { enableS3, type S3Addon } from '../support/s3-addon.ts';
+import { BACKUP_CREDENTIALS_LABEL } from '../../src/backup/credentials.ts';
+import { enableS3, enableStorage, type S3Addon } from '../support/s3-addon.ts';
 import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
@@ -136,7 +137,7 @@ test('corrupted and truncated snapshots are refused before any member starts', a
 });
 
 test('wrong credentials, a missing bucket and a cluster without quorum fail with their own reasons', async () => {
-  await env.client.create(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong-credentials', namespace: ns }, stringData: { accessKeyId: 'nobody', secretAccessKey: 'not-the-password' } });
+  await env.client.create(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'wrong-credentials', namespace: ns, labels: { [BACKUP_CREDENTIALS_LABEL]: 'true' } }, stringData: { accessKeyId: 'nobody', secretAccessKey: 'not-the-password' } });
   const denied = await backup('denied', NAME, destination({ credentialsSecret: 'wrong-credentials' }));
   const missing = await backup('missing', NAME, destination({ bucket: 'quorum-missing' }));
   const failed = (b: EtcdBackup): { reason: string; message: string } => b.status!.conditions!.find((c) => c.type === 'Failed' && c.status === 'True')!;
@@ -167,8 +168,8 @@ test('wrong credentials, a missing bucket and a cluster without quorum fail with
 });
 
 test('GCS (fake-gcs-server) and Azure (Azurite): each stores a backup that a new cluster restores from', async () => {
-  const gcs = await env.kube.enableAddon('gcs', { namespaces: [ns] });
-  const azure = await env.kube.enableAddon('azure', { namespaces: [ns] });
+  const gcs = await enableStorage(env, 'gcs', [ns]);
+  const azure = await enableStorage(env, 'azure', [ns]);
   await env.client.create(PersistentVolumeClaims, {
     apiVersion: 'v1', kind: 'PersistentVolumeClaim', metadata: { name: 'etcd-backups', namespace: ns },
     spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: '1Gi' } } },

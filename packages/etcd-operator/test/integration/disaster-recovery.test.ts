@@ -14,6 +14,7 @@ import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
+import { enableStorage } from '../support/s3-addon.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
@@ -24,7 +25,7 @@ before(async () => {
   env = await setUpOperator({ crashLoopGraceSeconds: 600 });
   // Restricted, enforced by the API server: every member pod (and restore init container) must pass it.
   ns = await env.namespace('dr', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
-  s3 = await env.kube.enableAddon('s3', { namespaces: [ns] });
+  s3 = await enableStorage(env, 's3', [ns]);
 });
 after(async () => {
   await env.stop();

@@ -6,12 +6,13 @@
 // @exclusive operator
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, Services, ValidatingWebhookConfigurations, type Client, type OpenObject } from "@quorum/runtime";
+import { Client, connect, CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, RoleBindings, Roles, Secrets, Services, ValidatingWebhookConfigurations, type OpenObject } from "@quorum/runtime";
 import { etcdClusterCRD } from '../../src/api/crd.ts';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { install, uninstall } from '../../src/deploy/install.ts';
 import { EtcdBackups, EtcdBackupSchedules, EtcdClusters, EtcdRestores } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
+import type { Destination } from '../../src/api/destination.ts';
 import { applyCluster, clientServiceEndpoint, etcdctl, eventually, operatorImage, setUpOperator, waitAvailable } from './support.ts';
 
 // Where install() puts the operator, and its pods' labels (deploy/manifests.ts).
@@ -103,6 +104,40 @@ test('the backup kinds: what the CRD cannot check is refused by their validating
   });
   assert.match(warned, /Warning: spec\.clusterSpec\.replicas is 2: an even number of members/);
   assert.match(warned, /etcdrestore\.etcd\.quorum\.dev\/even created \(server dry run\)/);
+});
+
+test('no confused deputy: a user who may create backups but not get a Secret cannot name it as credentials; http only to an in-cluster Service', async () => {
+  // RBAC as the API server decides it: mallory may create the backup kinds, and get one Secret by name only.
+  const rbac = 'rbac.authorization.k8s.io';
+  const write = { fieldManager: 'validation-it' };
+  await env.client.create(Roles, { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: 'backup-author', namespace: ns }, rules: [
+    { apiGroups: ['etcd.quorum.dev'], resources: ['etcdbackups', 'etcdbackupschedules', 'etcdrestores'], verbs: ['create', 'get', 'list'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: ['team-s3'], verbs: ['get'] },
+  ] }, write);
+  await env.client.create(RoleBindings, { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: 'backup-author', namespace: ns }, roleRef: { apiGroup: rbac, kind: 'Role', name: 'backup-author' }, subjects: [{ apiGroup: rbac, kind: 'User', name: 'mallory' }] }, write);
+  await env.client.create(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'victim-db', namespace: ns }, stringData: { accessKeyId: 'app', secretAccessKey: 'not-for-mallory' } });
+  const admin = await connect({ kubeconfig: env.kube.kubeconfig });
+  const mallory = new Client({ ...admin, headers: async () => ({ ...(await admin.headers()), 'Impersonate-User': 'mallory' }) });
+  const apiVersion = 'etcd.quorum.dev/v1alpha1';
+  const s3 = (credentialsSecret: string, endpoint = 'https://s3.example.com'): Destination => ({ s3: { bucket: 'quorum', endpoint, credentialsSecret } });
+  const backup = (name: string, destination: Destination, dryRun = false): Promise<unknown> =>
+    mallory.create(EtcdBackups, { apiVersion, kind: 'EtcdBackup', metadata: { name, namespace: ns }, spec: { clusterName: 'example', destination } }, { dryRun });
+  const refusal = /credentialsSecret "victim-db": mallory may not get the Secret victim-db in namespace .*a pod of the operator would mount it with the operator's identity/;
+  try {
+    await assert.rejects(backup('steal', s3('victim-db')), (err: Error) => (assert.match(err.message, refusal), true));
+    assert.equal(await env.client.find(EtcdBackups, { namespace: ns, name: 'steal' }), undefined, 'nothing is created');
+    await assert.rejects(
+      mallory.create(EtcdRestores, { apiVersion, kind: 'EtcdRestore', metadata: { name: 'steal', namespace: ns }, spec: { clusterName: 'stolen', destination: s3('victim-db'), key: 'x.db' } }),
+      (err: Error) => (assert.match(err.message, refusal), true),
+    );
+    // The one Secret mallory may read is theirs to name (server-side dry run: admission in full, nothing made).
+    await backup('own', s3('team-s3'), true);
+    // The credentials travel to the endpoint: https, or plain http only to a Service of this cluster (the CRD's CEL).
+    await assert.rejects(backup('plain', s3('team-s3', 'http://minio.example.com:9000'), true), /an endpoint must be https:\/\/, or http:\/\/ only to a Service in this cluster/);
+    await backup('in-cluster', s3('team-s3', 'http://s3.localkube-storage.svc:9000'), true);
+  } finally {
+    mallory.close();
+  }
 });
 
 const owned = async (client: Client, kind: typeof Pods, name: string): Promise<number> =>

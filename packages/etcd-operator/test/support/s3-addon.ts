@@ -4,6 +4,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { Secrets } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import type { Destination, S3Destination } from '../../src/api/destination.ts';
+import { BACKUP_CREDENTIALS_LABEL, BACKUP_CREDENTIALS_LABEL_VALUE } from '../../src/backup/credentials.ts';
 
 export interface S3Addon {
   bucket: string;
@@ -15,9 +16,24 @@ export interface S3Addon {
   destination(prefix: string, over?: Partial<S3Destination>): Destination;
 }
 
-/** Enables the s3 addon with its credentials Secret copied into `namespaces`. */
+/**
+ * Marks a storage addon's Secret in `namespace` as credentials Quorum's backup Jobs may mount, as a user does
+ * (the operator mounts no other: backup/credentials.ts).
+ */
+export async function labelForBackups(env: TestEnv, namespace: string, secretName: string): Promise<void> {
+  await env.client.mergePatch(Secrets, { namespace, name: secretName }, { metadata: { labels: { [BACKUP_CREDENTIALS_LABEL]: BACKUP_CREDENTIALS_LABEL_VALUE } } }, { fieldManager: 'quorum-tests' });
+}
+
+/** Enables a storage addon with its credentials Secret copied into `namespaces` and labelled for backups there. */
+export async function enableStorage(env: TestEnv, name: 's3' | 'gcs' | 'azure', namespaces: string[]): Promise<Awaited<ReturnType<TestEnv['kube']['enableAddon']>>> {
+  const addon = await env.kube.enableAddon(name, { namespaces });
+  for (const namespace of namespaces) await labelForBackups(env, namespace, addon.secretName);
+  return addon;
+}
+
+/** Enables the s3 addon with its credentials Secret copied into `namespaces` (labelled for backups). */
 export async function enableS3(env: TestEnv, namespaces: string[]): Promise<S3Addon> {
-  const addon = await env.kube.enableAddon('s3', { namespaces });
+  const addon = await enableStorage(env, 's3', namespaces);
   const secret = (await env.client.get(Secrets, { namespace: namespaces[0] ?? 'localkube-storage', name: addon.secretName })) as unknown as { data: Record<string, string> };
   const key = (k: string): string => Buffer.from(secret.data[k] ?? '', 'base64').toString();
   const hostClient = new S3Client({

@@ -254,11 +254,14 @@ test('the schema carries the constraints and defaults the API promises', () => {
 test('every CEL rule in the CRD is one of RULES (mirrored by validateSpec) and names its field', () => {
   const known = new Map(Object.values(RULES).map((r) => [r.rule, r.message]));
   const found = nodes(root).flatMap(([path, node]) => (node['x-kubernetes-validations'] ?? []).map((v) => ({ path, ...v })));
-  // The destination rule goes wherever a destination does (spec.bootstrap and status.recovery); the others once.
-  assert.equal(found.filter((f) => f.rule !== RULES.destinationExactlyOne.rule).length, Object.keys(RULES).length - 1, 'each rule is used exactly once');
+  // The destination rules go wherever a destination or its endpoints do (spec.bootstrap, spec.backup and
+  // status.recovery); the others once.
+  const shared = new Set([RULES.destinationExactlyOne.rule, RULES.endpointInCluster.rule]);
+  assert.equal(found.filter((f) => !shared.has(f.rule)).length, Object.keys(RULES).length - shared.size, 'each rule is used exactly once');
+  assert.equal(found.filter((f) => f.rule === RULES.endpointInCluster.rule).length, 9, 'every endpoint of the three destinations');
   for (const { path, rule, message } of found) {
     assert.equal(known.get(rule), message, `rule at ${path} is in RULES`);
-    const named = rule === RULES.destinationExactlyOne.rule ? path.split('.').at(-1)! : path;
+    const named = shared.has(rule) ? path.split('.').at(-1)! : path;
     assert.ok(message.includes(named), `the message of the rule at ${path} names ${named}: ${message}`);
   }
   assert.match(RULES.storageImmutable.message, /storage is immutable/);

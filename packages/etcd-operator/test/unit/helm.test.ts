@@ -127,10 +127,13 @@ test('namespace-scoped: a Role in the watched namespace, webhooks selecting only
   const role = rendered.find((o) => o.kind === 'Role' && o.metadata.name === WATCH_ROLE) as unknown as V1Role;
   assert.equal(role.metadata?.namespace, 'apps');
   assert.ok(role.rules?.some((r) => r.resources?.includes('etcdclusters')));
-  // The only ClusterRole left: the two webhook configurations, by name (cluster-scoped, so no Role can grant them).
+  // The only ClusterRole left: the two webhook configurations, by name, and the webhooks' access reviews of
+  // credentials Secrets (cluster-scoped, so no Role can grant them).
   const clusterRoles = rendered.filter((o) => o.kind === 'ClusterRole') as unknown as V1Role[];
   assert.deepEqual(clusterRoles.map((r) => r.metadata?.name), [WEBHOOK_CLUSTER_ROLE]);
-  for (const rule of clusterRoles[0]!.rules as V1PolicyRule[]) {
+  const [reviews, ...configurationRules] = [...(clusterRoles[0]!.rules as V1PolicyRule[])].reverse();
+  assert.deepEqual(reviews, { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] });
+  for (const rule of configurationRules) {
     assert.deepEqual(rule.apiGroups, ['admissionregistration.k8s.io']);
     assert.equal(rule.resourceNames?.length, 1);
   }
