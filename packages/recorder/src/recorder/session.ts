@@ -104,6 +104,8 @@ export class RecorderSession implements ChangeSink {
   readonly #storage: RetryReporter;
   readonly #queue: RetryReporter;
   readonly #maxQueued: number;
+  /** Changes queued and not written yet: what the bound counts (the comparisons' writes are not changes). */
+  #queuedChanges = 0;
   /** While the queue is full: changes dropped since (found again by the comparison when watches restart). */
   #overflow: { dropped: number } | undefined;
   #closed = false;
@@ -337,20 +339,26 @@ export class RecorderSession implements ChangeSink {
    * Queues a change's write, unless the queue is full. Then the change is dropped, and so is every change
    * after it until the queue has drained to half its bound: every watch then starts again, and the comparison
    * at start records what changed meanwhile (seen late, as after a restart). Said in status (Ready False
-   * QueueFull), an event, a metric and a warn log. The comparison's own writes are not bounded here: there is
-   * one per object watched, which the informers hold anyway.
+   * QueueFull), an event, a metric and a warn log. The comparison's own writes are not counted: there is one
+   * per object watched, which the informers hold anyway, and counting them would make a restart after an
+   * overflow of a large namespace overflow again at once.
    */
   #queueChange(ref: ObjectRef, job: () => Promise<void>): void {
     if (this.#overflow) {
       this.#overflow.dropped++;
       return;
     }
-    if (this.#work.pending < this.#maxQueued) {
-      this.#work.add(refKey(ref), job);
+    if (this.#queuedChanges < this.#maxQueued) {
+      this.#queuedChanges++;
+      // Retried until it succeeds; a job dropped by close() is never counted down, and nothing counts after it.
+      this.#work.add(refKey(ref), async () => {
+        await job();
+        this.#queuedChanges--;
+      });
       return;
     }
     this.#overflow = { dropped: 1 };
-    this.#queue.failed(new Error(`the write queue holds ${this.#work.pending} writes, its bound of ${this.#maxQueued} changes: changes are no longer queued one by one; once it drains to ${Math.floor(this.#maxQueued / 2)}, every watch starts again and compares the live objects with the records`), { reason: 'QueueFull' });
+    this.#queue.failed(new Error(`the write queue holds ${this.#queuedChanges} changes, its bound: changes are no longer queued one by one; once it drains to ${Math.floor(this.#maxQueued / 2)}, every watch starts again and compares the live objects with the records`), { reason: 'QueueFull' });
     this.#options.onActivity();
     void this.#work.whenBelow(Math.floor(this.#maxQueued / 2)).then(() => this.#restartAfterOverflow());
   }
