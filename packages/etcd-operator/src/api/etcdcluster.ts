@@ -210,6 +210,37 @@ export const RULES = {
     rule: `self.all(arg, !arg.matches(r'${STRUCTURED_FLAG_PATTERN}'))`,
     message: `spec.etcd.extraArgs must not set flags that have a field in spec.etcd: ${STRUCTURED_FLAGS.map((f) => `--${f}`).join(', ')}`,
   },
+  // Pod security (issue 23): the operator's identity creates the member pods, so an EtcdCluster author must not
+  // get privileged or root pods through podTemplate where the namespace enforces no Pod Security. Only these two
+  // fields reach a pod's security; the schema has no host namespaces or volumes to set. Each rule reads a
+  // fixed number of fields (no list is walked), so its CEL cost is constant. Not mirrored by validateSpec: the
+  // API server ratchets them for clusters stored before (docs/operations.md once advised root for storage
+  // that ignores fsGroup), which the operator, seeing no previous spec, could not.
+  podNotRoot: {
+    rule: '!(has(self.runAsUser) && self.runAsUser == 0) && !(has(self.runAsNonRoot) && self.runAsNonRoot == false)',
+    message: 'spec.podTemplate.spec.securityContext must not run members as root (runAsUser: 0 or runAsNonRoot: false)',
+  },
+  podSeccompConfined: {
+    rule: "!has(self.seccompProfile) || !has(self.seccompProfile.type) || self.seccompProfile.type != 'Unconfined'",
+    message: 'spec.podTemplate.spec.securityContext.seccompProfile must not be Unconfined',
+  },
+  containerNotPrivileged: {
+    rule: '!(has(self.privileged) && self.privileged == true) && !(has(self.allowPrivilegeEscalation) && self.allowPrivilegeEscalation == true)',
+    message: 'spec.podTemplate.spec.containerSecurityContext must not set privileged: true or allowPrivilegeEscalation: true',
+  },
+  // The container's rules say what the pod's do, written in another order: each rule's text is its own key.
+  containerNotRoot: {
+    rule: '!(has(self.runAsNonRoot) && self.runAsNonRoot == false) && !(has(self.runAsUser) && self.runAsUser == 0)',
+    message: 'spec.podTemplate.spec.containerSecurityContext must not run the etcd container as root (runAsUser: 0 or runAsNonRoot: false)',
+  },
+  containerNoAddedCapabilities: {
+    rule: '!has(self.capabilities) || !has(self.capabilities.add) || size(self.capabilities.add) == 0',
+    message: 'spec.podTemplate.spec.containerSecurityContext.capabilities.add must be empty: members need no capability',
+  },
+  containerSeccompConfined: {
+    rule: "!has(self.seccompProfile) || !has(self.seccompProfile.type) || !(self.seccompProfile.type == 'Unconfined')",
+    message: 'spec.podTemplate.spec.containerSecurityContext.seccompProfile must not be Unconfined',
+  },
   /** Shared by every destination (EtcdBackup's too), so its message names the field by its last part. */
   destinationExactlyOne: DESTINATION_EXACTLY_ONE,
   /**
@@ -296,9 +327,9 @@ function fieldsText(value: object): string {
 export type KubeValue = Record<string, unknown>;
 
 /** `T` types the value for the code that renders pods (a client-node model); the API server checks its content. */
-function kubeObject<T extends object = KubeValue>(description: string): TUnsafe<T> {
-  // Kept structural by declaring only `type: object`; the pod's own validation checks the content.
-  return Type.Unsafe<T>({ description, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+function kubeObject<T extends object = KubeValue>(description: string, rules?: readonly { rule: string; message: string }[]): TUnsafe<T> {
+  // Kept structural by declaring only `type: object`; the pod's own validation checks the content (and `rules`, what the pod's would allow).
+  return Type.Unsafe<T>({ description, type: 'object', 'x-kubernetes-preserve-unknown-fields': true, ...(rules ? { 'x-kubernetes-validations': [...rules] } : {}) });
 }
 
 // ---- spec ----
@@ -386,12 +417,14 @@ export const PodTemplateSchema = Type.Object(
           priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of every member pod.', minLength: 1, maxLength: 253 })),
           securityContext: Type.Optional(
             kubeObject<V1PodSecurityContext>(
-              `Pod-level security context (core/v1 PodSecurityContext). Each field set here replaces the default for that field: ${fieldsText(MEMBER_POD_SECURITY)}.`,
+              `Pod-level security context (core/v1 PodSecurityContext). Each field set here replaces the default for that field: ${fieldsText(MEMBER_POD_SECURITY)}. Root (runAsUser 0, runAsNonRoot false) and an Unconfined seccomp profile are refused.`,
+              [RULES.podNotRoot, RULES.podSeccompConfined],
             ),
           ),
           containerSecurityContext: Type.Optional(
             kubeObject<V1SecurityContext>(
-              `Security context (core/v1 SecurityContext) of the etcd container, and of the restore-snapshot init container, which writes a restored member's data. Each field set here replaces the default for that field: ${fieldsText(MEMBER_CONTAINER_SECURITY)}. Its runAsUser and runAsNonRoot also apply to the fetch-snapshot init container.`,
+              `Security context (core/v1 SecurityContext) of the etcd container, and of the restore-snapshot init container, which writes a restored member's data. Each field set here replaces the default for that field: ${fieldsText(MEMBER_CONTAINER_SECURITY)}. Its runAsUser and runAsNonRoot also apply to the fetch-snapshot init container. Privileged, allowPrivilegeEscalation, root, added capabilities and an Unconfined seccomp profile are refused.`,
+              [RULES.containerNotPrivileged, RULES.containerNotRoot, RULES.containerNoAddedCapabilities, RULES.containerSeccompConfined],
             ),
           ),
         },

@@ -48,6 +48,26 @@ test('invalid specs are rejected by the API server with a message naming the fie
   assert.match(unknown, /unknown field "spec\.replica"/);
 });
 
+test('a privileged or root podTemplate is refused by the CRD itself', async () => {
+  // Server-side dry runs. The API server checks a custom resource's schema and CEL rules before it calls any
+  // validating webhook, and these messages are the CEL rules' own: the operator's webhook does not check these
+  // fields (validateSpec does not mirror the rules, api-cel.test.ts), so the CRD alone refuses them, as it does
+  // with the operator scaled to 0 or its webhooks skipped.
+  const dryRun = (name: string, podTemplate: Record<string, unknown>): Promise<unknown> =>
+    env.client.create(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace: ns }, spec: { replicas: 1, podTemplate } }, { dryRun: true });
+  await assert.rejects(dryRun('privileged', { spec: { containerSecurityContext: { privileged: true, capabilities: { add: ['SYS_ADMIN'] } } } }), (err: Error) => {
+    assert.match(err.message, /spec\.podTemplate\.spec\.containerSecurityContext must not set privileged: true or allowPrivilegeEscalation: true/);
+    assert.match(err.message, /capabilities\.add must be empty/);
+    return true;
+  });
+  await assert.rejects(dryRun('root', { spec: { securityContext: { runAsUser: 0, seccompProfile: { type: 'Unconfined' } } } }), (err: Error) => {
+    assert.match(err.message, /spec\.podTemplate\.spec\.securityContext must not run members as root/);
+    assert.match(err.message, /seccompProfile must not be Unconfined/);
+    return true;
+  });
+  await dryRun('another-user', { spec: { securityContext: { runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000 } } });
+});
+
 test('storage cannot change after creation; even replicas are accepted with a warning and a condition', async () => {
   await applyCluster(env.client, ns, 'fixed', { replicas: 1, storage: { volumeClaimTemplate: { resources: { requests: { storage: '1Gi' } } } } });
   await rejected({ replicas: 1, storage: { volumeClaimTemplate: { resources: { requests: { storage: '2Gi' } } } } }, /storage is immutable/, 'fixed');

@@ -398,8 +398,33 @@ test('an endpoint is https, or http only to an in-cluster Service: the API serve
   assert.deepEqual(mirroredCelMessages(cluster('http://minio.example.com')), []);
 });
 
+test('podTemplate cannot ask for privileged or root members: the API server refuses each way (ratcheted), validateSpec does not', () => {
+  const pod = (securityContext: unknown, containerSecurityContext?: unknown): unknown => ({ podTemplate: { spec: { securityContext, ...(containerSecurityContext ? { containerSecurityContext } : {}) } } });
+  const refused: [unknown, (keyof typeof RULES)[]][] = [
+    [pod({ runAsUser: 0 }), ['podNotRoot']],
+    [pod({ runAsNonRoot: false }), ['podNotRoot']],
+    [pod({ seccompProfile: { type: 'Unconfined' } }), ['podSeccompConfined']],
+    [pod({}, { privileged: true }), ['containerNotPrivileged']],
+    [pod({}, { allowPrivilegeEscalation: true }), ['containerNotPrivileged']],
+    [pod({}, { runAsUser: 0 }), ['containerNotRoot']],
+    [pod({}, { runAsNonRoot: false }), ['containerNotRoot']],
+    [pod({}, { capabilities: { add: ['NET_ADMIN'] } }), ['containerNoAddedCapabilities']],
+    [pod({}, { seccompProfile: { type: 'Unconfined' } }), ['containerSeccompConfined']],
+    [pod({ runAsUser: 0 }, { privileged: true, capabilities: { add: ['SYS_ADMIN'] } }), ['podNotRoot', 'containerNotPrivileged', 'containerNoAddedCapabilities']],
+  ];
+  for (const [spec, fails] of refused) {
+    assert.deepEqual(apiServerCelMessages(spec), fails.map((k) => RULES[k].message).sort(), JSON.stringify(spec));
+    assert.deepEqual(mirroredCelMessages(spec), [], 'the operator does not refuse a cluster it already runs');
+  }
+  // What the docs show and the restricted defaults are admitted.
+  const fine = pod({ runAsUser: 1000, runAsGroup: 1000, fsGroup: 1000, runAsNonRoot: true, seccompProfile: { type: 'RuntimeDefault' } }, { runAsUser: 1000, allowPrivilegeEscalation: false, privileged: false, capabilities: { drop: ['ALL'], add: [] }, seccompProfile: { type: 'Localhost', localhostProfile: 'etcd.json' } });
+  assert.deepEqual(apiServerCelMessages(fine), []);
+  // A cluster stored before the rules keeps its root pods while podTemplate is unchanged (ratcheting).
+  assert.deepEqual(apiServerCelMessages({ replicas: 5, ...(pod({ runAsUser: 0, runAsNonRoot: false }) as object) }, pod({ runAsUser: 0, runAsNonRoot: false })), []);
+});
+
 /** Rules the CASES table cannot hold, because validateSpec does not mirror them (tested on their own above). */
-const UNMIRRORED: readonly (keyof typeof RULES)[] = ['endpointInCluster'];
+const UNMIRRORED: readonly (keyof typeof RULES)[] = ['endpointInCluster', 'podNotRoot', 'podSeccompConfined', 'containerNotPrivileged', 'containerNotRoot', 'containerNoAddedCapabilities', 'containerSeccompConfined'];
 
 test('the cases reach every rule', () => {
   const reached = new Set([...CASES.flatMap((c) => c.fails), ...UNMIRRORED]);
