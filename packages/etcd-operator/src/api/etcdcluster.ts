@@ -4,7 +4,7 @@
 //
 // Every spec field in the schema is built; RESERVED_SPEC_FIELDS lists any planned one, absent from the schema
 // until implemented, so that the API server rejects it instead of accepting a setting that would silently do nothing.
-import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
+import { Type, type Static, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { restrictedContainerSecurity, restrictedPodSecurity, ROTATE_WHEN_REMAINING_FRACTION } from '@quorum/kit';
 import type { ObjectMeta } from '@quorum/runtime';
@@ -327,9 +327,43 @@ function fieldsText(value: object): string {
 export type KubeValue = Record<string, unknown>;
 
 /** `T` types the value for the code that renders pods (a client-node model); the API server checks its content. */
-function kubeObject<T extends object = KubeValue>(description: string, rules?: readonly { rule: string; message: string }[]): TUnsafe<T> {
-  // Kept structural by declaring only `type: object`; the pod's own validation checks the content (and `rules`, what the pod's would allow).
-  return Type.Unsafe<T>({ description, type: 'object', 'x-kubernetes-preserve-unknown-fields': true, ...(rules ? { 'x-kubernetes-validations': [...rules] } : {}) });
+function kubeObject<T extends object = KubeValue>(description: string): TUnsafe<T> {
+  // Kept structural by declaring only `type: object`; the pod's own validation checks the content.
+  return Type.Unsafe<T>({ description, type: 'object', 'x-kubernetes-preserve-unknown-fields': true });
+}
+
+// The security context fields CEL rules read. CEL sees only declared fields (what x-kubernetes-preserve-unknown-fields
+// keeps is invisible to it), so these are declared with their core/v1 types; the others pass through as before.
+const seccompProfile = Type.Object(
+  {
+    type: Type.Optional(Type.String({ description: 'RuntimeDefault, Localhost or Unconfined (refused).', maxLength: 64 })),
+    localhostProfile: Type.Optional(Type.String({ description: 'The profile file, for type Localhost.', maxLength: 4096 })),
+  },
+  { description: 'The seccomp profile (core/v1 SeccompProfile).' },
+);
+const RUN_AS = {
+  runAsUser: Type.Optional(Type.Integer({ description: 'The uid to run as; 0 (root) is refused.', format: 'int64' })),
+  runAsNonRoot: Type.Optional(Type.Boolean({ description: 'false is refused.' })),
+  seccompProfile: Type.Optional(seccompProfile),
+};
+const CONTAINER_SECURITY_FIELDS = {
+  ...RUN_AS,
+  privileged: Type.Optional(Type.Boolean({ description: 'true is refused.' })),
+  allowPrivilegeEscalation: Type.Optional(Type.Boolean({ description: 'true is refused.' })),
+  capabilities: Type.Optional(
+    Type.Object(
+      {
+        add: Type.Optional(Type.Array(Type.String({ description: 'A capability name.', maxLength: 64 }), { description: 'Must be empty.', maxItems: 64 })),
+        drop: Type.Optional(Type.Array(Type.String({ description: 'A capability name, or ALL.', maxLength: 64 }), { description: 'Capabilities dropped (the default drops ALL).', maxItems: 64 })),
+      },
+      { description: 'core/v1 Capabilities.' },
+    ),
+  ),
+};
+
+/** A security context: the fields the rules read declared, every other field kept as written. */
+function securityObject<T extends object>(description: string, properties: Record<string, TSchema>, rules: readonly { rule: string; message: string }[]): TUnsafe<T> {
+  return Type.Unsafe<T>({ ...Type.Object(properties), description, 'x-kubernetes-preserve-unknown-fields': true, 'x-kubernetes-validations': [...rules] });
 }
 
 // ---- spec ----
@@ -416,14 +450,16 @@ export const PodTemplateSchema = Type.Object(
           ),
           priorityClassName: Type.Optional(Type.String({ description: 'PriorityClass of every member pod.', minLength: 1, maxLength: 253 })),
           securityContext: Type.Optional(
-            kubeObject<V1PodSecurityContext>(
+            securityObject<V1PodSecurityContext>(
               `Pod-level security context (core/v1 PodSecurityContext). Each field set here replaces the default for that field: ${fieldsText(MEMBER_POD_SECURITY)}. Root (runAsUser 0, runAsNonRoot false) and an Unconfined seccomp profile are refused.`,
+              RUN_AS,
               [RULES.podNotRoot, RULES.podSeccompConfined],
             ),
           ),
           containerSecurityContext: Type.Optional(
-            kubeObject<V1SecurityContext>(
+            securityObject<V1SecurityContext>(
               `Security context (core/v1 SecurityContext) of the etcd container, and of the restore-snapshot init container, which writes a restored member's data. Each field set here replaces the default for that field: ${fieldsText(MEMBER_CONTAINER_SECURITY)}. Its runAsUser and runAsNonRoot also apply to the fetch-snapshot init container. Privileged, allowPrivilegeEscalation, root, added capabilities and an Unconfined seccomp profile are refused.`,
+              CONTAINER_SECURITY_FIELDS,
               [RULES.containerNotPrivileged, RULES.containerNotRoot, RULES.containerNoAddedCapabilities, RULES.containerSeccompConfined],
             ),
           ),
