@@ -27,8 +27,8 @@ export interface OperatorImageOptions {
 
 /**
  * V8's young generation capped at 1 MiB per semi-space (V8 grows it to 16 MiB on a busy heap and keeps it
- * committed): 8 MiB less RSS at idle and about 50 MiB less with 10,000 objects cached, for about 13% more CPU
- * per event (issue 24, docs/memory.md). On the operator's command only: the backup agent, which the etcd
+ * committed): about 6 MiB less RSS at start and 37 MiB less with 10,000 objects cached, for 3–13% more CPU per
+ * event in two sessions' runs (issue 24, docs/memory.md). On the operator's command only: the backup agent, which the etcd
  * operator's Jobs start from the same image with their own command, streams snapshots and keeps V8's default.
  */
 export const OPERATOR_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=1'];
