@@ -57,6 +57,7 @@ export {
 export {
   NONROOT_UID,
   RESTRICTED_CONTAINER_SECURITY,
+  RESTRICTED_NAMESPACE_LABELS,
   RESTRICTED_POD_SECURITY,
   restrictedContainerSecurity,
   restrictedPodSecurity,

@@ -4,6 +4,20 @@
 // (containers write only to their volumes). A namespace labelled pod-security.kubernetes.io/enforce=restricted
 // admits them.
 
+/**
+ * The labels of an operator's namespace: it admits only restricted pods, and warns and audits against the same
+ * level, whatever the cluster's default. Every operator labels its namespace alike, so that an install of several
+ * into one namespace (quorum-system) writes the same values.
+ */
+export const RESTRICTED_NAMESPACE_LABELS: Readonly<Record<string, string>> = Object.freeze({
+  'pod-security.kubernetes.io/enforce': 'restricted',
+  'pod-security.kubernetes.io/enforce-version': 'latest',
+  'pod-security.kubernetes.io/warn': 'restricted',
+  'pod-security.kubernetes.io/warn-version': 'latest',
+  'pod-security.kubernetes.io/audit': 'restricted',
+  'pod-security.kubernetes.io/audit-version': 'latest',
+});
+
 /** The conventional non-root uid and gid of distroless images ("nonroot"). */
 export const NONROOT_UID = 65532;
 

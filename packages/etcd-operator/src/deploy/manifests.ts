@@ -2,7 +2,7 @@
 // least-privilege RBAC (exactly what the controllers and webhooks call), a 2-replica Deployment with leader
 // election and its PodDisruptionBudget, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
 // `quorum install` use the same objects.
-import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+import { RESTRICTED_NAMESPACE_LABELS, restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
 import { OPERATOR_SELECTOR } from '../names.ts';
@@ -46,18 +46,9 @@ const labels = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/componen
 // pod has never had one (an operator upgrade changes nothing here).
 const { fsGroup: _noSharedVolumes, ...OPERATOR_POD_SECURITY } = restrictedPodSecurity();
 
-/**
- * The operator's namespace admits only pods that meet the restricted Pod Security Standard, which the
- * operator's own pods do (non-root, no privilege escalation, no capabilities, the runtime's seccomp profile).
- */
-export const RESTRICTED_NAMESPACE_LABELS: Readonly<Record<string, string>> = {
-  'pod-security.kubernetes.io/enforce': 'restricted',
-  'pod-security.kubernetes.io/enforce-version': 'latest',
-  'pod-security.kubernetes.io/warn': 'restricted',
-  'pod-security.kubernetes.io/warn-version': 'latest',
-  'pod-security.kubernetes.io/audit': 'restricted',
-  'pod-security.kubernetes.io/audit-version': 'latest',
-};
+// The operator's namespace admits only pods that meet the restricted Pod Security Standard, which the operator's
+// own pods do; the kit holds the labels every operator's namespace carries. Re-exported for the tests' namespaces.
+export { RESTRICTED_NAMESPACE_LABELS };
 
 /** RBAC rules: one line per call the operator makes (see cluster/, runtime/manager, kit/webhook-serving). */
 export function clusterRules(): Record<string, unknown>[] {

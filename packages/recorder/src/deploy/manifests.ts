@@ -13,7 +13,7 @@
 // (they are cluster-scoped), through a Role there. With usersWebhook, also the validating admission webhook
 // that tells who made each change (attribution/webhook.ts), called for UPDATE and DELETE of the same kinds in
 // the same namespaces, and the RBAC for its certificate and CA.
-import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+import { RESTRICTED_NAMESPACE_LABELS, restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type ChangeRecorder, type GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults } from '../api/defaults.ts';
@@ -116,14 +116,7 @@ type Obj = KubeObject & Record<string, unknown>;
  * warns and audits against the same level, whatever the cluster's default. The etcd operator labels its
  * namespace alike: an install of both into quorum-system writes the same values.
  */
-export const POD_SECURITY_LABELS: Readonly<Record<string, string>> = {
-  'pod-security.kubernetes.io/enforce': 'restricted',
-  'pod-security.kubernetes.io/enforce-version': 'latest',
-  'pod-security.kubernetes.io/warn': 'restricted',
-  'pod-security.kubernetes.io/warn-version': 'latest',
-  'pod-security.kubernetes.io/audit': 'restricted',
-  'pod-security.kubernetes.io/audit-version': 'latest',
-};
+export const POD_SECURITY_LABELS: Readonly<Record<string, string>> = RESTRICTED_NAMESPACE_LABELS;
 
 /** A kind to record, and whether it lives in namespaces (unset: it does). */
 export type RecordedKind = GroupKind & { namespaced?: boolean };
