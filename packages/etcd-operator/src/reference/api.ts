@@ -118,42 +118,11 @@ export function apiReferenceMarkdown(): string {
     `- \`status\`: the operator writes status only through it; users cannot change it with the main resource.`,
     `- \`scale\`: \`${scale.specReplicasPath}\` ↔ \`${scale.statusReplicasPath}\`, so \`kubectl scale ${SHORT_NAMES[0] ?? PLURAL}/NAME --replicas=5\` works.`,
     '',
-    ...backupReference(),
+    ...kindReference(etcdBackupCRD(), BACKUP_KIND, BACKUP_PRINTER_COLUMNS, 'How backups are taken, and every backend with an example: [backup.md](backup.md).', ETCDBACKUP_ADMISSION),
     ...kindReference(etcdBackupScheduleCRD(), SCHEDULE_KIND, SCHEDULE_PRINTER_COLUMNS, 'Scheduled backups and retention, with an example: [backup.md](backup.md#scheduled-backups-and-retention).', ETCDBACKUPSCHEDULE_ADMISSION),
     ...kindReference(etcdRestoreCRD(), RESTORE_KIND, RESTORE_PRINTER_COLUMNS, 'How a restore goes, with an example: [backup.md](backup.md#etcdrestore).', ETCDRESTORE_ADMISSION),
   ];
   return lines.join('\n');
-}
-
-/** The EtcdBackup section: its fields, rules and columns, from its CRD (docs/backup.md explains how to use it). */
-function backupReference(): string[] {
-  const crd = etcdBackupCRD();
-  const root = storageVersion(crd).schema.openAPIV3Schema;
-  const spec = schemaReference(root.properties?.spec, 'spec', REFERENCE);
-  const status = schemaReference(root.properties?.status, 'status', REFERENCE);
-  return [
-    `# ${BACKUP_KIND} API reference (\`${API_VERSION}\`)`,
-    '',
-    `${root.description ?? ''} ${namesSentence(crd)} How backups are taken, and every backend with an example: [backup.md](backup.md).`,
-    '',
-    '## spec',
-    '',
-    ...fieldTable(spec.rows),
-    '',
-    '## status',
-    '',
-    ...fieldTable(status.rows),
-    '',
-    '## Validation rules (CEL)',
-    '',
-    ...celRulesTable([...spec.rules, ...status.rules]),
-    '',
-    ...admissionSection(ETCDBACKUP_ADMISSION),
-    '## Printer columns',
-    '',
-    ...printerColumnsTable(BACKUP_PRINTER_COLUMNS),
-    '',
-  ];
 }
 
 /** The section of a kind that, like EtcdBackup, is namespaced with spec and status: fields, rules and columns. */
