@@ -1,7 +1,7 @@
 // A CustomResourceDefinition built from a TypeBox (or plain JSON) schema: only the OpenAPI keywords a
 // structural schema allows are kept (an unexpected keyword is an error, not silently dropped), and keys are
 // sorted so the generated YAML is byte-for-byte stable.
-import { stringify } from 'yaml';
+import { createRequire } from 'node:module';
 import { formatPath, isPlainObject, type Path, type SchemaNode } from './schema.ts';
 
 export interface PrinterColumn {
@@ -110,7 +110,17 @@ export function crdYAML(crd: CustomResourceDefinition, from: GeneratedFrom): str
   const header = `# ${crd.spec.group}/${storageVersion(crd).name} ${crd.spec.names.kind}. Generated from ${from.source} by\n# \`${from.command}\`; do not edit.\n`;
   // lineWidth 0: long CEL rules and descriptions stay on one line instead of being folded. YAML 1.1 quoting,
   // because Kubernetes tooling reads YAML 1.1, where a plain `yes` or `on` would be a boolean.
-  return `${header}${stringify(crd, { lineWidth: 0, version: '1.1' })}`;
+  return `${header}${yaml().stringify(crd, { lineWidth: 0, version: '1.1' })}`;
+}
+
+/**
+ * yaml, loaded when a CRD is first rendered as a file (generators, installers), not with this module: every
+ * operator process imports its CRD definitions at start and never renders one, and yaml is 72 modules, about
+ * 1.5 MiB of RSS (issue 24). Required, not imported, because crdYAML is synchronous; yaml's Node entry is
+ * CommonJS, the module every `import 'yaml'` gets as well.
+ */
+function yaml(): typeof import('yaml') {
+  return createRequire(import.meta.url)('yaml') as typeof import('yaml');
 }
 
 /** OpenAPI keywords a CRD schema may carry (JSONSchemaProps), minus those a structural schema forbids. */
