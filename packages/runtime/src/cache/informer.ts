@@ -1,5 +1,8 @@
 // A shared informer: one watcher feeding one store, with handlers told about every change. Handlers are
-// meant only to enqueue keys; reads go to the store. An optional resync replays the cached objects to the
+// meant only to enqueue keys; reads go to the store. Scoped to several namespaces (a namespace-scoped
+// operator's tenants), it runs one watcher per namespace, all feeding the one store: like controller-runtime's
+// MultiNamespacedCache, one reader over one watch per namespace, which RBAC granted per namespace (a Role in
+// each) allows where a watch of every namespace is forbidden. An optional resync replays the cached objects to the
 // handlers as updates (from memory: it is not a relist). Its watcher's failures and recoveries are voiced by a
 // RetryReporter, whose `failing()` the manager's /readyz reads: a cache that cannot list or watch for longer
 // than a bound makes the process unready, naming the resource and the server's error.
@@ -7,7 +10,7 @@ import type { Client } from '../client/client.ts';
 import type { ResourceType } from '../client/resources.ts';
 import { objectKeyString, type KubeObject } from '../object.ts';
 import { RetryReporter, type RetryFailure, type RetryLog, type RetryMetrics } from '../watch/retry-reporter.ts';
-import { watcher, type WatcherOptions } from '../watch/watcher.ts';
+import { watcher, type WatcherEvent, type WatcherOptions } from '../watch/watcher.ts';
 import { defaultIndexers, Store, type Indexer } from './store.ts';
 
 export interface EventHandler<T extends KubeObject> {
@@ -18,6 +21,11 @@ export interface EventHandler<T extends KubeObject> {
 
 export interface InformerOptions<T extends KubeObject> {
   namespace?: string;
+  /**
+   * Several namespaces: one list and watch per namespace, all in this informer's one store (instead of
+   * `namespace`; at least one). The first list is complete once every namespace's is.
+   */
+  namespaces?: readonly string[];
   labelSelector?: string;
   fieldSelector?: string;
   indexers?: Record<string, Indexer<T>>;
@@ -47,14 +55,26 @@ export interface InformerOptions<T extends KubeObject> {
   now?: () => number;
 }
 
-/** `informer/pods`, or with its scope: `informer/pods(namespace=db,labels=app=etcd)`. */
-export function informerComponent(type: ResourceType, scope: { namespace?: string; labelSelector?: string; fieldSelector?: string }): string {
+/** `informer/pods`, or with its scope: `informer/pods(namespace=db,labels=app=etcd)`, `informer/pods(namespaces=a,b)`. */
+export function informerComponent(type: ResourceType, scope: { namespace?: string; namespaces?: readonly string[]; labelSelector?: string; fieldSelector?: string }): string {
   const parts = [
     scope.namespace ? `namespace=${scope.namespace}` : '',
+    scope.namespaces?.length ? `namespaces=${[...new Set(scope.namespaces)].join(',')}` : '',
     scope.labelSelector ? `labels=${scope.labelSelector}` : '',
     scope.fieldSelector ? `fields=${scope.fieldSelector}` : '',
   ].filter(Boolean);
   return `informer/${type.plural}${parts.length ? `(${parts.join(',')})` : ''}`;
+}
+
+/** What a watcher reports other than a completed list. */
+type Change<T extends KubeObject> = Exclude<WatcherEvent<T>, { type: 'synced' }>;
+
+interface NamespaceWatch {
+  /** Undefined: every namespace (or a cluster-scoped kind). */
+  namespace: string | undefined;
+  reporter: RetryReporter;
+  /** Its first list is complete. */
+  synced: boolean;
 }
 
 export function stripManagedFields<T extends KubeObject>(obj: T): T {
@@ -68,9 +88,13 @@ export class Informer<T extends KubeObject> {
   readonly store: Store<T>;
   readonly #client: Client;
   readonly #options: InformerOptions<T>;
-  readonly #reporter: RetryReporter;
+  readonly #component: string;
+  /** One per namespace watched (one, unscoped, for a single namespace or all of them). */
+  readonly #watches: NamespaceWatch[];
   readonly #handlers: EventHandler<T>[] = [];
   #synced = false;
+  /** Changes in namespaces already listed, held until every namespace's first list is complete. */
+  readonly #held: Change<T>[] = [];
   readonly #syncWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
   #running: Promise<void> | undefined;
   readonly #stop = new AbortController();
@@ -82,17 +106,36 @@ export class Informer<T extends KubeObject> {
     this.type = type;
     this.#options = options;
     this.store = new Store<T>({ ...defaultIndexers<T>(), ...options.indexers });
-    this.#reporter = new RetryReporter({ component: informerComponent(type, options), log: options.log, metrics: options.metrics, now: options.now });
+    this.#component = informerComponent(type, options);
+    const reporter = (component: string): RetryReporter => new RetryReporter({ component, log: options.log, metrics: options.metrics, now: options.now });
+    if (options.namespaces === undefined) {
+      this.#watches = [{ namespace: options.namespace, reporter: reporter(this.#component), synced: false }];
+    } else {
+      if (options.namespace !== undefined) throw new Error(`${this.#component}: give namespace or namespaces, not both`);
+      const namespaces = [...new Set(options.namespaces)];
+      if (namespaces.length === 0 || namespaces.includes('')) throw new Error(`${informerComponent(type, {})}: namespaces must name at least one namespace, and no empty one (leave it unset for every namespace)`);
+      // Each namespace's watch is voiced under its own name, which says which namespace fails.
+      this.#watches = namespaces.map((namespace) => ({ namespace, reporter: reporter(informerComponent(type, { ...options, namespaces: undefined, namespace })), synced: false }));
+    }
   }
 
   /** This informer's name in logs and metrics, e.g. `informer/pods(labels=app=etcd)`. */
   get component(): string {
-    return this.#reporter.component;
+    return this.#component;
   }
 
-  /** The list/watch failures under way (the server's last error, since when), or undefined while it watches. */
+  /**
+   * The list/watch failures under way (the server's last error, since when), or undefined while it watches.
+   * Watching several namespaces: the one failing longest, its message naming the namespace.
+   */
   failing(): RetryFailure | undefined {
-    return this.#reporter.failing();
+    let worst: { failure: RetryFailure; namespace: string | undefined } | undefined;
+    for (const w of this.#watches) {
+      const failure = w.reporter.failing();
+      if (failure && (!worst || failure.forMs > worst.failure.forMs)) worst = { failure, namespace: w.namespace };
+    }
+    if (!worst || this.#watches.length === 1) return worst?.failure;
+    return { ...worst.failure, message: `namespace ${worst.namespace ?? ''}: ${worst.failure.message}` };
   }
 
   /** Handlers added after start are told about every cached object as an add, as client-go does. */
@@ -128,48 +171,65 @@ export class Informer<T extends KubeObject> {
   }
 
   async #run(signal: AbortSignal): Promise<void> {
-    const transform = this.#options.transform ?? stripManagedFields;
     const resync = this.#options.resyncMs ? setInterval(() => this.#resync(), this.#options.resyncMs) : undefined;
     try {
-      const events = watcher(this.#client, this.type, {
-        namespace: this.#options.namespace,
-        labelSelector: this.#options.labelSelector,
-        fieldSelector: this.#options.fieldSelector,
-        watchdogMs: this.#options.watchdogMs,
-        pageSize: this.#options.pageSize,
-        backoff: this.#options.backoff,
-        reporter: this.#reporter,
-        signal,
-        onError: (err, action) => {
-          if (action === 'relist') this.counts.relists++;
-          else this.counts.reconnects++;
-          this.#options.onError?.(err, action);
-        },
-      });
-      for await (const event of events) {
-        if (event.type === 'synced') {
-          if (!this.#synced) this.#initialListDone();
-          continue;
-        }
-        if (event.type === 'deleted') {
-          const last = this.store.remove(objectKeyString(event.object));
-          this.counts.deleted++;
-          const obj = last ?? transform(event.object);
-          for (const h of this.#handlers) h.onDelete?.(obj);
-          continue;
-        }
-        const obj = transform(event.object);
-        const previous = this.store.upsert(obj);
-        if (previous) {
-          this.counts.modified++;
-          for (const h of this.#handlers) h.onUpdate?.(previous, obj);
-        } else {
-          this.counts.added++;
-          for (const h of this.#handlers) h.onAdd?.(obj);
-        }
-      }
+      await Promise.all(this.#watches.map((w) => this.#follow(w, signal)));
     } finally {
       clearInterval(resync);
+    }
+  }
+
+  /** One namespace's (or every namespace's) watch into the store. */
+  async #follow(watch: NamespaceWatch, signal: AbortSignal): Promise<void> {
+    const events = watcher(this.#client, this.type, {
+      namespace: watch.namespace,
+      labelSelector: this.#options.labelSelector,
+      fieldSelector: this.#options.fieldSelector,
+      watchdogMs: this.#options.watchdogMs,
+      pageSize: this.#options.pageSize,
+      backoff: this.#options.backoff,
+      reporter: watch.reporter,
+      signal,
+      onError: (err, action) => {
+        if (action === 'relist') this.counts.relists++;
+        else this.counts.reconnects++;
+        this.#options.onError?.(err, action);
+      },
+    });
+    for await (const event of events) {
+      if (event.type === 'synced') {
+        watch.synced = true;
+        if (!this.#synced && this.#watches.every((w) => w.synced)) {
+          this.#initialListDone();
+          for (const held of this.#held.splice(0)) this.#apply(held);
+        }
+      } else if (watch.synced && !this.#synced) {
+        // This namespace is listed, another is not yet: the initial-list hook must see the whole first list
+        // before any change after it.
+        this.#held.push(event);
+      } else {
+        this.#apply(event);
+      }
+    }
+  }
+
+  #apply(event: Change<T>): void {
+    const transform = this.#options.transform ?? stripManagedFields;
+    if (event.type === 'deleted') {
+      const last = this.store.remove(objectKeyString(event.object));
+      this.counts.deleted++;
+      const obj = last ?? transform(event.object);
+      for (const h of this.#handlers) h.onDelete?.(obj);
+      return;
+    }
+    const obj = transform(event.object);
+    const previous = this.store.upsert(obj);
+    if (previous) {
+      this.counts.modified++;
+      for (const h of this.#handlers) h.onUpdate?.(previous, obj);
+    } else {
+      this.counts.added++;
+      for (const h of this.#handlers) h.onAdd?.(obj);
     }
   }
 

@@ -29,8 +29,13 @@ export interface LeaderElectionOptions {
 }
 
 export interface LeadershipCallbacks {
-  /** Called once leadership is acquired; `leading` aborts when it is lost or the elector stops. */
-  onStartedLeading(leading: AbortSignal): void;
+  /**
+   * Called once leadership is acquired; `leading` aborts when it is lost or the elector is stopped. The work
+   * it returns, if any, is waited for on a stop: the elector keeps renewing the Lease while that work drains
+   * and releases the Lease only after it has ended, so no successor starts beside it. (A lost lease is not
+   * waited for: another may hold it already.)
+   */
+  onStartedLeading(leading: AbortSignal): void | Promise<unknown>;
   onStoppedLeading?(): void;
   onNewLeader?(identity: string): void;
 }
@@ -109,6 +114,7 @@ export class LeaderElector {
     }
     if (signal.aborted) return 'stopped';
 
+    // `leading` aborts only when leadership is lost; the work is told to stop on either that or `signal`.
     const leading = new AbortController();
     this.#leading = true;
     this.#lostBecause = undefined;
@@ -121,12 +127,20 @@ export class LeaderElector {
       leading.abort(new Error(`could not renew the Lease ${this.#namespace}/${this.#name} within the renew deadline (${formatSeconds(this.#renewDeadlineMs)}): ${why}`, { cause: lastFailure }));
     };
     let deadline = setTimeout(stepDown, this.#renewDeadlineMs);
-    callbacks.onStartedLeading(leading.signal);
+    const stopWork = new AbortController();
+    const workSignal = AbortSignal.any([signal, leading.signal, stopWork.signal]);
+    // Settled once the work the callback returned has ended (at once when it returned none).
+    const drained = new AbortController();
+    void Promise.resolve(callbacks.onStartedLeading(workSignal))
+      .catch(() => undefined)
+      .finally(() => drained.abort());
     try {
-      // Renew: bounded by the renew deadline, past which leadership is lost (and the manager exits).
-      while (!signal.aborted && !leading.signal.aborted) {
-        await sleep(this.#retryMs, AbortSignal.any([signal, leading.signal]));
-        if (signal.aborted || leading.signal.aborted) break;
+      // Renew: bounded by the renew deadline, past which leadership is lost (and the manager exits). After a
+      // stop, go on renewing until the work has drained.
+      while (!leading.signal.aborted && !(signal.aborted && drained.signal.aborted)) {
+        const wake = signal.aborted ? AbortSignal.any([leading.signal, drained.signal]) : AbortSignal.any([signal, leading.signal]);
+        await sleep(this.#retryMs, wake);
+        if (leading.signal.aborted || (signal.aborted && drained.signal.aborted)) break;
         const remaining = this.#renewDeadlineMs - (performance.now() - lastRenew);
         const attempt = await this.#tryAcquireOrRenew(callbacks, Math.max(1, remaining));
         if (attempt.ok) {
@@ -145,9 +159,9 @@ export class LeaderElector {
       }
     } finally {
       clearTimeout(deadline);
-      const lost = leading.signal.aborted && !signal.aborted;
+      const lost = leading.signal.aborted;
       if (lost) this.#lostBecause = leading.signal.reason instanceof Error ? leading.signal.reason : new Error(String(leading.signal.reason));
-      leading.abort(new Error('leader election stopped'));
+      stopWork.abort(new Error('leader election stopped'));
       this.#leading = false;
       callbacks.onStoppedLeading?.();
       if (lost) this.#log.error({ err: this.#lostBecause }, `lost leadership: ${this.#lostBecause?.message ?? ''}`);

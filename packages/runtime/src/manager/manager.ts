@@ -3,7 +3,12 @@
 //
 // Start order: probe/metrics server → informers (every replica keeps a warm cache) → wait for sync →
 // leader election → controllers and leader-only runnables. Losing the lease stops them and makes start()
-// reject, so the process exits and its Pod restarts, as controller-runtime does.
+// reject, so the process exits and its Pod restarts, as controller-runtime does. On shutdown the leader keeps
+// renewing while its controllers drain and releases the lease only then: a successor never reconciles beside
+// a draining leader.
+//
+// Scope: every namespace, one (`namespace`) or several (`namespaces`: one watch per namespace behind each
+// informer's one store, for an operator whose RBAC is a Role in each of its tenant namespaces).
 //
 // No loop here retries in silence: informers that cannot list or watch for longer than
 // `informerFailureBoundMs` make /readyz fail with the resource and the server's error; a sync that times
@@ -33,8 +38,13 @@ export interface Runnable {
 export interface ManagerOptions {
   client?: Client;
   connection?: ConnectionOptions;
-  /** Default scope of informers: one namespace, or all when unset. */
+  /** Default scope of informers: one namespace, or all when unset (and `namespaces` too). */
   namespace?: string;
+  /**
+   * Default scope of informers: these namespaces, each informer watching each of them into one store (instead
+   * of `namespace`; at least one). Cluster-scoped kinds are watched whole.
+   */
+  namespaces?: readonly string[];
   leaderElection?: LeaderElectionOptions;
   /** Port of /healthz, /readyz and /metrics (0: ephemeral; undefined: no server). */
   probePort?: number;
@@ -69,11 +79,14 @@ export class Manager implements ControllerHost {
   readonly #controllers: { controller: Controller; informers: Informer<KubeObject>[] }[] = [];
   readonly #runnables: Runnable[] = [];
   readonly #stopInformers = new AbortController();
+  /** The namespaces informers watch by default; undefined: every namespace. */
+  readonly #namespaces: readonly string[] | undefined;
   #started = false;
 
   constructor(client: Client, options: ManagerOptions = {}) {
     this.client = client;
     this.#options = options;
+    this.#namespaces = defaultNamespaces(options);
     this.log = options.logger ?? createLogger();
     this.metrics = new RuntimeMetrics();
     this.probes = new ProbeServer(this.metrics.registry);
@@ -102,12 +115,12 @@ export class Manager implements ControllerHost {
 
   /** The shared informer for a kind and scope, created on first use (and started at once if the manager runs). */
   informer<T extends KubeObject>(type: ResourceType<T>, scope: InformerScope = {}): Informer<T> {
-    const namespace = type.namespaced ? (scope.namespace ?? this.#options.namespace) : undefined;
-    const key = [type.apiVersion, type.kind, namespace ?? '', scope.labelSelector ?? '', scope.fieldSelector ?? ''].join('|');
+    const namespaces = type.namespaced ? (scope.namespace !== undefined ? [scope.namespace] : this.#namespaces) : undefined;
+    const key = [type.apiVersion, type.kind, namespaces?.join(',') ?? '', scope.labelSelector ?? '', scope.fieldSelector ?? ''].join('|');
     let informer = this.#informers.get(key);
     if (!informer) {
       const created = new Informer<T>(this.client, type, {
-        namespace,
+        ...(namespaces?.length === 1 ? { namespace: namespaces[0] } : namespaces ? { namespaces } : {}),
         labelSelector: scope.labelSelector,
         fieldSelector: scope.fieldSelector,
         resyncMs: this.#options.resyncMs,
@@ -184,9 +197,11 @@ export class Manager implements ControllerHost {
         this.metrics.leader.set({ name: 'manager' }, 0);
         let leaderWork: Promise<unknown> = Promise.resolve();
         const outcome = await this.elector.run(signal, {
+          // The elector keeps the lease until this work has drained (see LeadershipCallbacks).
           onStartedLeading: (leading) => {
             this.metrics.leader.set({ name: 'manager' }, 1);
             leaderWork = this.#runLeaderWork(leading);
+            return leaderWork;
           },
           onStoppedLeading: () => this.metrics.leader.set({ name: 'manager' }, 0),
           onNewLeader: (identity) => this.log.info({ leader: identity }, 'leader observed'),
@@ -234,6 +249,15 @@ export class Manager implements ControllerHost {
       if (!signal.aborted) this.log.error({ err, runnable: runnable.name }, 'runnable failed');
     }
   }
+}
+
+/** The namespaces of `options` (namespace or namespaces), checked; undefined for every namespace. */
+function defaultNamespaces(options: ManagerOptions): readonly string[] | undefined {
+  if (options.namespaces === undefined) return options.namespace ? [options.namespace] : undefined;
+  if (options.namespace !== undefined) throw new Error('manager: give namespace or namespaces, not both');
+  const namespaces = [...new Set(options.namespaces)];
+  if (namespaces.length === 0 || namespaces.includes('')) throw new Error('manager: namespaces must name at least one namespace, and no empty one (leave it unset for every namespace)');
+  return namespaces;
 }
 
 /** An AbortSignal that aborts on SIGTERM or SIGINT: pass it to Manager.start for graceful shutdown. */

@@ -7,7 +7,7 @@ import { after, test } from 'node:test';
 import { Informer } from '../../src/cache/informer.ts';
 import { ConfigMaps } from '../../src/client/resources.ts';
 import type { KubeObject } from '../../src/object.ts';
-import { json, scriptedServer } from './retry-support.ts';
+import { json, scriptedServer, status } from './retry-support.ts';
 
 const cm = (name: string, rv: string, labels: Record<string, string> = {}): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: 'ns', resourceVersion: rv, labels } });
 const line = (type: string, object: KubeObject): string => `${JSON.stringify({ type, object })}\n`;
@@ -83,4 +83,75 @@ test('stop() ends the run, releases waitForSync with a rejection, and is harmles
   await assert.rejects(synced, /stopped/);
   await informer.stop();
   assert.equal(informer.hasSynced(), false);
+});
+
+const inNs = (namespace: string, name: string, rv: string): KubeObject => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace, resourceVersion: rv } });
+/** The namespace of a namespaced ConfigMap request: /api/v1/namespaces/NS/configmaps. */
+const namespaceOf = (url: URL): string => /^\/api\/v1\/namespaces\/([^/]+)\/configmaps$/.exec(url.pathname)?.[1] ?? '(every namespace)';
+
+test('several namespaces: one list and watch per namespace into one store; the initial list waits for every namespace, and a change in a listed namespace waits for it', async () => {
+  const watches: ServerResponse[] = [];
+  let answerB: (() => void) | undefined;
+  const server = await scriptedServer((_req, res, url) => {
+    const ns = namespaceOf(url);
+    if (url.searchParams.get('watch') === 'true') {
+      watches.push(res);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      // Namespace a changes at once, while b's first list is still under way.
+      if (ns === 'a') res.write(line('ADDED', inNs('a', 'late', '11')));
+      return;
+    }
+    const list = (): void => json(res, 200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [inNs(ns, `first-${ns}`, '1')] });
+    if (ns === 'b') answerB = list;
+    else list();
+  });
+  cleanups.push(async () => {
+    for (const res of watches) res.end();
+    await server.close();
+  });
+  const seen: string[] = [];
+  const informer = new Informer(server.client, ConfigMaps, { namespaces: ['a', 'b', 'a'], onInitialList: (objects) => seen.push(`list ${objects.map((o) => `${o.metadata.namespace}/${o.metadata.name}`).sort().join(',')}`) });
+  informer.addHandler({ onAdd: (o) => seen.push(`add ${o.metadata.namespace}/${o.metadata.name}`) });
+  assert.equal(informer.component, 'informer/configmaps(namespaces=a,b)');
+  const running = informer.run();
+  // a is listed and its watch has sent a change; b has not answered its list.
+  while (!answerB || !watches.length) await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 50));
+  assert.equal(informer.hasSynced(), false);
+  assert.deepEqual(seen, ['add a/first-a'], 'the change in a waits for b\'s list');
+  answerB();
+  await informer.waitForSync();
+  const deadline = Date.now() + 5000;
+  while (seen.length < 4 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.deepEqual(seen, ['add a/first-a', 'add b/first-b', 'list a/first-a,b/first-b', 'add a/late']);
+  assert.deepEqual(informer.store.keys().sort(), ['a/first-a', 'a/late', 'b/first-b']);
+  assert.deepEqual(informer.store.byIndex('namespace', 'b').map((o) => o.metadata.name), ['first-b']);
+  // Each namespace its own request; none of every namespace (which a Role per namespace does not allow).
+  assert.deepEqual([...new Set(server.requests.map(namespaceOf))].sort(), ['a', 'b']);
+  await informer.stop();
+  await running;
+});
+
+test('several namespaces: a namespace whose list is forbidden keeps the informer unsynced, and failing() names it', async () => {
+  const server = await scriptedServer((_req, res, url) => {
+    const ns = namespaceOf(url);
+    if (ns === 'locked') return status(res, 403, 'Forbidden', 'configmaps is forbidden: User "operator" cannot list resource "configmaps" in the namespace "locked"');
+    if (url.searchParams.get('watch') === 'true') return void res.writeHead(200, { 'content-type': 'application/json' });
+    json(res, 200, { kind: 'ConfigMapList', apiVersion: 'v1', metadata: { resourceVersion: '10' }, items: [inNs(ns, 'x', '1')] });
+  });
+  cleanups.push(server.close);
+  const informer = new Informer(server.client, ConfigMaps, { namespaces: ['open', 'locked'], backoff: { initialMs: 1, maxMs: 5, jitter: 0 } });
+  const running = informer.run();
+  const deadline = Date.now() + 5000;
+  while (!informer.failing() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.match(informer.failing()?.message ?? '', /^namespace locked: .*403 Forbidden: configmaps is forbidden/);
+  assert.equal(informer.hasSynced(), false);
+  assert.deepEqual(informer.store.keys(), ['open/x'], 'the open namespace is cached, but its list alone is not the whole list');
+  await informer.stop();
+  await running;
+});
+
+test('namespaces must name at least one namespace, and not beside namespace', () => {
+  assert.throws(() => new Informer({} as never, ConfigMaps, { namespaces: [] }), /namespaces must name at least one namespace/);
+  assert.throws(() => new Informer({} as never, ConfigMaps, { namespace: 'a', namespaces: ['b'] }), /namespace or namespaces, not both/);
 });
