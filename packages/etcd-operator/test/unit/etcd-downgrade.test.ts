@@ -133,7 +133,14 @@ describe('a member added while a finished downgrade is still enabled', () => {
   test('it cannot join ("incompatible with current running cluster"), and keeps etcd from ending the downgrade; CANCEL ends it, then it joins', async () => {
     const name = h.env().members[0]!.name;
     await h.client(name).downgrade('ENABLE', '3.5');
-    await eventually('storage version 3.5.0', async () => ((await h.client(name).status()).storageVersion === '3.5.0' ? true : undefined));
+    // Both, as the operator's downgrade step waits for both: a 3.6 member whose monitor has not yet written its
+    // storage version (its first try can fail with "missing term information") reports storage version 3.5.0
+    // while its cluster version is still 3.6.0; a 3.5 binary restarted then never becomes capable here, since
+    // its leader cannot decide a cluster version while the added member answers nothing (seen under load).
+    await eventually('cluster version and storage version 3.5.0', async () => {
+      const [version, status] = await Promise.all([h.client(name).version(), h.client(name).status()]);
+      return version.cluster === '3.5.0' && status.storageVersion === '3.5.0' ? true : undefined;
+    });
     // Added before the last member goes back: etcd's leader ends a downgrade only when every member of the
     // membership answers /version, and a member that never started answers nothing.
     const slot = await h.env().reserve('late');
