@@ -1,7 +1,7 @@
 // `npm start`: the main job. Brings localkube up in .localkube/ (building or reusing everything it needs),
 // builds the operator image and the peer-wait image (its member pods' init container) and loads both into
-// every node, installs the operator from its own manifests, creates examples/basic.yaml (3 members; or
-// examples/$QUORUM_EXAMPLE.yaml, e.g. QUORUM_EXAMPLE=tls for mutual TLS), waits for it to be Available, installs
+// every node, installs the operator from its own manifests, creates examples/basic.yaml (3 members with mutual
+// TLS, the default; or examples/$QUORUM_EXAMPLE.yaml, e.g. QUORUM_EXAMPLE=plaintext), waits for it to be Available, installs
 // the change recorder beside it (its own image and manifests, its ClusterRole derived from a sample
 // ChangeRecorder for namespace default), then the RBAC manager with its example RBACDefinition, and prints
 // what to try next, with the certificates when the example has client TLS.
@@ -19,6 +19,7 @@ import { install } from '../packages/etcd-operator/src/deploy/install.ts';
 import { EtcdClusters } from '../packages/etcd-operator/src/resources.ts';
 import { BACKUP_CREDENTIALS_LABEL, BACKUP_CREDENTIALS_LABEL_VALUE } from '../packages/etcd-operator/src/backup/credentials.ts';
 import { inPodEtcdctlFlags } from '../packages/etcd-operator/src/tls/members.ts';
+import { withEffectiveTLS } from '../packages/etcd-operator/src/tls/defaults.ts';
 import type { EtcdCluster } from '../packages/etcd-operator/src/api/etcdcluster.ts';
 import { buildRecorderImage } from '../packages/recorder/src/deploy/image.ts';
 import { installRecorder } from '../packages/recorder/src/deploy/install.ts';
@@ -57,21 +58,24 @@ await step(`loading ${peerWait.name} into every node`, () => kube.loadImage(peer
 await step('installing the operator from its manifests', () => install(client, { image: image.name, peerWaitImage: peerWait.name, log: (m) => progress(`  ${m}`) }));
 
 const example = parse(await readFile(join(root, 'examples', `${process.env['QUORUM_EXAMPLE'] || 'basic'}.yaml`), 'utf8')) as EtcdCluster;
-const clientTLS = example.spec.tls?.client !== undefined;
-const scheme = clientTLS ? 'https' : 'http';
 const ns = example.metadata.namespace ?? 'default';
 const name = example.metadata.name!;
 await client.apply(EtcdClusters, example, { fieldManager: 'quorum-start', force: true });
-await step(`waiting for EtcdCluster ${ns}/${name} to be Available`, async () => {
+const running = await step(`waiting for EtcdCluster ${ns}/${name} to be Available`, async () => {
   const deadline = Date.now() + 300_000;
   for (;;) {
     const c = await client.get(EtcdClusters, { namespace: ns, name });
     const available = c.status?.conditions?.find((x) => x.type === 'Available');
-    if (available?.status === 'True' && (c.status?.readyReplicas ?? 0) >= (c.spec.replicas ?? 3)) return;
+    if (available?.status === 'True' && (c.status?.readyReplicas ?? 0) >= (c.spec.replicas ?? 3)) return c;
     if (Date.now() > deadline) throw new Error(`not Available after 5 minutes: ${available?.reason ?? 'no status'}: ${available?.message ?? ''}`);
     await new Promise((r) => setTimeout(r, 1000));
   }
 });
+// New clusters get TLS unless their spec says `tls: {disabled: true}` (examples/basic.yaml says nothing): what
+// the cluster runs is in its status, and the TLS it applies is the operator's rule (tls/defaults.ts).
+const runningSpec = withEffectiveTLS(running.spec, { status: running.status });
+const clientTLS = running.status?.clientEndpoint?.startsWith('https:') ?? false;
+const scheme = clientTLS ? 'https' : 'http';
 
 // A real S3 server (MinIO) in localkube-storage, with the credentials Secret copied next to the example.
 await minioAhead;
@@ -119,11 +123,11 @@ const out = async (args: string[]): Promise<string> => kube.kubectl(args);
 const svc = (await client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
 process.stdout.write(`\n$ kubectl get etcd -n ${ns}\n${await out(['get', 'etcd', '-n', ns, '-o', 'wide'])}`);
 // Inside a member pod etcdctl dials localhost (in the server certificate) with the pod's own certificate files.
-const inPod = clientTLS ? ['--endpoints=https://localhost:2379', ...inPodEtcdctlFlags(example.spec)] : [];
+const inPod = clientTLS ? ['--endpoints=https://localhost:2379', ...inPodEtcdctlFlags(runningSpec)] : [];
 process.stdout.write(`\n$ kubectl exec -n ${ns} ${name}-0 -- etcdctl ${[...inPod, 'member', 'list', '-w', 'table'].join(' ')}\n${await out(['exec', '-n', ns, `${name}-0`, '--', 'etcdctl', ...inPod, 'member', 'list', '-w', 'table']).catch((e: Error) => e.message)}`);
 // With client TLS the client certificate is in a Secret; from this host, the Service's IP is in no certificate,
 // so curl is told which name to check it against (--resolve).
-const secret = clientTLS ? (example.spec.tls?.client?.secretName ?? `${name}-client-tls`) : '';
+const secret = clientTLS ? (running.status?.tls?.clientSecret ?? `${name}-client-tls`) : '';
 const certs = join(stateDir, `${name}-client`);
 const connect = clientTLS
   ? `Connect to etcd (mutual TLS: the client certificate is in Secret ${ns}/${secret}):

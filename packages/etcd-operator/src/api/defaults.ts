@@ -228,6 +228,7 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
   }
 
   if (old) rule(SPEC, old.tls === undefined || spec.tls !== undefined, RULES.tlsFixed.message);
+  if (isPlainObject(spec.tls)) rule([...SPEC, 'tls'], spec.tls.disabled !== true || (spec.tls.peer === undefined && spec.tls.client === undefined), RULES.tlsDisabledAlone.message);
   if (isPlainObject(spec.tls) && isPlainObject(old?.tls)) {
     const tls = spec.tls;
     const oldTls = old.tls;

@@ -268,6 +268,10 @@ export const RULES = {
     rule: '!has(oldSelf.client) || (has(self.client) && self.client == oldSelf.client)',
     message: 'spec.tls.client cannot be removed or switched between operator-managed and a Secret once set (it can be added to a running cluster)',
   },
+  tlsDisabledAlone: {
+    rule: '!has(self.disabled) || !self.disabled || (!has(self.peer) && !has(self.client))',
+    message: 'spec.tls.disabled: true asks for plaintext, so spec.tls.peer and spec.tls.client must be unset with it',
+  },
   tlsFixed: {
     rule: '!has(oldSelf.tls) || has(self.tls)',
     message: 'spec.tls cannot be removed: turning TLS off in place is not built (it can be added to a running plaintext cluster)',
@@ -612,11 +616,20 @@ function tlsSideSchema(side: 'peer' | 'client') {
 }
 
 export const TlsSchema = Type.Object(
-  { peer: Type.Optional(tlsSideSchema('peer')), client: Type.Optional(tlsSideSchema('client')) },
+  {
+    peer: Type.Optional(tlsSideSchema('peer')),
+    client: Type.Optional(tlsSideSchema('client')),
+    disabled: Type.Optional(
+      Type.Boolean({
+        description:
+          'true: plaintext peers and clients, with neither peer nor client set. Only for a cluster that does not run TLS: turning TLS off in place is not built.',
+      }),
+    ),
+  },
   {
     description:
-      'TLS for members and clients (docs/tls.md). Set at creation, or added to a running plaintext cluster, which moves to it one member at a time without downtime; it cannot be removed, or switched between operator-managed and a Secret.',
-    'x-kubernetes-validations': [RULES.tlsPeerFixed, RULES.tlsClientFixed],
+      "TLS for members and clients (docs/tls.md). Unset (or with neither peer, client nor disabled), a new cluster gets operator-managed TLS on both sides (peer: {}, client: {}; the defaulting webhook writes them on create), and a cluster created before this default keeps running what it runs (plaintext) until its spec asks for TLS; `disabled: true` asks for plaintext. TLS is set at creation, or added to a running plaintext cluster, which moves to it one member at a time without downtime; it cannot be removed, or switched between operator-managed and a Secret.",
+    'x-kubernetes-validations': [RULES.tlsPeerFixed, RULES.tlsClientFixed, RULES.tlsDisabledAlone],
   },
 );
 

@@ -13,6 +13,10 @@ import { nextStep } from './progress.ts';
 import { report, reportInvalid, type Say } from './report.ts';
 import { applyDefaults, validateSpec } from './spec.ts';
 import { take } from './take.ts';
+import { madeWithTLS } from './resources.ts';
+import { LABELS } from '../names.ts';
+import type { EtcdCluster } from './spec.ts';
+import { tlsOffIssue, withEffectiveTLS, type TLSFacts } from '../tls/defaults.ts';
 
 export type { ReconcilerDeps, StepMetrics } from './deps.ts';
 
@@ -33,14 +37,17 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     const event: Say = (type, reason, note) => deps.events.record(cluster, { type, reason, action: reason, note });
 
     // Invalid specs (possible when the webhooks are off) are reported and change nothing.
+    const tls = tlsFacts(deps, cluster);
     const errors = validateSpec(cluster.spec ?? {}, undefined).filter((e) => !e.warning);
-    if (errors.length > 0) {
-      const invalid = errors.map((e) => e.message).join('; ');
+    const tlsOff = tlsOffIssue(cluster.spec?.tls, tls);
+    if (errors.length > 0 || tlsOff) {
+      const invalid = [...errors.map((e) => e.message), ...(tlsOff ? [tlsOff] : [])].join('; ');
       await reportInvalid(deps, cluster, previous, now, invalid, signal);
       log.warn({ invalid }, 'invalid spec: nothing changed');
       return {};
     }
-    const spec = applyDefaults(cluster.spec ?? {});
+    // TLS by default for a cluster that never ran, what it runs for one that did (tls/defaults.ts).
+    const spec = withEffectiveTLS(applyDefaults(cluster.spec ?? {}), tls);
     if (!spec.paused) await applyClusterObjects(deps, cluster, spec.replicas, signal);
 
     const seen = await observe({ deps, memory, cluster, spec, previous, now, signal });
@@ -51,4 +58,11 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     if (spec.paused) return { requeueAfter: STEADY_RESYNC_MS };
     return take({ deps, memory, cluster, spec, seen, action, step, failure, now, signal, log, event });
   };
+}
+
+/** What the cluster runs, for its TLS default: its status and its member pods (as the pod cache has them). */
+function tlsFacts(deps: ReconcilerDeps, cluster: EtcdCluster): TLSFacts {
+  const name = cluster.metadata.name;
+  const pods = deps.pods.store.byIndex('namespace', cluster.metadata.namespace ?? '').filter((p) => p.metadata.labels?.[LABELS.instance] === name && p.metadata.labels?.[LABELS.managedBy] === 'quorum');
+  return { status: cluster.status, podsExist: pods.length > 0, podsWithTLS: pods.some(madeWithTLS) };
 }

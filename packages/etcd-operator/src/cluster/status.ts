@@ -144,7 +144,8 @@ export function buildStatus(i: StatusInput): StatusShape {
     ...(i.step ? { step: i.step } : {}),
     ...(recovery ? { recovery } : {}),
     ...(rollout ? { rollout } : {}),
-    ...(i.tls ? { tls: i.tls.status } : {}),
+    // Kept while the spec is invalid: it is what tells the TLS default of a running cluster (tls/defaults.ts).
+    ...(i.tls ? { tls: i.tls.status } : i.invalid && i.previous?.tls ? { tls: i.previous.tls } : {}),
     ...(i.maintenance ? { maintenance: i.maintenance } : {}),
   };
 }

@@ -18,7 +18,7 @@ import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { BACKUP_CREDENTIALS_LABEL } from '../../src/backup/credentials.ts';
 import { enableS3, enableStorage, type S3Addon } from '../support/s3-addon.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
@@ -69,7 +69,7 @@ async function deleteClusterAndClaims(name: string): Promise<void> {
 let taken: EtcdBackup;
 
 test('a backup taken under load, from a follower, is stored in MinIO with its size, hash and revision', async () => {
-  await applyCluster(env.client, ns, NAME, { replicas: 3 });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3 });
   const before = await waitAvailable(env.client, ns, NAME, 3);
   const checker = new DataChecker({ endpoints: [await clientServiceEndpoint(env.client, ns, NAME)], ratePerSecond: 30 });
   checker.start();
@@ -98,7 +98,7 @@ test('a backup taken under load, from a follower, is stored in MinIO with its si
   // The cluster and its volumes are deleted; a new cluster under the same name comes back from the backup.
   const oldClusterID = before.cluster.status?.clusterID;
   await deleteClusterAndClaims(NAME);
-  await applyCluster(env.client, ns, NAME, { replicas: 3, bootstrap: { fromBackup: { backupName: 'b1' } } });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, bootstrap: { fromBackup: { backupName: 'b1' } } });
   const restored = await waitAvailable(env.client, ns, NAME, 3, 240_000);
   assert.notEqual(restored.cluster.status?.clusterID, oldClusterID, 'a restored cluster has a new cluster ID');
   const report = await checker.verify({ upToRevision: s.revision!, endpoints: [await clientServiceEndpoint(env.client, ns, NAME)], timeoutMs: 60_000 });
@@ -120,7 +120,7 @@ test('corrupted and truncated snapshots are refused before any member starts', a
     { name: 'corrupted', fromBackup: { destination: destination(), key: `${PREFIX}/corrupted.db` } },
     { name: 'truncated', fromBackup: { destination: destination(), key: `${PREFIX}/truncated.db`, sha256: taken.status!.sha256 } },
   ];
-  for (const c of cases) await applyCluster(env.client, ns, c.name, { replicas: 3, bootstrap: { fromBackup: c.fromBackup } });
+  for (const c of cases) await applyCluster(env.client, ns, c.name, { ...PLAINTEXT, replicas: 3, bootstrap: { fromBackup: c.fromBackup } });
   for (const c of cases) {
     const degraded = await eventually(`${c.name} refused`, async () => {
       const s = await getCluster(env.client, ns, c.name);
@@ -189,7 +189,7 @@ test('GCS (fake-gcs-server) and Azure (Azurite): each stores a backup that a new
     assert.match(b.status?.location ?? '', new RegExp(`^${scheme}://`));
     // One member is enough to prove the data: the restore path is the same for every size.
     const restored = `from-${backend}`;
-    await applyCluster(env.client, ns, restored, { replicas: 1, bootstrap: { fromBackup: { backupName: b.metadata.name } } });
+    await applyCluster(env.client, ns, restored, { ...PLAINTEXT, replicas: 1, bootstrap: { fromBackup: { backupName: b.metadata.name } } });
     await waitAvailable(env.client, ns, restored, 1, 240_000);
     const report = await checker.verify({ upToRevision: b.status.revision!, endpoints: [await clientServiceEndpoint(env.client, ns, restored)], timeoutMs: 60_000 });
     assert.ok(report.acknowledged >= 50, `${backend}: checked ${report.acknowledged}`);
@@ -209,7 +209,7 @@ test('a PVC backup restores into 3 members: one restores from the claim, the oth
   const b = await backup('to-pvc', NAME, { pvc: { claimName: 'etcd-backups', path: PREFIX } });
   assert.equal(b.status?.phase, 'Succeeded', JSON.stringify(b.status?.conditions));
   assert.match(b.status?.location ?? '', /^pvc:\/\/etcd-backups\//);
-  await applyCluster(env.client, ns, 'from-pvc', { replicas: 3, bootstrap: { fromBackup: { backupName: 'to-pvc' } } });
+  await applyCluster(env.client, ns, 'from-pvc', { ...PLAINTEXT, replicas: 3, bootstrap: { fromBackup: { backupName: 'to-pvc' } } });
   const restored = await waitAvailable(env.client, ns, 'from-pvc', 3, 300_000);
   const report = await checker.verify({ upToRevision: b.status.revision!, endpoints: [await clientServiceEndpoint(env.client, ns, 'from-pvc')], timeoutMs: 60_000 });
   assert.ok(report.acknowledged >= 50, `checked ${report.acknowledged}`);

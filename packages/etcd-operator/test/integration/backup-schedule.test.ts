@@ -18,7 +18,7 @@ import { SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from '../../src/schedule/prun
 import { RESTORE_LABEL } from '../../src/restore/reconcile.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { enableS3, type S3Addon } from '../support/s3-addon.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -54,7 +54,7 @@ const getSchedule = (): Promise<EtcdBackupSchedule> => env.client.get(EtcdBackup
 const condition = (s: EtcdBackupSchedule, type: string): { status: string; reason: string; message: string } | undefined => s.status?.conditions?.find((c) => c.type === type);
 
 test('a schedule every minute with maxCount 2 runs four times and keeps exactly two backups, in the bucket and as records', async () => {
-  await applyCluster(env.client, ns, SOURCE, { replicas: 1 });
+  await applyCluster(env.client, ns, SOURCE, { ...PLAINTEXT, replicas: 1 });
   await waitAvailable(env.client, ns, SOURCE, 1);
   // Every scheduled backup is taken after these writes, so each holds all of them.
   checker = new DataChecker({ endpoints: [await clientServiceEndpoint(env.client, ns, SOURCE)], ratePerSecond: 30 });
@@ -153,7 +153,7 @@ test('an EtcdRestore makes a new cluster from a scheduled backup, with every ack
     apiVersion: 'etcd.quorum.dev/v1alpha1',
     kind: 'EtcdRestore',
     metadata: { name: 'restore-1', namespace: ns },
-    spec: { clusterName: 'restored', backupName: source.metadata.name!, clusterSpec: { replicas: 1 } },
+    spec: { clusterName: 'restored', backupName: source.metadata.name!, clusterSpec: { ...PLAINTEXT, replicas: 1 } },
   });
   const done = await eventually('the restore finished', async () => {
     const r = await env.client.get(EtcdRestores, { namespace: ns, name: 'restore-1' });

@@ -13,7 +13,7 @@ import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdBackups } from '../../src/resources.ts';
 import { enableS3, type S3Addon } from '../support/s3-addon.ts';
-import { applyCluster, clientServiceEndpoint, eventually, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, eventually, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
 let env: TestEnv;
@@ -28,7 +28,7 @@ before(async () => {
   s3 = await enableS3(env, [ns]);
   hostS3 = s3.hostClient;
   // One member is enough to back up: the upload, not the cluster, is what this file is about.
-  await applyCluster(env.client, ns, NAME, { replicas: 1 });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 1 });
   await waitAvailable(env.client, ns, NAME, 1);
 });
 after(async () => {

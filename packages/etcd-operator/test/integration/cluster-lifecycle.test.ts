@@ -12,7 +12,7 @@ import { Pods } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, memberPods, etcdctl, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, etcdctl, eventually, getCluster, memberPods, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
@@ -34,7 +34,7 @@ after(async () => {
 const pods = (): Promise<V1Pod[]> => memberPods(env.client, ns, NAME);
 
 test('a basic cluster becomes Available with 3 voting members on 3 nodes; etcdctl agrees with status', async () => {
-  await applyCluster(env.client, ns, NAME, { replicas: 3 });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3 });
   const state = await waitAvailable(env.client, ns, NAME, 3);
   const nodes = new Set((await pods()).map((p) => p.spec!.nodeName));
   assert.equal(nodes.size, 3, 'one member per node (antiAffinity Preferred spreads them)');

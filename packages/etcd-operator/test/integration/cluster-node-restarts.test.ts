@@ -12,7 +12,7 @@ import { Pods } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { DataChecker } from '../../src/testing/data-checker.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, memberPods, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, eventually, getCluster, memberPods, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 import type { V1Pod } from '@kubernetes/client-node';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
@@ -38,7 +38,7 @@ test('a cluster of 3 voting members on 3 nodes, the data checker writing', async
   // (docs/localkube.md), and a loaded machine can take that long to bring a node back, so the node tests here
   // would see a pod made anew (with today's member list) instead of the same pod restarted.
   const tolerations = ['node.kubernetes.io/not-ready', 'node.kubernetes.io/unreachable'].map((key) => ({ key, operator: 'Exists', effect: 'NoExecute', tolerationSeconds: 300 }));
-  await applyCluster(env.client, ns, NAME, { replicas: 3, podTemplate: { spec: { tolerations } } });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, podTemplate: { spec: { tolerations } } });
   await waitAvailable(env.client, ns, NAME, 3);
   const nodes = new Set((await pods()).map((p) => p.spec!.nodeName));
   assert.equal(nodes.size, 3, 'one member per node (antiAffinity Preferred spreads them)');

@@ -13,7 +13,7 @@ import type { TestEnv } from '@quorum/localkube/testing';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
+import { applyCluster, clientServiceEndpoint, type ClusterState, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 import { enableStorage } from '../support/s3-addon.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 
@@ -71,7 +71,7 @@ const events = async (name: string): Promise<string> => env.kube.kubectl(['get',
 
 test('Manual: QuorumLost is set, a Warning says why, and nothing is changed', async () => {
   const name = 'manual';
-  await applyCluster(env.client, ns, name, { replicas: 3 });
+  await applyCluster(env.client, ns, name, { ...PLAINTEXT, replicas: 3 });
   const state = await waitAvailable(env.client, ns, name, 3);
   const before = new Map((await podsOf(name)).map((p) => [p.metadata.name, p.metadata.uid]));
   const victims = await loseTwoMembers(state);
@@ -89,7 +89,7 @@ test('Manual: QuorumLost is set, a Warning says why, and nothing is changed', as
 
 test('Restore with a recent backup: the cluster comes back from it, with the data-loss window in status', async () => {
   const name = 'from-backup';
-  await applyCluster(env.client, ns, name, { replicas: 3, disasterRecovery: { policy: 'Restore' } });
+  await applyCluster(env.client, ns, name, { ...PLAINTEXT, replicas: 3, disasterRecovery: { policy: 'Restore' } });
   const state = await waitAvailable(env.client, ns, name, 3);
   // Writes stop before the backup, so no survivor is newer than it.
   const checker = await writeSome(name, 100);
@@ -118,7 +118,7 @@ test('Restore with a recent backup: the cluster comes back from it, with the dat
 
 test('Restore with a survivor newer than the backup: the survivor\'s data is kept', async () => {
   const name = 'from-survivor';
-  await applyCluster(env.client, ns, name, { replicas: 3, disasterRecovery: { policy: 'Restore' } });
+  await applyCluster(env.client, ns, name, { ...PLAINTEXT, replicas: 3, disasterRecovery: { policy: 'Restore' } });
   const state = await waitAvailable(env.client, ns, name, 3);
   await backup('older', name);
   // Written after the backup: only the survivor has them.

@@ -10,7 +10,7 @@
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestEnv } from '@quorum/localkube/testing';
-import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable, type ClusterState } from './support.ts';
+import { applyCluster, type ClusterState, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 import { clusterEvents, condition, deleteCluster, describeState, eventText, findPod } from './failure-views.ts';
 
 let env: TestEnv;
@@ -32,7 +32,7 @@ test('a member pod stuck Terminating on a stopped node: Available on a quorum, t
   const NAME = 'stuck';
   // The bound counts from the pod's deletionTimestamp; PodStuckTerminating is reported from 45 s on, so a
   // bound of 60 s leaves a 15 s window in which the message must show before the member is replaced.
-  await applyCluster(env.client, ns, NAME, { replicas: 3, replaceStuckMemberAfterSeconds: 60 });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, replaceStuckMemberAfterSeconds: 60 });
   let node: string | undefined;
   let stopped = false;
   try {

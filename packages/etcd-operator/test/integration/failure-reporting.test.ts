@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 import { clusterEvents, condition, deleteCluster, describeState, eventText, findPod } from './failure-views.ts';
 
 let env: TestEnv;
@@ -26,7 +26,7 @@ after(async () => {
 test('members that crash at start say why: Degraded MembersCrashLooping with exit code and etcd\'s words, lastError, a Warning event', async () => {
   const ns = await env.namespace('crashing');
   const NAME = 'shout';
-  await applyCluster(env.client, ns, NAME, { replicas: 3, etcd: { extraArgs: ['--log-level=shouting'] } });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, etcd: { extraArgs: ['--log-level=shouting'] } });
   try {
     // The positive signal: every member is reported crash-looping, in the condition and in its status entry.
     const state = await eventually('Degraded MembersCrashLooping naming all 3 members, each with a lastError', async () => {
@@ -67,7 +67,7 @@ test('members that crash at start say why: Degraded MembersCrashLooping with exi
 test('a learner whose pod can never be scheduled does not hold back a lower replicas', async () => {
   const ns = await env.namespace('pending');
   const NAME = 'pend';
-  await applyCluster(env.client, ns, NAME, { replicas: 3 });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3 });
   try {
     await waitAvailable(env.client, ns, NAME, 3);
     // Membership comes before a rolling update: the fourth member (made from the new template) is added first,

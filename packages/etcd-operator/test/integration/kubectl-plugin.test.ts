@@ -17,7 +17,7 @@ import type { TestEnv } from '@quorum/localkube/testing';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
 import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, clusterEndpoint, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 const root = join(import.meta.dirname, '..', '..', '..', '..');
 const NAME = 'plugged';
@@ -54,7 +54,7 @@ function ok(r: RunResult, what: string): string {
 test('kubectl finds the plugin; status and members of an Available cluster', async () => {
   // Only the listing: `plugin list` exits 1 over warnings about other plugins a machine's PATH may hold.
   assert.match((await kubectl(['plugin', 'list'])).stdout, new RegExp(`${pathDir}/kubectl-quorum`));
-  await applyCluster(env.client, ns, NAME, { replicas: 3 });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3 });
   await waitAvailable(env.client, ns, NAME, 3);
   // Right after bootstrap etcd reports cluster version 3.0.0 until its leader decides the real one (CI saw
   // `3.6.16 (3.0.0)`): the table is read once status shows the decided version.
@@ -113,7 +113,8 @@ test('backup to a PVC with --wait, then restore from it into a new cluster with 
   assert.match(restored, new RegExp(`^etcdrestore\\.etcd\\.quorum\\.dev/${RESTORED} created \\(new EtcdCluster ${RESTORED} from EtcdBackup now\\)\\n`));
   assert.match(restored, new RegExp(`EtcdRestore \\S+/${RESTORED} Succeeded\\n +cluster: +EtcdCluster \\S+/${RESTORED}, \\w+, \\d/1 ready`));
   await waitAvailable(env.client, ns, RESTORED, 1);
-  const copy = new EtcdClient({ endpoint: await clientServiceEndpoint(env.client, ns, RESTORED), timeoutMs: 10_000 });
+  // The restore made a new cluster, with TLS by default: read it with its client Secret.
+  const copy = new EtcdClient({ ...(await clusterEndpoint(env.client, ns, RESTORED)), timeoutMs: 10_000 });
   try {
     assert.equal((await copy.get('/kubectl-quorum/before-backup'))?.value, 'kept', 'the restored cluster has what was written before the backup');
   } finally {

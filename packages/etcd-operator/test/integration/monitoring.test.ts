@@ -14,7 +14,7 @@ import { Pods } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClusters } from '../../src/resources.ts';
 import { ETCD_JOB, OPERATOR_JOB } from '../../src/monitoring/scrape.ts';
-import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -52,7 +52,7 @@ before(async () => {
   env = await setUpOperator();
   ns = await env.namespace('monitoring');
   prometheus = (await env.kube.enablePrometheus()).url;
-  await applyCluster(env.client, ns, NAME, { replicas: 3, storage: { volumeClaimTemplate: { resources: { requests: { storage: '256Mi' } } } } });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, storage: { volumeClaimTemplate: { resources: { requests: { storage: '256Mi' } } } } });
   await waitAvailable(env.client, ns, NAME, 3);
 });
 after(async () => {

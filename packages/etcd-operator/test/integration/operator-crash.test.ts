@@ -22,7 +22,7 @@ import { DataChecker } from '../../src/testing/data-checker.ts';
 import { enableS3, type S3Addon } from '../support/s3-addon.ts';
 import { NAME as OPERATOR } from '../../src/deploy/manifests.ts';
 import { waitForWebhooks } from '../../src/deploy/install.ts';
-import { applyCluster, clientServiceEndpoint, etcdctl, eventually, installOptions, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, etcdctl, eventually, installOptions, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 const quiet = createLogger({ level: 'silent', destination: new Writable({ write: (_c, _e, cb) => cb() }) });
 
@@ -102,7 +102,7 @@ async function assertClean(replicas: number, name = 'crashy'): Promise<void> {
 
 test('killed after every write, the operator still creates the cluster and scales it 3 → 5 → 3', async () => {
   const writes: string[] = [];
-  await applyCluster(env.client, ns, 'crashy', { replicas: 3 });
+  await applyCluster(env.client, ns, 'crashy', { ...PLAINTEXT, replicas: 3 });
   const created = await runCrashingOperators(() => converged(3), writes);
   await assertClean(3);
   for (const n of [5, 3]) {
@@ -119,7 +119,7 @@ test('killed after every write, the operator still creates the cluster and scale
 test('killed after every write of the backup and restore paths: one Job and one object per backup, and a whole restored cluster', async () => {
   const writes: string[] = [];
   // The cluster the test above left at 3 members (made again here when this test runs alone).
-  if (!(await env.client.find(EtcdClusters, { namespace: ns, name: 'crashy' }))) await applyCluster(env.client, ns, 'crashy', { replicas: 3 });
+  if (!(await env.client.find(EtcdClusters, { namespace: ns, name: 'crashy' }))) await applyCluster(env.client, ns, 'crashy', { ...PLAINTEXT, replicas: 3 });
   await runCrashingOperators(() => converged(3), writes);
   const checker = new DataChecker({ endpoints: [await clientServiceEndpoint(env.client, ns, 'crashy')], ratePerSecond: 30 });
   checker.start();
@@ -137,7 +137,7 @@ test('killed after every write of the backup and restore paths: one Job and one 
   assert.equal(backup.status?.phase, 'Succeeded', `the backup completed after ${backupLives} operator lives: ${JSON.stringify(backup.status?.conditions)}`);
   assert.deepEqual(stored, [{ key: backup.status.key, size: backup.status.sizeBytes }], 'exactly one stored object, the one status names');
 
-  await env.client.create(EtcdRestores, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdRestore', metadata: { name: 'crashy-restore', namespace: ns }, spec: { clusterName: 'crashy-restored', backupName: 'crashy-backup', clusterSpec: { replicas: 3 } } });
+  await env.client.create(EtcdRestores, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdRestore', metadata: { name: 'crashy-restore', namespace: ns }, spec: { clusterName: 'crashy-restored', backupName: 'crashy-backup', clusterSpec: { ...PLAINTEXT, replicas: 3 } } });
   const restoreDone = async (): Promise<boolean> => ['Succeeded', 'Failed'].includes((await env.client.get(EtcdRestores, { namespace: ns, name: 'crashy-restore' })).status?.phase ?? '');
   const restoreLives = await runCrashingOperators(restoreDone, writes);
   const restore = await env.client.get(EtcdRestores, { namespace: ns, name: 'crashy-restore' });

@@ -27,7 +27,7 @@ import { buildMemberToolBinary } from '../../src/deploy/peer-wait-image.ts';
 import { EtcdBackups, EtcdClusters } from '../../src/resources.ts';
 import { enableS3 } from '../support/s3-addon.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, verifyNoWriteLost, waitAvailable, type ClusterState } from './support.ts';
+import { applyCluster, clientServiceEndpoint, type ClusterState, eventually, getCluster, PLAINTEXT, setUpOperator, verifyNoWriteLost, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 const checkers: DataChecker[] = [];
@@ -104,7 +104,7 @@ test('3.5.35 → 3.6.16 on 3 members while writing: one member at a time, follow
   // Restricted, enforced by the API server: every pod a rollout makes must pass it.
   const ns = await env.namespace('upgrade', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'up';
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.5.35' });
   await waitAvailable(env.client, ns, NAME, 3);
   const before = await eventually('the 3.5 cluster settled, its cluster version read', async () => {
     const s = await getCluster(env.client, ns, NAME);
@@ -117,7 +117,7 @@ test('3.5.35 → 3.6.16 on 3 members while writing: one member at a time, follow
   const uidsBefore = new Map((await pods(ns, NAME)).map((p) => [p.metadata.name, p.metadata.uid]));
   const checker = await startChecker(ns, NAME);
 
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16' });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.6.16' });
 
   // Polled every 200 ms until the rollout is done: which member's pod was replaced when, and what status said.
   const replaced: { member: string; leaderThen: string | undefined }[] = [];
@@ -182,7 +182,7 @@ test('3.5.35 → 3.6.16 on 3 members while writing: one member at a time, follow
 test('a crash-looping image halts at its first member: Degraded UpgradeFailed in its words, no second member touched, still Available; rolling back restores that member', async () => {
   const ns = await env.namespace('upgrade-halt', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'halt';
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.5.35' });
   await waitAvailable(env.client, ns, NAME, 3);
   const before = await eventually('cluster version read', async () => {
     const s = await getCluster(env.client, ns, NAME);
@@ -192,7 +192,7 @@ test('a crash-looping image halts at its first member: Degraded UpgradeFailed in
   const uidsBefore = new Map((await pods(ns, NAME)).map((p) => [p.metadata.name, p.metadata.uid]));
   const checker = await startChecker(ns, NAME);
 
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16', image: CRASHLOOP_IMAGE });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.6.16', image: CRASHLOOP_IMAGE });
   const halted = await eventually('Degraded UpgradeFailed', async () => {
     const s = await getCluster(env.client, ns, NAME);
     const degraded = condition(s.cluster, 'Degraded');
@@ -221,7 +221,7 @@ test('a crash-looping image halts at its first member: Degraded UpgradeFailed in
   }
 
   // Roll back: spec.version back, the image unset (a server-side apply that no longer sets it).
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.5.35' });
   const back = await eventually('rolled back: every member up to date, nothing Degraded, no rollout recorded', async () => {
     const s = await waitAvailable(env.client, ns, NAME, 3);
     return !s.cluster.status?.rollout && condition(s.cluster, 'Degraded')?.status === 'False' && condition(s.cluster, 'MembersUpToDate')?.status === 'True' ? s : undefined;
@@ -241,11 +241,11 @@ test('spec.backup: a failed backup before a version change halts it with nothing
   const s3 = await enableS3(env, [ns]);
   const NAME = 'bk';
   const missingBucket = { backup: { destination: s3.destination('pre-upgrade', { bucket: 'quorum-missing' }) } };
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35', ...missingBucket });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.5.35', ...missingBucket });
   await waitAvailable(env.client, ns, NAME, 3);
   const uidsBefore = new Map((await pods(ns, NAME)).map((p) => [p.metadata.name, p.metadata.uid]));
 
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16', ...missingBucket });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.6.16', ...missingBucket });
   const halted = await eventually('Degraded UpgradeFailed (BackupFailed)', async () => {
     const s = await getCluster(env.client, ns, NAME);
     return s.cluster.status?.rollout?.halted?.reason === 'BackupFailed' && condition(s.cluster, 'Degraded')?.reason === 'UpgradeFailed' ? s : undefined;
@@ -261,7 +261,7 @@ test('spec.backup: a failed backup before a version change halts it with nothing
   assert.ok((await events(ns, NAME)).some((e) => e.reason === 'BackupBeforeUpgrade'));
 
   // Fixed and retried: a new backup (a new name: the retry token is part of it) must succeed first.
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16', backup: { destination: s3.destination('pre-upgrade') } });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.6.16', backup: { destination: s3.destination('pre-upgrade') } });
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { metadata: { annotations: { 'etcd.quorum.dev/retry-rollout': '1' } } });
   const done = await eventually('upgraded after the retry', async () => {
     const s = await waitAvailable(env.client, ns, NAME, 3);
@@ -282,7 +282,7 @@ test('spec.backup: a failed backup before a version change halts it with nothing
 test("3.6.16 → 3.5.35 on 3 members while writing, through etcd's downgrade API: enabled first, storage migrated, then one member at a time, the leader last; same IDs and PVCs; no write lost", async () => {
   const ns = await env.namespace('downgrade', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'dg';
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16' });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.6.16' });
   await waitAvailable(env.client, ns, NAME, 3);
   const before = await eventually('cluster version 3.6.0', async () => {
     const s = await getCluster(env.client, ns, NAME);
@@ -293,7 +293,7 @@ test("3.6.16 → 3.5.35 on 3 members while writing, through etcd's downgrade API
   const uidsBefore = new Map((await pods(ns, NAME)).map((p) => [p.metadata.name, p.metadata.uid]));
   const checker = await startChecker(ns, NAME);
 
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35' });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.5.35' });
   const replaced: string[] = [];
   let replacedBeforeEnabled = false;
   const deadline = Date.now() + 600_000;
@@ -338,7 +338,7 @@ test('the supported path 3.4.23 → 3.5.35 → 3.6.16, one minor at a time, whil
   // must have taken a raft snapshot on 3.5 past them first. etcd takes one every snapshotCount entries (3.5's
   // default is 100 000); a small count gets there within the test (docs/upgrades.md says so).
   const etcd = { snapshotCount: 100 };
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.4.23', etcd });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.4.23', etcd });
   await waitAvailable(env.client, ns, NAME, 3);
   const at = async (version: string, cluster: string): Promise<ClusterState> =>
     eventually(`every member on ${version}, cluster version ${cluster}`, async () => {
@@ -349,13 +349,13 @@ test('the supported path 3.4.23 → 3.5.35 → 3.6.16, one minor at a time, whil
     }, { timeoutMs: 600_000, intervalMs: 1000 });
   const before = await at('3.4.23', '3.4.0');
   const checker = await startChecker(ns, NAME);
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.5.35', etcd });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.5.35', etcd });
   const mid = await at('3.5.35', '3.5.0');
   assert.deepEqual(ids(mid), ids(before), 'the same members with the same IDs after 3.5');
   // More than snapshotCount entries on 3.5: every member's latest snapshot is past the 3.4-era entries.
   const written = checker.stats().acknowledged;
   await eventually('250 more writes on 3.5', () => Promise.resolve(checker.stats().acknowledged >= written + 250 ? true : undefined), { timeoutMs: 120_000 });
-  await applyCluster(env.client, ns, NAME, { replicas: 3, version: '3.6.16', etcd });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, version: '3.6.16', etcd });
   const done = await at('3.6.16', '3.6.0');
   assert.deepEqual(ids(done), ids(before), 'the same members with the same IDs after 3.6');
   const seen = await events(ns, NAME);

@@ -13,7 +13,7 @@ import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdError, GrpcCode } from '../../src/etcd/errors.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
-import { applyCluster, clientServiceEndpoint, eventually, getCluster, setUpOperator, verifyNoWriteLost, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, eventually, getCluster, PLAINTEXT, setUpOperator, verifyNoWriteLost, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -52,7 +52,7 @@ const condition = async (name: string, type: string): Promise<{ status: string; 
 
 test('NOSPACE: reads keep their endpoints, Degraded NoSpace, then compaction, defragmentation and disarm with no write lost', async () => {
   const NAME = 'nospace';
-  await applyCluster(env.client, ns, NAME, { replicas: 3, etcd: { quotaBackendBytes: 32 * MiB } });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, etcd: { quotaBackendBytes: 32 * MiB } });
   await waitAvailable(env.client, ns, NAME, 3);
   const endpoint = await clientServiceEndpoint(env.client, ns, NAME);
   const client = new EtcdClient({ endpoint, timeoutMs: 10_000 });
@@ -101,7 +101,7 @@ test('NOSPACE: reads keep their endpoints, Degraded NoSpace, then compaction, de
 
 test('defragmentation by threshold: each fragmented member, one at a time, the leader last', async () => {
   const NAME = 'defrag';
-  await applyCluster(env.client, ns, NAME, { replicas: 3, maintenance: { defrag: { thresholdPercent: 50 } } });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, maintenance: { defrag: { thresholdPercent: 50 } } });
   await waitAvailable(env.client, ns, NAME, 3);
   const endpoint = await clientServiceEndpoint(env.client, ns, NAME);
   const client = new EtcdClient({ endpoint, timeoutMs: 10_000 });

@@ -19,7 +19,7 @@ import { UnhealthyClusterError } from '../../src/etcd/errors.ts';
 import { activePeers } from '../../src/etcd/metrics.ts';
 import { memberIdFromHex } from '../../src/etcd/ids.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, eventually, getCluster, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -135,7 +135,7 @@ async function tryStaleView(): Promise<StaleView | string> {
 }
 
 test('a leader with a stale inactive view of a follower does not stall a scale-up: 3 → 5 within 60 s', async (t) => {
-  await applyCluster(env.client, ns, NAME, { replicas: 3 });
+  await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3 });
   let view: StaleView | undefined;
   const misses: string[] = [];
   for (let attempt = 1; attempt <= 5 && !view; attempt++) {

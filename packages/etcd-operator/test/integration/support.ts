@@ -2,7 +2,7 @@
 // manifests into the suite's localkube, and helpers to wait for an EtcdCluster's state.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
-import { Client, Namespaces, Pods } from '@quorum/runtime';
+import { Client, Namespaces, Pods, Secrets, Services } from '@quorum/runtime';
 import type { V1Pod } from '@kubernetes/client-node';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { cacheRoot, run } from '@quorum/images';
@@ -14,6 +14,7 @@ import { buildPeerWaitImage } from '../../src/deploy/peer-wait-image.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import type { DataChecker } from '../../src/testing/data-checker.ts';
+import { EtcdClient, type EtcdTls } from '../../src/etcd/client.ts';
 
 export { eventually };
 
@@ -149,6 +150,41 @@ export async function clientServiceEndpoint(client: Client, namespace: string, n
   };
   await eventually(`the Service ${namespace}/${name}-client to answer`, answers, { timeoutMs: 60_000, intervalMs: 500 }).catch(() => undefined);
   return endpoint;
+}
+
+/**
+ * What a test writes into a cluster's spec when it talks to etcd over plain http: new clusters get TLS by
+ * default (tls/defaults.ts), so a test that relies on plaintext says so.
+ */
+export const PLAINTEXT = { tls: { disabled: true } } as const;
+
+/** A client of a cluster's client Service: plain http, or https with the identity in status.tls.clientSecret. */
+export interface ClusterEndpoint {
+  endpoint: string;
+  tls?: EtcdTls;
+}
+
+/**
+ * The client Service's URL and, for a cluster with client TLS, the client identity in its Secret, with the
+ * Service's name to check the members' certificates by (the IP is in none). Waits for status.tls when the
+ * cluster's status says it serves https; once it answers a status request, or after 60 s (as clientServiceEndpoint).
+ */
+export async function clusterEndpoint(client: Client, namespace: string, name: string): Promise<ClusterEndpoint> {
+  const { cluster } = await getCluster(client, namespace, name);
+  const secret = cluster.status?.clientEndpoint?.startsWith('https:') ? cluster.status.tls?.clientSecret : undefined;
+  if (!secret) return { endpoint: await clientServiceEndpoint(client, namespace, name) };
+  const data = (await client.get(Secrets, { namespace, name: secret })).data ?? {};
+  const pem = (key: string): string => Buffer.from(data[key] ?? '', 'base64').toString('utf8');
+  const tls: EtcdTls = { ca: pem('ca.crt'), cert: pem('tls.crt'), key: pem('tls.key'), servername: `${name}-client.${namespace}.svc` };
+  const svc = (await client.get(Services, { namespace, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
+  const endpoint = `https://${svc.spec.clusterIP}:2379`;
+  const etcd = new EtcdClient({ endpoint, tls, timeoutMs: 3000 });
+  try {
+    await eventually(`the Service ${namespace}/${name}-client to answer over TLS`, async () => !!(await etcd.status()), { timeoutMs: 60_000, intervalMs: 500 }).catch(() => undefined);
+  } finally {
+    etcd.close();
+  }
+  return { endpoint, tls };
 }
 
 /**

@@ -1,12 +1,12 @@
 // TLS on a real cluster (issue 9 item 4, docs/tls.md), in restricted namespaces, with the data checker writing
 // through the client Service over mutual TLS:
-// - a new 3-member cluster with operator-managed peer and client TLS becomes Available; the client Service answers
+// - a new 3-member cluster without spec.tls gets operator-managed peer and client TLS (the default) and becomes Available; the client Service answers
 //   only a client that presents <cluster>-client-tls (no certificate: the handshake is refused; plain http: no
 //   answer), every member's peer URL is https, and each member serves the certificates of its Secret, with the
 //   names design §3.2 gives them;
 // - the etcd.quorum.dev/rotate-certificates annotation has every member serve new certificates on both ports
 //   without a restart (same pod UIDs, same restart counts), while writing, with no acknowledged write lost;
-// - plaintext to TLS in place, while writing (first over http, then over https): every member first gets the
+// - plaintext (tls.disabled) to TLS in place, while writing (first over http, then over https): every member first gets the
 //   certificates (peer `trust`, client `both`), then each member's peer URL is switched to https and its pod
 //   restarted on https only, the leader last; same members, IDs and volumes; turning TLS off is refused.
 // Every absence is asserted only after a positive signal.
@@ -143,11 +143,13 @@ async function secretCertificates(ns: string, members: string[]): Promise<Map<st
   return out;
 }
 
-test('a new cluster with operator-managed TLS: Available, reachable only with the client certificate, https peer URLs, the names of design §3.2', async () => {
+test('a new cluster without spec.tls gets operator-managed TLS by default: Available, reachable only with the client certificate, https peer URLs, the names of design §3.2', async () => {
   const ns = await env.namespace('tls-new', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'tls';
-  await applyCluster(env.client, ns, NAME, TLS_SPEC);
+  await applyCluster(env.client, ns, NAME, { replicas: 3 });
   const s = await waitAvailable(env.client, ns, NAME, 3, 300_000);
+  assert.deepEqual(s.cluster.spec.tls, TLS_SPEC.tls, 'the defaulting webhook wrote what runs into the spec');
+  await assert.rejects(applyCluster(env.client, ns, NAME, { replicas: 3, tls: { disabled: true } }), /spec\.tls\.(disabled|peer)/, 'TLS cannot be turned off in place');
   assert.equal(s.cluster.status?.clientEndpoint, `https://${NAME}-client.${ns}.svc:2379`, describe(s));
   assert.deepEqual(s.cluster.status?.tls?.peer?.mode, 'Operator');
   assert.equal(s.cluster.status?.tls?.clientSecret, `${NAME}-client-tls`);
@@ -260,7 +262,7 @@ test('rotate-certificates while writing: every member serves new certificates on
 test('plaintext to TLS in place while writing: every member gets its certificates, then each switches its peer URL to https (the leader last); same members, IDs and volumes; plain http refused at the end; no acknowledged write lost', async () => {
   const ns = await env.namespace('tls-in-place', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   const NAME = 'plain';
-  await applyCluster(env.client, ns, NAME, { replicas: 3 });
+  await applyCluster(env.client, ns, NAME, { replicas: 3, tls: { disabled: true } });
   const before = await waitAvailable(env.client, ns, NAME, 3);
   const ids = (s: ClusterState): string[] => s.members.map((m) => `${m.name}=${m.id}`).sort();
   const claims = async (): Promise<string[]> => ((await env.client.list(PersistentVolumeClaims, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items.map((c) => `${c.metadata.name}=${c.metadata.uid}`).sort());

@@ -13,7 +13,7 @@ import { install, uninstall } from '../../src/deploy/install.ts';
 import { EtcdBackups, EtcdBackupSchedules, EtcdClusters, EtcdRestores } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import type { Destination } from '../../src/api/destination.ts';
-import { applyCluster, clientServiceEndpoint, etcdctl, eventually, operatorImage, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, clientServiceEndpoint, etcdctl, eventually, operatorImage, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 // Where install() puts the operator, and its pods' labels (deploy/manifests.ts).
 const OPERATOR_NAMESPACE = 'quorum-system';
@@ -193,7 +193,7 @@ async function pausedAt(name: string, generation: number): Promise<NonNullable<E
 }
 
 test('paused: true stops every change and says so; unpausing resumes', async () => {
-  await applyCluster(env.client, ns, 'sleepy', { replicas: 1 });
+  await applyCluster(env.client, ns, 'sleepy', { ...PLAINTEXT, replicas: 1 });
   const running = await waitAvailable(env.client, ns, 'sleepy', 1);
   const claims = await owned(env.client, PersistentVolumeClaims, 'sleepy');
   const endpoint = await clientServiceEndpoint(env.client, ns, 'sleepy');

@@ -15,7 +15,7 @@ import { waitForWebhooks } from '../../src/deploy/install.ts';
 import { NAME as OPERATOR, WEBHOOK_SERVICE } from '../../src/deploy/manifests.ts';
 import { MUTATING_WEBHOOK, VALIDATING_WEBHOOK } from '../../src/deploy/manifests.ts';
 import { EtcdBackupSchedules, EtcdClusters } from '../../src/resources.ts';
-import { applyCluster, eventually, setUpOperator, waitAvailable } from './support.ts';
+import { applyCluster, eventually, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 type Deployment = KubeObject & { spec?: Pick<V1DeploymentSpec, 'replicas'>; status?: V1DeploymentStatus };
 type EndpointSlice = KubeObject & Pick<V1EndpointSlice, 'endpoints'>;
@@ -76,7 +76,7 @@ test('with the operator scaled to 0, replicas and paused edits are accepted and 
     metadata: { name: 'bad-cron', namespace: ns },
     spec: { clusterName: 'steady', schedule: '61 * * * *', destination: { s3: { bucket: 'quorum', credentialsSecret: 's3-credentials' } } },
   };
-  await applyCluster(env.client, ns, 'steady', { replicas: 1, version: DEFAULT_VERSION });
+  await applyCluster(env.client, ns, 'steady', { ...PLAINTEXT, replicas: 1, version: DEFAULT_VERSION });
   await waitAvailable(env.client, ns, 'steady', 1);
   // A version two minors back: the CEL transition rule must refuse it (checked here, so the case stays valid).
   const skipped = `${SUPPORTED_MINOR_VERSIONS[0]}.0`;

@@ -8,7 +8,7 @@ import type { TestEnv } from '@quorum/localkube/testing';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { LABELS } from '../../src/names.ts';
 import { EtcdClusters } from '../../src/resources.ts';
-import { applyCluster } from '../integration/support.ts';
+import { applyCluster, PLAINTEXT } from '../integration/support.ts';
 
 export interface SoakOptions {
   clusters: number;
@@ -140,7 +140,7 @@ export async function runSoak(env: TestEnv, options: SoakOptions): Promise<SoakR
     const started = new Map<string, number>();
     await Promise.all(names.map(async (name) => {
       started.set(name, performance.now());
-      if (create) await applyCluster(client, ns, name, { ...options.spec, replicas });
+      if (create) await applyCluster(client, ns, name, { ...PLAINTEXT, ...options.spec, replicas });
       else await client.mergePatch(EtcdClusters, { namespace: ns, name }, { spec: { replicas } });
     }));
     return started;

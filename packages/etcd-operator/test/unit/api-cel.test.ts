@@ -372,6 +372,10 @@ const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof 
   { name: 'peer switched to a Secret', spec: { tls: { peer: { secretName: 'p' } } }, old: { tls: { peer: {} } }, fails: ['tlsPeerFixed'] },
   { name: 'client Secret renamed', spec: { tls: { client: { secretName: 'c2' } } }, old: { tls: { client: { secretName: 'c' } } }, fails: ['tlsClientFixed'] },
   { name: 'client switched to operator-managed', spec: { tls: { peer: {}, client: {} } }, old: { tls: { peer: {}, client: { secretName: 'c' } } }, fails: ['tlsClientFixed'] },
+  { name: 'plaintext asked for at creation', spec: { tls: { disabled: true } }, fails: [] },
+  { name: 'plaintext asked for with a TLS side', spec: { tls: { disabled: true, client: {} } }, fails: ['tlsDisabledAlone'] },
+  { name: 'a running plaintext cluster says so', spec: { tls: { disabled: true } }, old: {}, fails: [] },
+  { name: 'TLS added to a cluster that said plaintext', spec: { tls: { peer: {}, client: {} } }, old: { tls: { disabled: true } }, fails: [] },
   { name: 'everything wrong at once', spec: { image: 'i', repository: 'r', storage: {}, etcd: { heartbeatIntervalMs: 1000, extraArgs: ['--data-dir=/x'] } }, fails: ['imageOrRepository', 'storageExactlyOne', 'electionTimeout', 'managedFlags'] },
 ];
 

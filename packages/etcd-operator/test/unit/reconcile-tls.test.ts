@@ -14,11 +14,11 @@ import type { MemberPod } from '../../src/cluster/resources.ts';
 
 const NS = 'ns';
 
-function setUp(spec: EtcdClusterSpec) {
+function setUp(spec: EtcdClusterSpec, status?: StatusShape) {
   const clusters = new Store<EtcdCluster>();
   const stores: Record<string, Store<OpenObject>> = { Pod: new Store(), Secret: new Store(), PersistentVolumeClaim: new Store() };
   const empty = new Store<OpenObject>();
-  let cluster: EtcdCluster = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'c', namespace: NS, uid: 'u1', generation: 1 }, spec };
+  let cluster: EtcdCluster = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'c', namespace: NS, uid: 'u1', generation: 1 }, spec, ...(status ? { status } : {}) };
   clusters.upsert(cluster);
   const writes: string[] = [];
   const events: EventInput[] = [];
@@ -90,6 +90,41 @@ test('a new TLS cluster: CAs and the client Secret first, then each member Secre
   assert.deepEqual(t.writes, []);
   assert.equal(t.status().tls?.peer?.mode, 'Operator');
   assert.ok(t.status().tls?.peer?.notAfter, 'the members’ certificates are known now');
+});
+
+test('TLS by default: a new cluster without spec.tls starts like one with both sides operator-managed; disabled: true starts plaintext', async () => {
+  const t = setUp({ replicas: 3 });
+  await t.run();
+  assert.deepEqual(t.writes, ['create Secret c-peer-ca', 'create Secret c-client-ca', 'create Secret c-client-tls']);
+  await t.run();
+  const args = (t.stores['Pod']!.get(`${NS}/c-0`) as unknown as MemberPod).spec.containers[0]!.args!;
+  assert.ok(args.includes('--client-cert-auth=true'), args.join(' '));
+  assert.equal(t.status().clientEndpoint, 'https://c-client.ns.svc:2379');
+  assert.equal(t.status().tls?.peer?.mode, 'Operator');
+
+  const plain = setUp({ replicas: 3, tls: { disabled: true } });
+  await plain.run();
+  await plain.run();
+  assert.ok(!plain.writes.some((w) => w.includes('Secret')), plain.writes.join(', '));
+  assert.equal(plain.status().clientEndpoint, 'http://c-client.ns.svc:2379');
+  assert.equal(plain.status().tls, undefined);
+});
+
+test('a cluster that runs plaintext and has no spec.tls stays plaintext; one that runs TLS refuses disabled: true', async () => {
+  // Created before TLS by default: members recorded in its status, none of status.tls.
+  const running: StatusShape = { clusterID: 'a1', bootstrapMembers: ['c-0'], nextMemberIndex: 1, members: [{ name: 'c-0', peerURL: 'http://c-0.c.ns.svc:2380', ready: true, learner: false, leader: true }] };
+  const old = setUp({ replicas: 1 }, running);
+  await old.run();
+  assert.ok(!old.writes.some((w) => w.includes('Secret')), old.writes.join(', '));
+  assert.equal(old.status().tls, undefined);
+
+  const tls = setUp({ replicas: 1, tls: { disabled: true } }, { ...running, tls: { peer: { mode: 'Operator' }, client: { mode: 'Operator' }, clientSecret: 'c-client-tls' } });
+  await tls.run();
+  assert.deepEqual(tls.writes, []);
+  const degraded = tls.status().conditions?.find((c) => c.type === 'Degraded');
+  assert.equal(degraded?.reason, 'InvalidSpec');
+  assert.match(degraded?.message ?? '', /turning TLS off in place is not built/);
+  assert.equal(tls.status().tls?.client?.mode, 'Operator', 'status.tls is kept while the spec is invalid: it is what tells the default');
 });
 
 test("a user's Secret that does not exist: no pod, no Secret, Degraded TLSSecretInvalid and one Warning event", async () => {

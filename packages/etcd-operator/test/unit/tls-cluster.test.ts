@@ -15,6 +15,7 @@ import { rolloutTarget } from '../../src/cluster/rollout.ts';
 import { applyDefaults, type EtcdCluster, type EtcdClusterSpec } from '../../src/cluster/spec.ts';
 import { buildStatus } from '../../src/cluster/status.ts';
 import { caBundleHash, CLIENT_TLS_ANNOTATION, clientEndpoint, inPodEtcdctlFlags, MEMBER_TLS_DIR, peerSkipSANFlag } from '../../src/tls/members.ts';
+import { effectiveTLS } from '../../src/tls/defaults.ts';
 import { clientIdentitySecret, membersWithSecrets, observeTLS, secretContents, writeTLSSecrets, TLSNotReadyError } from '../../src/tls/cluster-secrets.ts';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { backupJob, CLIENT_TLS_DIR } from '../../src/backup/job.ts';
@@ -324,10 +325,13 @@ test('etcdctl inside a member pod uses the certificate files mounted there', () 
   for (const f of inPodEtcdctlFlags(applyDefaults({ tls: { client: {} } }))) assert.ok(mounted.some((dir) => f.split('=')[1]!.startsWith(`${dir}/`)), f);
 });
 
-test('examples/tls.yaml is a valid EtcdCluster with operator-managed TLS on both sides', async () => {
-  const example = parse(await readFile(join(import.meta.dirname, '..', '..', '..', '..', 'examples', 'tls.yaml'), 'utf8')) as EtcdCluster;
-  assert.deepEqual(errorsOf(validateEtcdCluster(example)), []);
-  assert.deepEqual(example.spec.tls, { peer: {}, client: {} });
+test('the examples are valid EtcdClusters: tls.yaml writes out the TLS basic.yaml gets by default, plaintext.yaml opts out', async () => {
+  const example = async (name: string): Promise<EtcdCluster> => parse(await readFile(join(import.meta.dirname, '..', '..', '..', '..', 'examples', `${name}.yaml`), 'utf8')) as EtcdCluster;
+  const [tls, basic, plaintext] = await Promise.all([example('tls'), example('basic'), example('plaintext')]);
+  for (const e of [tls, basic, plaintext]) assert.deepEqual(errorsOf(validateEtcdCluster(e)), [], e.metadata.name);
+  assert.deepEqual(tls.spec.tls, { peer: {}, client: {} });
+  assert.deepEqual(effectiveTLS(basic.spec.tls, {}), tls.spec.tls);
+  assert.equal(effectiveTLS(plaintext.spec.tls, {}), undefined);
 });
 
 test('rotate-certificates: a new value issues every leaf again (not the CAs), once, recorded on each Secret', async () => {
