@@ -169,3 +169,13 @@ test('generateCertificates: a name longer than a common name may be (64) still g
   assert.equal(cert.subject, `CN=${long.slice(0, 64)}`);
   assert.ok(cert.checkHost(long));
 });
+
+test('generateCertificates issues in a child process: the caller never loads @peculiar/x509 (nor its Reflect polyfill), and the issuer\'s refusals come back', async () => {
+  const certs = new URL('../../src/webhook/certs.ts', import.meta.url).href;
+  const program = `const { generateCertificates } = await import(${JSON.stringify(certs)});
+const pair = await generateCertificates({ dnsNames: ['hooks.ops.svc'] });
+process.stdout.write(JSON.stringify({ issued: pair.cert.startsWith('-----BEGIN CERTIFICATE-----'), polyfill: typeof Reflect.getMetadata }));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=@quorum/source', '--input-type=module', '--eval', program]);
+  assert.deepEqual(JSON.parse(stdout), { issued: true, polyfill: 'undefined' });
+  await assert.rejects(generateCertificates({ dnsNames: ['not a name'] }), /not a DNS name for a certificate: "not a name"/);
+});
