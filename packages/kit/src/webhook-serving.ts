@@ -14,9 +14,10 @@
 //   started with the abort signal, so it stopped at once and the drain did nothing).
 // - Rotation: each round reads the Secret again; a certificate replaced there (the Secret deleted and made
 //   anew, or renewed by hand) reaches the files, which the server reloads, and its CA is published (neither
-//   copy read the Secret again).
+//   copy read the Secret again). The same round renews the certificate once a third of its life is left
+//   (ensureServingCertificate: both CAs published first, the new certificate served two minutes later).
 import { join } from 'node:path';
-import { WebhookServer, ensureServingCertificate, errorText, patchCaBundle, sleep, type Client, type Logger, type RetryMetrics, type Runnable, type WebhookConfigurationNames } from '@quorum/runtime';
+import { ApiError, WebhookServer, ensureServingCertificate, errorText, patchCaBundle, sleep, type Client, type Logger, type RetryMetrics, type Runnable, type WebhookConfigurationNames } from '@quorum/runtime';
 
 export const WEBHOOK_REPUBLISH_MS = 30_000;
 export const WEBHOOK_RETRY_MS = 5_000;
@@ -118,7 +119,18 @@ function ensureCertificate(options: WebhookServingOptions): Promise<string> {
     service: options.service,
     certDir: options.certDir,
     ...(options.secretLabels ? { labels: options.secretLabels } : {}),
+    // Tried again at the next round (30 s) while the current certificate is still valid: voiced each time.
+    onRenewalFailed: (err) => {
+      options.metrics?.retried(`${options.name}/certificate-renewal`, errorReason(err));
+      options.log.warn({ err }, `could not renew the webhook serving certificate in Secret ${options.namespace}/${options.secretName} (the operator needs update on it); serving the current one, trying again in ${(options.republishMs ?? WEBHOOK_REPUBLISH_MS) / 1000} s`);
+    },
   });
+}
+
+/** A short, bounded word for a metric label: the API's reason, else the error's name. */
+function errorReason(err: unknown): string {
+  if (err instanceof ApiError) return err.reason || String(err.code);
+  return err instanceof Error ? err.name : 'Error';
 }
 
 /** The Secret read again (a rotation reaches the files and the CA); undefined, and a warn line, if it cannot be. */

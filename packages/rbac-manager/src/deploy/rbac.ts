@@ -40,7 +40,8 @@ export function namespaceRules(): Rule[] {
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
     { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEASE_NAME], verbs: ['get', 'update'] },
     { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-    { apiGroups: [''], resources: ['secrets'], resourceNames: [WEBHOOK_CERT_SECRET], verbs: ['get'] },
+    // update: the webhook's serving certificate is renewed in place once a third of its life is left.
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [WEBHOOK_CERT_SECRET], verbs: ['get', 'update'] },
   ];
 }
 

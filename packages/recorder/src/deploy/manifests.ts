@@ -253,7 +253,8 @@ export function usersWebhookObjects(ns: string, kinds: readonly GroupKind[] = AL
       rules: [
         // The first recorder to start makes the certificate Secret; create cannot be limited to a name.
         { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-        { apiGroups: [''], resources: ['secrets'], resourceNames: [USERS_WEBHOOK_CERT_SECRET], verbs: ['get'] },
+        // update: the serving certificate is renewed in place once a third of its life is left (ensureServingCertificate).
+        { apiGroups: [''], resources: ['secrets'], resourceNames: [USERS_WEBHOOK_CERT_SECRET], verbs: ['get', 'update'] },
       ],
     },
     { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: USERS_WEBHOOK_ROLE, namespace: ns, labels }, roleRef: { apiGroup: rbac, kind: 'Role', name: USERS_WEBHOOK_ROLE }, subjects },

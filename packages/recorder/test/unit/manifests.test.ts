@@ -169,7 +169,7 @@ test('the users webhook: UPDATE and DELETE of exactly the recorded kinds, never 
   const namespaceRole = find(objects, 'Role', USERS_WEBHOOK_ROLE) as Obj & { rules: unknown[] };
   assert.deepEqual(namespaceRole.rules, [
     { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-    { apiGroups: [''], resources: ['secrets'], resourceNames: [USERS_WEBHOOK_CERT_SECRET], verbs: ['get'] },
+    { apiGroups: [''], resources: ['secrets'], resourceNames: [USERS_WEBHOOK_CERT_SECRET], verbs: ['get', 'update'] },
   ]);
   assert.deepEqual(find(objects, 'ClusterRole', 'quorum-recorder')['rules'], clusterRules(kinds, plurals), "the recorder's own role is the same with or without the webhook");
 });
