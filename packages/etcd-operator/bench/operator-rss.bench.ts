@@ -11,15 +11,17 @@
 //                                      and waits for the pod, as it would for an unschedulable cluster.
 // RSS from /proc/<pid>/status, 20 s after the state was reached, median of 10 readings 1 s apart; each figure is
 // the median of QUORUM_BENCH_RUNS runs (default 3), a fresh process each.
-// In cluster (`_in_cluster` figures, one pod each): the operator as users run it, installed from its manifests
-// (1 replica, webhooks with their certificate issued, leader election, in-cluster configuration), its
-// container's process read the same way on the node (localkube's containers are processes of this machine).
+// In cluster (`_in_cluster` figures): the operator as users run it, installed from its manifests (1 replica,
+// webhooks with their certificate issued, leader election, in-cluster configuration), its container's process
+// read the same way on the node (localkube's containers are processes of this machine); the median of
+// QUORUM_BENCH_RUNS installs, a fresh pod each (the first issues the webhook certificate, the others read its
+// Secret). QUORUM_RSS_OUT_OF_CLUSTER=false measures the installed pods only.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unpackImage } from '@quorum/kit/image';
 import { CustomResourceDefinitions, Pods } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
-import { freePort, fromSources, idleRss, median, MiB, OperatorProcess, pidsWithArgument, sourcesCommand, type NodeCommand } from '../../runtime/bench/process-rss.ts';
+import { freePort, fromSources, installedPodRss, medianOfRuns, OperatorProcess, outOfCluster, sourcesCommand, type InstalledOperator, type NodeCommand } from '../../runtime/bench/process-rss.ts';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../src/api/crd.ts';
 import { API_VERSION, KIND } from '../src/api/etcdcluster.ts';
 import { LABELS } from '../src/names.ts';
@@ -55,34 +57,14 @@ async function measure(command: NodeCommand, env: TestEnv, leaseNamespace: strin
   }
 }
 
-/** The operator's main.js as its pod runs it (the image's entrypoint), which names its process on the node. */
-const POD_MAIN = '/app/packages/etcd-operator/dist/operator/main.js'; // in the container
-
-/** The operator installed from its manifests with `image`, once `reached`, its pod's process's idle RSS; then removed. */
-async function measureInCluster(env: TestEnv, image: string, reached: () => Promise<unknown>): Promise<number> {
+/** The operator installed from its manifests with `image`: 1 replica, webhooks with their certificate, leader election. */
+function installed(env: TestEnv, image: string): InstalledOperator {
   const options = { image, replicas: 1 };
-  await install(env.client, options);
-  try {
-    await reached();
-    const [pid, ...more] = await eventually("the operator pod's process", async () => {
-      const pids = await pidsWithArgument(POD_MAIN);
-      return pids.length > 0 ? pids : undefined;
-    });
-    if (more.length > 0) throw new Error(`more than one process runs ${POD_MAIN}: ${[pid, ...more].join(', ')}`);
-    return await idleRss(pid!);
-  } finally {
-    await uninstall(env.client, options);
-    await eventually("the operator pod's process gone", async () => (await pidsWithArgument(POD_MAIN)).length === 0, { timeoutMs: 120_000 });
-  }
-}
-
-async function runs(label: string, once: () => Promise<number>): Promise<number> {
-  const values: number[] = [];
-  for (let i = 0; i < RUNS; i++) {
-    values.push(await once());
-    progress(`${label}, run ${i + 1}/${RUNS}: ${(values.at(-1)! / MiB).toFixed(1)} MiB`);
-  }
-  return median(values) / MiB;
+  return {
+    podMain: '/app/packages/etcd-operator/dist/operator/main.js', // in the container
+    install: () => install(env.client, options),
+    uninstall: () => uninstall(env.client, options),
+  };
 }
 
 progress(fromSources ? 'running src/operator/main.ts from the sources' : 'building the operator image and unpacking its /app');
@@ -93,12 +75,10 @@ const env = await TestEnv.start({ nodes: 1 });
 try {
   await installCRDs(env);
   const home = await env.namespace('operator-rss');
-  report('etcd_operator.idle_rss_mib', await runs('idle', () => measure(command, env, home, () => Promise.resolve())), 'MiB');
+  if (outOfCluster) report('etcd_operator.idle_rss_mib', await medianOfRuns(RUNS, 'idle', progress, () => measure(command, env, home, () => Promise.resolve())), 'MiB');
   if (built) {
     await env.kube.loadImage(built.archive);
-    const rss = await measureInCluster(env, built.name, () => Promise.resolve());
-    progress(`idle, in cluster: ${(rss / MiB).toFixed(1)} MiB`);
-    report('etcd_operator.idle_rss_mib_in_cluster', rss / MiB, 'MiB');
+    report('etcd_operator.idle_rss_mib_in_cluster', await medianOfRuns(RUNS, 'idle, in cluster', progress, () => installedPodRss(installed(env, built.name))), 'MiB');
   }
 
   const ns = await env.namespace('operator-rss-clusters');
@@ -118,11 +98,9 @@ try {
       },
       { timeoutMs: 300_000, intervalMs: 2000 },
     );
-  report('etcd_operator.rss_mib_50_clusters', await runs(`${CLUSTERS} clusters`, () => measure(command, env, home, reconciled)), 'MiB');
+  if (outOfCluster) report('etcd_operator.rss_mib_50_clusters', await medianOfRuns(RUNS, `${CLUSTERS} clusters`, progress, () => measure(command, env, home, reconciled)), 'MiB');
   if (built) {
-    const rss = await measureInCluster(env, built.name, reconciled);
-    progress(`${CLUSTERS} clusters, in cluster: ${(rss / MiB).toFixed(1)} MiB`);
-    report('etcd_operator.rss_mib_50_clusters_in_cluster', rss / MiB, 'MiB');
+    report('etcd_operator.rss_mib_50_clusters_in_cluster', await medianOfRuns(RUNS, `${CLUSTERS} clusters, in cluster`, progress, () => installedPodRss(installed(env, built.name), reconciled)), 'MiB');
   }
 } finally {
   await env.stop();

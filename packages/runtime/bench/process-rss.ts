@@ -6,6 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import { eventually } from '@quorum/localkube/testing';
 
 export const MiB = 1024 * 1024;
 
@@ -119,3 +120,46 @@ export class OperatorProcess {
     clearTimeout(timer);
   }
 }
+
+/** An operator installed from its manifests, as users run it, for its pod's RSS (the `_in_cluster` figures). */
+export interface InstalledOperator {
+  /** The script of its container's command (`/app/packages/<operator>/dist/operator/main.js`), which names its process on the node. */
+  podMain: string;
+  /** Installs it (its image already loaded into the cluster) and waits until it is ready. */
+  install(): Promise<void>;
+  uninstall(): Promise<void>;
+}
+
+/**
+ * Installs the operator, waits for `reached` (what it must have done first), reads its pod's process idle RSS
+ * (idleRss), then removes it and waits until the process is gone. One pod: a second process running its script
+ * is an error (localkube's containers are processes of this machine, their PID namespaces nested in ours).
+ */
+export async function installedPodRss(operator: InstalledOperator, reached: () => Promise<unknown> = () => Promise.resolve()): Promise<number> {
+  await operator.install();
+  try {
+    await reached();
+    const [pid, ...more] = await eventually("the operator pod's process", async () => {
+      const pids = await pidsWithArgument(operator.podMain);
+      return pids.length > 0 ? pids : undefined;
+    });
+    if (more.length > 0) throw new Error(`more than one process runs ${operator.podMain}: ${[pid, ...more].join(', ')}`);
+    return await idleRss(pid!);
+  } finally {
+    await operator.uninstall();
+    await eventually("the operator pod's process gone", async () => (await pidsWithArgument(operator.podMain)).length === 0, { timeoutMs: 120_000 });
+  }
+}
+
+/** The median, in MiB, of `runs` values of `once` (bytes), each told to `progress` as it comes. */
+export async function medianOfRuns(runs: number, label: string, progress: (message: string) => void, once: () => Promise<number>): Promise<number> {
+  const values: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    values.push(await once());
+    progress(`${label}, run ${i + 1}/${runs}: ${(values.at(-1)! / MiB).toFixed(1)} MiB`);
+  }
+  return median(values) / MiB;
+}
+
+/** QUORUM_RSS_OUT_OF_CLUSTER=false: only the installed pods are measured (the figures users compare), not the processes started here. */
+export const outOfCluster = process.env['QUORUM_RSS_OUT_OF_CLUSTER'] !== 'false';
