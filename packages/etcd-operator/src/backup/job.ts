@@ -4,7 +4,7 @@
 // only a pod can mount.
 import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import { createHash } from 'node:crypto';
-import type { OpenObject } from '@quorum/runtime';
+import type { Job, Pod } from '@quorum/runtime';
 import { locationKind } from '@quorum/storage';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
 import type { Destination } from '../api/destination.ts';
@@ -28,8 +28,14 @@ export function jobDeadlineSeconds(dbSize: number): number {
   return 300 + Math.ceil(dbSize / (2 * 1024 * 1024));
 }
 
+type PodSpec = NonNullable<Pod['spec']>;
+/** A core/v1 Volume, as pods (member pods and Jobs' templates) carry them. */
+export type Volume = NonNullable<PodSpec['volumes']>[number];
+/** A core/v1 VolumeMount. */
+export type VolumeMount = NonNullable<PodSpec['containers'][number]['volumeMounts']>[number];
+
 /** The volumes and mounts that give the agent its credentials or its PVC, read-only where it only reads. */
-export function destinationVolumes(destination: Destination): { volumes: Record<string, unknown>[]; mounts: Record<string, unknown>[]; args: string[] } {
+export function destinationVolumes(destination: Destination): { volumes: Volume[]; mounts: VolumeMount[]; args: string[] } {
   const kind = locationKind(destination);
   if (kind === 'pvc') {
     return {
@@ -62,13 +68,13 @@ export interface BackupJobOptions {
   clientTLSSecret?: string;
 }
 
-export function backupJob(backup: EtcdBackup, options: BackupJobOptions): OpenObject {
+export function backupJob(backup: EtcdBackup, options: BackupJobOptions): Job {
   const ns = backup.metadata.namespace!;
   const cluster = backup.spec.clusterName;
   const destination = destinationVolumes(backup.spec.destination);
   // The agent dials the member by its host name, which its server certificate carries, with the cluster's client
   // certificate mounted whole (the operator never hands key material to the Job through its arguments).
-  const tls = options.clientTLSSecret
+  const tls: ReturnType<typeof destinationVolumes> = options.clientTLSSecret
     ? { volumes: [{ name: 'client-tls', secret: { secretName: options.clientTLSSecret, defaultMode: 0o440 } }], mounts: [{ ...CLIENT_TLS_MOUNT }], args: [`--tls-dir=${CLIENT_TLS_DIR}`] }
     : { volumes: [], mounts: [], args: [] };
   const volumes = [...destination.volumes, ...tls.volumes];
@@ -124,17 +130,6 @@ export function backupJob(backup: EtcdBackup, options: BackupJobOptions): OpenOb
   };
 }
 
-interface JobShape {
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string }[] };
-}
-interface PodShape {
-  metadata?: { creationTimestamp?: string };
-  status?: {
-    phase?: string;
-    containerStatuses?: { name: string; state?: { waiting?: { reason?: string; message?: string }; terminated?: { exitCode?: number; reason?: string; message?: string } } }[];
-  };
-}
-
 /** Parses the agent's result line; anything else is not a result (e.g. a crash's log tail). */
 export function parseAgentResult(text: string | undefined): AgentResult | undefined {
   if (!text) return undefined;
@@ -170,9 +165,7 @@ const CANNOT_START = new Set(['CreateContainerConfigError', 'CreateContainerErro
  * The Job as the planner sees it. How long its pod has been unable to start is measured from the pod's
  * creation, which the API server keeps: an operator restarted meanwhile must not start the grace again.
  */
-export function observeJob(jobObject: OpenObject, podObjects: OpenObject[], now: number): ObservedJob {
-  const job = jobObject as JobShape;
-  const pods = podObjects as PodShape[];
+export function observeJob(job: Job, pods: Pod[], now: number): ObservedJob {
   const condition = (type: string): { status: string; reason?: string; message?: string } | undefined => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
   const failed = condition('Failed');
   const pod = pods[0];
@@ -180,7 +173,7 @@ export function observeJob(jobObject: OpenObject, podObjects: OpenObject[], now:
   const terminated = container?.state?.terminated;
   const waiting = container?.state?.waiting;
   const result = parseAgentResult(terminated?.message);
-  const created = Date.parse(pod?.metadata?.creationTimestamp ?? '');
+  const created = Date.parse(pod?.metadata.creationTimestamp ?? '');
   const cannotStart = waiting?.reason && CANNOT_START.has(waiting.reason) ? { message: `${waiting.reason}: ${waiting.message ?? ''}`.trim(), since: Number.isFinite(created) ? Math.min(created, now) : now } : undefined;
   const failureMessage = failed
     ? [failed.reason, failed.message, terminated && !result ? `exit code ${terminated.exitCode}: ${terminated.message ?? terminated.reason ?? ''}` : undefined].filter(Boolean).join(': ')

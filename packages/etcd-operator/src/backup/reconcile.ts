@@ -2,7 +2,7 @@
 // Job's pod), plan (plan.ts), report (status first: Running is recorded before the Job exists, so a crash in
 // between resumes the same backup), act (create the Job). Failures speak: a Failed phase with the reason as a
 // condition, a Warning event, a warn log and a metric; success sets the last-success metrics.
-import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
+import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result, type Secret } from '@quorum/runtime';
 import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../names.ts';
@@ -23,10 +23,10 @@ export interface BackupReconcilerDeps {
   client: Client;
   backups: Pick<Informer<EtcdBackup>, 'store'>;
   clusters: Pick<Informer<EtcdCluster>, 'store'>;
-  pods: Pick<Informer<OpenObject>, 'store'>;
-  jobs: Pick<Informer<OpenObject>, 'store'>;
+  pods: Pick<Informer<Pod>, 'store'>;
+  jobs: Pick<Informer<Job>, 'store'>;
   /** The operator's own Secrets: a TLS cluster's client certificate, to read its members' status with. */
-  secrets?: Pick<Informer<OpenObject>, 'store'>;
+  secrets?: Pick<Informer<Secret>, 'store'>;
   etcd: EtcdClients;
   events: Pick<EventRecorder, 'record'>;
   /** The image the backup Job runs: the operator's own (it carries the agent). */

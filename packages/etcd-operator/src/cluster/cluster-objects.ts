@@ -1,6 +1,6 @@
 // The cluster-wide objects beside the members: the headless peer Service, the client Service and, from three
 // members, the PodDisruptionBudget; applied (server-side) only when they differ from what the cache holds.
-import { applyIfChanged, NotFoundError, PodDisruptionBudgets, Services, type KubeObject } from '@quorum/runtime';
+import { applyIfChanged, NotFoundError, PodDisruptionBudgets, Services, type KubeObject, type ResourceType } from '@quorum/runtime';
 import type { ReconcilerDeps } from './deps.ts';
 import { clientServiceName, FIELD_MANAGER, pdbName, peerServiceName } from '../names.ts';
 import { clientService, peerService, podDisruptionBudget } from './resources.ts';
@@ -10,7 +10,7 @@ import type { EtcdCluster } from './spec.ts';
 export async function applyClusterObjects(deps: ReconcilerDeps, cluster: EtcdCluster, replicas: number, signal: AbortSignal): Promise<void> {
   const namespace = cluster.metadata.namespace!;
   const name = cluster.metadata.name!;
-  const apply = async (type: typeof Services, desired: KubeObject, cached: KubeObject | undefined): Promise<void> => {
+  const apply = async (type: ResourceType<KubeObject>, desired: KubeObject, cached: KubeObject | undefined): Promise<void> => {
     const { applied } = await applyIfChanged(deps.client, type, desired, cached, { fieldManager: FIELD_MANAGER, force: true, signal });
     if (applied) await deps.afterWrite?.(`apply ${desired.kind} ${desired.metadata.name}`);
   };

@@ -1,17 +1,16 @@
 // What the EtcdCluster reconciler is given: the API client, the informer caches it reads, the etcd clients, and
 // the operator's settings (operator.ts fills them from its configuration; tests fill them directly).
 import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { BuiltinObject, Client, EventRecorder, Informer, OpenObject } from '@quorum/runtime';
+import type { BuiltinObject, Client, EventRecorder, Informer } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdClients } from '../etcd/clients.ts';
 import type { EtcdCluster } from './spec.ts';
 
 /**
  * A built-in object as the informers' caches hold it: the client-node model of its kind, field by field, with
- * timestamps as the strings the API server sends (the runtime's BuiltinObject), and open as the runtime's
- * resource types are (the informers are built from them), so a cache of OpenObject serves as one of these.
+ * timestamps as the strings the API server sends (the runtime's BuiltinObject, as its resource types give them).
  */
-export type Cached<T> = OpenObject & BuiltinObject<T>;
+export type Cached<T> = BuiltinObject<T>;
 export type CachedPod = Cached<V1Pod>;
 export type CachedPVC = Cached<V1PersistentVolumeClaim>;
 export type CachedService = Cached<V1Service>;

@@ -1,7 +1,7 @@
 // What each member says: its pod (from the informer cache) and its etcd (asked at its pod IP, so the operator works
 // in the cluster and from a developer's machine), and the member list as a quorum reports it. observe.ts builds the
 // whole Observed from these.
-import type { KubeObject } from '@quorum/runtime';
+import type { Pod } from '@quorum/runtime';
 import { alarmsInStatus, type Alarm } from '../etcd/client.ts';
 import type { EtcdClients } from '../etcd/clients.ts';
 import { activePeers } from '../etcd/metrics.ts';
@@ -11,31 +11,8 @@ import type { Membership, ObservedMember, ObservedPod } from './plan/types.ts';
 import { FORCE_NEW_CLUSTER_ANNOTATION, RESTORE_CONTAINERS } from './resources.ts';
 import { clientEndpoint, schemeOf, type ClientCredentials } from '../tls/members.ts';
 
-export interface PodObject extends KubeObject {
-  spec?: { nodeName?: string; containers?: { name: string; image?: string }[]; initContainers?: { name: string; image?: string }[] };
-  status?: {
-    phase?: string;
-    podIP?: string;
-    conditions?: { type: string; status: string; lastTransitionTime?: string }[];
-    containerStatuses?: ContainerStatus[];
-    initContainerStatuses?: ContainerStatus[];
-  };
-}
-
-interface Terminated {
-  finishedAt?: string;
-  exitCode?: number;
-  reason?: string;
-  message?: string;
-}
-
-export interface ContainerStatus {
-  name: string;
-  ready: boolean;
-  restartCount: number;
-  state?: { waiting?: { reason?: string; message?: string }; running?: { startedAt?: string }; terminated?: Terminated };
-  lastState?: { terminated?: Terminated };
-}
+/** A member's pod as the informer's cache holds it (the runtime's Pod: client-node's model, timestamps as strings). */
+export type PodObject = Pod;
 
 export interface MemberHealth {
   member: string;

@@ -8,17 +8,14 @@ import type {
   V1Pod,
   V1PodDisruptionBudget,
   V1PodSecurityContext,
-  V1PodSpec,
   V1SecurityContext,
   V1Service,
-  V1Volume,
-  V1VolumeMount,
 } from '@kubernetes/client-node';
-import type { KubeObject, OpenObject } from '@quorum/runtime';
+import type { BuiltinObject, KubeObject } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
 import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../api/etcdcluster.ts';
 import type { Destination } from '../api/destination.ts';
-import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_POD } from '../backup/job.ts';
+import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_POD, type Volume } from '../backup/job.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import {
   CLIENT_PORT,
@@ -38,12 +35,10 @@ import {
 import { finalTLSStage, memberTLS, tlsFingerprint, type CABundles, type MemberTLSRender, type TLSStage } from '../tls/members.ts';
 
 /**
- * An object as the operator builds it for the API server: the client-node model of its kind (type-checked field by
- * field), with the runtime's metadata, open as the runtime's client takes it (its resource types are OpenObject: an
- * unknown key is not refused here, a known one is checked). Only written objects are typed so: the models type
- * timestamps as Date, which objects read back as JSON carry as strings.
+ * An object as the operator builds it for the API server: the runtime's typed object of its kind (client-node's
+ * model, field by field), with no status (the API server's to write) and its apiVersion and kind always set.
  */
-export type Built<T> = OpenObject & Omit<T, 'metadata' | 'status'> & { apiVersion: string; kind: string };
+export type Built<T> = BuiltinObject<Omit<T, 'status'>> & { apiVersion: string; kind: string };
 
 const meta = (cluster: EtcdCluster, name: string, labels: Record<string, string>, owned = true): KubeObject['metadata'] => ({
   name,
@@ -173,14 +168,12 @@ const MEMBER_DATA = `${DATA_DIR}/data`;
  *   sandbox may be recreated long after etcd wrote to it).
  * No etcd starts on a snapshot that failed a check: the member's pod stays in its init containers.
  */
-function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & { restore: NonNullable<MemberPodOptions['restore']> }, name: string, ns: string, token: string, toolsImage: string, etcdSecurity: V1SecurityContext): { containers: V1Container[]; volumes: V1Volume[] } {
+function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & { restore: NonNullable<MemberPodOptions['restore']> }, name: string, ns: string, token: string, toolsImage: string, etcdSecurity: V1SecurityContext): { containers: V1Container[]; volumes: Volume[] } {
   const { source, agentImage } = options.restore;
   const store = destinationVolumes(source.destination);
-  // destinationVolumes (backup/job.ts, shared with the backup Jobs) builds core/v1 Volumes and VolumeMounts,
-  // typed loosely there.
-  const storeMounts = store.mounts as unknown as V1VolumeMount[];
+  const storeMounts = store.mounts;
   // The secret may be deleted once the cluster runs: the restore is skipped then, and must not need it.
-  const volumes = (store.volumes as unknown as V1Volume[]).map((v) => (v.secret ? { ...v, secret: { ...v.secret, optional: true } } : v));
+  const volumes = store.volumes.map((v) => (v.secret ? { ...v, secret: { ...v.secret, optional: true } } : v));
   // The user etcd runs as: the snapshot fetch-snapshot leaves is then etcd's user's, which restore-snapshot
   // (running as that user too) deletes once restored.
   const etcdUser: V1SecurityContext = {
@@ -298,8 +291,8 @@ export function madeWithTLS(pod: KubeObject): boolean {
 /** The cluster's own initial-cluster-token: a restored cluster gets a new cluster ID from it. */
 const clusterToken = (cluster: EtcdCluster): string => `${cluster.metadata.name}-${cluster.metadata.uid}`;
 
-/** A member pod: the Pod object, with its spec typed for the code (and tests) that read it back. */
-export type MemberPod = Built<V1Pod> & { spec: V1PodSpec };
+/** A member pod: the Pod object, with its spec (always set) typed for the code (and tests) that read it back. */
+export type MemberPod = Built<V1Pod> & { spec: NonNullable<Built<V1Pod>['spec']> };
 
 export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: MemberPodOptions): MemberPod {
   const name = cluster.metadata.name!;
@@ -310,7 +303,7 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
   const tls = memberTLS(spec, member, options.tlsStage);
   const args = etcdArgs(cluster, spec, options, tls);
   const affinity = memberAffinity(spec, name);
-  const volume: V1Volume = spec.storage.emptyDir
+  const volume: Volume = spec.storage.emptyDir
     ? { name: 'data', emptyDir: spec.storage.emptyDir }
     : { name: 'data', persistentVolumeClaim: { claimName: pvcName(member) } };
   // The user's fields win, one by one (a whole seccompProfile, say, replaces the default one).
@@ -351,7 +344,9 @@ export function memberPod(cluster: EtcdCluster, spec: DefaultedSpec, options: Me
       ...(Object.keys(affinity).length ? { affinity } : {}),
       ...(initContainers.length > 0 ? { initContainers } : {}),
       containers: [etcdContainer(spec, args, tls, podSpec, etcdSecurity)],
-      volumes: [volume, ...tls.volumes, ...(restore?.volumes ?? [])],
+      // tls/members.ts builds client-node's V1Volumes, whose ephemeral claim templates type timestamps as Date;
+      // its Secret volumes carry no timestamp, so they are these JSON volumes as they are.
+      volumes: [volume, ...(tls.volumes as Volume[]), ...(restore?.volumes ?? [])],
     },
   };
 }

@@ -3,7 +3,7 @@
 // Secret (or the PVC), so the operator never reads a Secret. One Job per EtcdBackup, named after its UID,
 // so an operator that dies after creating it finds it again instead of starting a second one.
 import { createHash } from 'node:crypto';
-import type { OpenObject } from '@quorum/runtime';
+import type { Job, Pod } from '@quorum/runtime';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
 import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_CONTAINER, RESTRICTED_POD, parseAgentResult } from '../backup/job.ts';
 import { LABELS } from '../names.ts';
@@ -22,7 +22,7 @@ export function pruneJobName(backup: Pick<EtcdBackup, 'metadata'>): string {
   return `${(backup.metadata.name ?? 'backup').slice(0, 40).replace(/-+$/, '')}-prune-${suffix}`;
 }
 
-export function pruneJob(backup: EtcdBackup, options: { schedule: string; key: string; agentImage: string }): OpenObject {
+export function pruneJob(backup: EtcdBackup, options: { schedule: string; key: string; agentImage: string }): Job {
   const { volumes, mounts, args } = destinationVolumes(backup.spec.destination);
   const labels = { [LABELS.managedBy]: 'quorum', [LABELS.name]: 'etcd-backup-prune', [SCHEDULE_LABEL]: options.schedule, [PRUNE_LABEL]: backup.metadata.name! };
   return {
@@ -67,24 +67,15 @@ export function pruneJob(backup: EtcdBackup, options: { schedule: string; key: s
   };
 }
 
-interface JobShape {
-  status?: { conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[] };
-}
-interface PodShape {
-  metadata: { creationTimestamp?: string };
-  status?: { containerStatuses?: { name: string; state?: { terminated?: { message?: string } } }[] };
-}
-
 /** A prune Job's outcome; a failure carries the agent's own reason (e.g. AccessDenied) when its pod left one. */
-export function observePruneJob(jobObject: OpenObject, podObjects: OpenObject[]): PruneJob {
-  const job = jobObject as JobShape;
-  const condition = (type: string): NonNullable<NonNullable<JobShape['status']>['conditions']>[number] | undefined => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
+export function observePruneJob(job: Job, pods: Pod[]): PruneJob {
+  const condition = (type: string) => job.status?.conditions?.find((c) => c.type === type && c.status === 'True');
   const complete = condition('Complete');
   const failed = condition('Failed');
   if (!failed) return { succeeded: !!complete, failed: false };
   // The newest pod's result: with backoffLimit 2 there may be three.
-  const pods = (podObjects as unknown as PodShape[]).sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
-  const terminated = pods.at(-1)?.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.state?.terminated;
+  const newestLast = [...pods].sort((a, b) => (a.metadata.creationTimestamp ?? '').localeCompare(b.metadata.creationTimestamp ?? ''));
+  const terminated = newestLast.at(-1)?.status?.containerStatuses?.find((c) => c.name === CONTAINER)?.state?.terminated;
   const result = parseAgentResult(terminated?.message);
   const message = result && !result.ok ? `${result.reason}: ${result.message}` : [failed.reason, failed.message].filter(Boolean).join(': ') || 'the delete Job failed';
   const failedAt = failed.lastTransitionTime ? Date.parse(failed.lastTransitionTime) : NaN;

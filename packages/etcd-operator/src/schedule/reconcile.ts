@@ -2,7 +2,7 @@
 // backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
 // report (the status, written only when it changed, and the metrics), then requeue at the next scheduled time.
 import { writeStatus } from '@quorum/kit';
-import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type OpenObject, type Reconciler, type Result } from '@quorum/runtime';
+import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import { FIELD_MANAGER } from '../names.ts';
@@ -16,8 +16,8 @@ export interface ScheduleReconcilerDeps {
   client: Client;
   schedules: Pick<Informer<EtcdBackupSchedule>, 'store'>;
   backups: Pick<Informer<EtcdBackup>, 'store'>;
-  jobs: Pick<Informer<OpenObject>, 'store'>;
-  pods: Pick<Informer<OpenObject>, 'store'>;
+  jobs: Pick<Informer<Job>, 'store'>;
+  pods: Pick<Informer<Pod>, 'store'>;
   events: Pick<EventRecorder, 'record'>;
   /** The image the delete Jobs run: the operator's own (it carries the agent). */
   agentImage: string;

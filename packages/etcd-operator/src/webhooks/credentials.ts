@@ -5,23 +5,10 @@
 // operator makes would mount, with the operator's identity, a Secret its author could not read: a confused
 // deputy. The operator's own check (backup/credentials.ts: the Secret must be labelled for backups) stands
 // behind this one, since the webhooks fail open.
-import { resource, type AdmissionRequest, type Client, type KubeObject, type UserInfo, type ValidatingHandler, type ValidationResult } from '@quorum/runtime';
+import { subjectAccessReview, SubjectAccessReviews, type AdmissionRequest, type Client, type UserInfo, type ValidatingHandler, type ValidationResult } from '@quorum/runtime';
 import { isPlainObject } from '@quorum/runtime/crd';
 import type { Destination } from '../api/destination.ts';
 import { credentialsSecretOf } from '../backup/credentials.ts';
-
-interface SubjectAccessReview extends KubeObject {
-  spec: {
-    user?: string;
-    uid?: string;
-    groups?: string[];
-    extra?: Record<string, string[]>;
-    resourceAttributes: { verb: string; group: string; resource: string; namespace: string; name: string };
-  };
-  status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
-}
-
-export const SubjectAccessReviews = resource<SubjectAccessReview>('authorization.k8s.io/v1', 'SubjectAccessReview', 'subjectaccessreviews', false);
 
 /** Whether `user` may get the Secret `name` in `namespace`, and the authorizer's words when not. */
 export type SecretAccess = (user: UserInfo, namespace: string, name: string) => Promise<{ allowed: boolean; reason: string }>;
@@ -29,20 +16,9 @@ export type SecretAccess = (user: UserInfo, namespace: string, name: string) => 
 /** SecretAccess as the API server answers it (the operator needs `create subjectaccessreviews`). */
 export function secretAccessReviews(client: Pick<Client, 'create'>): SecretAccess {
   return async (user, namespace, name) => {
-    const review = await client.create(SubjectAccessReviews, {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      metadata: {},
-      spec: {
-        ...(user.username !== undefined ? { user: user.username } : {}),
-        ...(user.uid !== undefined ? { uid: user.uid } : {}),
-        ...(user.groups ? { groups: user.groups } : {}),
-        ...(user.extra ? { extra: user.extra } : {}),
-        resourceAttributes: { verb: 'get', group: '', resource: 'secrets', namespace, name },
-      },
-    });
-    const status = review.status ?? {};
-    return { allowed: status.allowed === true, reason: status.reason || status.evaluationError || '' };
+    const review = await client.create(SubjectAccessReviews, subjectAccessReview(user, { verb: 'get', group: '', resource: 'secrets', namespace, name }));
+    const status = review.status;
+    return { allowed: status?.allowed === true, reason: status?.reason || status?.evaluationError || '' };
   };
 }
 

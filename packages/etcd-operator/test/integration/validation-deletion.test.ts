@@ -6,7 +6,7 @@
 // @exclusive operator
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Client, connect, CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, RoleBindings, Roles, Secrets, Services, ValidatingWebhookConfigurations, type OpenObject } from "@quorum/runtime";
+import { Client, connect, CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, RoleBindings, Roles, Secrets, Services, ValidatingWebhookConfigurations, type KubeObject, type OpenObject, type ResourceType } from "@quorum/runtime";
 import { etcdClusterCRD } from '../../src/api/crd.ts';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { install, uninstall } from '../../src/deploy/install.ts';
@@ -160,7 +160,7 @@ test('no confused deputy: a user who may create backups but not get a Secret can
   }
 });
 
-const owned = async (client: Client, kind: typeof Pods, name: string): Promise<number> =>
+const owned = async (client: Client, kind: ResourceType<KubeObject>, name: string): Promise<number> =>
   (await client.list(kind, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${name}` })).items.filter((o) => !o.metadata.deletionTimestamp).length;
 
 test('deleting an EtcdCluster removes pods and Services; PVCs stay with Retain and go with Delete', async () => {

@@ -3,6 +3,16 @@ import test from 'node:test';
 import { backupJob, backupJobName, jobDeadlineSeconds, observeJob, parseAgentResult } from '../../src/backup/job.ts';
 import { pickMember, planBackup, type BackupObserved, type ObservedMember } from '../../src/backup/plan.ts';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
+import type { Job, Pod } from '@quorum/runtime';
+
+type ContainerState = NonNullable<NonNullable<NonNullable<Pod['status']>['containerStatuses']>[number]['state']>;
+/** A Job's pod whose backup container is in `state` (the status fields the API server always sets, at their zero). */
+const agentPod = (state: ContainerState, metadata: Pod['metadata'] = {}): Pod => ({
+  apiVersion: 'v1',
+  kind: 'Pod',
+  metadata,
+  status: { containerStatuses: [{ name: 'backup', image: 'agent', imageID: '', ready: false, restartCount: 0, state }] },
+});
 
 const member = (name: string, over: Partial<ObservedMember> = {}): ObservedMember => ({ name, healthy: true, leader: false, learner: false, hasLeader: true, appliedIndex: '100', dbSize: 1000, ...over });
 const base = (over: Partial<BackupObserved> = {}): BackupObserved => ({ phase: undefined, clusterExists: true, members: [], job: undefined, now: 1_000_000, cannotStartGraceMs: 60_000, ...over });
@@ -45,7 +55,7 @@ test('the agent result is read from the termination message; anything else is no
   assert.equal(parseAgentResult('panic: something\n at line 3'), undefined);
   const observed = observeJob(
     { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: { conditions: [{ type: 'Failed', status: 'True', reason: 'DeadlineExceeded', message: 'Job was active longer than specified deadline' }] } },
-    [{ apiVersion: 'v1', kind: 'Pod', metadata: {}, status: { containerStatuses: [{ name: 'backup', state: { terminated: { exitCode: 137, reason: 'Error' } } }] } }],
+    [agentPod({ terminated: { exitCode: 137, reason: 'Error' } })],
     0,
   );
   assert.equal(observed.failed, true);
@@ -53,8 +63,8 @@ test('the agent result is read from the termination message; anything else is no
 });
 
 test('a backup succeeds when the agent exited 0 with its result, before the Job controller says Complete', () => {
-  const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: { active: 1 } };
-  const pod = (exitCode: number, message?: string) => ({ apiVersion: 'v1', kind: 'Pod', metadata: {}, status: { containerStatuses: [{ name: 'backup', state: { terminated: { exitCode, ...(message ? { message } : {}) } } }] } });
+  const job: Job = { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: { active: 1 } };
+  const pod = (exitCode: number, message?: string): Pod => agentPod({ terminated: { exitCode, ...(message ? { message } : {}) } });
   const running = (observed: BackupObserved['job']): BackupObserved => base({ phase: 'Running', recordedMember: 'c-1', job: observed });
   const done = observeJob(job, [pod(0, JSON.stringify(OK))], 0);
   assert.equal(done.succeeded, true);
@@ -66,8 +76,8 @@ test('a backup succeeds when the agent exited 0 with its result, before the Job 
 
 test("a pod that cannot start is timed from its creation, which survives an operator restart", () => {
   const created = Date.parse('2026-11-23T10:00:00Z');
-  const pod = { apiVersion: 'v1', kind: 'Pod', metadata: { creationTimestamp: '2026-11-23T10:00:00Z' }, status: { containerStatuses: [{ name: 'backup', state: { waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } } }] } };
-  const job = { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: {} };
+  const pod = agentPod({ waiting: { reason: 'ImagePullBackOff', message: 'Back-off pulling image "x"' } }, { creationTimestamp: '2026-11-23T10:00:00Z' });
+  const job: Job = { apiVersion: 'batch/v1', kind: 'Job', metadata: {}, status: {} };
   const observed = observeJob(job, [pod], created + 90_000);
   assert.deepEqual(observed.cannotStart, { message: 'ImagePullBackOff: Back-off pulling image "x"', since: created });
   // A fresh operator process sees the same start of the wait, so the grace ends when it would have.

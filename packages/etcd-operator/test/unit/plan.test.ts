@@ -143,8 +143,8 @@ test("etcd's words for a member whose data is gone: an empty data dir joining, o
 
 test('a pod is data-less on those words only while its etcd is not running (a last termination outlives a good start)', () => {
   const lastState = { terminated: { exitCode: 1, message: 'member 8e9e05c52164694d has already been bootstrapped' } };
-  const waiting: PodObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c-1' }, status: { phase: 'Running', containerStatuses: [{ name: 'etcd', ready: false, restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState }] } };
-  const running: PodObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c-1' }, status: { phase: 'Running', containerStatuses: [{ name: 'etcd', ready: false, restartCount: 1, state: { running: {} }, lastState }] } };
+  const waiting: PodObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c-1' }, status: { phase: 'Running', containerStatuses: [{ name: 'etcd', image: 'etcd', imageID: '', ready: false, restartCount: 1, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState }] } };
+  const running: PodObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'c-1' }, status: { phase: 'Running', containerStatuses: [{ name: 'etcd', image: 'etcd', imageID: '', ready: false, restartCount: 1, state: { running: {} }, lastState }] } };
   assert.equal(observePod(waiting, 0).dataLost, true);
   assert.equal(observePod(running, 0).dataLost, undefined);
 });

@@ -7,9 +7,12 @@
 // PodSecurity admission applies them to a pod.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { V1Container, V1PodSpec, V1SecurityContext } from '@kubernetes/client-node';
+import type { V1Container, V1SecurityContext } from '@kubernetes/client-node';
 import { applyDefaults, type EtcdCluster, type EtcdClusterSpec } from '../../src/cluster/spec.ts';
-import { DEFAULT_ETCD_RESOURCES, MEMBER_POD_SECURITY, memberPod, outdatedFields, RENDER_REVISION, TEMPLATE_ANNOTATION, type MemberPodOptions } from '../../src/cluster/resources.ts';
+import { DEFAULT_ETCD_RESOURCES, MEMBER_POD_SECURITY, memberPod, outdatedFields, RENDER_REVISION, TEMPLATE_ANNOTATION, type MemberPod, type MemberPodOptions } from '../../src/cluster/resources.ts';
+
+/** A pod's spec as the operator writes it (the runtime's Pod, client-node's model). */
+type PodSpec = MemberPod['spec'];
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { backupJob, RESTRICTED_POD } from '../../src/backup/job.ts';
 import { operatorManifests, RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
@@ -22,7 +25,7 @@ const ADDABLE_CAPABILITIES = new Set(['NET_BIND_SERVICE']);
 const ALLOWED_SECCOMP = new Set(['RuntimeDefault', 'Localhost']);
 
 /** Every violation of the restricted profile, one line each; an empty list means the pod is admitted. */
-function restrictedViolations(spec: V1PodSpec): string[] {
+function restrictedViolations(spec: PodSpec): string[] {
   const out: string[] = [];
   const pod = spec.securityContext ?? {};
   const containers: V1Container[] = [...(spec.initContainers ?? []), ...spec.containers, ...((spec.ephemeralContainers ?? []) as V1Container[])];
@@ -80,8 +83,8 @@ const RESTORE_PVC: MemberPodOptions = {
   restore: { source: { destination: { pvc: { claimName: 'etcd-backups', path: 'c' } }, key: 'c.db' }, agentImage: 'ghcr.io/quorum-dev/etcd-operator:test' },
 };
 
-const build = (spec: EtcdClusterSpec, options: MemberPodOptions): V1PodSpec => memberPod(cluster(spec), applyDefaults(spec), options).spec;
-const container = (pod: V1PodSpec, name: string): V1Container => {
+const build = (spec: EtcdClusterSpec, options: MemberPodOptions): PodSpec => memberPod(cluster(spec), applyDefaults(spec), options).spec;
+const container = (pod: PodSpec, name: string): V1Container => {
   const found = [...(pod.initContainers ?? []), ...pod.containers].find((c) => c.name === name);
   assert.ok(found, `container ${name}`);
   return found;
@@ -90,12 +93,12 @@ const container = (pod: V1PodSpec, name: string): V1Container => {
 test('the checker refuses what restricted refuses, so that an empty list means something', () => {
   const good = build({}, OPTIONS);
   assert.deepEqual(restrictedViolations(good), []);
-  const bad = (change: (pod: V1PodSpec) => void): string[] => {
+  const bad = (change: (pod: PodSpec) => void): string[] => {
     const pod = structuredClone(good);
     change(pod);
     return restrictedViolations(pod);
   };
-  const etcd = (pod: V1PodSpec): V1SecurityContext => (pod.containers[0]!.securityContext ??= {});
+  const etcd = (pod: PodSpec): V1SecurityContext => (pod.containers[0]!.securityContext ??= {});
   assert.ok(bad((p) => { p.securityContext = { ...p.securityContext, runAsUser: 0 }; }).includes('pod runAsUser 0'));
   assert.ok(bad((p) => { delete p.securityContext!.runAsNonRoot; }).includes('runAsNonRoot is not true for every container'));
   assert.ok(bad((p) => { delete p.securityContext!.seccompProfile; }).includes('no RuntimeDefault or Localhost seccomp profile'));
@@ -222,7 +225,7 @@ test('backup and prune Jobs meet the restricted profile, for every kind of desti
       ['backup', backupJob(backup, { member: 'c-0', dbSize: 0, agentImage: 'img' })],
       ['prune', pruneJob(backup, { schedule: 's', key: 'k', agentImage: 'img' })],
     ] as const) {
-      const pod = (job as unknown as { spec: { template: { spec: V1PodSpec } } }).spec.template.spec;
+      const pod = (job as unknown as { spec: { template: { spec: PodSpec } } }).spec.template.spec;
       assert.deepEqual(restrictedViolations(pod), [], `${what} Job, ${Object.keys(destination).join()}`);
     }
   }
@@ -236,7 +239,7 @@ test("the operator's namespace enforces restricted, and the operator's pods meet
     assert.equal(namespace.metadata.labels?.[`pod-security.kubernetes.io/${label}`], value, label);
   }
   assert.deepEqual(Object.fromEntries(Object.entries(namespace.metadata.labels ?? {}).filter(([k]) => k.startsWith('pod-security.'))), RESTRICTED_NAMESPACE_LABELS);
-  const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: V1PodSpec } } } | undefined;
+  const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: PodSpec } } } | undefined;
   assert.ok(deployment);
   assert.deepEqual(restrictedViolations(deployment.spec.template.spec), []);
 });

@@ -118,9 +118,9 @@ function setUp(spec: EtcdClusterSpec): Harness {
     const status: PodObject['status'] = crashing
       ? {
           phase: 'Running', podIP, conditions: [{ type: 'Ready', status: 'False' }],
-          containerStatuses: [{ name: 'etcd', ready: false, restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 2, message: 'flag provided but not defined: -name' } } }],
+          containerStatuses: [{ name: 'etcd', image, imageID: '', ready: false, restartCount: 3, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 2, message: 'flag provided but not defined: -name' } } }],
         }
-      : { phase: 'Running', podIP, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(clock - 10_000).toISOString() }], containerStatuses: [{ name: 'etcd', ready: true, restartCount: 0, state: { running: {} } }] };
+      : { phase: 'Running', podIP, conditions: [{ type: 'Ready', status: 'True', lastTransitionTime: new Date(clock - 10_000).toISOString() }], containerStatuses: [{ name: 'etcd', image, imageID: '', ready: true, restartCount: 0, state: { running: {} } }] };
     return { ...pod, metadata: { ...pod.metadata, uid: `uid-${member}-${ip}` }, status };
   };
   const defaulted = applyDefaults(spec);

@@ -9,7 +9,7 @@
 // the manager acts later, with its own rights (it holds `bind`), and cannot check the author. A definition
 // admitted unchecked would grant whatever it names, so when the webhook cannot answer, or a review fails, the
 // answer is no. Deleting a definition (revoking) is not intercepted, so access can always be taken away.
-import type { AdmissionRequest, Client, UserInfo, ValidationResult } from '@quorum/runtime';
+import { subjectAccessReview, SubjectAccessReviews, type AdmissionRequest, type Client, type UserInfo, type ValidationResult } from '@quorum/runtime';
 import type { RBACDefinition } from '../api/rbacdefinition.ts';
 import { validateDefinition } from '../api/validate.ts';
 import { describeCheck, requiredChecks, type ResourceCheck } from './grants.ts';
@@ -23,20 +23,10 @@ const NAMED_REFUSALS = 5;
 export type AccessReviewer = (user: UserInfo, check: ResourceCheck) => Promise<{ allowed: boolean; reason?: string }>;
 
 /** A SubjectAccessReview through the API server (the manager needs `create subjectaccessreviews`). */
-export function subjectAccessReviewer(client: Pick<Client, 'request'>): AccessReviewer {
+export function subjectAccessReviewer(client: Pick<Client, 'create'>): AccessReviewer {
   return async (user, check) => {
-    const spec = {
-      user: user.username,
-      groups: user.groups,
-      uid: user.uid,
-      extra: user.extra,
-      resourceAttributes: { group: check.group, resource: check.resource, verb: check.verb, ...(check.name !== undefined ? { name: check.name } : {}), ...(check.namespace !== undefined ? { namespace: check.namespace } : {}) },
-    };
-    const review = await client.request<{ status?: { allowed?: boolean; reason?: string } }>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
-      apiVersion: 'authorization.k8s.io/v1',
-      kind: 'SubjectAccessReview',
-      spec,
-    });
+    const attributes = { group: check.group, resource: check.resource, verb: check.verb, ...(check.name !== undefined ? { name: check.name } : {}), ...(check.namespace !== undefined ? { namespace: check.namespace } : {}) };
+    const review = await client.create(SubjectAccessReviews, subjectAccessReview(user, attributes));
     return { allowed: review.status?.allowed === true, ...(review.status?.reason ? { reason: review.status.reason } : {}) };
   };
 }

@@ -6,7 +6,7 @@
 // Decisions are cached briefly (10 s, as the API server's own delegated authentication and authorization
 // do), so a listing over many namespaces does not cost a review per object and per request.
 import { createHash } from 'node:crypto';
-import { DiscoveryClient, resource, type Client, type KubeObject } from '@quorum/runtime';
+import { DiscoveryClient, resource, subjectAccessReview, SubjectAccessReviews, type Client, type KubeObject } from '@quorum/runtime';
 import type { GroupKind } from '../api/changerecorder.ts';
 import { groupKindName } from '../recorder/discovery.ts';
 
@@ -51,19 +51,7 @@ interface TokenReview extends KubeObject {
   status?: { authenticated?: boolean; user?: UserInfo; error?: string };
 }
 
-interface SubjectAccessReview extends KubeObject {
-  spec: {
-    user: string;
-    uid?: string;
-    groups?: string[];
-    extra?: Record<string, string[]>;
-    resourceAttributes: { verb: string; group: string; resource: string; namespace?: string; name?: string };
-  };
-  status?: { allowed?: boolean; denied?: boolean; reason?: string; evaluationError?: string };
-}
-
 export const TokenReviews = resource<TokenReview>('authentication.k8s.io/v1', 'TokenReview', 'tokenreviews', false);
-export const SubjectAccessReviews = resource<SubjectAccessReview>('authorization.k8s.io/v1', 'SubjectAccessReview', 'subjectaccessreviews', false);
 
 export type ReviewClient = Pick<Client, 'create' | 'request'>;
 
@@ -149,12 +137,7 @@ export class KubeAuthorizer {
     const key = JSON.stringify([user.username, user.uid ?? '', [...(user.groups ?? [])].sort(), user.extra ?? {}, attributes]);
     const cached = this.#decisions.get(key);
     if (cached) return cached;
-    const review = await this.#client.create(SubjectAccessReviews, {
-      apiVersion: SubjectAccessReviews.apiVersion,
-      kind: SubjectAccessReviews.kind,
-      metadata: {},
-      spec: { user: user.username, ...(user.uid ? { uid: user.uid } : {}), ...(user.groups ? { groups: user.groups } : {}), ...(user.extra ? { extra: user.extra } : {}), resourceAttributes: attributes },
-    });
+    const review = await this.#client.create(SubjectAccessReviews, subjectAccessReview(user, attributes));
     const allowed = review.status?.allowed === true && review.status.denied !== true;
     const where = request.namespace ? `in namespace ${request.namespace}` : 'at the cluster scope';
     const what = `${request.verb} ${kind.resource}${request.group ? `.${request.group}` : ''}${request.name ? ` ${JSON.stringify(request.name)}` : ''}`;

@@ -16,7 +16,7 @@ import { parse } from 'yaml';
 import { LocalKube, topology } from '@quorum/localkube';
 import { Client } from '../../src/client/client.ts';
 import { NotFoundError } from '../../src/client/errors.ts';
-import { CustomResourceDefinitions, Deployments, Namespaces, Services, ValidatingWebhookConfigurations, resource } from '../../src/client/resources.ts';
+import { CustomResourceDefinitions, Deployments, Namespaces, Services, ValidatingWebhookConfigurations, resource, type ResourceType } from '../../src/client/resources.ts';
 import { findCondition, type Condition } from '../../src/helpers/conditions.ts';
 import { getControllerOf } from '../../src/helpers/owner.ts';
 import type { KubeObject } from '../../src/object.ts';
@@ -127,7 +127,8 @@ test('npm start: a Website gets its Deployment, Service and Ready condition; the
   const firstReconcileAt = performance.now();
   assert.equal(ready.observedGeneration, site.metadata.generation);
   assert.equal(ready.reason, ready.status === 'True' ? 'PodsReady' : 'PodsNotReady');
-  for (const type of [Deployments, Services]) {
+  const children: ResourceType<KubeObject>[] = [Deployments, Services];
+  for (const type of children) {
     const child = await client.get(type, { namespace, name });
     assert.equal(getControllerOf(child)?.uid, site.metadata.uid, `the ${type.kind} is controlled by the Website`);
   }

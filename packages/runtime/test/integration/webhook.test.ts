@@ -55,7 +55,7 @@ before(async () => {
   });
   await server.start();
 
-  const webhook = (path: string): Record<string, unknown> => ({
+  const webhook = (path: string) => ({
     // No caBundle yet: patchCaBundle sets it, which is what this suite also tests.
     clientConfig: { url: `https://${HOST}:${server.port}${path}` },
     rules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE', 'UPDATE'], resources: ['configmaps'], scope: 'Namespaced' }],
