@@ -73,12 +73,66 @@ export const STRUCTURED_FLAGS: readonly string[] = [
   'election-timeout',
 ];
 
+/**
+ * The only other etcd flags extraArgs may set (issue 23): an allowlist, because a denylist let through flags that
+ * give up durability (--unsafe-no-fsync), membership safety (--strict-reconfig-check=false), or open debug
+ * endpoints (--enable-pprof). These tune logging, limits, keepalives, the backend, compaction, corruption checks
+ * and watch progress: each names the 3.6 flag and, where 3.4/3.5 spelt it `--experimental-…`, that one too.
+ * --enable-v2 and --experimental-enable-v2v3 exist up to 3.5 (refused for 3.6 by FLAGS_REMOVED_IN's check).
+ */
+export const ALLOWED_FLAGS: readonly string[] = [
+  'log-level',
+  'logger',
+  'log-format',
+  'log-outputs',
+  'metrics',
+  'max-request-bytes',
+  'max-txn-ops',
+  'max-concurrent-streams',
+  'max-snapshots',
+  'max-wals',
+  'grpc-keepalive-min-time',
+  'grpc-keepalive-interval',
+  'grpc-keepalive-timeout',
+  'backend-batch-interval',
+  'backend-batch-limit',
+  'backend-bbolt-freelist-type',
+  'bcrypt-cost',
+  'auth-token-ttl',
+  'feature-gates',
+  'enable-v2',
+  ...[
+    'snapshot-catchup-entries',
+    'compaction-batch-limit',
+    'compaction-sleep-interval',
+    'corrupt-check-time',
+    'compact-hash-check-time',
+    'watch-progress-notify-interval',
+    'warning-apply-duration',
+    'warning-unary-request-duration',
+    'downgrade-check-time',
+    'max-learners',
+  ].flatMap((flag) => [flag, `experimental-${flag}`]),
+  'experimental-initial-corrupt-check',
+  'experimental-compact-hash-check-enabled',
+  'experimental-enable-lease-checkpoint',
+  'experimental-enable-lease-checkpoint-persist',
+  'experimental-txn-mode-write-with-shared-buffer',
+  'experimental-stop-grpc-service-on-defrag',
+  'experimental-backend-bbolt-freelist-type',
+  'experimental-enable-v2v3',
+];
+
 function flagPattern(flags: readonly string[]): string {
   const alternatives = flags.map((f) => f.replaceAll('.', '\\.').replaceAll('*', '[a-z0-9.-]*'));
   return `^--(${alternatives.join('|')})(=.*)?$`;
 }
 export const MANAGED_FLAG_PATTERN = flagPattern(MANAGED_FLAGS);
 export const STRUCTURED_FLAG_PATTERN = flagPattern(STRUCTURED_FLAGS);
+/** Every flag some rule speaks for: an item none of them matches is refused as not allowed (RULES.allowedFlags). */
+export const KNOWN_FLAG_PATTERN = flagPattern([...ALLOWED_FLAGS, ...MANAGED_FLAGS, ...STRUCTURED_FLAGS]);
+/** What the allowlist's error says after the refused item (RULES.allowedFlags' messageExpression). */
+export const NOT_ALLOWED_TEXT = 'is not an etcd flag the operator allows in spec.etcd.extraArgs (docs/api.md lists them)';
 
 // etcd refuses to start unless the election timeout is at least five heartbeats, and caps it at 50 s.
 export const ETCD_DEFAULT_HEARTBEAT_MS = 100;
@@ -138,6 +192,8 @@ export const CONDITION_TYPES = ['Available', 'Progressing', 'Degraded'] as const
 export interface CelRule {
   rule: string;
   message: string;
+  /** The error when the rule fails, naming what it refused; `message` is the fallback and what docs/api.md shows. */
+  messageExpression?: string;
 }
 
 /**
@@ -209,6 +265,15 @@ export const RULES = {
   structuredFlags: {
     rule: `self.all(arg, !arg.matches(r'${STRUCTURED_FLAG_PATTERN}'))`,
     message: `spec.etcd.extraArgs must not set flags that have a field in spec.etcd: ${STRUCTURED_FLAGS.map((f) => `--${f}`).join(', ')}`,
+  },
+  // The allowlist. Managed and structured flags are left to the two rules above, whose messages say why; the
+  // error names the first refused item. Not mirrored by validateSpec: the API server ratchets it (a flag stored
+  // before the allowlist stays while extraArgs is unchanged), which the operator, seeing no previous spec, could
+  // not: it would stop managing such a cluster.
+  allowedFlags: {
+    rule: `self.all(arg, arg.matches(r'${KNOWN_FLAG_PATTERN}'))`,
+    message: `spec.etcd.extraArgs may set only these etcd flags: ${ALLOWED_FLAGS.map((f) => `--${f}`).join(', ')}`,
+    messageExpression: `'spec.etcd.extraArgs: ' + self.filter(arg, !arg.matches(r'${KNOWN_FLAG_PATTERN}'))[0] + ' ${NOT_ALLOWED_TEXT}'`,
   },
   // Pod security (issue 23): the operator's identity creates the member pods, so an EtcdCluster author must not
   // get privileged or root pods through podTemplate where the namespace enforces no Pod Security. Only these two
@@ -493,10 +558,10 @@ export const EtcdOptionsSchema = Type.Object(
     ),
     extraArgs: Type.Optional(
       Type.Array(Type.String({ description: 'One etcd flag: --flag or --flag=value.', pattern: EXTRA_ARG_PATTERN, maxLength: 512 }), {
-        description: 'Further etcd flags, appended to those the operator sets; flags the operator manages are rejected.',
+        description: `Further etcd flags, appended to those the operator sets. Only these are allowed: ${ALLOWED_FLAGS.map((f) => `--${f}`).join(', ')}; flags the operator manages or that have a field here are rejected with why.`,
         maxItems: 64,
         'x-kubernetes-list-type': 'atomic',
-        'x-kubernetes-validations': [RULES.managedFlags, RULES.structuredFlags],
+        'x-kubernetes-validations': [RULES.managedFlags, RULES.structuredFlags, RULES.allowedFlags],
       }),
     ),
   },

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { etcdClusterCRD } from '../../src/api/crd.ts';
 import { errorsOf, validateSpec } from '../../src/api/defaults.ts';
-import { RULES } from '../../src/api/etcdcluster.ts';
+import { ALLOWED_FLAGS, NOT_ALLOWED_TEXT, RULES } from '../../src/api/etcdcluster.ts';
 import { applySchemaDefaults, deepEqual, isPlainObject, type SchemaNode } from '@quorum/runtime/crd';
 
 // ---- a CEL subset: literals, self/oldSelf and macro variables, field selection, has(), ! - * + == != < <= >
@@ -73,7 +73,8 @@ type Node =
   | { t: 'call'; target?: Node; fn: string; args: Node[] }
   | { t: 'unary'; op: string; operand: Node }
   | { t: 'binary'; op: string; left: Node; right: Node }
-  | { t: 'cond'; test: Node; then: Node; else: Node };
+  | { t: 'cond'; test: Node; then: Node; else: Node }
+  | { t: 'index'; operand: Node; index: Node };
 
 function parse(src: string): Node {
   const tokens = tokenize(src);
@@ -127,8 +128,12 @@ function parse(src: string): Node {
   };
   const member = (): Node => {
     let node = primary();
-    while (isOp('.')) {
-      take('.');
+    while (isOp('.', '[')) {
+      if (take().text === '[') {
+        node = { t: 'index', operand: node, index: expr() };
+        take(']');
+        continue;
+      }
       const name = take().text;
       node = isOp('(') ? { t: 'call', target: node, fn: name, args: args() } : { t: 'select', operand: node, field: name };
     }
@@ -176,6 +181,12 @@ function evaluate(node: Node, vars: Record<string, unknown>): unknown {
     }
     case 'cond':
       return bool(ev(node.test)) ? ev(node.then) : ev(node.else);
+    case 'index': {
+      const list = ev(node.operand);
+      const i = num(ev(node.index));
+      if (!Array.isArray(list) || i < 0 || i >= list.length) throw new CelError(`index ${i} out of range`);
+      return list[i] as unknown;
+    }
     case 'binary': {
       if (node.op === '&&' || node.op === '||') {
         // CEL's logical operators are commutative over errors: a decisive side wins.
@@ -223,12 +234,13 @@ function call(node: Extract<Node, { t: 'call' }>, vars: Record<string, unknown>)
     throw new CelError(`unknown function ${node.fn}`);
   }
   const target = evaluate(node.target, vars);
-  if (node.fn === 'all' || node.fn === 'exists') {
+  if (node.fn === 'all' || node.fn === 'exists' || node.fn === 'filter') {
     const [variable, body] = node.args;
     if (variable?.t !== 'var' || !body) throw new CelError(`${node.fn}() needs a variable and an expression`);
     const items = Array.isArray(target) ? target : isPlainObject(target) ? Object.keys(target) : undefined;
     if (!items) throw new CelError(`${node.fn}() on a non-collection`);
     const results = items.map((item: unknown) => bool(evaluate(body, { ...vars, [variable.name]: item })));
+    if (node.fn === 'filter') return items.filter((_item: unknown, i: number) => results[i]);
     return node.fn === 'all' ? results.every(Boolean) : results.some(Boolean);
   }
   const args = node.args.map((a) => evaluate(a, vars));
@@ -268,7 +280,7 @@ const specNode: SchemaNode = root.properties.spec;
 /** Messages of the CEL rules that fail for `value` (and `old` on update), at every node where a value is present. */
 function celFailures(node: SchemaNode, value: unknown, old: unknown, failures: string[]): void {
   if (value === undefined) return;
-  for (const { rule, message } of node['x-kubernetes-validations'] ?? []) {
+  for (const { rule, message, messageExpression } of node['x-kubernetes-validations'] ?? []) {
     const transition = /\boldSelf\b/.test(rule);
     if (transition && old === undefined) continue;
     if (!transition && old !== undefined && deepEqual(value, old)) continue; // ratcheting
@@ -279,7 +291,7 @@ function celFailures(node: SchemaNode, value: unknown, old: unknown, failures: s
       if (!(error instanceof CelError)) throw error;
       ok = false; // a runtime error fails the rule
     }
-    if (!ok) failures.push(message);
+    if (!ok) failures.push(messageExpression ? messageOf(messageExpression, value, message) : message);
   }
   if (isPlainObject(value)) {
     for (const [name, child] of Object.entries(node.properties ?? {})) {
@@ -289,6 +301,17 @@ function celFailures(node: SchemaNode, value: unknown, old: unknown, failures: s
   if (Array.isArray(value) && node.items) {
     // Only map lists correlate items with the old object; the rules here sit on no list items anyway.
     for (const item of value as unknown[]) celFailures(node.items, item, undefined, failures);
+  }
+}
+
+/** A failed rule's messageExpression, as the API server evaluates it: its string, or the static message if it fails. */
+function messageOf(expression: string, self: unknown, fallback: string): string {
+  try {
+    const text = evaluate(parse(expression), { self });
+    return typeof text === 'string' ? text : fallback;
+  } catch (error) {
+    if (!(error instanceof CelError)) throw error;
+    return fallback;
   }
 }
 
@@ -349,7 +372,7 @@ const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof 
   { name: 'peer TLS flag', spec: { etcd: { extraArgs: ['--peer-auto-tls'] } }, fails: ['managedFlags'] },
   { name: 'structured flag', spec: { etcd: { extraArgs: ['--snapshot-count=5'] } }, fails: ['structuredFlags'] },
   { name: 'both kinds of flag', spec: { etcd: { extraArgs: ['--name=a', '--election-timeout=5000'] } }, fails: ['managedFlags', 'structuredFlags'] },
-  { name: 'harmless flags', spec: { etcd: { extraArgs: ['--log-level=warn', '--experimental-compact-hash-check-enabled', '--names=x'] } }, fails: [] },
+  { name: 'allowed flags', spec: { etcd: { extraArgs: ['--log-level=warn', '--experimental-compact-hash-check-enabled', '--max-request-bytes=4194304', '--feature-gates=InitialCorruptCheck=true'] } }, fails: [] },
   { name: 'managed flag kept unchanged (ratcheted)', spec: { replicas: 5, etcd: { extraArgs: ['--name=a'] } }, old: { etcd: { extraArgs: ['--name=a'] } }, fails: [] },
   { name: 'restore from a backup by name', spec: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: [] },
   { name: 'restore from a key', spec: { bootstrap: { fromBackup: { destination: { s3: S3 }, key: 'a/b.db' } } }, fails: [] },
@@ -427,8 +450,22 @@ test('podTemplate cannot ask for privileged or root members: the API server refu
   assert.deepEqual(apiServerCelMessages({ replicas: 5, ...(pod({ runAsUser: 0, runAsNonRoot: false }) as object) }, pod({ runAsUser: 0, runAsNonRoot: false })), []);
 });
 
+test('extraArgs is an allowlist: the API server refuses any other flag, naming it; the operator does not refuse a cluster it already runs', () => {
+  const refusedWith = (arg: string): string => `spec.etcd.extraArgs: ${arg} ${NOT_ALLOWED_TEXT}`;
+  for (const arg of ['--unsafe-no-fsync', '--strict-reconfig-check=false', '--enable-pprof', '--experimental-peer-skip-client-san-verification', '--names=x', '--enable-grpc-gateway=false']) {
+    const spec = { etcd: { extraArgs: ['--log-level=info', arg] } };
+    assert.deepEqual(apiServerCelMessages(spec), [refusedWith(arg)], arg);
+    assert.deepEqual(mirroredCelMessages(spec), [], `${arg}: not mirrored (ratcheting)`);
+  }
+  // The first refused item is named; managed and structured flags keep their own messages, not this one.
+  assert.deepEqual(apiServerCelMessages({ etcd: { extraArgs: ['--name=a', '--enable-pprof', '--unsafe-no-fsync'] } }), [RULES.managedFlags.message, refusedWith('--enable-pprof')].sort());
+  for (const flag of ALLOWED_FLAGS) assert.deepEqual(apiServerCelMessages({ etcd: { extraArgs: [`--${flag}=1`] } }), [], flag);
+  // Stored before the allowlist and unchanged: the API server lets other edits through.
+  assert.deepEqual(apiServerCelMessages({ replicas: 5, etcd: { extraArgs: ['--unsafe-no-fsync'] } }, { etcd: { extraArgs: ['--unsafe-no-fsync'] } }), []);
+});
+
 /** Rules the CASES table cannot hold, because validateSpec does not mirror them (tested on their own above). */
-const UNMIRRORED: readonly (keyof typeof RULES)[] = ['endpointInCluster', 'podNotRoot', 'podSeccompConfined', 'containerNotPrivileged', 'containerNotRoot', 'containerNoAddedCapabilities', 'containerSeccompConfined'];
+const UNMIRRORED: readonly (keyof typeof RULES)[] = ['allowedFlags', 'endpointInCluster', 'podNotRoot', 'podSeccompConfined', 'containerNotPrivileged', 'containerNotRoot', 'containerNoAddedCapabilities', 'containerSeccompConfined'];
 
 test('the cases reach every rule', () => {
   const reached = new Set([...CASES.flatMap((c) => c.fails), ...UNMIRRORED]);

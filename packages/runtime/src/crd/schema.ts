@@ -6,6 +6,11 @@
 export interface CelRule {
   rule: string;
   message: string;
+  /**
+   * A CEL expression, evaluated only when the rule fails, whose string becomes the error instead of `message`
+   * (which stays the fallback, and what a reference documents): for an error that names the offending value.
+   */
+  messageExpression?: string;
 }
 
 /** One node of a structural OpenAPI v3 schema, as far as the tooling here reads it. */
