@@ -5,7 +5,7 @@ import { stringify } from 'yaml';
 import { printAndLoadImages, runCommand, UsageError, type Command, type CommandIO } from '@quorum/kit';
 import { Client } from '@quorum/runtime';
 import { install, uninstall } from '../deploy/install.ts';
-import { operatorManifests, type ManifestOptions } from '../deploy/manifests.ts';
+import { operatorManifests, tenantNamespaces, type ManifestOptions } from '../deploy/manifests.ts';
 
 export const OPERATOR_USAGE = `usage: quorum manifests|install|uninstall [options]
   manifests                 print every object that runs the operator (YAML)
@@ -13,7 +13,9 @@ export const OPERATOR_USAGE = `usage: quorum manifests|install|uninstall [option
   uninstall                 remove the operator; etcd clusters, their pods and data stay
 options: --namespace NS (quorum-system)  --image IMAGE  --peer-wait-image IMAGE  --replicas N  --no-webhooks
          --kubeconfig FILE  --crashloop-grace-seconds N  --ca-rotation-overlap-seconds N
-         --watch-namespace NS      watch only NS (which must exist), with a Role there instead of a ClusterRole`;
+         --namespaces A,B          the tenant namespaces whose EtcdClusters the operator manages, with a Role in
+                                   each (default: default); each must exist; kube-system is refused
+         --cluster-wide            every namespace, with a ClusterRole (instead of --namespaces)`;
 
 export const IMAGE_USAGE = `usage: quorum image [--image NAME] [--peer-wait-image NAME] [--load-with COMMAND]
   Builds the operator's image and the peer-wait image its member pods need (OCI archives) and prints one
@@ -30,7 +32,8 @@ const OPERATOR_FLAGS = {
   kubeconfig: { type: 'string' },
   'crashloop-grace-seconds': { type: 'string' },
   'ca-rotation-overlap-seconds': { type: 'string' },
-  'watch-namespace': { type: 'string' },
+  namespaces: { type: 'string' },
+  'cluster-wide': { type: 'boolean', default: false },
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
@@ -48,6 +51,13 @@ function wholeNumber(flag: string, text: string | undefined): number | undefined
   if (text.trim() === '' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} ${text}: not a whole number`);
   return n;
 }
+
+/** `a,b` (spaces allowed around the commas) as a list. */
+const namespaceList = (text: string): string[] =>
+  text
+    .split(',')
+    .map((ns) => ns.trim())
+    .filter(Boolean);
 
 interface OperatorArgs {
   help: boolean;
@@ -70,8 +80,14 @@ export function parseOperatorArgs(argv: readonly string[]): OperatorArgs {
     webhooks: !values['no-webhooks'],
     crashLoopGraceSeconds: wholeNumber('crashloop-grace-seconds', values['crashloop-grace-seconds']),
     caRotationOverlapSeconds: wholeNumber('ca-rotation-overlap-seconds', values['ca-rotation-overlap-seconds']),
-    watchNamespace: values['watch-namespace'],
+    ...(values.namespaces !== undefined ? { namespaces: namespaceList(values.namespaces) } : {}),
+    ...(values['cluster-wide'] ? { clusterWide: true } : {}),
   };
+  try {
+    tenantNamespaces(options);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
   return { help: values.help, options, ...(values.kubeconfig !== undefined ? { kubeconfig: values.kubeconfig } : {}) };
 }
 

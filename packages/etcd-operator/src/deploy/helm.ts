@@ -2,7 +2,8 @@
 // manifests are rendered with sentinel values, which become template expressions. The CRD goes in the
 // chart's crds/ directory, which Helm installs first and never deletes (uninstalling keeps every cluster).
 // What differs by value as a whole object (the RBAC of each scope, the PodDisruptionBudget, the webhooks) is
-// rendered once per case and wrapped in `if`: test/unit/helm.test.ts checks `helm template` against
+// rendered once per case and wrapped in `if`; the Role and RoleBinding of a tenant namespace once, in a
+// `range` over the namespaces (so every expression reads the root context, `$`): test/unit/helm.test.ts checks `helm template` against
 // `quorum manifests` in each case. The monitoring objects of deploy/monitoring/ come from src/monitoring/ the
 // same way, each behind a value of its own.
 import { Document, isMap, isScalar, stringify } from 'yaml';
@@ -10,7 +11,7 @@ import { etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdR
 import { grafanaDashboardConfigMap } from '../monitoring/dashboard.ts';
 import { prometheusRule } from '../monitoring/rules.ts';
 import { podMonitors } from '../monitoring/scrape.ts';
-import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, DEFAULT_NAMESPACES, OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
 
 const SENTINELS = {
   namespace: 'quorum-sentinel-namespace',
@@ -22,22 +23,25 @@ const SENTINELS = {
   caOverlap: 654_321_987,
   logLevel: 'quorum-sentinel-loglevel',
   clusterDomain: 'quorum-sentinel-clusterdomain',
-  watchNamespace: 'quorum-sentinel-watchnamespace',
+  tenant: 'quorum-sentinel-tenant',
   extraLabels: 'quorum-sentinel-extralabels',
 } as const;
 
 const TEMPLATE: [string, string][] = [
-  // Quoted: empty (every namespace) must stay a string in the env var, and a namespace may be all digits.
-  [SENTINELS.watchNamespace, '{{ .Values.watchNamespace | quote }}'],
-  [SENTINELS.namespace, '{{ .Release.Namespace }}'],
-  [SENTINELS.image, '{{ .Values.image.repository }}:{{ .Values.image.tag }}'],
-  [SENTINELS.peerWaitImage, '{{ .Values.peerWaitImage.repository }}:{{ .Values.peerWaitImage.tag }}'],
-  [String(SENTINELS.replicas), '{{ .Values.replicas }}'],
-  [`"${SENTINELS.grace}"`, '{{ .Values.crashLoopGraceSeconds | quote }}'],
-  [`"${SENTINELS.stepDeadline}"`, '{{ .Values.stepDeadlineSeconds | quote }}'],
-  [`"${SENTINELS.caOverlap}"`, '{{ .Values.caRotationOverlapSeconds | quote }}'],
-  [SENTINELS.logLevel, '{{ .Values.logLevel }}'],
-  [SENTINELS.clusterDomain, '{{ .Values.clusterDomain | quote }}'],
+  // The env var: the tenant namespaces joined, or empty (every namespace) when cluster-wide; quoted, so that
+  // empty stays a string and a namespace may be all digits.
+  [`value: ${SENTINELS.tenant}`, 'value: {{ ternary "" (join "," $.Values.namespaces) $.Values.clusterWide | quote }}'],
+  // A Role's or RoleBinding's namespace, inside the range over the tenant namespaces.
+  [SENTINELS.tenant, '{{ $tenant | quote }}'],
+  [SENTINELS.namespace, '{{ $.Release.Namespace }}'],
+  [SENTINELS.image, '{{ $.Values.image.repository }}:{{ $.Values.image.tag }}'],
+  [SENTINELS.peerWaitImage, '{{ $.Values.peerWaitImage.repository }}:{{ $.Values.peerWaitImage.tag }}'],
+  [String(SENTINELS.replicas), '{{ $.Values.replicas }}'],
+  [`"${SENTINELS.grace}"`, '{{ $.Values.crashLoopGraceSeconds | quote }}'],
+  [`"${SENTINELS.stepDeadline}"`, '{{ $.Values.stepDeadlineSeconds | quote }}'],
+  [`"${SENTINELS.caOverlap}"`, '{{ $.Values.caRotationOverlapSeconds | quote }}'],
+  [SENTINELS.logLevel, '{{ $.Values.logLevel }}'],
+  [SENTINELS.clusterDomain, '{{ $.Values.clusterDomain | quote }}'],
 ];
 
 const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
@@ -55,9 +59,9 @@ export const VALUES = {
   logLevel: 'info',
   // The Kubernetes cluster domain: the fully qualified names in the member certificates of TLS clusters.
   clusterDomain: 'cluster.local',
-  // Empty: watch every namespace (a ClusterRole). A namespace name: watch only it (a Role there), and the
-  // webhooks answer only for it; it must exist before the install.
-  watchNamespace: '',
+  // Commented in values.yaml (VALUE_COMMENTS).
+  namespaces: [...DEFAULT_NAMESPACES],
+  clusterWide: false,
 };
 
 /**
@@ -76,6 +80,8 @@ const monitoringDefaults = (): { enabled: boolean; labels: Record<string, string
 
 /** values.yaml's comments: the monitoring values are documented where they are set. */
 const VALUE_COMMENTS: [string[], string][] = [
+  [['namespaces'], ' The tenant namespaces: the operator manages the EtcdClusters of these only, with a Role and RoleBinding in\n each, and the webhooks answer only for them. Each must exist before the install; kube-system is refused.'],
+  [['clusterWide'], ' Every namespace, with a ClusterRole, instead of the tenant namespaces.'],
   [['monitoring'], ' Monitoring objects, the same as deploy/monitoring/ (docs/monitoring.md). Each is off by default: the\n PrometheusRule and the PodMonitors need the prometheus-operator\'s CRDs. `labels` are added to the\n object\'s own, e.g. the `release` label a kube-prometheus-stack\'s ruleSelector or podMonitorSelector asks for.'],
   [['monitoring', 'prometheusRule'], ' A PrometheusRule `quorum-etcd` with the alert rules.'],
   [['monitoring', 'podMonitors'], ' PodMonitors `quorum-etcd` (every member, in every namespace) and `quorum-operator`.'],
@@ -109,37 +115,49 @@ export function helmChart(): Record<string, string> {
     clusterDomain: SENTINELS.clusterDomain,
   };
   // Rendered namespace-scoped, so that the env var and the webhooks' namespaceSelector carry the sentinel.
-  const objects = operatorManifests({ ...sentinelOptions, watchNamespace: SENTINELS.watchNamespace }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
+  const objects = operatorManifests({ ...sentinelOptions, namespaces: [SENTINELS.tenant] }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
   const render = (o: object): string => {
-    let text = escapeActions(stringify(o, { lineWidth: 0 }));
+    // The webhooks' namespaceSelector lists every tenant namespace, at the item's indentation.
+    let text = escapeActions(stringify(o, { lineWidth: 0 })).replace(
+      new RegExp(`^( *)- ${SENTINELS.tenant}$`, 'gm'),
+      (_line, indent: string) => `${indent}{{- range $.Values.namespaces }}\n${indent}- {{ . | quote }}\n${indent}{{- end }}`,
+    );
     for (const [from, to] of TEMPLATE) text = text.replaceAll(from, to);
     return text;
   };
   const key = (o: { kind?: string; metadata: { name?: string } }): string => `${o.kind}/${o.metadata.name}`;
-  const namespaced = accessObjects(SENTINELS.namespace, SENTINELS.watchNamespace, false);
-  const namespacedKeys = new Set(namespaced.map(key));
-  const webhookRole = accessObjects(SENTINELS.namespace, SENTINELS.watchNamespace, true).filter((o) => !namespacedKeys.has(key(o)));
-  const access = new Set([...namespaced, ...webhookRole].map(key));
+  const tenantAccess = accessObjects(SENTINELS.namespace, [SENTINELS.tenant], false);
+  const tenantKeys = new Set(tenantAccess.map(key));
+  const webhookRole = accessObjects(SENTINELS.namespace, [SENTINELS.tenant], true).filter((o) => !tenantKeys.has(key(o)));
+  const access = new Set([...tenantAccess, ...webhookRole].map(key));
   const webhook = (kind: string | undefined): boolean => kind === 'MutatingWebhookConfiguration' || kind === 'ValidatingWebhookConfiguration' || kind === 'Service';
   const operator = objects
     .filter((o) => !webhook(o.kind) && !access.has(key(o)) && o.kind !== 'PodDisruptionBudget')
     .map(render)
     .join('---\n')
-    .replace('value: "true"', 'value: {{ .Values.webhooks.enabled | quote }}');
+    .replace('value: "true"', 'value: {{ $.Values.webhooks.enabled | quote }}');
   // The webhooks' namespaceSelector exists only in a namespace-scoped install (its YAML is one key with a
   // nested map: the whole block goes in the `if`).
   const webhooks = objects
     .filter((o) => webhook(o.kind))
     .map(render)
     .join('---\n')
-    .replace(/^( *)namespaceSelector:\n(\1 .*\n)+/gm, (block, indent: string) => `${indent}{{- if .Values.watchNamespace }}\n${block}${indent}{{- end }}\n`);
+    .replace(/^( *)namespaceSelector:\n(\1 .*\n)+/gm, (block, indent: string) => `${indent}{{- if not $.Values.clusterWide }}\n${block}${indent}{{- end }}\n`);
   const renderAll = (list: object[]): string => list.map(render).join('---\n');
   const rbac = [
-    '{{- if .Values.watchNamespace }}',
-    renderAll(namespaced) + '{{- if .Values.webhooks.enabled }}',
+    // Refused as `quorum manifests` refuses them (tenantNamespaces), and the value this chart replaced.
+    '{{- if $.Values.watchNamespace }}{{ fail "watchNamespace was replaced by namespaces, a list (--set namespaces={apps}), and clusterWide (--set clusterWide=true)" }}{{- end }}',
+    '{{- if not $.Values.clusterWide }}',
+    '{{- if empty $.Values.namespaces }}{{ fail "namespaces is empty: give the tenant namespaces (--set namespaces={apps}), or every namespace (--set clusterWide=true)" }}{{- end }}',
+    '{{- if has "kube-system" $.Values.namespaces }}{{ fail "namespaces: kube-system is refused: the operator would create pods and read Secrets beside the control plane; give the namespaces its etcd clusters go in" }}{{- end }}',
+    '{{- range $tenant := $.Values.namespaces }}',
+    '---',
+    renderAll(tenantAccess) + '{{- end }}',
+    '{{- if $.Values.webhooks.enabled }}',
     '---',
     renderAll(webhookRole) + '{{- end }}',
     '{{- else }}',
+    '---',
     renderAll(accessObjects(SENTINELS.namespace, undefined, true)) + '{{- end }}',
     '',
   ].join('\n');
@@ -165,9 +183,9 @@ export function helmChart(): Record<string, string> {
     'crds/etcd.quorum.dev_etcdbackupschedules.yaml': etcdBackupScheduleCRDYAML(),
     'crds/etcd.quorum.dev_etcdrestores.yaml': etcdRestoreCRDYAML(),
     'templates/operator.yaml': `${generated}\n${operator}`,
-    'templates/rbac.yaml': `${generated}\n# Every namespace through a ClusterRole, or the watched one through a Role (plus the webhook configurations' ClusterRole).\n${rbac}`,
-    'templates/pdb.yaml': `${generated}\n# One replica cannot keep one of itself through a drain: the budget exists from two replicas on.\n{{- if gt (int .Values.replicas) 1 }}\n${pdb}{{- end }}\n`,
-    'templates/webhooks.yaml': `${generated}\n{{- if .Values.webhooks.enabled }}\n${webhooks}{{- end }}\n`,
+    'templates/rbac.yaml': `${generated}\n# A Role and RoleBinding in each tenant namespace (plus the webhooks' ClusterRole), or every namespace through a ClusterRole.\n${rbac}`,
+    'templates/pdb.yaml': `${generated}\n# One replica cannot keep one of itself through a drain: the budget exists from two replicas on.\n{{- if gt (int $.Values.replicas) 1 }}\n${pdb}{{- end }}\n`,
+    'templates/webhooks.yaml': `${generated}\n{{- if $.Values.webhooks.enabled }}\n${webhooks}{{- end }}\n`,
     ...Object.fromEntries(monitoring),
   };
 }

@@ -3,9 +3,9 @@
 // kit's installer; what is the etcd operator's own: the webhook configurations go last (once the operator can
 // answer them), and an install waits until the API server's calls to the webhooks are answered.
 import { applyManifests, removeManifests, waitCaBundlesPublished, waitFor, waitRolledOut } from '@quorum/kit';
-import { Client, ForbiddenError, NotFoundError, ValidatingWebhookConfigurations } from '@quorum/runtime';
+import { Client, ForbiddenError, Namespaces, NotFoundError, RoleBindings, Roles, ValidatingWebhookConfigurations, type KubeObject } from '@quorum/runtime';
 import { EtcdClusters } from '../resources.ts';
-import { MUTATING_WEBHOOK_NAME, NAME, VALIDATING_WEBHOOK, VALIDATING_WEBHOOK_NAME, operatorManifests, type ManifestOptions } from './manifests.ts';
+import { MUTATING_WEBHOOK_NAME, NAME, VALIDATING_WEBHOOK, VALIDATING_WEBHOOK_NAME, WATCH_ROLE, accessObjects, operatorManifests, tenantNamespaces, type ManifestOptions } from './manifests.ts';
 
 const FIELD_MANAGER = 'quorum-install';
 
@@ -18,6 +18,8 @@ export interface InstallOptions extends ManifestOptions {
 export async function install(client: Client, options: InstallOptions = {}): Promise<void> {
   const log = options.log ?? (() => undefined);
   const objects = operatorManifests(options);
+  const tenants = tenantNamespaces(options);
+  if (tenants) await checkTenants(client, tenants);
   // Webhook configurations go last, once the operator can answer them; each keeps the caBundle the operator patched in.
   const isWebhook = (o: { kind?: string }): boolean => o.kind?.endsWith('WebhookConfiguration') ?? false;
   await applyManifests(client, [...objects.filter((o) => !isWebhook(o)), ...objects.filter(isWebhook)], { fieldManager: FIELD_MANAGER, log });
@@ -27,9 +29,33 @@ export async function install(client: Client, options: InstallOptions = {}): Pro
   log('operator ready');
   if (options.webhooks !== false) {
     await waitCaBundlesPublished(client, ValidatingWebhookConfigurations, VALIDATING_WEBHOOK);
-    // A namespace-scoped install's webhooks answer for the watched namespace only.
-    await waitForWebhooks(client, options.watchNamespace || ns);
+    // A namespace-scoped install's webhooks answer for its tenant namespaces only.
+    await waitForWebhooks(client, tenants?.[0] ?? ns);
     log('webhooks answering');
+  }
+}
+
+/**
+ * Before a namespace-scoped install: each tenant namespace exists (its Role cannot be created otherwise), and
+ * no EtcdCluster lives outside them, which this install would stop managing (an upgrade from a cluster-wide
+ * install, the default before namespace-scoped installs). Both refuse with what to do instead.
+ */
+async function checkTenants(client: Client, tenants: readonly string[]): Promise<void> {
+  const missing: string[] = [];
+  for (const ns of tenants) if (!(await client.find(Namespaces, ns))) missing.push(ns);
+  if (missing.length > 0) throw new Error(`the tenant namespaces ${missing.join(', ')} do not exist: create them first (kubectl create namespace NAME), or give others with --namespaces`);
+  let clusters;
+  try {
+    clusters = await client.list(EtcdClusters);
+  } catch (err) {
+    // No CRD yet (a first install), or an installer who may not list every namespace: nothing to compare.
+    if (err instanceof NotFoundError || err instanceof ForbiddenError) return;
+    throw err;
+  }
+  const outside = clusters.items.filter((c) => !tenants.includes(c.metadata.namespace ?? '')).map((c) => `${c.metadata.namespace}/${c.metadata.name}`);
+  if (outside.length > 0) {
+    const namespaces = [...new Set([...tenants, ...outside.map((c) => c.slice(0, c.indexOf('/')))])];
+    throw new Error(`EtcdClusters outside the tenant namespaces (${tenants.join(', ')}) would no longer be managed: ${outside.join(', ')}. Install with --namespaces ${namespaces.join(',')} (value namespaces), or --cluster-wide (value clusterWide)`);
   }
 }
 
@@ -72,7 +98,27 @@ export async function waitForWebhooks(client: Client, namespace = 'quorum-system
   }, { timeoutMs: 60_000, intervalMs: 500 });
 }
 
-/** Removes the operator (Deployment, RBAC, webhooks). The CRD and every EtcdCluster, pod and PVC stay. */
+/**
+ * Removes the operator (Deployment, RBAC, webhooks). The CRD and every EtcdCluster, pod and PVC stay. The RBAC
+ * of either scope goes, whatever `options` say: the ClusterRoles, and the tenant namespaces' Roles wherever
+ * they are (found by name and label), so an uninstall need not repeat the install's namespaces.
+ */
 export async function uninstall(client: Client, options: ManifestOptions = {}): Promise<void> {
-  await removeManifests(client, operatorManifests(options), { keep: ['CustomResourceDefinition', 'Namespace'] });
+  const ns = options.namespace ?? 'quorum-system';
+  const objects = [...operatorManifests({ ...options, namespaces: undefined, clusterWide: true }), ...accessObjects(ns, [], true), ...(await tenantAccess(client))];
+  await removeManifests(client, objects, { keep: ['CustomResourceDefinition', 'Namespace'] });
+}
+
+/** The Roles and RoleBindings of the tenant namespaces, in every namespace (none when this client may not list them). */
+async function tenantAccess(client: Client): Promise<KubeObject[]> {
+  const found: KubeObject[] = [];
+  for (const type of [Roles, RoleBindings]) {
+    try {
+      const list = await client.list(type, { labelSelector: 'app.kubernetes.io/name=quorum,app.kubernetes.io/component=operator', fieldSelector: `metadata.name=${WATCH_ROLE}` });
+      found.push(...list.items.map((o) => ({ apiVersion: 'rbac.authorization.k8s.io/v1', kind: type.kind, metadata: { name: o.metadata.name, namespace: o.metadata.namespace } })));
+    } catch (err) {
+      if (!(err instanceof ForbiddenError)) throw err;
+    }
+  }
+  return found;
 }

@@ -31,10 +31,38 @@ export interface ManifestOptions {
   /** The Kubernetes cluster domain, which member certificates name in full (default cluster.local). */
   clusterDomain?: string;
   /**
-   * Watch this one namespace, with a Role there instead of a ClusterRole (default: every namespace). The
-   * webhook configurations then select only this namespace. It must exist before the install.
+   * The tenant namespaces: the operator manages the EtcdClusters (and backups, schedules, restores) of these
+   * only, under a Role and RoleBinding in each (default: `default`, where the examples go). The webhook
+   * configurations select only them. Each must exist before the install; kube-system is refused.
    */
-  watchNamespace?: string;
+  namespaces?: readonly string[];
+  /** Every namespace, under a ClusterRole (instead of `namespaces`; default false). */
+  clusterWide?: boolean;
+}
+
+/** Where an install without `namespaces` or `clusterWide` manages clusters: the examples' namespace. */
+export const DEFAULT_NAMESPACES: readonly string[] = ['default'];
+
+/** A namespace name (an RFC 1123 label). */
+const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+
+/**
+ * The tenant namespaces an install's options ask for, checked, without repeats; undefined for a cluster-wide
+ * install. kube-system is refused: the operator creates pods with its own identity, and no etcd cluster of
+ * Quorum's belongs beside the control plane's.
+ */
+export function tenantNamespaces(options: Pick<ManifestOptions, 'namespaces' | 'clusterWide'>): readonly string[] | undefined {
+  if (options.clusterWide) {
+    if (options.namespaces !== undefined) throw new Error('give either the tenant namespaces (--namespaces, value namespaces) or every namespace (--cluster-wide, value clusterWide), not both');
+    return undefined;
+  }
+  const namespaces = [...new Set(options.namespaces ?? DEFAULT_NAMESPACES)];
+  if (namespaces.length === 0) throw new Error('namespaces must name at least one namespace (or ask for every namespace: --cluster-wide, value clusterWide)');
+  for (const ns of namespaces) {
+    if (!NAMESPACE_NAME.test(ns)) throw new Error(`namespaces: ${JSON.stringify(ns)} is not a namespace name`);
+    if (ns === 'kube-system') throw new Error('namespaces: kube-system is refused: the operator would create pods and read Secrets beside the control plane; give the namespaces its etcd clusters go in');
+  }
+  return namespaces;
 }
 
 type Obj = KubeObject & Record<string, unknown>;
@@ -50,32 +78,41 @@ const { fsGroup: _noSharedVolumes, ...OPERATOR_POD_SECURITY } = restrictedPodSec
 // own pods do; the kit holds the labels every operator's namespace carries. Re-exported for the tests' namespaces.
 export { RESTRICTED_NAMESPACE_LABELS };
 
-/** RBAC rules: one line per call the operator makes (see cluster/, runtime/manager, kit/webhook-serving). */
+/**
+ * RBAC rules: exactly the calls the operator makes (cluster/, backup/, schedule/, restore/, webhooks/, and the
+ * runtime's informers and events), one line per resource; test/unit/rbac.test.ts scans the operator's sources
+ * for every call and fails on a call without a rule or a verb without a call. Reads go to the informers'
+ * caches (list, watch), so most kinds have no `get`.
+ */
 export function clusterRules(): Record<string, unknown>[] {
   return [
     // create: an EtcdRestore creates the cluster it restores into.
-    { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['get', 'list', 'watch', 'create'] },
-    { apiGroups: [GROUP], resources: ['etcdclusters/status'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['list', 'watch', 'create'] },
+    // Status: one merge patch, only when it changed.
+    { apiGroups: [GROUP], resources: ['etcdclusters/status'], verbs: ['patch'] },
     // create and delete: an EtcdBackupSchedule makes its backups, and deletes expired ones (retention).
-    { apiGroups: [GROUP], resources: ['etcdbackups'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-    { apiGroups: [GROUP], resources: ['etcdbackups/status'], verbs: ['get', 'patch', 'update'] },
+    { apiGroups: [GROUP], resources: ['etcdbackups'], verbs: ['list', 'watch', 'create', 'delete'] },
+    { apiGroups: [GROUP], resources: ['etcdbackups/status'], verbs: ['patch'] },
     { apiGroups: [GROUP], resources: ['etcdbackupschedules'], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: ['etcdbackupschedules/status'], verbs: ['patch'] },
     { apiGroups: [GROUP], resources: ['etcdrestores'], verbs: ['list', 'watch'] },
     { apiGroups: [GROUP], resources: ['etcdrestores/status'], verbs: ['patch'] },
     // Backups, and deletions of expired stored backups, run as Jobs that mount the credentials Secret
-    // themselves: the operator never reads a storage credentials Secret.
-    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
+    // themselves: the operator never reads a storage credentials Secret's data.
+    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'watch', 'create', 'delete'] },
     // TLS clusters (spec.tls): the operator issues and renews its Secrets (CAs, <member>-tls, <cluster>-client-tls),
     // watches them (label managed-by=quorum only), reads a user's spec.tls Secret by name to check it, and deletes
-    // a former member's. The verbs cannot be narrowed by label: RBAC has no label selectors.
+    // a former member's; a backup's credentials Secret is read for its labels only (metadata). The verbs cannot
+    // be narrowed by label: RBAC has no label selectors.
     { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
+    // get: when a member pod's create is refused as existing, whose pod has that name (another's is not adopted).
     { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
     // Members are restarted through the eviction API, which honours the PDB: a stale peer view, a rolling update.
     { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-    { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
-    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'create', 'delete'] },
+    // Server-side apply: patch, and create for an object that does not exist yet.
+    { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create', 'patch'] },
+    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [VALIDATING_WEBHOOK], verbs: ['get', 'patch'] },
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [MUTATING_WEBHOOK], verbs: ['get', 'patch'] },
@@ -93,7 +130,7 @@ export function namespaceRules(): Record<string, unknown>[] {
   ];
 }
 
-/** The Role (and its binding) in the watched namespace, and what name it has: the operator's own namespace has a Role too. */
+/** The Role (and its binding) in each tenant namespace, and what name it has: the operator's own namespace has a Role too. */
 export const WATCH_ROLE = `${NAME}-watch`;
 /** The ClusterRole of a namespace-scoped install: the webhook configurations are cluster-scoped, whatever the install. */
 export const WEBHOOK_CLUSTER_ROLE = `${NAME}-webhooks`;
@@ -103,11 +140,12 @@ const isWebhookConfigurationRule = (rule: Record<string, unknown>): boolean => A
 
 /**
  * What the operator may do to EtcdClusters and what it creates for them: everywhere through a ClusterRole, or
- * in the watched namespace only through a Role. A namespace-scoped install still needs the webhook
- * configurations' two rules cluster-wide (the operator publishes their CA bundle), which a Role cannot
- * grant; they come in a ClusterRole of their own, limited by resourceNames, and only with webhooks on.
+ * in each tenant namespace only through a Role there. A namespace-scoped install still needs the webhooks'
+ * rules cluster-wide (the operator publishes the configurations' CA bundle; the access reviews are
+ * cluster-scoped), which a Role cannot grant; they come in a ClusterRole of their own, the configurations
+ * limited by resourceNames, and only with webhooks on.
  */
-export function accessObjects(ns: string, watchNamespace: string | undefined, webhooks: boolean): Obj[] {
+export function accessObjects(ns: string, namespaces: readonly string[] | undefined, webhooks: boolean): Obj[] {
   const subjects = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
   const role = (kind: 'Role' | 'ClusterRole', name: string, namespace: string | undefined, rules: Record<string, unknown>[]): Obj[] => [
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind, metadata: { name, ...(namespace ? { namespace } : {}), labels }, rules },
@@ -119,9 +157,9 @@ export function accessObjects(ns: string, watchNamespace: string | undefined, we
       subjects,
     },
   ];
-  if (!watchNamespace) return role('ClusterRole', NAME, undefined, clusterRules());
+  if (!namespaces) return role('ClusterRole', NAME, undefined, clusterRules());
   return [
-    ...role('Role', WATCH_ROLE, watchNamespace, clusterRules().filter((r) => !isWebhookConfigurationRule(r))),
+    ...namespaces.flatMap((tenant) => role('Role', WATCH_ROLE, tenant, clusterRules().filter((r) => !isWebhookConfigurationRule(r)))),
     ...(webhooks ? role('ClusterRole', WEBHOOK_CLUSTER_ROLE, undefined, clusterRules().filter(isWebhookConfigurationRule)) : []),
   ];
 }
@@ -144,7 +182,7 @@ export function disruptionBudget(ns: string): Obj {
 export function operatorManifests(options: ManifestOptions = {}): Obj[] {
   const ns = options.namespace ?? 'quorum-system';
   const webhooks = options.webhooks ?? true;
-  const watchNamespace = options.watchNamespace || undefined;
+  const namespaces = tenantNamespaces(options);
   const objects: Obj[] = [
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns, labels: { ...labels, ...RESTRICTED_NAMESPACE_LABELS } } },
     etcdClusterCRD(),
@@ -152,7 +190,7 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
     etcdBackupScheduleCRD(),
     etcdRestoreCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
-    ...accessObjects(ns, watchNamespace, webhooks),
+    ...accessObjects(ns, namespaces, webhooks),
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -161,14 +199,14 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
       roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: NAME },
       subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
     },
-    deployment(ns, options, webhooks),
+    deployment(ns, options, namespaces, webhooks),
   ];
   if ((options.replicas ?? 2) > 1) objects.push(disruptionBudget(ns));
-  if (webhooks) objects.push(...webhookObjects(ns, watchNamespace));
+  if (webhooks) objects.push(...webhookObjects(ns, namespaces));
   return objects;
 }
 
-function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Obj {
+function deployment(ns: string, options: ManifestOptions, namespaces: readonly string[] | undefined, webhooks: boolean): Obj {
   const selector = OPERATOR_SELECTOR;
   const env = (name: string, value: string): Record<string, unknown> => ({ name, value });
   return {
@@ -199,8 +237,9 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
               env: [
                 { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
                 { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-                // Empty: every namespace. Always set, so that the chart has one place to template it.
-                env('WATCH_NAMESPACE', options.watchNamespace ?? ''),
+                // The tenant namespaces, comma-separated; empty: every namespace (cluster-wide). Always set, so
+                // that the chart has one place to template it.
+                env('WATCH_NAMESPACES', namespaces?.join(',') ?? ''),
                 env('WEBHOOKS', String(webhooks)),
                 env('WEBHOOK_SERVICE', WEBHOOK_SERVICE),
                 env('CERT_DIR', '/tmp/webhook-certs'),
@@ -242,11 +281,12 @@ function deployment(ns: string, options: ManifestOptions, webhooks: boolean): Ob
  * check what the CRD cannot (a cron expression, a name too long for the label it becomes); skipped, those are
  * reported by the controllers, as before (a schedule's Ready=False, InvalidSchedule), or fail the backup.
  */
-function webhookObjects(ns: string, watchNamespace: string | undefined): Obj[] {
+function webhookObjects(ns: string, namespaces: readonly string[] | undefined): Obj[] {
   const selector = OPERATOR_SELECTOR;
-  // A namespace-scoped operator answers for its namespace only: objects elsewhere are another install's
-  // business (or nobody's), and must not be defaulted or judged by this one.
-  const namespaceSelector = (): Record<string, unknown> => (watchNamespace ? { namespaceSelector: { matchLabels: { 'kubernetes.io/metadata.name': watchNamespace } } } : {});
+  // A namespace-scoped operator answers for its tenant namespaces only: objects elsewhere are another
+  // install's business (or nobody's), and must not be defaulted or judged by this one.
+  const namespaceSelector = (): Record<string, unknown> =>
+    namespaces ? { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [...namespaces] }] } } : {};
   const clientConfig = (path: string): Record<string, unknown> => ({ service: { name: WEBHOOK_SERVICE, namespace: ns, path, port: 443 } });
   const rulesFor = (resource: string, operations: readonly string[]): Record<string, unknown>[] => [{ apiGroups: [GROUP], apiVersions: ['v1alpha1'], operations: [...operations], resources: [resource], scope: 'Namespaced' }];
   const rules = rulesFor('etcdclusters', ['CREATE', 'UPDATE']);

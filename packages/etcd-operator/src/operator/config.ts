@@ -4,8 +4,8 @@ import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, OPERATOR_IMAGE, PEER_WAIT_IMAGE } 
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 export interface OperatorConfig {
-  /** Watch one namespace, or all when empty. */
-  watchNamespace: string;
+  /** WATCH_NAMESPACES (comma-separated): the tenant namespaces to manage, or every namespace when empty. */
+  watchNamespaces: readonly string[];
   /** Where the leader-election Lease and the webhook certificate Secret live. */
   namespace: string;
   podName: string;
@@ -44,7 +44,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     return n;
   };
   return {
-    watchNamespace: env['WATCH_NAMESPACE'] ?? '',
+    watchNamespaces: [...new Set((env['WATCH_NAMESPACES'] ?? '').split(',').map((ns) => ns.trim()).filter(Boolean))],
     namespace: env['POD_NAMESPACE'] ?? 'quorum-system',
     podName: env['POD_NAME'] ?? `local-${process.pid}`,
     leaderElection: env['LEADER_ELECTION'] !== 'false',

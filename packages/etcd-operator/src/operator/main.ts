@@ -5,7 +5,7 @@ import { createOperator } from './operator.ts';
 
 const config = configFromEnv();
 const manager = await createOperator({ config });
-manager.log.info({ watchNamespace: config.watchNamespace || '(all)', leaderElection: config.leaderElection, peerWaitImage: config.peerWaitImage }, 'quorum etcd operator starting');
+manager.log.info({ watchNamespaces: config.watchNamespaces.length > 0 ? config.watchNamespaces : '(all)', leaderElection: config.leaderElection, peerWaitImage: config.peerWaitImage }, 'quorum etcd operator starting');
 try {
   await manager.start(shutdownSignal());
   process.exit(0);

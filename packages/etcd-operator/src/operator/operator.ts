@@ -134,7 +134,8 @@ function restoreMetrics(manager: Manager): RestoreMetrics {
 export async function createOperator(options: OperatorOptions): Promise<Manager> {
   const { config } = options;
   const manager = await Manager.create({
-    namespace: config.watchNamespace || undefined,
+    // The tenant namespaces, each watched on its own (a Role in each grants no watch of every namespace).
+    ...(config.watchNamespaces.length > 0 ? { namespaces: config.watchNamespaces } : {}),
     probePort: config.probePort,
     ...(options.logger ? { logger: options.logger } : {}),
     ...(config.leaderElection ? { leaderElection: { name: 'quorum-etcd-operator', namespace: config.namespace, identity: config.podName } } : {}),

@@ -1,7 +1,8 @@
-// The Helm chart on a real cluster, with the real helm (v3.22.0, tools/helm): `helm install` gives a working
-// operator (webhooks answering, its PodDisruptionBudget healthy, an EtcdCluster Available), and `helm upgrade`
-// to the namespace-scoped mode (a value change that replaces the ClusterRole by a Role and rolls the pods)
-// leaves a working operator that manages the watched namespace and ignores a cluster in any other.
+// The Helm chart on a real cluster, with the real helm (v3.22.0, tools/helm): `helm install` cluster-wide gives
+// a working operator (webhooks answering, its PodDisruptionBudget healthy, an EtcdCluster Available), and
+// `helm upgrade` to two tenant namespaces (a value change that replaces the ClusterRole by a Role in each and
+// rolls the pods) leaves a working operator that manages both, each watched on its own by Role, and ignores a
+// cluster in any other namespace.
 // Single-member clusters only: what is tested is the install, not etcd.
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive operator
@@ -31,9 +32,10 @@ const RELEASE = 'quorum';
 let env: TestEnv;
 let helm = '';
 let helmHome = '';
-/** The release's namespace (restricted, as `quorum manifests` makes its own), the watched one, and another. */
+/** The release's namespace (restricted, as `quorum manifests` makes its own), the two tenants, and another. */
 let operatorNs = '';
 let watched = '';
+let tenant = '';
 let other = '';
 
 async function helmRun(args: string[]): Promise<string> {
@@ -72,12 +74,13 @@ before(async () => {
   await uninstall(env.client);
   operatorNs = await env.namespace('helm-operator', { labels: RESTRICTED_NAMESPACE_LABELS });
   watched = await env.namespace('helm-watched');
+  tenant = await env.namespace('helm-tenant');
   other = await env.namespace('helm-other');
 });
 
 after(async () => {
   // Clusters first, while the operator still runs; then the release (its CRDs stay, as they do for users).
-  for (const [namespace, name] of [[watched, 'first'], [watched, 'second'], [other, 'outside']] as const) {
+  for (const [namespace, name] of [[watched, 'first'], [tenant, 'second'], [other, 'outside']] as const) {
     await env.client.delete(EtcdClusters, { namespace, name }).catch(() => undefined);
   }
   if (helm && operatorNs) await helmRun(['uninstall', RELEASE, '--namespace', operatorNs, '--wait', '--timeout', '2m']).catch((err: unknown) => process.stderr.write(`helm uninstall: ${(err as Error).message}\n`));
@@ -85,8 +88,8 @@ after(async () => {
   await env.stop();
 });
 
-test('helm install reaches a working operator: webhooks answer, its budget is healthy, a cluster becomes Available', async () => {
-  await helmRun(['install', RELEASE, chartDir, '--namespace', operatorNs, ...imageValues(), '--set', 'crashLoopGraceSeconds=15', '--wait', '--timeout', '3m']);
+test('helm install cluster-wide reaches a working operator: webhooks answer, its budget is healthy, a cluster becomes Available', async () => {
+  await helmRun(['install', RELEASE, chartDir, '--namespace', operatorNs, ...imageValues(), '--set', 'crashLoopGraceSeconds=15,clusterWide=true', '--wait', '--timeout', '3m']);
   await waitRolledOut();
   await waitForWebhooks(env.client, watched);
   await eventually('the operator PodDisruptionBudget allows one disruption of two', async () => {
@@ -97,22 +100,22 @@ test('helm install reaches a working operator: webhooks answer, its budget is he
   await waitAvailable(env.client, watched, 'first', 1);
 });
 
-test('helm upgrade to one watched namespace: a Role instead of the ClusterRole, the watched namespace managed, another ignored', async () => {
-  await helmRun(['upgrade', RELEASE, chartDir, '--namespace', operatorNs, '--reuse-values', '--set', `watchNamespace=${watched}`, '--wait', '--timeout', '3m']);
+test('helm upgrade to two tenant namespaces: a Role in each instead of the ClusterRole, both managed, another ignored', async () => {
+  await helmRun(['upgrade', RELEASE, chartDir, '--namespace', operatorNs, '--reuse-values', '--set', `clusterWide=false,namespaces={${watched},${tenant}}`, '--wait', '--timeout', '3m']);
   // An old pod still watching everything would manage the other namespace's cluster: none may be left.
   await waitRolledOut();
   assert.equal(await env.client.find(ClusterRoles, NAME), undefined, 'helm removed the all-namespaces ClusterRole');
-  assert.ok(await env.client.find(Roles, { namespace: watched, name: WATCH_ROLE }), 'a Role in the watched namespace');
-  await waitForWebhooks(env.client, watched);
+  for (const namespace of [watched, tenant]) assert.ok(await env.client.find(Roles, { namespace, name: WATCH_ROLE }), `a Role in ${namespace}`);
+  await waitForWebhooks(env.client, tenant);
 
   await applyCluster(env.client, other, 'outside', { replicas: 1 });
-  await applyCluster(env.client, watched, 'second', { replicas: 1 });
-  await waitAvailable(env.client, watched, 'second', 1);
+  await applyCluster(env.client, tenant, 'second', { replicas: 1 });
+  await waitAvailable(env.client, tenant, 'second', 1);
   // The cluster from before the upgrade is still the operator's.
   await waitAvailable(env.client, watched, 'first', 1, 60_000);
   // By now the operator has had as long as a whole cluster's creation to act on the other one: it has not.
   const outside = await env.client.get(EtcdClusters, { namespace: other, name: 'outside' });
-  assert.equal(outside.status, undefined, 'no status written outside the watched namespace');
+  assert.equal(outside.status, undefined, 'no status written outside the tenant namespaces');
   const pods = await env.client.list(Pods, { namespace: other, labelSelector: `${LABELS.instance}=outside` });
-  assert.equal(pods.items.length, 0, 'no member pod created outside the watched namespace');
+  assert.equal(pods.items.length, 0, 'no member pod created outside the tenant namespaces');
 });

@@ -37,14 +37,14 @@ before(async () => {
   env = await setUpOperator();
   ns = await env.namespace('crash');
   // The deployed operator steps aside (it watches another namespace); the webhooks it serves stay on.
-  await env.kube.kubectl(['-n', 'quorum-system', 'set', 'env', `deploy/${OPERATOR}`, 'WATCH_NAMESPACE=quorum-elsewhere']);
+  await env.kube.kubectl(['-n', 'quorum-system', 'set', 'env', `deploy/${OPERATOR}`, 'WATCH_NAMESPACES=quorum-elsewhere']);
   await env.kube.kubectl(['-n', 'quorum-system', 'rollout', 'status', `deploy/${OPERATOR}`, '--timeout=120s']);
   await waitForWebhooks(env.client);
   operatorClient = await env.clientFor('quorum-system', OPERATOR);
   s3 = await enableS3(env, [ns]);
 });
 after(async () => {
-  await env.kube.kubectl(['-n', 'quorum-system', 'set', 'env', `deploy/${OPERATOR}`, 'WATCH_NAMESPACE-']).catch(() => '');
+  await env.kube.kubectl(['-n', 'quorum-system', 'set', 'env', `deploy/${OPERATOR}`, 'WATCH_NAMESPACES=']).catch(() => '');
   operatorClient?.close();
   s3?.hostClient.destroy();
   await env.stop();
@@ -59,7 +59,7 @@ async function runCrashingOperators(done: () => Promise<boolean>, writes: string
     lives++;
     const stop = new AbortController();
     // Backup Jobs and restore init containers run the operator image the test built (there is no registry).
-    const config = { ...configFromEnv({}), agentImage: installOptions().image, watchNamespace: ns, leaderElection: false, webhooks: false, probePort: 0, crashLoopGraceMs: 15_000 };
+    const config = { ...configFromEnv({}), agentImage: installOptions().image, watchNamespaces: [ns], leaderElection: false, webhooks: false, probePort: 0, crashLoopGraceMs: 15_000 };
     const manager = await createOperator({
       config,
       logger: quiet,

@@ -30,9 +30,10 @@ export interface OperatorTestOptions {
   stepDeadlineSeconds?: number;
 }
 
-export function installOptions(options: OperatorTestOptions = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number; stepDeadlineSeconds?: number; caRotationOverlapSeconds: number } {
+export function installOptions(options: OperatorTestOptions = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number; stepDeadlineSeconds?: number; caRotationOverlapSeconds: number; clusterWide: true } {
   // No CA rotation overlap: the tests move their client to the new certificate themselves (tls.test.ts).
-  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}), caRotationOverlapSeconds: 0 };
+  // Cluster-wide: every file makes namespaces of its own (TestEnv.namespace()) as it goes.
+  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}), caRotationOverlapSeconds: 0, clusterWide: true };
 }
 
 /**

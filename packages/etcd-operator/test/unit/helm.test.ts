@@ -1,7 +1,8 @@
 // The Helm chart, checked with the real helm (v3.22.0, built from tools/helm on first use: about 2 minutes
 // on a cold cache): `helm lint` passes, and `helm template` renders exactly the objects `quorum manifests`
-// prints for the same settings, in each shape the values give (all namespaces or one, webhooks on or off,
-// one replica or more). The committed chart is what the generator writes. Each monitoring value renders exactly
+// prints for the same settings, in each shape the values give (tenant namespaces or every namespace, webhooks
+// on or off, one replica or more); what `quorum manifests` refuses (kube-system, no namespace), the chart
+// refuses too. The committed chart is what the generator writes. Each monitoring value renders exactly
 // the objects of deploy/monitoring/, in the release's namespace; off (the default), none.
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -15,7 +16,7 @@ import { helmBinary } from '@quorum/localkube';
 import { parseAllDocuments } from 'yaml';
 import { commands } from '../../src/cli/commands.ts';
 import { helmChart, MONITORING_VALUES, type MonitoringValue } from '../../src/deploy/helm.ts';
-import { operatorManifests, PEER_WAIT_IMAGE, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
+import { NAME, operatorManifests, PEER_WAIT_IMAGE, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
 import { DASHBOARD_FILE, MONITORING_DIR, POD_MONITORS_FILE, PROMETHEUS_RULE_FILE } from '../../src/monitoring/files.ts';
 
 const run = promisify(execFile);
@@ -96,15 +97,22 @@ const allMonitoring = ['--set', 'monitoring.prometheusRule.enabled=true,monitori
 const monitoringLabels = ['--set', 'monitoring.prometheusRule.labels.release=kube-prometheus-stack,monitoring.podMonitors.labels.release=kube-prometheus-stack,monitoring.grafanaDashboard.labels.team=storage'];
 
 test('helm lint passes, in each shape of the chart', async () => {
-  for (const set of [[], ['--set', 'watchNamespace=apps'], ['--set', 'replicas=1', '--set', 'webhooks.enabled=false'], ['--set', 'watchNamespace=apps', '--set', 'webhooks.enabled=false'], allMonitoring, [...allMonitoring, ...monitoringLabels]]) {
+  for (const set of [[], ['--set', 'namespaces={apps,web}'], ['--set', 'clusterWide=true'], ['--set', 'replicas=1', '--set', 'webhooks.enabled=false'], ['--set', 'namespaces={apps}', '--set', 'webhooks.enabled=false'], allMonitoring, [...allMonitoring, ...monitoringLabels]]) {
     const out = await helmRun(['lint', '--strict', chartDir, ...set]);
     assert.match(out, /1 chart\(s\) linted, 0 chart\(s\) failed/, `helm lint ${set.join(' ')}`);
   }
 });
 
-test('helm template renders exactly what quorum manifests prints: every namespace, defaults', async () => {
+test('helm template renders exactly what quorum manifests prints: defaults (namespace default), and every namespace', async () => {
   const objects = await assertSameObjects([], []);
-  assert.ok(objects.some((o) => o.kind === 'ClusterRole'));
+  assert.deepEqual(objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort(), [
+    `ClusterRole /${WEBHOOK_CLUSTER_ROLE}`,
+    `Role default/${WATCH_ROLE}`,
+    `Role ops/${NAME}`,
+  ]);
+  const wide = await assertSameObjects(['--set', 'clusterWide=true'], ['--cluster-wide']);
+  assert.deepEqual(wide.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name), [NAME]);
+  assert.ok(!wide.some((o) => o.kind === 'Role' && o.metadata.name === WATCH_ROLE));
   const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget') as unknown as V1PodDisruptionBudget;
   assert.equal(pdb.spec?.minAvailable, 1);
   assert.equal(pdb.metadata?.namespace, 'ops');
@@ -122,11 +130,11 @@ test('one replica: no PodDisruptionBudget, which would block every drain of its 
   assert.ok(!rendered.some((o) => o.kind === 'PodDisruptionBudget'));
 });
 
-test('namespace-scoped: a Role in the watched namespace, webhooks selecting only it', async () => {
-  const rendered = await assertSameObjects(['--set', 'watchNamespace=apps'], ['--watch-namespace', 'apps']);
-  const role = rendered.find((o) => o.kind === 'Role' && o.metadata.name === WATCH_ROLE) as unknown as V1Role;
-  assert.equal(role.metadata?.namespace, 'apps');
-  assert.ok(role.rules?.some((r) => r.resources?.includes('etcdclusters')));
+test('namespace-scoped: a Role in each tenant namespace, webhooks selecting only them', async () => {
+  const rendered = await assertSameObjects(['--set', 'namespaces={apps,web}'], ['--namespaces', 'apps,web']);
+  const roles = rendered.filter((o) => o.kind === 'Role' && o.metadata.name === WATCH_ROLE) as unknown as V1Role[];
+  assert.deepEqual(roles.map((r) => r.metadata?.namespace), ['apps', 'web']);
+  assert.ok(roles[0]!.rules?.some((r) => r.resources?.includes('etcdclusters')));
   // The only ClusterRole left: the two webhook configurations, by name, and the webhooks' access reviews of
   // credentials Secrets (cluster-scoped, so no Role can grant them).
   const clusterRoles = rendered.filter((o) => o.kind === 'ClusterRole') as unknown as V1Role[];
@@ -139,13 +147,31 @@ test('namespace-scoped: a Role in the watched namespace, webhooks selecting only
   }
   const configurations = rendered.filter((o) => o.kind.endsWith('WebhookConfiguration')) as unknown as (V1MutatingWebhookConfiguration | V1ValidatingWebhookConfiguration)[];
   assert.equal(configurations.length, 2);
-  for (const w of configurations.flatMap((c) => c.webhooks ?? [])) assert.deepEqual(w.namespaceSelector, { matchLabels: { 'kubernetes.io/metadata.name': 'apps' } }, w.name);
+  for (const w of configurations.flatMap((c) => c.webhooks ?? [])) {
+    assert.deepEqual(w.namespaceSelector, { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['apps', 'web'] }] }, w.name);
+  }
   const deployment = rendered.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
-  assert.equal(deployment.spec.template.spec.containers[0]!.env.find((e) => e.name === 'WATCH_NAMESPACE')?.value, 'apps');
+  assert.equal(deployment.spec.template.spec.containers[0]!.env.find((e) => e.name === 'WATCH_NAMESPACES')?.value, 'apps,web');
 
   // Without webhooks nothing cluster-wide is left but the CRDs.
-  const bare = await assertSameObjects(['--set', 'watchNamespace=apps,webhooks.enabled=false'], ['--watch-namespace', 'apps', '--no-webhooks']);
+  const bare = await assertSameObjects(['--set', 'namespaces={apps},webhooks.enabled=false'], ['--namespaces', 'apps', '--no-webhooks']);
   assert.deepEqual(bare.filter((o) => !o.metadata.namespace).map((o) => o.kind), ['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition']);
+});
+
+test('the chart refuses what quorum manifests refuses: kube-system, no namespace, and the replaced watchNamespace', async () => {
+  const helmRefuses = (values: string[], message: RegExp): Promise<void> => assert.rejects(helmRun(['template', 'quorum', chartDir, '--namespace', 'ops', ...values]), message, values.join(' '));
+  const manifestsRefuse = async (flags: string[], message: RegExp): Promise<void> => {
+    let stderr = '';
+    const code = await commands.find((c) => c.name === 'manifests')!.run(flags, { stdout: { write: () => undefined }, stderr: { write: (t: string) => (stderr += t) } });
+    assert.equal(code, 2, flags.join(' '));
+    assert.match(stderr, message);
+  };
+  await helmRefuses(['--set', 'namespaces={apps,kube-system}'], /kube-system is refused/);
+  await manifestsRefuse(['--namespaces', 'apps,kube-system'], /kube-system is refused/);
+  await helmRefuses(['--set', 'namespaces=null'], /namespaces is empty/);
+  await manifestsRefuse(['--namespaces', ','], /at least one namespace/);
+  await manifestsRefuse(['--namespaces', 'apps', '--cluster-wide'], /not both/);
+  await helmRefuses(['--set', 'watchNamespace=apps'], /watchNamespace was replaced by namespaces/);
 });
 
 test('values without a CLI flag (step deadline, log level, cluster domain) render as operatorManifests renders them', async () => {
