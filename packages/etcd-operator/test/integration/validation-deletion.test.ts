@@ -225,7 +225,7 @@ test('uninstalling the operator leaves clusters running; reinstalling picks them
   assert.deepEqual(still.items.map((p) => p.metadata.uid), before, 'the same member pod keeps running');
   assert.ok(still.items.every((p) => !p.metadata.deletionTimestamp), 'and it is not being deleted');
   assert.ok(await env.client.find(EtcdClusters, { namespace: ns, name: 'survivor' }), 'the EtcdCluster stays');
-  await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15 });
+  await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15, clusterWide: true });
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'survivor' }, { spec: { replicas: 3 } });
   await waitAvailable(env.client, ns, 'survivor', 3);
 });
@@ -259,6 +259,6 @@ test('given an invalid object anyway (webhooks off, validation lost), the operat
     await env.client.delete(EtcdClusters, { namespace: ns, name: 'invalid' });
   } finally {
     await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'e2e-test', force: true });
-    await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15 });
+    await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15, clusterWide: true });
   }
 });
