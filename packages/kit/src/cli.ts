@@ -43,12 +43,17 @@ export interface CommandFrame<A extends { help: boolean }> {
   usage: string;
   /** Throws UsageError for a wrong command line. */
   parse(): A;
-  act(args: A, io: CommandIO): Promise<void>;
+  /**
+   * Given the arguments unless they asked for help. Resolves with nothing (EXIT_DONE), or with the exit code of an
+   * outcome it has already told in full, e.g. EXIT_FAILED for a backup it followed until it Failed.
+   */
+  act(args: Exclude<A, { help: true }>, io: CommandIO): Promise<number | void>;
 }
 
 /**
  * Parses (a UsageError prints `<program>: <message>` and the usage to stderr: exit 2), prints the usage for --help
- * (exit 0), or acts (a failure prints `<program>: <message>`: exit 1). Any other error of parse() is a bug and throws.
+ * (exit 0), or acts (a failure prints `<program>: <message>`: exit 1; else act's code, by default 0). Any other
+ * error of parse() is a bug and throws.
  */
 export async function runCommand<A extends { help: boolean }>(frame: CommandFrame<A>, io: CommandIO): Promise<number> {
   let args: A;
@@ -64,8 +69,8 @@ export async function runCommand<A extends { help: boolean }>(frame: CommandFram
     return EXIT_DONE;
   }
   try {
-    await frame.act(args, io);
-    return EXIT_DONE;
+    // Not help, as just checked (a generic type is not narrowed by the check).
+    return (await frame.act(args as Exclude<A, { help: true }>, io)) ?? EXIT_DONE;
   } catch (err) {
     io.stderr.write(`${frame.program}: ${err instanceof Error ? err.message : String(err)}\n`);
     return EXIT_FAILED;

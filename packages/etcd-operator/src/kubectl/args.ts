@@ -2,6 +2,7 @@
 // and says what is wrong. kubectl hands a plugin every argument after its name, flags included, so the
 // plugin reads kubectl's own connection flags (--kubeconfig, --context, -n) itself.
 import { parseArgs } from 'node:util';
+import { UsageError } from '@quorum/kit';
 import { CONNECTION_FLAGS, connectionFlags, type ConnectionFlags } from '@quorum/runtime';
 
 export const KUBECTL_QUORUM_USAGE = `usage: kubectl quorum <command> [options]
@@ -42,20 +43,16 @@ export type DestinationChoice =
 /** -n as given (unset: the kubeconfig context's namespace), --kubeconfig, --context; -A is status's alone. */
 export type ConnectionArgs = Omit<ConnectionFlags, 'allNamespaces'>;
 
-export type PluginArgs =
-  | { verb: 'help' }
-  | (ConnectionArgs & { verb: 'status'; name?: string; allNamespaces: boolean })
-  | (ConnectionArgs & { verb: 'members'; name: string })
-  | (ConnectionArgs & { verb: 'backup'; cluster: string; destination: DestinationChoice; backupName?: string; wait: boolean; timeoutMs: number })
-  | (ConnectionArgs & { verb: 'restore'; backup: string; to: string; restoreName?: string; replicas?: number; version?: string; wait: boolean; timeoutMs: number });
+/** One of the commands, to run. */
+export type CommandArgs = ConnectionArgs & { help: false } & (
+    | { verb: 'status'; name?: string; allNamespaces: boolean }
+    | { verb: 'members'; name: string }
+    | { verb: 'backup'; cluster: string; destination: DestinationChoice; backupName?: string; wait: boolean; timeoutMs: number }
+    | { verb: 'restore'; backup: string; to: string; restoreName?: string; replicas?: number; version?: string; wait: boolean; timeoutMs: number }
+  );
 
-/** The command line is wrong: printed with the usage, exit code 2. */
-export class UsageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'UsageError';
-  }
-}
+/** The command line: a command, or the usage asked for (--help, `help`, or no command). */
+export type PluginArgs = { verb: 'help'; help: true } | CommandArgs;
 
 export const DEFAULT_WAIT_TIMEOUT_MS = 30 * 60_000;
 const VERBS: readonly string[] = ['status', 'members', 'backup', 'restore'];
@@ -116,7 +113,7 @@ export function parsePluginArgs(argv: readonly string[]): PluginArgs {
   }
   const { values: v, positionals } = parsed;
   const [verb, target, ...extra] = positionals;
-  if (v.help || verb === undefined || verb === 'help') return { verb: 'help' };
+  if (v.help || verb === undefined || verb === 'help') return { verb: 'help', help: true };
   if (!VERBS.includes(verb)) throw new UsageError(`unknown command ${JSON.stringify(verb)}: one of ${VERBS.join(', ')}`);
   if (extra.length > 0) throw new UsageError(`unexpected arguments: ${extra.join(' ')}`);
 
@@ -141,10 +138,10 @@ export function parsePluginArgs(argv: readonly string[]): PluginArgs {
     case 'status':
       if (allNamespaces && connection.namespace !== undefined) throw new UsageError('-n and -A exclude each other');
       if (allNamespaces && target !== undefined) throw new UsageError('status NAME reads one cluster: give its namespace with -n, not -A');
-      return { verb, ...connection, allNamespaces, ...(target !== undefined ? { name: target } : {}) };
+      return { verb, help: false, ...connection, allNamespaces, ...(target !== undefined ? { name: target } : {}) };
     case 'members':
       if (target === undefined) throw new UsageError('members needs the cluster: kubectl quorum members NAME [-n NS]');
-      return { verb, ...connection, name: target };
+      return { verb, help: false, ...connection, name: target };
     case 'backup': {
       if (target === undefined) throw new UsageError('backup needs the cluster: kubectl quorum backup CLUSTER [-n NS] [--like NAME | --pvc CLAIM | --s3-bucket B --s3-secret S]');
       const chosen = ['like', 'pvc', 's3-bucket'].filter((f) => (v as Record<string, unknown>)[f] !== undefined);
@@ -169,7 +166,7 @@ export function parsePluginArgs(argv: readonly string[]): PluginArgs {
           ...(v['s3-path-style'] ? { forcePathStyle: true } : {}),
         };
       }
-      return { verb, ...connection, cluster: target, destination, wait: v.wait, timeoutMs, ...(v.name !== undefined ? { backupName: v.name } : {}) };
+      return { verb, help: false, ...connection, cluster: target, destination, wait: v.wait, timeoutMs, ...(v.name !== undefined ? { backupName: v.name } : {}) };
     }
     case 'restore': {
       if (target === undefined || v.to === undefined) throw new UsageError('restore needs the backup and the new cluster: kubectl quorum restore BACKUP --to CLUSTER [-n NS]');
@@ -180,6 +177,7 @@ export function parsePluginArgs(argv: readonly string[]): PluginArgs {
       }
       return {
         verb,
+        help: false,
         ...connection,
         backup: target,
         to: v.to,

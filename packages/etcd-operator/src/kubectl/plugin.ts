@@ -1,19 +1,19 @@
 // `kubectl quorum`: the kubectl plugin (an executable named kubectl-quorum on PATH). It reads and creates the
 // operator's objects with the caller's own kubeconfig, as kubectl would, and talks to nothing but the API
-// server. kubectlQuorum(argv, io) is the whole command and resolves with its exit code: 0 done, 1 failed
-// (a missing object, a backup or restore that Failed, a wait that ran out), 2 a wrong command line.
+// server. kubectlQuorum(argv, io) is the whole command, run in the kit's frame (runCommand), and resolves with its
+// exit code: 0 done, 1 failed (a missing object, a backup or restore that Failed, a wait that ran out), 2 a wrong
+// command line.
+import { EXIT_DONE, EXIT_FAILED, runCommand, type CommandIO } from '@quorum/kit';
 import { AlreadyExistsError, ApiError, Client, kubeconfigNamespace, NotFoundError, sleep, type KubeObject, type ResourceType } from '@quorum/runtime';
 import type { Destination } from '../api/destination.ts';
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { RESTORE_API_VERSION, RESTORE_KIND, type EtcdRestore } from '../api/etcdrestore.ts';
 import { EtcdBackups, EtcdBackupSchedules, EtcdClusters, EtcdRestores } from '../resources.ts';
-import { KUBECTL_QUORUM_USAGE, parsePluginArgs, UsageError, type ConnectionArgs, type DestinationChoice, type PluginArgs } from './args.ts';
+import { KUBECTL_QUORUM_USAGE, parsePluginArgs, type CommandArgs, type ConnectionArgs, type DestinationChoice } from './args.ts';
 import { backupSummary, clusterDetail, conditionLine, destinationText, failure, membersTable, restoreSummary, schedulesOf, statusTable } from './format.ts';
 
-export interface PluginIO {
-  stdout: { write(text: string): unknown };
-  stderr: { write(text: string): unknown };
+export interface PluginIO extends CommandIO {
   /** The clock the ages are counted from; tests fix it. */
   now?: () => number;
   /** How often --wait reads the object again (default 2 s). */
@@ -31,34 +31,22 @@ export class PluginError extends Error {
 /** The field manager the API server records for what the plugin creates. */
 export const FIELD_MANAGER = 'kubectl-quorum';
 
-export async function kubectlQuorum(argv: readonly string[], io: PluginIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
-  let args: PluginArgs;
+export function kubectlQuorum(argv: readonly string[], io: PluginIO = { stdout: process.stdout, stderr: process.stderr }): Promise<number> {
+  return runCommand({ program: 'kubectl quorum', usage: KUBECTL_QUORUM_USAGE, parse: () => parsePluginArgs(argv), act: (args) => connected(args, io) }, io);
+}
+
+/** Runs the command with a client of the caller's kubeconfig, closed when it ends. */
+async function connected(args: CommandArgs, io: PluginIO): Promise<number> {
+  const namespace = args.namespace ?? contextNamespace(args);
+  const client = await Client.connect({ kubeconfig: args.kubeconfig, context: args.context });
   try {
-    args = parsePluginArgs(argv);
-  } catch (err) {
-    if (!(err instanceof UsageError)) throw err;
-    io.stderr.write(`kubectl quorum: ${err.message}\n${KUBECTL_QUORUM_USAGE}\n`);
-    return 2;
-  }
-  if (args.verb === 'help') {
-    io.stdout.write(`${KUBECTL_QUORUM_USAGE}\n`);
-    return 0;
-  }
-  let client: Client | undefined;
-  try {
-    const namespace = args.namespace ?? contextNamespace(args);
-    client = await Client.connect({ kubeconfig: args.kubeconfig, context: args.context });
-    const session: Session = { client, namespace, io, now: io.now ?? Date.now, pollIntervalMs: io.pollIntervalMs ?? 2000 };
-    return await dispatch(session, args);
-  } catch (err) {
-    io.stderr.write(`kubectl quorum: ${err instanceof Error ? err.message : String(err)}\n`);
-    return 1;
+    return await dispatch({ client, namespace, io, now: io.now ?? Date.now, pollIntervalMs: io.pollIntervalMs ?? 2000 }, args);
   } finally {
-    client?.close();
+    client.close();
   }
 }
 
-function dispatch(s: Session, args: Exclude<PluginArgs, { verb: 'help' }>): Promise<number> {
+function dispatch(s: Session, args: CommandArgs): Promise<number> {
   switch (args.verb) {
     case 'status':
       return status(s, args.name, args.allNamespaces);
@@ -126,18 +114,18 @@ async function status(s: Session, name: string | undefined, allNamespaces: boole
   const clusters = name !== undefined ? [await mustGet(s, EtcdClusters, name)] : await listAll(s, EtcdClusters, namespace);
   if (clusters.length === 0) {
     s.io.stderr.write(`No EtcdClusters found${namespace !== undefined ? ` in namespace ${namespace}` : ''}.\n`);
-    return 0;
+    return EXIT_DONE;
   }
   // Backups and schedules are read only where they help; one who may not list them still sees the clusters.
   const backups = await listAll(s, EtcdBackups, namespace).catch((err: unknown) => noteUnreadable(s, err));
   if (name !== undefined) {
     const schedules = await listAll(s, EtcdBackupSchedules, namespace).catch((err: unknown) => noteUnreadable(s, err));
     s.io.stdout.write(clusterDetail(clusters[0]!, backups, schedules, s.now()));
-    return 0;
+    return EXIT_DONE;
   }
   clusters.sort((a, b) => `${a.metadata.namespace}/${a.metadata.name}`.localeCompare(`${b.metadata.namespace}/${b.metadata.name}`));
   s.io.stdout.write(statusTable(clusters, backups, s.now(), { withNamespace: allNamespaces }));
-  return 0;
+  return EXIT_DONE;
 }
 
 function noteUnreadable(s: Session, err: unknown): never[] {
@@ -149,10 +137,10 @@ async function members(s: Session, name: string): Promise<number> {
   const cluster = await mustGet(s, EtcdClusters, name);
   if (!cluster.status?.members?.length) {
     s.io.stderr.write(`EtcdCluster ${s.namespace}/${name} has no members in its status yet (phase ${cluster.status?.phase ?? 'Pending'})\n`);
-    return 0;
+    return EXIT_DONE;
   }
   s.io.stdout.write(membersTable(cluster));
-  return 0;
+  return EXIT_DONE;
 }
 
 /** The destination a new backup goes to, and where it came from (printed, so that no one guesses). */
@@ -183,7 +171,7 @@ async function resolveDestination(s: Session, cluster: EtcdCluster, choice: Dest
   }
 }
 
-async function backup(s: Session, args: Extract<PluginArgs, { verb: 'backup' }>): Promise<number> {
+async function backup(s: Session, args: Extract<CommandArgs, { verb: 'backup' }>): Promise<number> {
   const cluster = await mustGet(s, EtcdClusters, args.cluster);
   const { destination, source } = await resolveDestination(s, cluster, args.destination);
   const metadata = args.backupName !== undefined ? { name: args.backupName, namespace: s.namespace } : { generateName: `${args.cluster}-`, namespace: s.namespace };
@@ -196,7 +184,7 @@ async function backup(s: Session, args: Extract<PluginArgs, { verb: 'backup' }>)
   }
   const name = created.metadata.name!;
   s.io.stdout.write(`etcdbackup.etcd.quorum.dev/${name} created (cluster ${args.cluster}, to ${destinationText(destination)} from ${source})\n`);
-  if (!args.wait) return 0;
+  if (!args.wait) return EXIT_DONE;
   const done = await follow(s, EtcdBackups, name, args.timeoutMs, (b: EtcdBackup) => {
     const st = b.status;
     const phase = st?.phase ?? 'Pending';
@@ -204,10 +192,10 @@ async function backup(s: Session, args: Extract<PluginArgs, { verb: 'backup' }>)
     return { line: `${phase}${detail ? ` (${detail})` : ''}`, done: phase === 'Succeeded' || phase === 'Failed' };
   });
   s.io.stdout.write(backupSummary(done));
-  return done.status?.phase === 'Succeeded' ? 0 : 1;
+  return done.status?.phase === 'Succeeded' ? EXIT_DONE : EXIT_FAILED;
 }
 
-async function restore(s: Session, args: Extract<PluginArgs, { verb: 'restore' }>): Promise<number> {
+async function restore(s: Session, args: Extract<CommandArgs, { verb: 'restore' }>): Promise<number> {
   const source = await mustGet(s, EtcdBackups, args.backup);
   if (source.status?.phase === 'Failed') {
     const f = failure(source.status.conditions);
@@ -231,7 +219,7 @@ async function restore(s: Session, args: Extract<PluginArgs, { verb: 'restore' }
   }
   const waitsFor = source.status?.phase === 'Succeeded' ? '' : ` (EtcdBackup ${args.backup} is ${source.status?.phase ?? 'Pending'}: the restore waits for it)`;
   s.io.stdout.write(`etcdrestore.etcd.quorum.dev/${restoreName} created (new EtcdCluster ${args.to} from EtcdBackup ${args.backup})${waitsFor}\n`);
-  if (!args.wait) return 0;
+  if (!args.wait) return EXIT_DONE;
   const done = await follow(s, EtcdRestores, restoreName, args.timeoutMs, (r: EtcdRestore) => {
     const phase = r.status?.phase ?? 'Pending';
     const complete = r.status?.conditions?.find((c) => c.type === 'Complete');
@@ -241,7 +229,7 @@ async function restore(s: Session, args: Extract<PluginArgs, { verb: 'restore' }
   });
   const cluster = await getNamed(s, EtcdClusters, args.to);
   s.io.stdout.write(restoreSummary(done, cluster));
-  return done.status?.phase === 'Succeeded' ? 0 : 1;
+  return done.status?.phase === 'Succeeded' ? EXIT_DONE : EXIT_FAILED;
 }
 
 /**

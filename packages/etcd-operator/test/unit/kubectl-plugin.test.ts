@@ -5,7 +5,8 @@ import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
-import { parseDuration, parsePluginArgs, UsageError } from '../../src/kubectl/args.ts';
+import { UsageError } from '@quorum/kit';
+import { parseDuration, parsePluginArgs } from '../../src/kubectl/args.ts';
 import { backupSummary, clusterDetail, conditionIsFine, membersTable, statusTable } from '../../src/kubectl/format.ts';
 import { kubectlQuorum } from '../../src/kubectl/plugin.ts';
 import { FakeQuorumApi } from './kubectl-fake-api.ts';
@@ -52,18 +53,18 @@ const failedStatus: EtcdBackup['status'] = {
 };
 
 test('the command line: verbs, destinations, and the combinations that make no sense', () => {
-  assert.deepEqual(parsePluginArgs(['status']), { verb: 'status', allNamespaces: false });
-  assert.deepEqual(parsePluginArgs(['status', 'prod', '-n', 'db', '--context', 'c', '--kubeconfig', 'k']), { verb: 'status', namespace: 'db', context: 'c', kubeconfig: 'k', allNamespaces: false, name: 'prod' });
-  assert.deepEqual(parsePluginArgs(['members', 'prod']), { verb: 'members', name: 'prod' });
+  assert.deepEqual(parsePluginArgs(['status']), { verb: 'status', help: false, allNamespaces: false });
+  assert.deepEqual(parsePluginArgs(['status', 'prod', '-n', 'db', '--context', 'c', '--kubeconfig', 'k']), { verb: 'status', help: false, namespace: 'db', context: 'c', kubeconfig: 'k', allNamespaces: false, name: 'prod' });
+  assert.deepEqual(parsePluginArgs(['members', 'prod']), { verb: 'members', help: false, name: 'prod' });
   const backup = parsePluginArgs(['backup', 'prod', '--like', 'etcdbackupschedule/nightly', '--wait', '--timeout', '10m']);
-  assert.deepEqual(backup, { verb: 'backup', cluster: 'prod', destination: { from: 'like', kind: 'EtcdBackupSchedule', name: 'nightly' }, wait: true, timeoutMs: 600_000 });
-  assert.deepEqual(parsePluginArgs(['backup', 'prod', '--pvc', 'c', '--path', 'p']), { verb: 'backup', cluster: 'prod', destination: { from: 'pvc', claimName: 'c', path: 'p' }, wait: false, timeoutMs: 1_800_000 });
+  assert.deepEqual(backup, { verb: 'backup', help: false, cluster: 'prod', destination: { from: 'like', kind: 'EtcdBackupSchedule', name: 'nightly' }, wait: true, timeoutMs: 600_000 });
+  assert.deepEqual(parsePluginArgs(['backup', 'prod', '--pvc', 'c', '--path', 'p']), { verb: 'backup', help: false, cluster: 'prod', destination: { from: 'pvc', claimName: 'c', path: 'p' }, wait: false, timeoutMs: 1_800_000 });
   assert.deepEqual((parsePluginArgs(['backup', 'prod', '--s3-bucket', 'b', '--s3-secret', 's', '--s3-path-style', '--s3-endpoint', 'http://minio:9000']) as { destination: unknown }).destination, {
     from: 's3', bucket: 'b', credentialsSecret: 's', endpoint: 'http://minio:9000', forcePathStyle: true,
   });
-  assert.deepEqual(parsePluginArgs(['restore', 'b1', '--to', 'again', '--replicas', '1', '--version', '3.6.16']), { verb: 'restore', backup: 'b1', to: 'again', wait: false, timeoutMs: 1_800_000, replicas: 1, version: '3.6.16' });
-  assert.equal(parsePluginArgs([]).verb, 'help');
-  assert.equal(parsePluginArgs(['members', '-h']).verb, 'help');
+  assert.deepEqual(parsePluginArgs(['restore', 'b1', '--to', 'again', '--replicas', '1', '--version', '3.6.16']), { verb: 'restore', help: false, backup: 'b1', to: 'again', wait: false, timeoutMs: 1_800_000, replicas: 1, version: '3.6.16' });
+  assert.deepEqual(parsePluginArgs([]), { verb: 'help', help: true });
+  assert.deepEqual(parsePluginArgs(['members', '-h']), { verb: 'help', help: true });
   assert.equal(parseDuration('1h30m'), 5_400_000);
   assert.equal(parseDuration('45'), 45_000);
 

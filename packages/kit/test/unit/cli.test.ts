@@ -51,6 +51,21 @@ test('runCommand: acts on the parsed arguments (0); a failure is printed in its 
   await assert.rejects(runCommand(broken, capture().io), TypeError);
 });
 
+test('runCommand: an act that has told its outcome itself resolves with its exit code, printed nothing more', async () => {
+  const c = capture();
+  const followed: CommandFrame<{ help: boolean }> = {
+    program: 'kubectl quorum',
+    usage: USAGE,
+    parse: () => ({ help: false }),
+    act: (_args, io) => {
+      io.stdout.write('EtcdBackup team-a/nightly Failed: AccessDenied\n');
+      return Promise.resolve(EXIT_FAILED);
+    },
+  };
+  assert.equal(await runCommand(followed, c.io), EXIT_FAILED);
+  assert.deepEqual([c.out(), c.err()], ['EtcdBackup team-a/nightly Failed: AccessDenied\n', '']);
+});
+
 test('printAndLoadImages: "NAME ARCHIVE" lines on stdout, then COMMAND ARCHIVE through sh for each, its output on stderr', async () => {
   const dir = await mkdtemp(join(tmpdir(), 'kit-cli-'));
   try {
