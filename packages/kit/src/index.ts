@@ -81,3 +81,26 @@ export {
 } from './install.ts';
 // The runtime's bounded waits, which the installer is built on.
 export { crdEstablished, waitFor, waitForCRDEstablished, WaitTimeoutError, type WaitOptions } from '@quorum/runtime';
+// Backups: the destination schema every backup kind takes, and the credentials label check (no confused deputy).
+export {
+  DESTINATION_EXACTLY_ONE,
+  destinationIssues,
+  destinationSchemas,
+  endpointAllowed,
+  ENDPOINT_RULE,
+  OBJECT_NAME_PATTERN,
+  type AzureDestination,
+  type AzureDestinationSchemaType,
+  type Destination,
+  type DestinationSchemaOptions,
+  type DestinationSchemas,
+  type DestinationSchemaType,
+  type GcsDestination,
+  type GcsDestinationSchemaType,
+  type PvcDestination,
+  type PvcDestinationSchemaType,
+  type S3Destination,
+  type S3DestinationSchemaType,
+} from './backup-destination.ts';
+export { BACKUP_CREDENTIALS_LABEL_VALUE, checkCredentials, credentialsRefusal, credentialsSecretOf, type CredentialsRefusal } from './backup-credentials.ts';
+export { compactTimestamp, MAX_RESULT_BYTES, resultLine, retryWhileUnreachable, type Reached } from './backup-agent.ts';

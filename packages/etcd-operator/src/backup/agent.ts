@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
 import { Value } from '@sinclair/typebox/value';
-import { sleep } from '@quorum/runtime/timers';
+import { compactTimestamp, resultLine, retryWhileUnreachable, type Reached } from '@quorum/kit';
 import { locationPrefix, locationURI, openStore, StorageError, type ObjectStore, type StoreOptions } from '@quorum/storage';
 import { DestinationSchema, destinationIssues, type Destination } from '../api/destination.ts';
 import { EtcdClient, type EtcdStatus, type EtcdTls } from '../etcd/client.ts';
@@ -26,9 +26,9 @@ import { exposeGarbageCollector, garbagePacer, type Collection } from './memory.
 import { openSnapshot } from './snapshot.ts';
 import { SnapshotFileCheck } from './snapshot-file.ts';
 
+export { compactTimestamp, MAX_RESULT_BYTES, resultLine, retryWhileUnreachable, type Reached } from '@quorum/kit';
+
 export const DEFAULT_RESULT_FILE = '/dev/termination-log';
-/** Kubernetes keeps at most 4096 bytes of a termination message. */
-export const MAX_RESULT_BYTES = 4096;
 const MiB = 1024 * 1024;
 
 export interface Timing {
@@ -121,11 +121,6 @@ export interface BackupArgs extends StoreArgs {
   /** How long the first status read is retried while the member cannot be reached; default DEFAULT_REACH_BOUND_MS. */
   reachBoundMs?: number;
   now?: () => Date;
-}
-
-/** 20261123T105301Z: sortable, and legal in every store's keys and file names. */
-export function compactTimestamp(date: Date): string {
-  return date.toISOString().replace(/\.\d+Z$/, 'Z').replace(/[-:]/g, '');
 }
 
 export function backupKey(destination: Destination, cluster: string, startedAt: Date, revision: string): string {
@@ -233,29 +228,6 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
  */
 export async function reachMember(client: EtcdClient, boundMs: number, signal: AbortSignal): Promise<Reached<EtcdStatus>> {
   return retryWhileUnreachable('the member', () => client.status({ signal }), (err) => err instanceof EtcdUnavailableError && err.reason !== 'tls', boundMs, signal);
-}
-
-export type Reached<T> = { ok: true; value: T } | { ok: false; error: unknown; attempts: number; ms: number };
-
-/**
- * `attempt` retried with growing pauses (0.5 s up to 4 s) while it fails as `transient` says, until `boundMs`
- * has passed; each failed attempt is a warning on stderr (the Job's or init container's log), naming `what`.
- * A name that does not resolve for a moment (CoreDNS restarting: EAI_AGAIN) or a server restarting is over in
- * seconds; a command that fails on the first try turns it into a failed backup or a refused restore.
- */
-export async function retryWhileUnreachable<T>(what: string, attempt: () => Promise<T>, transient: (err: unknown) => boolean, boundMs: number, signal: AbortSignal): Promise<Reached<T>> {
-  const start = Date.now();
-  for (let n = 1; ; n++) {
-    try {
-      return { ok: true, value: await attempt() };
-    } catch (err) {
-      const ms = Date.now() - start;
-      const pause = Math.min(500 * 2 ** (n - 1), 4000);
-      if (!transient(err) || signal.aborted || ms + pause > boundMs) return { ok: false, error: err, attempts: n, ms };
-      process.stderr.write(`warning: attempt ${n} to reach ${what} failed after ${(ms / 1000).toFixed(1)} s (${err instanceof Error ? err.message : String(err)}); trying again in ${pause / 1000} s, for ${Math.round(boundMs / 1000)} s at most\n`);
-      await sleep(pause, signal);
-    }
-  }
 }
 
 /**
@@ -410,16 +382,6 @@ export function parseDestination(json: string): Destination {
     throw new AgentFailure('InvalidArguments', `--destination-json: ${first ? `${first.path || '/'}: ${first.message}` : 'does not match the destination schema'}`);
   }
   return value;
-}
-
-/** One JSON line of at most MAX_RESULT_BYTES: a long message is shortened, never the fields the operator needs. */
-export function resultLine(result: object): string {
-  let line = JSON.stringify(result);
-  if (Buffer.byteLength(line) < MAX_RESULT_BYTES && !line.includes('\n')) return `${line}\n`;
-  const message = 'message' in result && typeof result.message === 'string' ? result.message : '';
-  const excess = Buffer.byteLength(line) - MAX_RESULT_BYTES + 64;
-  line = JSON.stringify({ ...result, message: `${message.slice(0, Math.max(0, message.length - excess))}…` });
-  return `${line}\n`;
 }
 
 const USAGE = `usage: agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON [--tls-dir DIR] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
