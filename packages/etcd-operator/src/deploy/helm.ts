@@ -127,8 +127,9 @@ export function helmChart(): Record<string, string> {
   };
   const key = (o: { kind?: string; metadata: { name?: string } }): string => `${o.kind}/${o.metadata.name}`;
   const tenantAccess = accessObjects(SENTINELS.namespace, [SENTINELS.tenant], false);
-  const tenantKeys = new Set(tenantAccess.map(key));
-  const webhookRole = accessObjects(SENTINELS.namespace, [SENTINELS.tenant], true).filter((o) => !tenantKeys.has(key(o)));
+  const clusterAccess = accessObjects(SENTINELS.namespace, undefined, false);
+  const scopeKeys = new Set([...tenantAccess, ...clusterAccess].map(key));
+  const webhookRole = accessObjects(SENTINELS.namespace, undefined, true).filter((o) => !scopeKeys.has(key(o)));
   const access = new Set([...tenantAccess, ...webhookRole].map(key));
   const webhook = (kind: string | undefined): boolean => kind === 'MutatingWebhookConfiguration' || kind === 'ValidatingWebhookConfiguration' || kind === 'Service';
   const operator = objects
@@ -153,12 +154,12 @@ export function helmChart(): Record<string, string> {
     '{{- range $tenant := $.Values.namespaces }}',
     '---',
     renderAll(tenantAccess) + '{{- end }}',
+    '{{- else }}',
+    '---',
+    renderAll(clusterAccess) + '{{- end }}',
     '{{- if $.Values.webhooks.enabled }}',
     '---',
     renderAll(webhookRole) + '{{- end }}',
-    '{{- else }}',
-    '---',
-    renderAll(accessObjects(SENTINELS.namespace, undefined, true)) + '{{- end }}',
     '',
   ].join('\n');
   const pdb = objects.filter((o) => o.kind === 'PodDisruptionBudget').map(render).join('---\n');

@@ -78,72 +78,77 @@ const { fsGroup: _noSharedVolumes, ...OPERATOR_POD_SECURITY } = restrictedPodSec
 // own pods do; the kit holds the labels every operator's namespace carries. Re-exported for the tests' namespaces.
 export { RESTRICTED_NAMESPACE_LABELS };
 
-/**
- * RBAC rules: exactly the calls the operator makes (cluster/, backup/, schedule/, restore/, webhooks/, and the
- * runtime's informers and events), one line per resource; test/unit/rbac.test.ts scans the operator's sources
- * for every call and fails on a call without a rule or a verb without a call. Reads go to the informers'
- * caches (list, watch), so most kinds have no `get`.
- */
-export function clusterRules(): Record<string, unknown>[] {
-  return [
-    // create: an EtcdRestore creates the cluster it restores into.
-    { apiGroups: [GROUP], resources: ['etcdclusters'], verbs: ['list', 'watch', 'create'] },
-    // Status: one merge patch, only when it changed.
-    { apiGroups: [GROUP], resources: ['etcdclusters/status'], verbs: ['patch'] },
-    // create and delete: an EtcdBackupSchedule makes its backups, and deletes expired ones (retention).
-    { apiGroups: [GROUP], resources: ['etcdbackups'], verbs: ['list', 'watch', 'create', 'delete'] },
-    { apiGroups: [GROUP], resources: ['etcdbackups/status'], verbs: ['patch'] },
-    { apiGroups: [GROUP], resources: ['etcdbackupschedules'], verbs: ['list', 'watch'] },
-    { apiGroups: [GROUP], resources: ['etcdbackupschedules/status'], verbs: ['patch'] },
-    { apiGroups: [GROUP], resources: ['etcdrestores'], verbs: ['list', 'watch'] },
-    { apiGroups: [GROUP], resources: ['etcdrestores/status'], verbs: ['patch'] },
-    // Backups, and deletions of expired stored backups, run as Jobs that mount the credentials Secret
-    // themselves: the operator never reads a storage credentials Secret's data.
-    { apiGroups: ['batch'], resources: ['jobs'], verbs: ['list', 'watch', 'create', 'delete'] },
-    // TLS clusters (spec.tls): the operator issues and renews its Secrets (CAs, <member>-tls, <cluster>-client-tls),
-    // watches them (label managed-by=quorum only), reads a user's spec.tls Secret by name to check it, and deletes
-    // a former member's; a backup's credentials Secret is read for its labels only (metadata). The verbs cannot
-    // be narrowed by label: RBAC has no label selectors.
-    { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'list', 'watch', 'create', 'update', 'delete'] },
-    // get: when a member pod's create is refused as existing, whose pod has that name (another's is not adopted).
-    { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-    // Members are restarted through the eviction API, which honours the PDB: a stale peer view, a rolling update.
-    { apiGroups: [''], resources: ['pods/eviction'], verbs: ['create'] },
-    { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'create', 'delete'] },
-    // Server-side apply: patch, and create for an object that does not exist yet.
-    { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create', 'patch'] },
-    { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['list', 'watch', 'create', 'patch', 'delete'] },
-    { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
-    { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [VALIDATING_WEBHOOK], verbs: ['get', 'patch'] },
-    { apiGroups: ['admissionregistration.k8s.io'], resources: ['mutatingwebhookconfigurations'], resourceNames: [MUTATING_WEBHOOK], verbs: ['get', 'patch'] },
-    // The validating webhooks ask whether the requesting user may get the credentials Secret an object names.
-    { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
-  ];
+/** A rule and why the operator needs it: the rule goes in the manifests, both in docs/security.md (rbac-doc.ts). */
+export interface Grant {
+  rule: Record<string, unknown>;
+  why: string;
 }
 
+const rule = (apiGroup: string, resource: string, verbs: string[], why: string, resourceNames?: string[]): Grant => ({
+  rule: { apiGroups: [apiGroup], resources: [resource], ...(resourceNames ? { resourceNames } : {}), verbs },
+  why,
+});
+
+/**
+ * The rules of what the operator does to EtcdClusters and what it makes for them: exactly the calls it makes
+ * (cluster/, backup/, schedule/, restore/, webhooks/, and the runtime's informers and events), one line per
+ * resource; test/unit/rbac.test.ts scans the operator's sources for every call and fails on a call without a
+ * rule or a verb without a call. Reads go to the informers' caches (list, watch), so most kinds have no `get`.
+ * All but the last three (the webhooks', in a ClusterRole of their own) are a Role in each tenant namespace,
+ * or a ClusterRole when cluster-wide.
+ */
+export const CLUSTER_GRANTS: readonly Grant[] = [
+  rule(GROUP, 'etcdclusters', ['list', 'watch', 'create'], 'the clusters; create: an EtcdRestore creates the cluster it restores into'),
+  rule(GROUP, 'etcdclusters/status', ['patch'], 'status: one merge patch, only when it changed'),
+  rule(GROUP, 'etcdbackups', ['list', 'watch', 'create', 'delete'], 'backups; create and delete: a schedule makes its backups and deletes expired ones'),
+  rule(GROUP, 'etcdbackups/status', ['patch'], 'status'),
+  rule(GROUP, 'etcdbackupschedules', ['list', 'watch'], 'schedules'),
+  rule(GROUP, 'etcdbackupschedules/status', ['patch'], 'status'),
+  rule(GROUP, 'etcdrestores', ['list', 'watch'], 'restores'),
+  rule(GROUP, 'etcdrestores/status', ['patch'], 'status'),
+  rule('batch', 'jobs', ['list', 'watch', 'create', 'delete'], "backup Jobs and deletions of expired stored backups: they mount the credentials Secret themselves, the operator never reads its data"),
+  rule('', 'secrets', ['get', 'list', 'watch', 'create', 'update', 'delete'], "TLS clusters' CAs and certificates: issued, renewed, watched (label managed-by=quorum), a former member's deleted; a user's spec.tls Secret read by name to check it; a backup credentials Secret's labels read (metadata only). RBAC has no label selectors"),
+  rule('', 'pods', ['get', 'list', 'watch', 'create', 'delete'], "member pods; get: when a create is refused as existing, whose pod has that name (another's is not adopted)"),
+  rule('', 'pods/eviction', ['create'], 'members restarted through the eviction API, which honours the PodDisruptionBudget'),
+  rule('', 'persistentvolumeclaims', ['list', 'watch', 'create', 'delete'], "members' volumes; delete: a removed member's, and a deleted cluster's with reclaimPolicy Delete"),
+  rule('', 'services', ['list', 'watch', 'create', 'patch'], 'the peer and client Services, by server-side apply (patch, and create when absent)'),
+  rule('policy', 'poddisruptionbudgets', ['list', 'watch', 'create', 'patch', 'delete'], "each cluster's PodDisruptionBudget, by server-side apply"),
+  rule('events.k8s.io', 'events', ['create', 'patch'], 'events (a repeated one is patched into a series)'),
+  rule('admissionregistration.k8s.io', 'validatingwebhookconfigurations', ['get', 'patch'], 'the CA bundle published into its own webhook configuration, by name', [VALIDATING_WEBHOOK]),
+  rule('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', ['get', 'patch'], 'the same, mutating', [MUTATING_WEBHOOK]),
+  rule('authorization.k8s.io', 'subjectaccessreviews', ['create'], 'the validating webhooks ask whether the requesting user may get the credentials Secret an object names'),
+];
+
+export function clusterRules(): Record<string, unknown>[] {
+  return CLUSTER_GRANTS.map((g) => structuredClone(g.rule));
+}
+
+/** The rules in the operator's own namespace: leader election and the webhooks' serving certificate. */
+export const NAMESPACE_GRANTS: readonly Grant[] = [
+  rule('coordination.k8s.io', 'leases', ['create'], 'the leader-election Lease, created once (a create cannot be limited by name)'),
+  rule('coordination.k8s.io', 'leases', ['get', 'update'], 'then read and renewed, by name', [NAME]),
+  rule('', 'secrets', ['create'], "the webhooks' serving certificate Secret, created by the first replica"),
+  rule('', 'secrets', ['get'], 'then read by every replica, by name', [CERT_SECRET]),
+];
+
 export function namespaceRules(): Record<string, unknown>[] {
-  return [
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] },
-    { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [NAME], verbs: ['get', 'update'] },
-    { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
-    { apiGroups: [''], resources: ['secrets'], resourceNames: [CERT_SECRET], verbs: ['get'] },
-  ];
+  return NAMESPACE_GRANTS.map((g) => structuredClone(g.rule));
 }
 
 /** The Role (and its binding) in each tenant namespace, and what name it has: the operator's own namespace has a Role too. */
 export const WATCH_ROLE = `${NAME}-watch`;
-/** The ClusterRole of a namespace-scoped install: the webhook configurations are cluster-scoped, whatever the install. */
+/** The webhooks' ClusterRole: the webhook configurations and access reviews are cluster-scoped, whatever the install. */
 export const WEBHOOK_CLUSTER_ROLE = `${NAME}-webhooks`;
 
 // The webhooks' cluster-scoped calls: their configurations, and the access reviews of credentials Secrets.
 const isWebhookConfigurationRule = (rule: Record<string, unknown>): boolean => Array.isArray(rule['apiGroups']) && (rule['apiGroups'].includes('admissionregistration.k8s.io') || rule['apiGroups'].includes('authorization.k8s.io'));
 
 /**
- * What the operator may do to EtcdClusters and what it creates for them: everywhere through a ClusterRole, or
- * in each tenant namespace only through a Role there. A namespace-scoped install still needs the webhooks'
- * rules cluster-wide (the operator publishes the configurations' CA bundle; the access reviews are
- * cluster-scoped), which a Role cannot grant; they come in a ClusterRole of their own, the configurations
- * limited by resourceNames, and only with webhooks on.
+ * What the operator may do to EtcdClusters and what it creates for them: in each tenant namespace through a
+ * Role there, or everywhere through a ClusterRole. The webhooks' rules are cluster-wide whatever the scope (the
+ * operator publishes the configurations' CA bundle; the access reviews are cluster-scoped), which a Role
+ * cannot grant: they come in a ClusterRole of their own, the configurations limited by resourceNames, and
+ * only with webhooks on.
  */
 export function accessObjects(ns: string, namespaces: readonly string[] | undefined, webhooks: boolean): Obj[] {
   const subjects = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
@@ -157,9 +162,9 @@ export function accessObjects(ns: string, namespaces: readonly string[] | undefi
       subjects,
     },
   ];
-  if (!namespaces) return role('ClusterRole', NAME, undefined, clusterRules());
+  const tenantRules = (): Record<string, unknown>[] => clusterRules().filter((r) => !isWebhookConfigurationRule(r));
   return [
-    ...namespaces.flatMap((tenant) => role('Role', WATCH_ROLE, tenant, clusterRules().filter((r) => !isWebhookConfigurationRule(r)))),
+    ...(namespaces ? namespaces.flatMap((tenant) => role('Role', WATCH_ROLE, tenant, tenantRules())) : role('ClusterRole', NAME, undefined, tenantRules())),
     ...(webhooks ? role('ClusterRole', WEBHOOK_CLUSTER_ROLE, undefined, clusterRules().filter(isWebhookConfigurationRule)) : []),
   ];
 }

@@ -111,11 +111,16 @@ test('helm template renders exactly what quorum manifests prints: defaults (name
     `Role ops/${NAME}`,
   ]);
   const wide = await assertSameObjects(['--set', 'clusterWide=true'], ['--cluster-wide']);
-  assert.deepEqual(wide.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name), [NAME]);
+  assert.deepEqual(wide.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort(), [NAME, WEBHOOK_CLUSTER_ROLE]);
   assert.ok(!wide.some((o) => o.kind === 'Role' && o.metadata.name === WATCH_ROLE));
   const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget') as unknown as V1PodDisruptionBudget;
   assert.equal(pdb.spec?.minAvailable, 1);
   assert.equal(pdb.metadata?.namespace, 'ops');
+});
+
+test('helm template renders exactly what quorum manifests prints: cluster-wide without webhooks', async () => {
+  const rendered = await assertSameObjects(['--set', 'clusterWide=true,webhooks.enabled=false'], ['--cluster-wide', '--no-webhooks']);
+  assert.deepEqual(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name), [NAME]);
 });
 
 test('helm template renders exactly what quorum manifests prints: images, replicas, grace, CA overlap, no webhooks', async () => {

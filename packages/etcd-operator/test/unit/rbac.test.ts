@@ -10,6 +10,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import * as runtime from '@quorum/runtime';
 import { accessObjects, clusterRules, namespaceRules, NAME, operatorManifests, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
+import { rbacMarkdown, SECURITY_FILE, withGeneratedRbac } from '../../src/deploy/rbac-doc.ts';
 import * as etcdResources from '../../src/resources.ts';
 
 const packageDir = resolve(import.meta.dirname, '../..');
@@ -189,7 +190,7 @@ test('every API call the operator process makes is granted by its RBAC, and ever
   assert.deepEqual(unused, [], 'granted but never called: drop the verb');
 });
 
-test('a namespace-scoped install grants the same verbs in each tenant namespace only; cluster-wide, in a ClusterRole', () => {
+test('a namespace-scoped install grants the same verbs in each tenant namespace only; cluster-wide, in a ClusterRole; the webhooks\' only with webhooks', () => {
   const webhookRules = (rules: Record<string, unknown>[]): Record<string, unknown>[] => rules.filter((r) => (r['apiGroups'] as string[]).some((g) => g === 'admissionregistration.k8s.io' || g === 'authorization.k8s.io'));
   const scoped = accessObjects('ops', ['apps', 'web'], true);
   const roles = scoped.filter((o) => o.kind === 'Role');
@@ -204,9 +205,11 @@ test('a namespace-scoped install grants the same verbs in each tenant namespace 
   assert.deepEqual(together, grants(clusterRules()).sort());
   assert.deepEqual(clusterRole['rules'], webhookRules(clusterRules()));
   const wide = accessObjects('ops', undefined, true);
-  assert.deepEqual(wide.map((o) => `${o.kind}/${o.metadata.name}`), [`ClusterRole/${NAME}`, `ClusterRoleBinding/${NAME}`]);
-  // Without webhooks a namespace-scoped install has nothing cluster-wide.
+  assert.deepEqual(wide.map((o) => `${o.kind}/${o.metadata.name}`), [`ClusterRole/${NAME}`, `ClusterRoleBinding/${NAME}`, `ClusterRole/${WEBHOOK_CLUSTER_ROLE}`, `ClusterRoleBinding/${WEBHOOK_CLUSTER_ROLE}`]);
+  assert.deepEqual(wide[0]!['rules'], roles[0]!['rules'], 'cluster-wide, the same rules as in each tenant namespace');
+  // Without webhooks a namespace-scoped install has nothing cluster-wide, and a cluster-wide one no webhook rule.
   assert.equal(accessObjects('ops', ['apps'], false).filter((o) => o.kind?.startsWith('Cluster')).length, 0);
+  assert.deepEqual(accessObjects('ops', undefined, false).map((o) => `${o.kind}/${o.metadata.name}`), [`ClusterRole/${NAME}`, `ClusterRoleBinding/${NAME}`]);
 });
 
 test('namespace-scoped by default (namespace default); kube-system and an empty list are refused; cluster-wide only when asked', () => {
@@ -224,4 +227,11 @@ test('namespace-scoped by default (namespace default); kube-system and an empty 
   assert.equal(env({}), 'default');
   assert.equal(env({ namespaces: ['apps', 'web', 'apps'] }), 'apps,web');
   assert.equal(env({ clusterWide: true }), '');
+});
+
+test(`${SECURITY_FILE} prints the generated RBAC of both scopes as the generator writes it`, async () => {
+  const committed = await readFile(join(packagesDir, '..', SECURITY_FILE), 'utf8');
+  assert.equal(committed, withGeneratedRbac(committed), `${SECURITY_FILE} is stale: run node packages/etcd-operator/scripts/generate.ts`);
+  const doc = rbacMarkdown();
+  for (const role of [`Role \`${WATCH_ROLE}\` in \`default\``, `ClusterRole \`${NAME}\``, `ClusterRole \`${WEBHOOK_CLUSTER_ROLE}\``]) assert.ok(doc.includes(role), role);
 });

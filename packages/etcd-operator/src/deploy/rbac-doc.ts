@@ -1,0 +1,59 @@
+// The operator's RBAC as docs/security.md prints it, generated from the manifests themselves (issue 23 asks
+// for the generated RBAC of each scope, line by line): every Role and ClusterRole `quorum manifests` prints,
+// namespace-scoped (the default) and cluster-wide, one line per rule with why the operator needs it.
+// scripts/generate.ts writes it between the markers; test/unit/rbac.test.ts fails while it is stale.
+import { CLUSTER_GRANTS, NAMESPACE_GRANTS, operatorManifests, type ManifestOptions } from './manifests.ts';
+
+/** The document whose RBAC section is generated, relative to the repository root. */
+export const SECURITY_FILE = 'docs/security.md';
+const BEGIN = '<!-- generated: rbac (packages/etcd-operator/src/deploy/rbac-doc.ts); do not edit -->';
+const END = '<!-- end of generated rbac -->';
+
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
+type RbacObject = { kind: string; metadata: { name: string; namespace?: string }; rules?: Rule[]; roleRef?: { kind: string; name: string } };
+
+const whyOf = new Map([...CLUSTER_GRANTS, ...NAMESPACE_GRANTS].map((g) => [JSON.stringify(g.rule), g.why]));
+
+/** One table of the roles `options` install: object, API group, resource, verbs, names, why. */
+function rolesTable(options: ManifestOptions): string[] {
+  const objects = operatorManifests(options) as unknown as RbacObject[];
+  const bound = new Set(objects.filter((o) => o.roleRef).map((o) => `${o.roleRef!.kind}/${o.metadata.namespace ?? ''}/${o.roleRef!.name}`));
+  const lines = ['| object | API group | resource | verbs | only names | why |', '|---|---|---|---|---|---|'];
+  for (const o of objects.filter((x) => x.kind === 'Role' || x.kind === 'ClusterRole')) {
+    const where = o.metadata.namespace ? `${o.kind} \`${o.metadata.name}\` in \`${o.metadata.namespace}\`` : `${o.kind} \`${o.metadata.name}\``;
+    if (!bound.has(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)) throw new Error(`${where} has no binding`);
+    (o.rules ?? []).forEach((r, i) => {
+      const why = whyOf.get(JSON.stringify(r));
+      if (why === undefined) throw new Error(`${where}: a rule with no reason: ${JSON.stringify(r)}`);
+      const group = r.apiGroups[0] === '' ? 'core' : r.apiGroups[0];
+      lines.push(`| ${i === 0 ? where : ''} | ${group} | \`${r.resources.join(', ')}\` | ${r.verbs.join(', ')} | ${r.resourceNames?.map((n) => `\`${n}\``).join(', ') ?? ''} | ${why} |`);
+    });
+  }
+  return lines;
+}
+
+export function rbacMarkdown(): string {
+  return [
+    '**Namespace-scoped** (the default: `quorum install`, or `--namespaces default`; a Role and RoleBinding',
+    '`quorum-etcd-operator-watch` like the first in each tenant namespace given):',
+    '',
+    ...rolesTable({}),
+    '',
+    '**Cluster-wide** (`quorum install --cluster-wide`, chart value `clusterWide: true`):',
+    '',
+    ...rolesTable({ clusterWide: true }),
+    '',
+    'Each role is bound (a RoleBinding or ClusterRoleBinding of the same name) to the ServiceAccount',
+    '`quorum-etcd-operator` in the operator\'s namespace and to nothing else. Without webhooks (`--no-webhooks`),',
+    'the webhooks\' ClusterRole and its three rules are not installed.',
+    '',
+  ].join('\n');
+}
+
+/** `doc` with the text between the markers replaced by rbacMarkdown(); the markers must be there. */
+export function withGeneratedRbac(doc: string): string {
+  const start = doc.indexOf(BEGIN);
+  const end = doc.indexOf(END);
+  if (start < 0 || end < start) throw new Error(`${SECURITY_FILE}: the generated-rbac markers are missing`);
+  return `${doc.slice(0, start + BEGIN.length)}\n\n${rbacMarkdown()}\n${doc.slice(end)}`;
+}
