@@ -3,12 +3,14 @@
 // operator process loads (from src/operator/main.ts, following its imports) is scanned for its resource and
 // verb, together with the library code it reaches that calls the API itself (leader election, events, the
 // webhook certificate); each call must be granted by a generated rule, and each rule's verb must be used.
-// Then the scopes: a namespace-scoped install grants the same verbs, in each tenant namespace only.
+// Then the scopes: a namespace-scoped install grants the same verbs, in each tenant namespace only; what is
+// refused (kube-system, no namespace, both scopes); and what install() refuses before it changes anything.
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import * as runtime from '@quorum/runtime';
+import { install } from '../../src/deploy/install.ts';
 import { accessObjects, clusterRules, namespaceRules, NAME, operatorManifests, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
 import { rbacMarkdown, SECURITY_FILE, withGeneratedRbac } from '../../src/deploy/rbac-doc.ts';
 import * as etcdResources from '../../src/resources.ts';
@@ -234,4 +236,15 @@ test(`${SECURITY_FILE} prints the generated RBAC of both scopes as the generator
   assert.equal(committed, withGeneratedRbac(committed), `${SECURITY_FILE} is stale: run node packages/etcd-operator/scripts/generate.ts`);
   const doc = rbacMarkdown();
   for (const role of [`Role \`${WATCH_ROLE}\` in \`default\``, `ClusterRole \`${NAME}\``, `ClusterRole \`${WEBHOOK_CLUSTER_ROLE}\``]) assert.ok(doc.includes(role), role);
+});
+
+test('install refuses a tenant namespace that does not exist, and clusters it would stop managing, naming what to pass', async () => {
+  const clusters = [{ metadata: { namespace: 'default', name: 'a' } }, { metadata: { namespace: 'prod', name: 'b' } }];
+  const fake = (namespaces: string[]): runtime.Client =>
+    ({
+      find: (_type: unknown, name: string) => Promise.resolve(namespaces.includes(name) ? { metadata: { name } } : undefined),
+      list: () => Promise.resolve({ items: clusters }),
+    }) as unknown as runtime.Client;
+  await assert.rejects(install(fake(['default']), { namespaces: ['default', 'team-a'] }), /the tenant namespaces team-a do not exist: create them first/);
+  await assert.rejects(install(fake(['default', 'prod'])), /EtcdClusters outside the tenant namespaces \(default\) would no longer be managed: prod\/b\. Install with --namespaces default,prod \(value namespaces\), or --cluster-wide/);
 });
