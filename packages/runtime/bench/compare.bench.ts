@@ -6,8 +6,8 @@
 // choice costs or saves: `_v8_default` the same without the flag, `_ts_sources` from the TypeScript sources
 // with V8's defaults (as the monorepo runs, and the images did before issue 24), `_malloc_arena_2` the shipped
 // side with MALLOC_ARENA_MAX=2 (glibc's malloc arenas capped: fewer per-thread arenas left holding freed
-// memory). Each of QUORUM_BENCH_RUNS runs (default 5) starts every side in turn, the order rotated run to run,
-// twice:
+// memory); QUORUM_COMPARE_SIDES picks some of them. Each of QUORUM_BENCH_RUNS runs (default 5) starts every
+// side in turn, the order rotated run to run, twice:
 //   - over 10,000 ConfigMaps of 1 KiB: everything reconciled, then RSS and heap after a full GC;
 //   - over 1,000 ConfigMaps: manager start → all reconciled; then a burst of 3,000 updates (every ConfigMap three
 //     times, 64 in flight) and the time from the first update event to every touched key reconciled since.
@@ -51,6 +51,12 @@ const NODE_SIDES: [Side, string][] = [
   ['quorum_ts_sources', '_ts_sources'],
   ['quorum_malloc_arena_2', '_malloc_arena_2'],
 ];
+/**
+ * QUORUM_COMPARE_SIDES: which Node sides run beside controller-runtime, by name (`quorum,quorum_v8_default`);
+ * default all. The shipped side (`quorum`), which the rss_ratio goal is about, always runs.
+ */
+const chosenSides = process.env['QUORUM_COMPARE_SIDES']?.split(',').map((s) => s.trim());
+const nodeSides = NODE_SIDES.filter(([side]) => side === 'quorum' || !chosenSides || chosenSides.includes(side));
 /** The node flags of the operator images (OPERATOR_NODE_FLAGS in @quorum/kit/image, which the runtime does not import). */
 const SHIPPED_NODE_FLAGS = ['--max-semi-space-size=1'];
 interface Launch {
@@ -163,7 +169,7 @@ function reportAll(results: Record<Side, RunFigures[]>): void {
   ];
   for (const [key, name, unit, scale] of figures) {
     report(`runtime.compare.controller_runtime_${name}`, median(results.controller_runtime.map((r) => scale(r[key]))), unit);
-    for (const [side, suffix] of NODE_SIDES) report(`runtime.compare.quorum_${name}${suffix}`, median(results[side].map((r) => scale(r[key]))), unit);
+    for (const [side, suffix] of nodeSides) report(`runtime.compare.quorum_${name}${suffix}`, median(results[side].map((r) => scale(r[key]))), unit);
   }
   const ratio = (side: Side, key: keyof RunFigures): number => median(results[side].map((r, i) => r[key] / results.controller_runtime[i]![key]));
   const ratios: [keyof RunFigures, string][] = [
@@ -175,7 +181,7 @@ function reportAll(results: Record<Side, RunFigures[]>): void {
     ['cpuUsPerEvent', 'burst_cpu_ratio'],
   ];
   for (const [key, name] of ratios) {
-    for (const [side, suffix] of NODE_SIDES) report(`runtime.compare.${name}${suffix}`, ratio(side, key), 'ratio');
+    for (const [side, suffix] of nodeSides) report(`runtime.compare.${name}${suffix}`, ratio(side, key), 'ratio');
   }
   const writes = Object.values(results).flatMap((runs) => runs.map((r) => r.writesPerS));
   report('runtime.compare.burst_api_writes_per_s', median(writes), 'writes/s');
@@ -201,7 +207,7 @@ try {
   progress(`creating ${BIG} ConfigMaps of 1 KiB and ${SMALL} small ones`);
   await createMany(env, namespaces.big, BIG, { payload: 'x'.repeat(1024) });
   await createMany(env, namespaces.small, SMALL, { k: 'v' });
-  const order: Side[] = ['controller_runtime', 'quorum', 'quorum_v8_default', 'quorum_ts_sources', 'quorum_malloc_arena_2'];
+  const order: Side[] = ['controller_runtime', ...(['quorum', 'quorum_v8_default', 'quorum_ts_sources', 'quorum_malloc_arena_2'] as const).filter((side) => nodeSides.some(([s]) => s === side))];
   const results: Record<Side, RunFigures[]> = { quorum: [], quorum_v8_default: [], quorum_ts_sources: [], quorum_malloc_arena_2: [], controller_runtime: [] };
   for (let run = 0; run < RUNS; run++) {
     for (let i = 0; i < order.length; i++) {
