@@ -1,5 +1,6 @@
 // Two managers, one Lease: exactly one reconciles; killing the leader hands over within a lease duration
-// plus a retry period; a partitioned leader stops reconciling before another starts (no split brain).
+// plus a retry period; a partitioned leader stops reconciling before another starts (no split brain); a
+// leader stopped (SIGTERM) keeps the Lease while its controllers drain and hands over at once after.
 // Each candidate runs in its own process and cgroup, so a partition is a real one: iptables drops
 // everything it sends.
 // What this file needs, for the test harness (docs/testing.md):
@@ -68,6 +69,13 @@ class Candidate {
 
   partitionRule(): string[] {
     return ['OUTPUT', '-m', 'cgroup', '--path', this.cgroup, '-j', 'DROP'];
+  }
+
+  /** SIGTERM: a graceful stop. Resolves once the process has exited. */
+  async terminate(): Promise<void> {
+    const exited = new Promise((r) => this.child.once('exit', r));
+    this.child.kill('SIGTERM');
+    await exited;
   }
 
   async kill(): Promise<void> {
@@ -141,4 +149,26 @@ test('a partitioned leader stops reconciling before another starts', async () =>
   process.stderr.write(`partitioned at 0 ms; old leader stopped at ${stopped.t - partitionedAt} ms, last reconciled at ${lastReconcile.t - partitionedAt} ms; new leader started at ${started.t - partitionedAt} ms\n`);
   assert.ok(stopped.t < started.t, 'the old leader stopped before the new one started');
   assert.ok(lastReconcile.t < started.t, 'no reconcile of the old leader overlaps the new leader');
+});
+
+test('a leader stopped gracefully keeps the lease while it drains, longer than a lease duration, then releases it: the next leads at once after, never before', async () => {
+  // The current leader drains at once; its successor, d, for longer than a lease duration.
+  const first = leaderOf()!;
+  const draining = await Candidate.spawn('d', { ...childEnv, DRAIN_MS: String(LEASE_MS + 1000) });
+  candidates.push(draining);
+  await first.terminate();
+  await eventually('d leads', () => draining.leading(), { timeoutMs: 20_000 });
+  const standby = await Candidate.spawn('e', childEnv);
+  candidates.push(standby);
+  await new Promise((r) => setTimeout(r, 1500));
+  assert.equal(leaderOf(), draining, 'the leader keeps its lease while healthy');
+  await draining.terminate();
+  await eventually('e leads', () => standby.leading(), { timeoutMs: 20_000 });
+  const stopped = draining.last('stopped')!.t;
+  const drained = draining.last('drained')!.t;
+  const took = standby.last('leading')!.t - drained;
+  process.stderr.write(`graceful handover: drained ${drained - stopped} ms after the stop; the successor led ${took} ms after that\n`);
+  assert.ok(drained - stopped >= LEASE_MS, 'the drain outlasted a lease duration');
+  assert.ok(took >= 0, 'no successor before the old leader drained');
+  assert.ok(took <= RETRY_MS * 1.2 + 1000, `released, not expired: the successor led ${took} ms after the drain`);
 });
