@@ -6,7 +6,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readdir, readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
-import { eventually } from '@quorum/localkube/testing';
+import { eventually, TestEnv } from '@quorum/localkube/testing';
 
 export const MiB = 1024 * 1024;
 
@@ -163,3 +163,28 @@ export async function medianOfRuns(runs: number, label: string, progress: (messa
 
 /** QUORUM_RSS_OUT_OF_CLUSTER=false: only the installed pods are measured (the figures users compare), not the processes started here. */
 export const outOfCluster = process.env['QUORUM_RSS_OUT_OF_CLUSTER'] !== 'false';
+
+/**
+ * A bench of one figure, `<figure>` in MiB: the operator's image built and loaded into a fresh localkube, then
+ * the median of QUORUM_BENCH_RUNS (default 3) installs' idle pod RSS (installedPodRss), each in `namespace`.
+ */
+export async function installedIdleRssBench(options: {
+  figure: string;
+  namespace: string;
+  build: () => Promise<{ name: string; archive: string }>;
+  operator: (env: TestEnv, image: string, namespace: string) => InstalledOperator;
+}): Promise<void> {
+  const runs = Number(process.env['QUORUM_BENCH_RUNS'] ?? 3);
+  const progress = (msg: string): void => void process.stderr.write(`[${options.figure}] ${msg}\n`);
+  progress('building the image');
+  const built = await options.build();
+  const env = await TestEnv.start({ nodes: 1 });
+  try {
+    await env.kube.loadImage(built.archive);
+    const operator = options.operator(env, built.name, await env.namespace(options.namespace));
+    const mib = await medianOfRuns(runs, 'idle, in cluster', progress, () => installedPodRss(operator));
+    process.stdout.write(JSON.stringify({ bench: options.figure, value: Math.round(mib * 1000) / 1000, unit: 'MiB' }) + '\n');
+  } finally {
+    await env.stop();
+  }
+}
