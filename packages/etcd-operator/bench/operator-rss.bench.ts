@@ -59,7 +59,8 @@ async function measure(command: NodeCommand, env: TestEnv, leaseNamespace: strin
 
 /** The operator installed from its manifests with `image`: 1 replica, webhooks with their certificate, leader election. */
 function installed(env: TestEnv, image: string): InstalledOperator {
-  const options = { image, replicas: 1 };
+  // Cluster-wide: the clusters go in a namespace of the run's own.
+  const options = { image, replicas: 1, clusterWide: true };
   return {
     podMain: '/app/packages/etcd-operator/dist/operator/main.js', // in the container
     install: () => install(env.client, options),
