@@ -1,8 +1,14 @@
-// Where the operator's kind lives in the API, for the runtime's typed client and informers.
+// Where the operator's kinds live in the API, for the runtime's typed client and informers.
 import { resource, type KubeObject } from '@quorum/runtime';
+import { BACKUP_KIND, BACKUP_PLURAL, type RedisBackupSpec, type RedisBackupStatus } from './api/backup.ts';
 import { API_VERSION, KIND, PLURAL, type RedisStatus } from './api/redis.ts';
+
+export { Jobs } from '@quorum/runtime';
 
 /** A Redis as read from the API: the spec is defaulted and validated in code before use (api/defaults.ts). */
 export type RedisObject = KubeObject & { spec?: unknown; status?: RedisStatus };
+/** A RedisBackup: the API server validated the spec against the CRD (the operator checks again: api/defaults.ts). */
+export type RedisBackupObject = KubeObject & { spec: RedisBackupSpec; status?: RedisBackupStatus };
 
 export const Redises = resource<RedisObject>(API_VERSION, KIND, PLURAL, true);
+export const RedisBackups = resource<RedisBackupObject>(API_VERSION, BACKUP_KIND, BACKUP_PLURAL, true);

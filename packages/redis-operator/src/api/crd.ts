@@ -1,10 +1,12 @@
 // The Redis CustomResourceDefinition, built from the TypeBox schema in redis.ts by the runtime's CRD tooling;
 // what is the operator's own is here: names, scope, subresources and printer columns.
 import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn, type SchemaNode } from '@quorum/runtime/crd';
+import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKUP_SINGULAR, RedisBackupSchema } from './backup.ts';
 import { GROUP, KIND, LIST_KIND, PLURAL, RedisSchema, SHORT_NAMES, SINGULAR, VERSION } from './redis.ts';
 
-/** The file the generator writes, relative to packages/redis-operator. */
+/** The files the generator writes, relative to packages/redis-operator. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
+export const BACKUP_CRD_FILE = `deploy/crds/${GROUP}_${BACKUP_PLURAL}.yaml`;
 export const GENERATE_COMMAND = 'node packages/redis-operator/scripts/generate.ts';
 
 export const PRINTER_COLUMNS: PrinterColumn[] = [
@@ -48,4 +50,27 @@ export function redisCRD(): CustomResourceDefinition {
 /** The CRD as the YAML file in deploy/crds: a generated-file header, then the object. */
 export function redisCRDYAML(): string {
   return crdYAML(redisCRD(), { source: 'packages/redis-operator/src/api/redis.ts', command: GENERATE_COMMAND });
+}
+
+export const BACKUP_PRINTER_COLUMNS: PrinterColumn[] = [
+  { name: 'Redis', type: 'string', jsonPath: '.spec.redisName', description: 'The Redis backed up.' },
+  { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Pending, Running, Succeeded or Failed.' },
+  { name: 'Source', type: 'string', jsonPath: '.status.source', description: 'The instance the RDB was streamed from.' },
+  { name: 'Size', type: 'integer', jsonPath: '.status.sizeBytes', description: 'Bytes stored.' },
+  { name: 'Location', type: 'string', jsonPath: '.status.location', description: 'Where the RDB is.', priority: 1 },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the RedisBackup was created.' },
+];
+
+export function redisBackupCRD(): CustomResourceDefinition {
+  return customResourceDefinition({
+    group: GROUP,
+    names: { kind: BACKUP_KIND, listKind: BACKUP_LIST_KIND, plural: BACKUP_PLURAL, singular: BACKUP_SINGULAR, shortNames: BACKUP_SHORT_NAMES, categories: ['quorum'] },
+    scope: 'Namespaced',
+    labels: { 'app.kubernetes.io/name': 'quorum-redis', 'app.kubernetes.io/part-of': 'quorum' },
+    versions: [{ name: VERSION, schema: RedisBackupSchema, subresources: { status: {} }, printerColumns: BACKUP_PRINTER_COLUMNS }],
+  });
+}
+
+export function redisBackupCRDYAML(): string {
+  return crdYAML(redisBackupCRD(), { source: 'packages/redis-operator/src/api/backup.ts', command: GENERATE_COMMAND });
 }

@@ -1,7 +1,9 @@
 // A Redis spec as the operator uses it: the schema's defaults applied in code (the object may predate a
 // default, or the CRD may be older than this code), and each CEL rule mirrored under the same message, with
 // the offending field named (a refused config directive by its own path, e.g. spec.config.replicaof).
+import { destinationIssues, endpointAllowed, ENDPOINT_RULE } from '@quorum/kit';
 import { applySchemaDefaults, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
+import { BACKUP_RULES, RedisBackupSpecSchema, type RedisBackupSpec } from './backup.ts';
 import { ALLOWED_CONFIG, ENGINES, RedisSpecSchema, RULES, STRUCTURED_CONFIG, SUPPORTED_VERSIONS, type RedisSpec } from './redis.ts';
 
 /** The spec after defaulting: minReplicasToWrite resolved too (1 with replicas, else 0). */
@@ -33,9 +35,30 @@ export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[]
   if (ENGINES.includes(spec.engine) && !SUPPORTED_VERSIONS[spec.engine].includes(spec.version)) errors.push(RULES.supportedVersion.message);
   if (spec.minReplicasToWrite > spec.replicas) errors.push(RULES.minReplicasToWrite.message);
   errors.push(...configErrors(spec.config));
+  if (spec.bootstrap !== undefined && spec.persistence.aof) errors.push(RULES.bootstrapWithoutAof.message);
   if (old !== undefined && old.engine === 'valkey' && spec.engine === 'redis') errors.push(RULES.engineForward.message);
+  if (old !== undefined && JSON.stringify(spec.bootstrap) !== JSON.stringify(old.bootstrap)) errors.push(RULES.bootstrapImmutable.message);
   if (old !== undefined && (spec.storage.size !== old.storage.size || spec.storage.storageClassName !== old.storage.storageClassName)) {
     errors.push(RULES.storageImmutable.message);
   }
   return [...new Set(errors)];
 }
+
+/**
+ * Every problem with a RedisBackup's spec (defaulted first: the destination's prefix), each message starting with
+ * the field it is about; `old` is the stored spec on an update. The CEL rules of the destination (exactly one
+ * kind, https endpoints) are mirrored under their messages.
+ */
+export function validateBackupSpec(spec: unknown, old?: unknown): { spec: RedisBackupSpec; errors: string[] } {
+  const defaulted = applySchemaDefaults(RedisBackupSpecSchema as SchemaNode, spec ?? {}) as RedisBackupSpec;
+  const errors = validateAgainstSchema(RedisBackupSpecSchema as SchemaNode, defaulted, ['spec']).map((i) => i.message);
+  const destination = defaulted.destination as Record<string, unknown> | undefined;
+  if (destination !== undefined && typeof destination === 'object') errors.push(...destinationIssues(destination, ['spec', 'destination']).map((i) => `spec.destination: ${i.message}`));
+  for (const kind of ['s3', 'gcs', 'azure'] as const) {
+    const endpoint = defaulted.destination?.[kind]?.endpoint;
+    if (endpoint !== undefined && !endpointAllowed(endpoint)) errors.push(`spec.destination.${kind}.endpoint: ${ENDPOINT_RULE.message}`);
+  }
+  if (old !== undefined && JSON.stringify(spec) !== JSON.stringify(old)) errors.push(BACKUP_RULES.specImmutable.message);
+  return { spec: defaulted, errors: [...new Set(errors)] };
+}
+

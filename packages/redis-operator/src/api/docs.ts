@@ -3,7 +3,8 @@
 // the CEL rules. The rest of docs/redis.md is written by hand; withReference() replaces only what lies between
 // the two markers.
 import { celRulesTable, fieldTable, printerColumnsTable, schemaReference, storageVersion } from '@quorum/runtime/crd';
-import { GENERATE_COMMAND, PRINTER_COLUMNS, redisCRD } from './crd.ts';
+import { BACKUP_PRINTER_COLUMNS, GENERATE_COMMAND, PRINTER_COLUMNS, redisBackupCRD, redisCRD } from './crd.ts';
+import { BACKUP_KIND } from './backup.ts';
 import { ALLOWED_CONFIG, API_VERSION, KIND, STRUCTURED_CONFIG } from './redis.ts';
 
 export const DOCS_FILE = 'docs/redis.md';
@@ -46,7 +47,37 @@ export function apiReferenceSection(): string[] {
     '',
     ...printerColumnsTable(PRINTER_COLUMNS),
     '',
+    ...backupReference(),
     END_MARKER,
+  ];
+}
+
+/** The RedisBackup's part of the reference. */
+function backupReference(): string[] {
+  const root = storageVersion(redisBackupCRD()).schema.openAPIV3Schema;
+  const spec = schemaReference(root.properties?.spec, 'spec');
+  const status = schemaReference(root.properties?.status, 'status');
+  return [
+    `### ${BACKUP_KIND} (\`${API_VERSION}\`)`,
+    '',
+    root.description ?? '',
+    '',
+    '#### spec',
+    '',
+    ...fieldTable(spec.rows),
+    '',
+    '#### status',
+    '',
+    ...fieldTable(status.rows),
+    '',
+    '#### Validation rules (CEL)',
+    '',
+    ...celRulesTable([...spec.rules, ...status.rules]),
+    '',
+    '#### Printer columns',
+    '',
+    ...printerColumnsTable(BACKUP_PRINTER_COLUMNS),
+    '',
   ];
 }
 

@@ -5,6 +5,7 @@
 import { Type, type Static, type TUnsafe } from '@sinclair/typebox';
 import type { Condition, ObjectMeta } from '@quorum/runtime';
 import { conditionSchema } from '@quorum/runtime/crd';
+import { DestinationSchema } from './destination.ts';
 
 export const GROUP = 'redis.quorum.dev';
 export const VERSION = 'v1alpha1';
@@ -142,6 +143,14 @@ export const RULES = {
     rule: "!has(self.engine) || !has(oldSelf.engine) || !(oldSelf.engine == 'valkey' && self.engine == 'redis')",
     message: "spec.engine cannot go back from valkey to redis: Redis 7.0 cannot read the RDB files Valkey 8 writes, so its replicas could never sync",
   },
+  bootstrapImmutable: {
+    rule: 'has(self.bootstrap) == has(oldSelf.bootstrap) && (!has(self.bootstrap) || self.bootstrap == oldSelf.bootstrap)',
+    message: 'spec.bootstrap cannot change after creation: it says what a new Redis starts from',
+  },
+  bootstrapWithoutAof: {
+    rule: '!has(self.bootstrap) || !has(self.persistence) || !has(self.persistence.aof) || !self.persistence.aof',
+    message: 'spec.persistence.aof must be false with spec.bootstrap.fromBackup: with appendonly on, redis-server starts from its (empty) AOF and ignores the restored RDB',
+  },
   storageImmutable: {
     rule: '(has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName) && (!has(self.size) || !has(oldSelf.size) || self.size == oldSelf.size)',
     message: 'spec.storage.size and spec.storage.storageClassName cannot change after creation; spec.storage.reclaimPolicy can',
@@ -234,6 +243,18 @@ export const ConfigDirectiveSchema = Type.Object(
   { description: 'One redis.conf directive.' },
 );
 
+export const BootstrapSchema = Type.Object(
+  {
+    fromBackup: Type.Object(
+      {
+        backupName: Type.String({ description: 'A Succeeded RedisBackup in this namespace. Its RDB is downloaded and checked against its sha256 before redis-server starts; its credentials Secret must still carry the redis.quorum.dev/backup-credentials=true label.', pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$', minLength: 1, maxLength: 253 }),
+      },
+      { description: 'Start the primary from a backup; the replicas sync from it.' },
+    ),
+  },
+  { description: 'What a new Redis starts from; fixed at creation. Unset: empty.' },
+);
+
 export const RedisSpecSchema = Type.Object(
   {
     engine: stringEnum(ENGINES, { description: 'Which server runs: Redis, or Valkey (its BSD-licensed continuation). Changing it from redis to valkey is a rolling update, like a version change; back from valkey to redis is refused.', default: DEFAULT_ENGINE }),
@@ -262,8 +283,9 @@ export const RedisSpecSchema = Type.Object(
       }),
     ),
     auth: AuthSchema,
+    bootstrap: Type.Optional(BootstrapSchema),
   },
-  { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite, RULES.engineForward] },
+  { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite, RULES.engineForward, RULES.bootstrapImmutable, RULES.bootstrapWithoutAof] },
 );
 
 // ---- status ----
@@ -338,6 +360,17 @@ export const PlannedFailoverSchema = Type.Object(
   { description: 'A failover the operator asked for and waits on (Sentinel FAILOVER, or FAILOVER TO without Sentinels).' },
 );
 
+export const BootstrapStatusSchema = Type.Object(
+  {
+    backup: Type.String({ description: 'The RedisBackup the Redis started from.', maxLength: 253 }),
+    destination: DestinationSchema,
+    key: Type.String({ description: 'Its object key.', maxLength: 1024 }),
+    sha256: Type.String({ description: 'The SHA-256 the downloaded RDB must have.', maxLength: 64 }),
+    sizeBytes: Type.Integer({ description: 'Its size.' }),
+  },
+  { description: 'The backup spec.bootstrap.fromBackup named, as resolved before the first pod was made: the pods are made from this record, so deleting the RedisBackup later changes nothing.' },
+);
+
 export const RedisStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation this status describes.' })),
@@ -359,6 +392,7 @@ export const RedisStatusSchema = Type.Object(
     step: Type.Optional(StepSchema),
     rollout: Type.Optional(RolloutStatusSchema),
     plannedFailover: Type.Optional(PlannedFailoverSchema),
+    bootstrap: Type.Optional(BootstrapStatusSchema),
   },
   { description: 'Written by the operator through the /status subresource.' },
 );
@@ -392,3 +426,4 @@ export type Phase = (typeof PHASES)[number];
 export type RolloutStatus = Static<typeof RolloutStatusSchema>;
 export type HaltReason = (typeof HALT_REASONS)[number];
 export type PlannedFailover = Static<typeof PlannedFailoverSchema>;
+export type BootstrapStatus = Static<typeof BootstrapStatusSchema>;

@@ -4,13 +4,13 @@
 // reconciler makes (reconcile/act.ts, observe.ts, status writes, events) and the informers it runs.
 import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
-import { redisCRD } from '../api/crd.ts';
+import { redisBackupCRD, redisCRD } from '../api/crd.ts';
+import { BACKUP_PLURAL } from '../api/backup.ts';
 import { GROUP, PLURAL } from '../api/redis.ts';
-import { DEFAULT_REDIS_REPOSITORY } from '../operator/config.ts';
+import { DEFAULT_REDIS_REPOSITORY, OPERATOR_IMAGE } from '../operator/config.ts';
 import { LEASE_NAME } from '../operator/operator.ts';
 
-export const OPERATOR_VERSION = '0.1.0';
-export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/redis-operator:${OPERATOR_VERSION}`;
+export { OPERATOR_IMAGE, OPERATOR_VERSION } from '../operator/config.ts';
 export const NAME = 'quorum-redis-operator';
 const PROBE_PORT = 8081;
 
@@ -32,13 +32,19 @@ interface Rule {
 export const RULES: readonly Rule[] = [
   { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['patch'] },
+  // A bootstrap from a backup reads the RedisBackup it names (get, through the cache).
+  { apiGroups: [GROUP], resources: [BACKUP_PLURAL], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: [`${BACKUP_PLURAL}/status`], verbs: ['patch'] },
+  // One Job per backup attempt; never patched or deleted (each RedisBackup owns its Jobs: they go with it).
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
   // Claims are deleted only on a scale-down with reclaimPolicy Delete.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create'] },
   // Server-side apply of the ConfigMap is a patch (create included).
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
-  // The password: read (a user's Secret, or the generated one) and generated once; never listed or watched.
+  // The password: read (a user's Secret, or the generated one) and generated once; never listed or watched. A
+  // backup's credentials Secret is read as metadata only (its label), never its data.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
@@ -57,6 +63,7 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
     // Shared with the other operators: no labels of ours on it.
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     redisCRD(),
+    redisBackupCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME, ns) },
     { apiVersion: rbac, kind: roleKind, metadata: meta(NAME, scoped ? watch : undefined), rules: RULES } as KubeObject,
     { apiVersion: rbac, kind: scoped ? 'RoleBinding' : 'ClusterRoleBinding', metadata: meta(NAME, scoped ? watch : undefined), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: NAME }, subjects: subject } as KubeObject,
@@ -73,6 +80,8 @@ function deployment(ns: string, options: ManifestOptions): KubeObject {
     { name: 'WATCH_NAMESPACE', value: options.watchNamespace ?? '' },
     { name: 'REDIS_REPOSITORY', value: options.redisRepository ?? DEFAULT_REDIS_REPOSITORY },
     { name: 'PROBE_PORT', value: String(PROBE_PORT) },
+    // Backup Jobs and restore init containers run the operator's own image (it carries the agent).
+    { name: 'OPERATOR_IMAGE', value: options.image ?? OPERATOR_IMAGE },
   ];
   return {
     apiVersion: 'apps/v1',

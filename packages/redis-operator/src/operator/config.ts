@@ -10,9 +10,14 @@ export interface RedisOperatorConfig {
   probePort: number;
   /** The server image's repository; the tag is spec.version (default quorum.dev/redis, the image this repository assembles). */
   redisRepository: string;
+  /** The operator's own image, which backup Jobs and restore init containers run (it carries the agent). */
+  agentImage: string;
 }
 
 export const DEFAULT_REDIS_REPOSITORY = 'quorum.dev/redis';
+export const OPERATOR_VERSION = '0.1.0';
+/** The operator's image as the manifests name it; backup Jobs and restore init containers run it too. */
+export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/redis-operator:${OPERATOR_VERSION}`;
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RedisOperatorConfig {
   const probe = Number(env['PROBE_PORT'] ?? 8081);
@@ -24,5 +29,6 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RedisOperat
     leaderElection: env['LEADER_ELECTION'] !== 'false',
     probePort: probe,
     redisRepository: env['REDIS_REPOSITORY'] || DEFAULT_REDIS_REPOSITORY,
+    agentImage: env['OPERATOR_IMAGE'] || OPERATOR_IMAGE,
   };
 }

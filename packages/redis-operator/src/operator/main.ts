@@ -11,6 +11,7 @@ const manager = await createRedisOperator({
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
   },
   image: (_engine, version) => `${config.redisRepository}:${version}`,
+  agentImage: config.agentImage,
 });
 manager.log.info({ watchNamespace: config.watchNamespace || '(all)', leaderElection: config.leaderElection }, 'quorum redis operator starting');
 try {

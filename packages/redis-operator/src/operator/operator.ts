@@ -1,12 +1,14 @@
 // The operator process: a manager with the Redis controller. Instances and Sentinels are read over the Redis
 // protocol (redis/readings.ts); the caches hold only the operator's own objects (label managed-by).
-import { ConfigMaps, Manager, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
+import { ConfigMaps, Jobs, Manager, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
+import { redisBackupReconciler } from '../backup/reconcile.ts';
+import { OPERATOR_IMAGE } from './config.ts';
 import { serverImage } from '../image/names.ts';
 import { LABELS, MANAGED_BY } from '../names.ts';
 import { failoverTo, resetSentinel, sentinelFailover } from '../redis/commands.ts';
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
-import { Redises } from '../resources.ts';
+import { RedisBackups, Redises } from '../resources.ts';
 import { registerRedisMetrics } from './metrics.ts';
 
 export const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
@@ -18,6 +20,8 @@ export interface RedisOperatorOptions {
   /** The server image by engine and version (default: the images this repository assembles, serverImage). */
   image?: (engine: string, version: string) => string;
   stepDeadlineMs?: number;
+  /** The image backup Jobs and restore init containers run: the operator's own, which carries the agent. */
+  agentImage?: string;
   afterWrite?: ReconcilerDeps['afterWrite'];
 }
 
@@ -36,6 +40,8 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     events: manager.eventRecorder({ controller: 'redis.quorum.dev/operator', instance: process.env['POD_NAME'] ?? 'local' }),
     readers: { instance: readInstance, sentinel: readSentinel, replicaOf, sentinelFailover, failoverTo, resetSentinel },
     image: options.image ?? serverImage,
+    agentImage: options.agentImage ?? OPERATOR_IMAGE,
+    backups: manager.informer(RedisBackups),
     ...(options.stepDeadlineMs !== undefined ? { stepDeadlineMs: options.stepDeadlineMs } : {}),
     ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
   };
@@ -43,6 +49,25 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     const instance = obj.metadata.labels?.[LABELS.instance];
     return instance ? [{ namespace: obj.metadata.namespace ?? '', name: instance }] : [];
   };
+  const backupFailures = manager.metrics.counter('quorum_redis_backup_attempt_failures_total', 'Failed RedisBackup attempts (each retried up to its bound, the last one fails the backup), by reason', ['namespace', 'redis', 'reason']);
+  const agentImage = options.agentImage ?? OPERATOR_IMAGE;
+  manager
+    .controller('redis-backup')
+    .for(RedisBackups, { predicates: [or(generationChanged, labelsChanged, annotationsChanged)] })
+    .owns(Jobs, scope)
+    .complete(
+      redisBackupReconciler({
+        client: manager.client,
+        backups: manager.informer(RedisBackups),
+        redises,
+        jobs: manager.informer(Jobs, scope),
+        pods: manager.informer(Pods, scope),
+        events: deps.events,
+        agentImage,
+        metrics: { attemptFailed: (labels) => backupFailures.inc(labels) },
+        ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
+      }),
+    );
   manager
     .controller('redis')
     // Our own status writes must not wake us: only spec, label or annotation changes (and creates/deletes).

@@ -17,6 +17,8 @@ export const STEADY_RESYNC_MS = 2_000;
 
 /** The Secret, the ConfigMap and the Services: what the pods need before they start. */
 function planFoundation(o: Observed): Action | undefined {
+  // A Redis that starts from a backup makes no pod before the backup is resolved (once, then recorded in status).
+  if (o.bootstrapBlocked !== undefined && o.pods.size === 0) return wait('BootstrapBackupNotReady', o.bootstrapBlocked, 5000);
   if (o.auth === 'generate') return { type: 'create-secret' };
   if (o.auth === 'missing') return wait('AuthSecretMissing', `the Secret ${o.spec.auth.secretName ?? ''} with key ${o.spec.auth.key} (spec.auth) does not exist`, 10_000);
   if (o.config === undefined) return { type: 'write-config', primary: names.instance(o.redis, 0), reason: 'Bootstrap' };

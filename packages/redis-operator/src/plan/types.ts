@@ -73,6 +73,8 @@ export interface Observed {
   rollout: { record?: RolloutStatus; retryToken?: string };
   /** The failover the operator last asked for (status.plannedFailover), with how long ago. */
   plannedFailover?: { from: string; ageMs: number };
+  /** Why spec.bootstrap.fromBackup cannot be started from yet (the backup missing, not Succeeded, its Secret unlabelled). */
+  bootstrapBlocked?: string;
 }
 
 export type Action =

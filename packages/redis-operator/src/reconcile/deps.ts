@@ -3,7 +3,7 @@
 import type { Client, EventRecorder, Informer, OpenObject } from '@quorum/runtime';
 import type { InstanceReading, SentinelReading } from '../plan/types.ts';
 import type { Endpoint } from '../redis/readings.ts';
-import type { RedisObject } from '../resources.ts';
+import type { RedisBackupObject, RedisObject } from '../resources.ts';
 
 export interface Readers {
   instance(e: Endpoint): Promise<InstanceReading>;
@@ -25,6 +25,10 @@ export interface ReconcilerDeps {
   configMaps: Pick<Informer<OpenObject>, 'store'>;
   events: Pick<EventRecorder, 'record'>;
   readers: Readers;
+  /** The RedisBackups, for spec.bootstrap.fromBackup. */
+  backups: Pick<Informer<RedisBackupObject>, 'store'>;
+  /** The image of restore init containers: the operator's own (it carries the agent). */
+  agentImage: string;
   /** The server image for an engine and version. */
   image(engine: string, version: string): string;
   /** A step's bound: past it, Progressing=False and Degraded=True. */

@@ -1,7 +1,10 @@
 // observe: everything the planner needs, from the caches (pods, claims, Services, the ConfigMap), the password
 // Secret, and the instances and Sentinels themselves, read side by side with bounded calls.
+import { checkCredentials } from '@quorum/kit';
 import { NotFoundError, Secrets, type OpenObject } from '@quorum/runtime';
+import { REDIS_BACKUP_CREDENTIALS_LABEL } from '../api/backup.ts';
 import type { DefaultedSpec } from '../api/defaults.ts';
+import type { BootstrapStatus } from '../api/redis.ts';
 import { LABELS, REDIS_PORT, RETRY_ROLLOUT_ANNOTATION, SENTINEL_PORT, names, podHost, type Component } from '../names.ts';
 import { instanceNames, sentinelNames } from '../plan/plan.ts';
 import type { ConfigState, InstanceReading, Observed, PodFacts, SentinelReading } from '../plan/types.ts';
@@ -17,6 +20,28 @@ export interface Seen {
   ips: ReadonlyMap<string, string>;
   /** The password, when the Secret holds one. */
   password?: string;
+  /** The backup spec.bootstrap.fromBackup names, resolved (status.bootstrap records it). */
+  bootstrap?: BootstrapStatus;
+}
+
+/**
+ * The backup a new Redis starts from: the record in status once made (so that the pods never change because the
+ * RedisBackup did, or was deleted), else the RedisBackup, which must have Succeeded and whose credentials Secret
+ * must carry the label (the instance pods mount it). A reason not to start yet otherwise.
+ */
+async function resolveBootstrap(deps: ReconcilerDeps, redis: RedisObject, spec: DefaultedSpec): Promise<{ record?: BootstrapStatus; blocked?: string }> {
+  const backupName = spec.bootstrap?.fromBackup.backupName;
+  if (backupName === undefined) return {};
+  const recorded = redis.status?.bootstrap;
+  if (recorded !== undefined && recorded.backup === backupName) return { record: recorded };
+  const namespace = redis.metadata.namespace ?? '';
+  const backup = deps.backups.store.get(`${namespace}/${backupName}`);
+  if (backup === undefined) return { blocked: `spec.bootstrap.fromBackup.backupName: the RedisBackup ${backupName} does not exist in this namespace` };
+  const s = backup.status;
+  if (s?.phase !== 'Succeeded' || s.key === undefined || s.sha256 === undefined) return { blocked: `spec.bootstrap.fromBackup.backupName: the RedisBackup ${backupName} has not succeeded (phase ${s?.phase ?? 'Pending'})` };
+  const refusal = await checkCredentials(deps.client, namespace, backup.spec.destination, REDIS_BACKUP_CREDENTIALS_LABEL);
+  if (refusal !== undefined) return { blocked: `spec.bootstrap.fromBackup: ${refusal.message}` };
+  return { record: { backup: backupName, destination: backup.spec.destination, key: s.key, sha256: s.sha256, sizeBytes: s.sizeBytes ?? 0 } };
 }
 
 interface ContainerStatus {
@@ -72,7 +97,14 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   const inNamespace = <T extends OpenObject>(store: { byIndex(i: string, v: string): T[] }): T[] => store.byIndex('namespace', namespace).filter((o) => o.metadata.labels?.[LABELS.instance] === name);
   const secretName = spec.auth.secretName ?? names.generatedSecret(name);
   const password = await readPassword(deps, namespace, secretName, spec.auth.key);
-  const rendering: Rendering = { redis: { name, namespace, uid: redis.metadata.uid ?? '' }, spec, image: deps.image(spec.engine, spec.version), auth: { secretName, key: spec.auth.key } };
+  const bootstrap = await resolveBootstrap(deps, redis, spec);
+  const rendering: Rendering = {
+    redis: { name, namespace, uid: redis.metadata.uid ?? '' },
+    spec,
+    image: deps.image(spec.engine, spec.version),
+    auth: { secretName, key: spec.auth.key },
+    ...(bootstrap.record ? { restore: { bootstrap: bootstrap.record, agentImage: deps.agentImage } } : {}),
+  };
 
   const pods = new Map(inNamespace<Pod>(deps.pods.store).map((p) => [p.metadata.name ?? '', p]));
   const ips = new Map([...pods].flatMap(([n, p]) => (p.status?.podIP ? [[n, p.status.podIP] as const] : [])));
@@ -115,6 +147,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     desiredHash: podHashes(rendering, { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf('$primary') }),
     rollout: { ...(redis.status?.rollout ? { record: redis.status.rollout } : {}), ...(retryToken !== undefined ? { retryToken } : {}) },
     ...(planned ? { plannedFailover: { from: planned.from, ageMs: ageMs(planned.askedAt) } } : {}),
+    ...(bootstrap.blocked !== undefined ? { bootstrapBlocked: bootstrap.blocked } : {}),
   };
-  return { observed, rendering, ips, ...(password !== undefined ? { password } : {}) };
+  return { observed, rendering, ips, ...(password !== undefined ? { password } : {}), ...(bootstrap.record ? { bootstrap: bootstrap.record } : {}) };
 }

@@ -75,6 +75,8 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
     const step = nextStepRecord(redis.status?.step, name_, refusal, now);
     if (step === undefined) voice.forget(key);
     const status = buildStatus({ observed: seen.observed, action, step, generation: redis.metadata.generation, previous: redis.status, now, stepDeadlineMs });
+    // Recorded before the first pod is made from it (status is written before the step is taken).
+    if (seen.bootstrap !== undefined) status.bootstrap = seen.bootstrap;
     if (step !== undefined && name_ !== undefined) {
       const message = status.conditions?.find((c) => c.type === 'Progressing')?.message ?? name_;
       const said = voice.repeated(

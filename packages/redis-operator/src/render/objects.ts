@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 import type { V1ConfigMap, V1EnvVar, V1PersistentVolumeClaim, V1Pod, V1Probe, V1Service, V1Volume } from '@kubernetes/client-node';
 import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { DefaultedSpec } from '../api/defaults.ts';
+import type { BootstrapStatus } from '../api/redis.ts';
+import { restoreInitContainer } from '../backup/job.ts';
 import { LABELS, REDIS_PORT, SENTINEL_PORT, names, objectLabels, ownerRef, selectorLabels, type Component, type RedisRef } from '../names.ts';
 import { CONFIG_DIR, DATA_DIR, SENTINEL_DIR, TEMPLATE_DIR } from './config.ts';
 
@@ -23,6 +25,8 @@ export interface Rendering {
   image: string;
   /** The Secret and key holding the password. */
   auth: { secretName: string; key: string };
+  /** spec.bootstrap.fromBackup resolved: every instance pod gets the restore init container (only the primary fetches). */
+  restore?: { bootstrap: BootstrapStatus; agentImage: string };
 }
 
 export function configHash(text: string): string {
@@ -119,13 +123,15 @@ export function instancePod(r: Rendering, instance: string, hash: string): Built
     { name: 'template', mountPath: TEMPLATE_DIR, readOnly: true },
   ];
   const security = restrictedContainerSecurity();
+  // The RDB is fetched and checked before redis-server starts, which then loads it as its own dump.rdb.
+  const restore = r.restore ? restoreInitContainer(r.restore.bootstrap, r.restore.agentImage, { data: DATA_DIR, template: TEMPLATE_DIR }) : undefined;
   return {
     apiVersion: 'v1',
     kind: 'Pod',
     metadata: meta(r, instance, 'redis', { [CONFIG_HASH_ANNOTATION]: hash }),
     spec: {
-      ...podSpec(r, instance, 'redis', [{ name: 'data', persistentVolumeClaim: { claimName: names.claim(instance) } }, { name: 'config', emptyDir: {} }]),
-      initContainers: [{ name: 'config', image: r.image, command: ['/bin/sh', '-c', INSTANCE_START], env: podEnv(r), volumeMounts: mounts, securityContext: security }],
+      ...podSpec(r, instance, 'redis', [{ name: 'data', persistentVolumeClaim: { claimName: names.claim(instance) } }, { name: 'config', emptyDir: {} }, ...(restore?.volumes ?? [])]),
+      initContainers: [...(restore ? [restore.container] : []), { name: 'config', image: r.image, command: ['/bin/sh', '-c', INSTANCE_START], env: podEnv(r), volumeMounts: mounts, securityContext: security }],
       containers: [
         {
           name: 'redis',

@@ -85,12 +85,15 @@ export class RedisDataChecker {
     for (const c of this.#clients.splice(0)) c.disconnect();
   }
 
-  /** Reads every acknowledged key back (retrying until `timeoutMs` while the Redis may still be settling). */
-  async verify(timeoutMs = 30_000): Promise<RedisCheckerReport> {
+  /**
+   * Reads every acknowledged key back (retrying until `timeoutMs` while the Redis may still be settling), from the
+   * Redis written to or from `target` (another Redis, e.g. one restored from a backup of it).
+   */
+  async verify(timeoutMs = 30_000, target?: Pick<RedisCheckerOptions, 'host' | 'port' | 'password'>): Promise<RedisCheckerReport> {
     const deadline = Date.now() + timeoutMs;
     const keys = [...this.#acked.keys()].sort();
     for (;;) {
-      const redis = client(this.#options);
+      const redis = client({ ...this.#options, ...target });
       try {
         // Without an offline queue a command sent before the connection is ready fails: connect first.
         await redis.connect();

@@ -2,7 +2,8 @@
 // operator running in this process, and readers of a Redis's status, password and addresses.
 import { CustomResourceDefinitions, Pods, Secrets, Services, type Manager } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
-import { redisCRD } from '../../src/api/crd.ts';
+import { redisBackupCRD, redisCRD } from '../../src/api/crd.ts';
+import { buildOperatorImage } from '../../src/deploy/image.ts';
 import type { RedisSpec, RedisStatus } from '../../src/api/redis.ts';
 import { buildRedisImage } from '../../src/image/redis.ts';
 import { createRedisOperator } from '../../src/operator/operator.ts';
@@ -15,17 +16,25 @@ export interface RedisTestEnv {
   stopOperator(): Promise<void>;
 }
 
-export async function startRedisEnv(): Promise<RedisTestEnv> {
+export interface RedisEnvOptions {
+  /** Build the operator's own image and load it: backup Jobs and restore init containers run it (the agent). */
+  agentImage?: boolean;
+}
+
+export async function startRedisEnv(options: RedisEnvOptions = {}): Promise<RedisTestEnv> {
   const env = await TestEnv.start();
-  const image = await buildRedisImage();
+  const [image, agent] = await Promise.all([buildRedisImage(), options.agentImage ? buildOperatorImage() : undefined]);
   await env.kube.loadImage(image.archive);
-  await env.client.apply(CustomResourceDefinitions, redisCRD(), { fieldManager: 'redis-test', force: true });
-  await eventually('the Redis CRD established', async () => {
-    const crd = (await env.client.get(CustomResourceDefinitions, redisCRD().metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
-    return crd.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
-  }, { timeoutMs: 30_000 });
+  if (agent) await env.kube.loadImage(agent.archive);
+  for (const crd of [redisCRD(), redisBackupCRD()]) {
+    await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'redis-test', force: true });
+    await eventually(`the ${crd.spec.names.kind} CRD established`, async () => {
+      const got = (await env.client.get(CustomResourceDefinitions, crd.metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };
+      return got.status?.conditions?.some((c) => c.type === 'Established' && c.status === 'True');
+    }, { timeoutMs: 30_000 });
+  }
   const ns = await env.namespace('redis');
-  const operator: Manager = await createRedisOperator({ manager: { client: env.client, namespace: ns } });
+  const operator: Manager = await createRedisOperator({ manager: { client: env.client, namespace: ns }, ...(agent ? { agentImage: agent.name } : {}) });
   const stop = new AbortController();
   const running = operator.start(stop.signal);
   return {
@@ -41,7 +50,7 @@ export async function startRedisEnv(): Promise<RedisTestEnv> {
 export function redisReaders(t: Pick<RedisTestEnv, 'env' | 'ns'>, name: string) {
   const { env, ns } = t;
   return {
-    create: (spec: Partial<RedisSpec>): Promise<unknown> => env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name, namespace: ns }, spec }),
+    create: (spec: Partial<RedisSpec> | Record<string, unknown>): Promise<unknown> => env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name, namespace: ns }, spec }),
     /** Patches the spec; returns the generation the operator must have observed before its status describes it. */
     patchSpec: async (spec: Record<string, unknown>): Promise<number> => (await env.client.mergePatch(Redises, { namespace: ns, name }, { spec })).metadata.generation ?? 0,
     status: async (): Promise<RedisStatus | undefined> => (await env.client.get(Redises, { namespace: ns, name })).status,

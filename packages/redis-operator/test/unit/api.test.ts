@@ -6,8 +6,8 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { evaluate } from '@marcbachmann/cel-js';
-import { CRD_FILE, redisCRD, redisCRDYAML } from '../../src/api/crd.ts';
-import { applyDefaults, validateSpec } from '../../src/api/defaults.ts';
+import { BACKUP_CRD_FILE, CRD_FILE, redisBackupCRDYAML, redisCRD, redisCRDYAML } from '../../src/api/crd.ts';
+import { applyDefaults, validateBackupSpec, validateSpec } from '../../src/api/defaults.ts';
 import { DOCS_FILE, withReference } from '../../src/api/docs.ts';
 import { RULES } from '../../src/api/redis.ts';
 
@@ -109,6 +109,7 @@ test('replicas and Sentinels out of range are refused by field', () => {
 
 test('the committed CRD and the API reference in docs/redis.md are up to date (node packages/redis-operator/scripts/generate.ts)', async () => {
   assert.equal(await readFile(join(packageDir, CRD_FILE), 'utf8'), redisCRDYAML());
+  assert.equal(await readFile(join(packageDir, BACKUP_CRD_FILE), 'utf8'), redisBackupCRDYAML());
   const doc = await readFile(join(packageDir, '../..', DOCS_FILE), 'utf8');
   assert.equal(doc, withReference(doc));
 });
@@ -117,4 +118,40 @@ test('every CEL rule passes on the schema defaults as written (`{}`), which the 
   assert.ok(cel(RULES.supportedVersion.rule, {}));
   assert.ok(cel(RULES.minReplicasToWrite.rule, {}));
   assert.ok(cel(RULES.storageImmutable.rule, {}, {}));
+  assert.ok(cel(RULES.bootstrapImmutable.rule, {}, {}));
+  assert.ok(cel(RULES.bootstrapWithoutAof.rule, {}));
+});
+
+test('spec.bootstrap: fixed at creation, and refused with AOF on (the RDB would be ignored); CEL and code agree', () => {
+  const from = { fromBackup: { backupName: 'b1' } };
+  const cases: [unknown, unknown, boolean][] = [
+    [{}, {}, true],
+    [{ bootstrap: from }, { bootstrap: from, replicas: 3 }, true],
+    [{}, { bootstrap: from }, false],
+    [{ bootstrap: from }, {}, false],
+    [{ bootstrap: from }, { bootstrap: { fromBackup: { backupName: 'b2' } } }, false],
+  ];
+  for (const [before, after, allowed] of cases) {
+    const old = applyDefaults(before);
+    const spec = applyDefaults(after);
+    assert.equal(cel(RULES.bootstrapImmutable.rule, spec, old), allowed, JSON.stringify([before, after]));
+    assert.equal(validateSpec(spec, old).includes(RULES.bootstrapImmutable.message), !allowed, JSON.stringify([before, after]));
+  }
+  const aof = applyDefaults({ bootstrap: from, persistence: { aof: true } });
+  assert.equal(cel(RULES.bootstrapWithoutAof.rule, aof), false);
+  assert.deepEqual(validateSpec(aof), [RULES.bootstrapWithoutAof.message]);
+  assert.match(RULES.bootstrapWithoutAof.message, /^spec\.persistence\.aof /);
+  assert.ok(cel(RULES.bootstrapWithoutAof.rule, applyDefaults({ bootstrap: from })));
+});
+
+test('a RedisBackup spec: the destination defaulted, bad input refused with the field named', () => {
+  const s3 = { bucket: 'backups', endpoint: 'http://minio.storage.svc:9000', credentialsSecret: 's3' };
+  const ok = validateBackupSpec({ redisName: 'shop', destination: { s3 } });
+  assert.deepEqual(ok.errors, []);
+  assert.equal(ok.spec.destination.s3?.prefix, '');
+  const plain = validateBackupSpec({ redisName: 'shop', destination: { s3: { ...s3, endpoint: 'http://minio.example.com' } } }).errors;
+  assert.deepEqual(plain, ['spec.destination.s3.endpoint: an endpoint must be https://, or http:// only to a Service in this cluster (<service>.<namespace>.svc or <service>.<namespace>.svc.cluster.local): the credentials are sent to it']);
+  assert.match(validateBackupSpec({ redisName: 'shop', destination: { s3, pvc: { claimName: 'x' } } }).errors.join(), /^spec\.destination: a destination must set exactly one/);
+  assert.match(validateBackupSpec({ redisName: 'Shop!', destination: { s3 } }).errors.join(), /^spec\.redisName /);
+  assert.match(validateBackupSpec({ redisName: 'shop', destination: { s3 } }, { redisName: 'other', destination: { s3 } }).errors.join(), /spec is immutable/);
 });
