@@ -14,6 +14,11 @@ import { LABELS, MANAGED_BY, REDIS_PORT } from '../names.ts';
 import type { AttemptOutcome } from './plan.ts';
 
 export const BACKUP_LABEL = 'redis.quorum.dev/backup';
+/**
+ * The Redis a backup Job is of. Not app.kubernetes.io/instance: the Redis reconciler counts the pods carrying
+ * that label as its own instances (and would remove a finished Job's pod as a failed instance).
+ */
+export const BACKUP_OF_LABEL = 'redis.quorum.dev/redis';
 export const CREDENTIALS_DIR = '/var/run/quorum/credentials';
 export const BACKUP_VOLUME_DIR = '/var/run/quorum/backup-volume';
 export const PASSWORD_DIR = '/var/run/quorum/redis-auth';
@@ -63,7 +68,7 @@ export interface BackupJobOptions {
 
 export function backupJob(backup: { metadata: { name?: string; namespace?: string; uid?: string }; spec: RedisBackupSpec }, o: BackupJobOptions): Job {
   const destination = destinationVolumes(backup.spec.destination);
-  const labels = { [LABELS.managedBy]: MANAGED_BY, [LABELS.name]: 'redis-backup', [LABELS.instance]: o.redis, [BACKUP_LABEL]: backup.metadata.name! };
+  const labels = { [LABELS.managedBy]: MANAGED_BY, [LABELS.name]: 'redis-backup', [BACKUP_OF_LABEL]: o.redis, [BACKUP_LABEL]: backup.metadata.name! };
   const password: Volume = { name: 'redis-auth', secret: { secretName: o.auth.secretName, defaultMode: 0o440, items: [{ key: o.auth.key, path: 'password' }] } };
   return {
     apiVersion: 'batch/v1',

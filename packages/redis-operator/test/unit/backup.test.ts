@@ -52,6 +52,9 @@ test('the Job: one try, restricted, the password and the credentials mounted, ne
   const job = backupJob(backup, { attempt: 2, instance: 'shop-1', host: 'shop-1.shop-headless.ns.svc', redis: 'shop', auth: { secretName: 'shop-auth', key: 'password' }, agentImage: 'op:dev' });
   assert.match(job.metadata.name ?? '', /^b1-backup-[0-9a-f]{8}-2$/);
   assert.equal(job.spec?.backoffLimit, 0);
+  // The Redis reconciler counts pods with app.kubernetes.io/instance as its instances: a backup's pod must not be one.
+  assert.equal(job.spec?.template.metadata?.labels?.['app.kubernetes.io/instance'], undefined);
+  assert.equal(job.spec?.template.metadata?.labels?.['redis.quorum.dev/redis'], 'shop');
   const pod = job.spec.template.spec!;
   const args = pod.containers[0]!.args!.join(' ');
   assert.match(args, /--host=shop-1\.shop-headless\.ns\.svc --port=6379/);
