@@ -4,6 +4,7 @@
 // to all of them. The drivers, and what they need of a location (credential keys, the PVC key rule, the prefix and
 // endpoint patterns), are @quorum/storage's: its two patterns are passed in (the kit does not depend on the
 // storage drivers). The types are assignable to @quorum/storage's Location types, which openStore() takes.
+import { Value } from '@sinclair/typebox/value';
 import { Type, type Static, type TObject, type TOptional, type TString, type TBoolean } from '@sinclair/typebox';
 import type { Issue, Path } from '@quorum/runtime/crd';
 
@@ -119,4 +120,25 @@ export type Destination = Static<DestinationSchemaType>;
 export function destinationIssues(d: Record<string, unknown>, path: Path): Issue[] {
   const set = (['s3', 'gcs', 'azure', 'pvc'] as const).filter((k) => d[k] !== undefined).length;
   return set === 1 ? [] : [{ path, message: DESTINATION_EXACTLY_ONE.message }];
+}
+
+/**
+ * An agent's --destination-json (the operator wrote it, but a hand-run agent may not have), parsed and checked
+ * against `schema` and the exactly-one rule: the destination, or why not (a message naming the flag).
+ */
+export function parseDestinationArgument(json: string, schema: DestinationSchemaType): { destination: Destination } | { problem: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(json);
+  } catch (err) {
+    return { problem: `--destination-json is not JSON: ${err instanceof Error ? err.message : String(err)}` };
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return { problem: '--destination-json must be a JSON object' };
+  const issues = destinationIssues(value as Record<string, unknown>, []);
+  if (issues.length > 0) return { problem: `--destination-json: ${issues.map((i) => i.message).join('; ')}` };
+  if (!Value.Check(schema, value)) {
+    const first = Value.Errors(schema, value).First();
+    return { problem: `--destination-json: ${first ? `${first.path || '/'}: ${first.message}` : 'does not match the destination schema'}` };
+  }
+  return { destination: value };
 }

@@ -89,6 +89,7 @@ export {
   endpointAllowed,
   ENDPOINT_RULE,
   OBJECT_NAME_PATTERN,
+  parseDestinationArgument,
   type AzureDestination,
   type AzureDestinationSchemaType,
   type Destination,

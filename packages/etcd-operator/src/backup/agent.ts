@@ -14,10 +14,9 @@ import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { Value } from '@sinclair/typebox/value';
-import { compactTimestamp, resultLine, retryWhileUnreachable, type Reached } from '@quorum/kit';
+import { compactTimestamp, parseDestinationArgument, resultLine, retryWhileUnreachable, type Reached } from '@quorum/kit';
 import { locationPrefix, locationURI, openStore, StorageError, type ObjectStore, type StoreOptions } from '@quorum/storage';
-import { DestinationSchema, destinationIssues, type Destination } from '../api/destination.ts';
+import { DestinationSchema, type Destination } from '../api/destination.ts';
 import { EtcdClient, type EtcdStatus, type EtcdTls } from '../etcd/client.ts';
 import { EtcdUnavailableError, QuorumUnavailableError } from '../etcd/errors.ts';
 import { isMemberId, memberIdToHex } from '../etcd/ids.ts';
@@ -368,20 +367,9 @@ function destinationDescription(d: Destination): string {
 
 /** Parses and validates --destination-json (the operator wrote it, but a hand-run agent may not have). */
 export function parseDestination(json: string): Destination {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (err) {
-    throw new AgentFailure('InvalidArguments', `--destination-json is not JSON: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AgentFailure('InvalidArguments', '--destination-json must be a JSON object');
-  const issues = destinationIssues(value as Record<string, unknown>, []);
-  if (issues.length > 0) throw new AgentFailure('InvalidArguments', `--destination-json: ${issues.map((i) => i.message).join('; ')}`);
-  if (!Value.Check(DestinationSchema, value)) {
-    const first = Value.Errors(DestinationSchema, value).First();
-    throw new AgentFailure('InvalidArguments', `--destination-json: ${first ? `${first.path || '/'}: ${first.message}` : 'does not match the destination schema'}`);
-  }
-  return value;
+  const parsed = parseDestinationArgument(json, DestinationSchema);
+  if ('problem' in parsed) throw new AgentFailure('InvalidArguments', parsed.problem);
+  return parsed.destination;
 }
 
 const USAGE = `usage: agent.ts backup --endpoint URL --cluster NAME --member NAME --destination-json JSON [--tls-dir DIR] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]

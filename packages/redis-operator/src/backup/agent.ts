@@ -15,8 +15,7 @@ import { dirname } from 'node:path';
 import { Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { parseArgs } from 'node:util';
-import { Value } from '@sinclair/typebox/value';
-import { compactTimestamp, destinationIssues, resultLine, retryWhileUnreachable } from '@quorum/kit';
+import { compactTimestamp, parseDestinationArgument, resultLine, retryWhileUnreachable } from '@quorum/kit';
 import { locationPrefix, locationURI, openStore, StorageError, type ObjectStore } from '@quorum/storage';
 import { DestinationSchema, type BackupDestination } from '../api/destination.ts';
 import { openRdbStream, RdbShapeCheck, RdbStreamError } from './rdb.ts';
@@ -181,18 +180,9 @@ export async function runFetch(args: FetchArgs): Promise<FetchResult> {
 
 /** Parses and validates --destination-json (the operator wrote it, but a hand-run agent may not have). */
 export function parseDestination(json: string): BackupDestination {
-  let value: unknown;
-  try {
-    value = JSON.parse(json);
-  } catch (err) {
-    throw new AgentFailure('InvalidArguments', `--destination-json is not JSON: ${err instanceof Error ? err.message : String(err)}`);
-  }
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new AgentFailure('InvalidArguments', '--destination-json must be a JSON object');
-  const issues = destinationIssues(value as Record<string, unknown>, []);
-  if (issues.length > 0 || !Value.Check(DestinationSchema, value)) {
-    throw new AgentFailure('InvalidArguments', `--destination-json: ${issues.map((i) => i.message).join('; ') || 'does not match the destination schema'}`);
-  }
-  return value;
+  const parsed = parseDestinationArgument(json, DestinationSchema);
+  if ('problem' in parsed) throw new AgentFailure('InvalidArguments', parsed.problem);
+  return parsed.destination;
 }
 
 const USAGE = `usage: agent.ts backup --host H --port P --redis NAME --instance NAME --destination-json JSON --password-file F [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
