@@ -15,7 +15,8 @@
 // webhooks with their certificate issued, leader election, in-cluster configuration), its container's process
 // read the same way on the node (localkube's containers are processes of this machine); the median of
 // QUORUM_BENCH_RUNS installs, a fresh pod each (the first issues the webhook certificate, the others read its
-// Secret). QUORUM_RSS_OUT_OF_CLUSTER=false measures the installed pods only.
+// Secret). QUORUM_RSS_OUT_OF_CLUSTER=false measures the installed pods only; QUORUM_RSS_WITH_CLUSTERS=false the idle
+// figures only.
 import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { unpackImage } from '@quorum/kit/image';
@@ -32,6 +33,8 @@ import { progressTo, report } from './figures.ts';
 
 const RUNS = Number(process.env['QUORUM_BENCH_RUNS'] ?? 3);
 const CLUSTERS = 50;
+/** QUORUM_RSS_WITH_CLUSTERS=false: the idle figures only. */
+const withClusters = process.env['QUORUM_RSS_WITH_CLUSTERS'] !== 'false';
 const MAIN = join(import.meta.dirname, '..', 'src', 'operator', 'main.ts');
 const progress = progressTo('etcd operator rss');
 
@@ -68,20 +71,8 @@ function installed(env: TestEnv, image: string): InstalledOperator {
   };
 }
 
-progress(fromSources ? 'running src/operator/main.ts from the sources' : 'building the operator image and unpacking its /app');
-const built = fromSources ? undefined : await buildOperatorImage();
-const image = built ? await unpackImage(built) : undefined;
-const command = image ?? sourcesCommand(MAIN);
-const env = await TestEnv.start({ nodes: 1 });
-try {
-  await installCRDs(env);
-  const home = await env.namespace('operator-rss');
-  if (outOfCluster) report('etcd_operator.idle_rss_mib', await medianOfRuns(RUNS, 'idle', progress, () => measure(command, env, home, () => Promise.resolve())), 'MiB');
-  if (built) {
-    await env.kube.loadImage(built.archive);
-    report('etcd_operator.idle_rss_mib_in_cluster', await medianOfRuns(RUNS, 'idle, in cluster', progress, () => installedPodRss(installed(env, built.name))), 'MiB');
-  }
-
+/** The figures with CLUSTERS EtcdClusters, out of cluster (`command`) and installed with `image` (when built). */
+async function measureWithClusters(env: TestEnv, home: string, command: NodeCommand, image: string | undefined): Promise<void> {
   const ns = await env.namespace('operator-rss-clusters');
   progress(`creating ${CLUSTERS} EtcdClusters whose pods cannot be scheduled`);
   for (let i = 0; i < CLUSTERS; i++) {
@@ -100,9 +91,26 @@ try {
       { timeoutMs: 300_000, intervalMs: 2000 },
     );
   if (outOfCluster) report('etcd_operator.rss_mib_50_clusters', await medianOfRuns(RUNS, `${CLUSTERS} clusters`, progress, () => measure(command, env, home, reconciled)), 'MiB');
-  if (built) {
-    report('etcd_operator.rss_mib_50_clusters_in_cluster', await medianOfRuns(RUNS, `${CLUSTERS} clusters, in cluster`, progress, () => installedPodRss(installed(env, built.name), reconciled)), 'MiB');
+  if (image) {
+    report('etcd_operator.rss_mib_50_clusters_in_cluster', await medianOfRuns(RUNS, `${CLUSTERS} clusters, in cluster`, progress, () => installedPodRss(installed(env, image), reconciled)), 'MiB');
   }
+}
+
+progress(fromSources ? 'running src/operator/main.ts from the sources' : 'building the operator image and unpacking its /app');
+const built = fromSources ? undefined : await buildOperatorImage();
+const image = built ? await unpackImage(built) : undefined;
+const command = image ?? sourcesCommand(MAIN);
+const env = await TestEnv.start({ nodes: 1 });
+try {
+  await installCRDs(env);
+  const home = await env.namespace('operator-rss');
+  if (outOfCluster) report('etcd_operator.idle_rss_mib', await medianOfRuns(RUNS, 'idle', progress, () => measure(command, env, home, () => Promise.resolve())), 'MiB');
+  if (built) {
+    await env.kube.loadImage(built.archive);
+    report('etcd_operator.idle_rss_mib_in_cluster', await medianOfRuns(RUNS, 'idle, in cluster', progress, () => installedPodRss(installed(env, built.name))), 'MiB');
+  }
+
+  if (withClusters) await measureWithClusters(env, home, command, built?.name);
 } finally {
   await env.stop();
   if (image) await rm(image.root, { recursive: true, force: true });
