@@ -2,7 +2,7 @@
 // that nothing is lost when the operator restarts: the step under way (its age, refusals, whether it passed its
 // bound) and the rolling update (pods on the target, a halt with the pod and the reason).
 import type { CollectedSample, RuntimeMetrics } from '@quorum/runtime';
-import type { RedisObject } from '../resources.ts';
+import type { RedisBackupObject, RedisObject } from '../resources.ts';
 
 type RedisLabels = 'namespace' | 'redis';
 type Samples<L extends string> = CollectedSample<L>[];
@@ -51,4 +51,21 @@ export function registerRedisMetrics(metrics: RuntimeMetrics, redises: { store: 
   metrics.collectedGauge(`${p}rollout_updated_pods`, 'Pods on the rolling update\'s target (status.rollout.updated), while one is under way', REDIS, () => samples().rolloutUpdated);
   metrics.collectedGauge(`${p}rollout_pods`, 'Pods the spec asks for (status.rollout.total), while a rolling update is under way', REDIS, () => samples().rolloutTotal);
   metrics.collectedGauge(`${p}rollout_halted`, '1 while a rolling update is halted, with the pod it stopped at and why (status.rollout.halted)', [...REDIS, 'instance', 'reason'], () => samples().rolloutHalted);
+}
+
+/** Per Redis, when its newest Succeeded RedisBackup completed (seconds since the epoch): what a backup-age alert reads. */
+export function lastBackupSamples(backups: readonly RedisBackupObject[]): Samples<RedisLabels> {
+  const newest = new Map<string, { labels: Record<RedisLabels, string>; value: number }>();
+  for (const b of backups) {
+    const completed = Date.parse(b.status?.completedAt ?? '');
+    if (b.status?.phase !== 'Succeeded' || !Number.isFinite(completed)) continue;
+    const labels = { namespace: b.metadata.namespace ?? '', redis: b.spec.redisName };
+    const key = `${labels.namespace}/${labels.redis}`;
+    if ((newest.get(key)?.value ?? 0) < completed / 1000) newest.set(key, { labels, value: completed / 1000 });
+  }
+  return [...newest.values()];
+}
+
+export function registerBackupMetrics(metrics: RuntimeMetrics, backups: { store: { list(): RedisBackupObject[] } }): void {
+  metrics.collectedGauge('quorum_redis_backup_last_success_timestamp_seconds', 'When the newest Succeeded RedisBackup of each Redis completed (status.completedAt)', ['namespace', 'redis'] as const, () => lastBackupSamples(backups.store.list()));
 }

@@ -9,7 +9,7 @@ import { failoverTo, resetSentinel, sentinelFailover } from '../redis/commands.t
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
 import { RedisBackups, Redises } from '../resources.ts';
-import { registerRedisMetrics } from './metrics.ts';
+import { registerBackupMetrics, registerRedisMetrics } from './metrics.ts';
 
 export const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
 export const LEASE_NAME = 'quorum-redis-operator';
@@ -30,6 +30,8 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
   const scope = { labelSelector: MANAGED };
   const redises = manager.informer(Redises);
   registerRedisMetrics(manager.metrics, redises);
+  const backups = manager.informer(RedisBackups);
+  registerBackupMetrics(manager.metrics, backups);
   const deps: ReconcilerDeps = {
     client: manager.client,
     redises,
@@ -41,7 +43,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     readers: { instance: readInstance, sentinel: readSentinel, replicaOf, sentinelFailover, failoverTo, resetSentinel },
     image: options.image ?? serverImage,
     agentImage: options.agentImage ?? OPERATOR_IMAGE,
-    backups: manager.informer(RedisBackups),
+    backups,
     ...(options.stepDeadlineMs !== undefined ? { stepDeadlineMs: options.stepDeadlineMs } : {}),
     ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
   };
@@ -58,7 +60,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     .complete(
       redisBackupReconciler({
         client: manager.client,
-        backups: manager.informer(RedisBackups),
+        backups,
         redises,
         jobs: manager.informer(Jobs, scope),
         pods: manager.informer(Pods, scope),

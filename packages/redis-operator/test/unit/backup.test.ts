@@ -169,3 +169,13 @@ test('a connection that ends before the snapshot is complete is an error, not a 
     cut.close();
   }
 });
+
+test("the backup-age metric: per Redis, its newest Succeeded backup's completion", async () => {
+  const { lastBackupSamples } = await import('../../src/operator/metrics.ts');
+  const b = (name: string, redisName: string, phase: string, completedAt: string) => ({ apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackup', metadata: { name, namespace: 'ns' }, spec: { redisName, destination: { pvc: { claimName: 'c' } } }, status: { phase, completedAt } }) as never;
+  const samples = lastBackupSamples([b('a', 'shop', 'Succeeded', '2026-11-27T10:00:00Z'), b('b', 'shop', 'Succeeded', '2026-11-27T11:00:00Z'), b('c', 'shop', 'Failed', '2026-11-27T12:00:00Z'), b('d', 'cart', 'Succeeded', '2026-11-27T09:00:00Z')]);
+  assert.deepEqual(samples, [
+    { labels: { namespace: 'ns', redis: 'shop' }, value: Date.parse('2026-11-27T11:00:00Z') / 1000 },
+    { labels: { namespace: 'ns', redis: 'cart' }, value: Date.parse('2026-11-27T09:00:00Z') / 1000 },
+  ]);
+});
