@@ -194,7 +194,7 @@ async function recoveryAndScale(client: Client, ns: string): Promise<void> {
   await client.delete(Pods, { namespace: ns, name: follower });
   await eventually('Available again', async () => {
     const c = await client.get(EtcdClusters, { namespace: ns, name: 'b' });
-    const pod = (await client.find(Pods, { namespace: ns, name: follower })) as PodObj | undefined;
+    const pod = await client.find(Pods, { namespace: ns, name: follower });
     return pod && pod.metadata.uid !== oldUid && ready(pod) && c.status?.conditions?.some((x) => x.type === 'Available' && x.status === 'True') && c.status.members?.every((m) => m.ready);
   }, { timeoutMs: 180_000, intervalMs: POLL_MS });
   const recovery = seconds(t0);
@@ -233,7 +233,7 @@ async function plainRestarts(client: Client, ns: string, name: string): Promise<
     const t0 = performance.now();
     await client.delete(Pods, { namespace: ns, name: member });
     await eventually(`${member} back`, async () => {
-      const pod = (await client.find(Pods, { namespace: ns, name: member })) as PodObj | undefined;
+      const pod = await client.find(Pods, { namespace: ns, name: member });
       const c = await client.get(EtcdClusters, { namespace: ns, name });
       return pod && pod.metadata.uid !== uid && ready(pod) && converged(c, 3);
     }, { timeoutMs: 300_000, intervalMs: POLL_MS });

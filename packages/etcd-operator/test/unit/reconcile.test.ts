@@ -69,7 +69,7 @@ function setUp() {
       },
       status: { phase: 'Running', podIP: ip(i), conditions: [{ type: 'Ready', status: 'True' }] },
     };
-    pods.upsert(pod as OpenObject);
+    pods.upsert(pod);
   }
   const events: EventInput[] = [];
   const retries: string[] = [];

@@ -61,7 +61,7 @@ export class SecretRedactionKeys implements RedactionKeySource {
 
   async #secret(): Promise<KeysSecret> {
     const key = { namespace: this.#namespace, name: REDACTION_KEYS_SECRET };
-    const found = (await this.#client.find(Secrets, key)) as KeysSecret | undefined;
+    const found = await this.#client.find(Secrets, key);
     if (found) return found;
     try {
       return await this.#client.create(Secrets, { metadata: { ...key, labels: LABELS }, type: 'Opaque', data: {} });
