@@ -65,6 +65,6 @@ export function redisReaders(t: Pick<RedisTestEnv, 'env' | 'ns'>, name: string) 
 
 export const available = (s: RedisStatus | undefined): boolean => s?.conditions?.some((c) => c.type === 'Available' && c.status === 'True') ?? false;
 
-/** Running (nothing to roll or remove), Available, every instance and Sentinel ready, every replica linked, from `generation` on. */
+/** Running (nothing to roll or remove), Available, every instance and Sentinel ready (none: no Sentinel status), every replica linked, from `generation` on. */
 export const settled = (s: RedisStatus | undefined, instances: number, generation = 0, sentinels = 3): boolean =>
-  available(s) && s?.phase === 'Running' && (s.observedGeneration ?? 0) >= generation && s.readyReplicas === instances && s.replicas === instances && s.sentinel?.agreeing === sentinels && s.rollout === undefined && (s.instances?.every((i) => i.linkStatus !== 'down') ?? false);
+  available(s) && s?.phase === 'Running' && (s.observedGeneration ?? 0) >= generation && s.readyReplicas === instances && s.replicas === instances && (sentinels === 0 ? s.sentinel === undefined : s.sentinel?.agreeing === sentinels) && s.rollout === undefined && (s.instances?.every((i) => i.linkStatus !== 'down') ?? false);
