@@ -37,7 +37,7 @@ export const RESTORE_RULES = {
 export const DEFAULT_BACKUP_WAIT_SECONDS = 3600;
 
 /** The EtcdCluster spec fields a restore may set for the new cluster, with EtcdCluster's own schemas. */
-export const RESTORE_CLUSTER_SPEC_FIELDS = ['replicas', 'version', 'repository', 'image', 'storage', 'podTemplate', 'antiAffinity', 'etcd'] as const;
+export const RESTORE_CLUSTER_SPEC_FIELDS = ['replicas', 'version', 'repository', 'image', 'storage', 'podTemplate', 'antiAffinity', 'etcd', 'tls'] as const;
 
 /**
  * A property of EtcdClusterSpecSchema without its transition rules (those comparing with oldSelf, such as
