@@ -179,3 +179,15 @@ test("the backup-age metric: per Redis, its newest Succeeded backup's completion
     { labels: { namespace: 'ns', redis: 'cart' }, value: Date.parse('2026-11-27T09:00:00Z') / 1000 },
   ]);
 });
+
+test('the operator may create Jobs and write RedisBackup status, and reads backup credentials only as Secret metadata', async () => {
+  const { RULES, operatorManifests } = await import('../../src/deploy/manifests.ts');
+  const verbs = (group: string, resource: string): string[] => RULES.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs);
+  assert.deepEqual(verbs('batch', 'jobs').sort(), ['create', 'get', 'list', 'watch']);
+  assert.deepEqual(verbs('redis.quorum.dev', 'redisbackups/status'), ['patch']);
+  assert.ok(!verbs('', 'secrets').includes('list') && !verbs('', 'secrets').includes('watch'), 'no Secret is listed or watched');
+  const objects = operatorManifests();
+  assert.ok(objects.some((o) => o.kind === 'CustomResourceDefinition' && o.metadata.name === 'redisbackups.redis.quorum.dev'));
+  const env = JSON.stringify(objects.find((o) => o.kind === 'Deployment'));
+  assert.match(env, /"name":"OPERATOR_IMAGE","value":"ghcr\.io\/quorum-dev\/redis-operator:/);
+});
