@@ -175,3 +175,11 @@ test('failed pods are deleted, terminating ones waited for, config changes writt
   const missing = plan(observed({ auth: { secretName: 'mine' } }, { auth: 'missing' })) as Action & { message: string };
   assert.match(missing.message, /the Secret mine with key password \(spec\.auth\) does not exist/);
 });
+
+test('a Redis bootstrapped from a backup makes no pod until the backup is resolved, and then starts as any other', () => {
+  const from = { bootstrap: { fromBackup: { backupName: 'b1' } } };
+  const blocked = plan(observed(from, { bootstrapBlocked: 'spec.bootstrap.fromBackup.backupName: the RedisBackup b1 has not succeeded (phase Running)' }));
+  assert.equal(blocked.type, 'wait');
+  assert.match((blocked as { message: string }).message, /b1 has not succeeded/);
+  assert.deepEqual(plan(observed(from)), { type: 'create-pod', pod: 'cache-0', component: 'redis' });
+});

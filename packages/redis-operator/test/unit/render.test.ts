@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { confValue, quantityBytes, redisConf, sentinelConf, sentinelQuorum } from '../../src/render/config.ts';
-import { configMap, instanceClaim, instancePod, sentinelPod, services, type Rendering } from '../../src/render/objects.ts';
+import { configMap, instanceClaim, instancePod, podHashes, sentinelPod, services, type Rendering } from '../../src/render/objects.ts';
 
 const rendering = (spec: unknown = {}): Rendering => ({
   redis: { name: 'cache', namespace: 'ns', uid: 'u-1' },
@@ -64,4 +64,18 @@ test('claims are owned by the Redis only with reclaimPolicy Delete; Services sel
   assert.equal(byName.get('cache')?.spec?.selector?.['redis.quorum.dev/role'], 'primary');
   assert.equal(byName.get('cache-headless')?.spec?.publishNotReadyAddresses, true);
   assert.ok(!services(rendering({ sentinel: { replicas: 0 } })).some((s) => s.metadata.name === 'cache-sentinel'));
+});
+
+test('a Redis bootstrapped from a backup: every instance pod fetches before its config step, the hash says so', () => {
+  const bootstrap = { backup: 'b1', destination: { s3: { bucket: 'bk', prefix: '', credentialsSecret: 's3' } }, key: 'k.rdb', sha256: 'd'.repeat(64), sizeBytes: 9 };
+  const plain = rendering({ bootstrap: { fromBackup: { backupName: 'b1' } } });
+  const restored: Rendering = { ...plain, restore: { bootstrap, agentImage: 'op:dev' } };
+  const pod = instancePod(restored, 'cache-1', 'h');
+  assert.deepEqual(pod.spec?.initContainers?.map((c) => c.name), ['restore', 'config']);
+  assert.equal(pod.spec?.initContainers?.[0]?.image, 'op:dev');
+  assert.ok(pod.spec?.volumes?.some((v) => v.name === 'restore-credentials' && v.secret?.secretName === 's3'));
+  assert.deepEqual(instancePod(plain, 'cache-1', 'h').spec?.initContainers?.map((c) => c.name), ['config']);
+  const files = { redisConf: '', sentinelConf: '' };
+  assert.notEqual(podHashes(restored, files).redis, podHashes(plain, files).redis);
+  assert.equal(podHashes(restored, files).sentinel, podHashes(plain, files).sentinel);
 });
