@@ -2,7 +2,7 @@
 // with what the API server enforces): every field with its type, default, constraints and description, then
 // the CEL rules. The rest of docs/redis.md is written by hand; withReference() replaces only what lies between
 // the two markers.
-import { celRulesTable, fieldTable, printerColumnsTable, schemaReference, storageVersion } from '@quorum/runtime/crd';
+import { celRulesTable, fieldTable, printerColumnsTable, schemaReference, storageVersion, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
 import { BACKUP_PRINTER_COLUMNS, GENERATE_COMMAND, PRINTER_COLUMNS, redisBackupCRD, redisCRD } from './crd.ts';
 import { BACKUP_KIND } from './backup.ts';
 import { ALLOWED_CONFIG, API_VERSION, KIND, STRUCTURED_CONFIG } from './redis.ts';
@@ -13,15 +13,13 @@ export const END_MARKER = '<!-- END API REFERENCE -->';
 
 const CODE_DEFAULTS = { 'spec.minReplicasToWrite': '1 when `replicas` > 0, else 0 (applied by the operator, never stored)' };
 
-/** The generated section, markers included. */
-export function apiReferenceSection(): string[] {
-  const root = storageVersion(redisCRD()).schema.openAPIV3Schema;
-  const spec = schemaReference(root.properties?.spec, 'spec', { codeDefaults: CODE_DEFAULTS });
+/** One kind's reference: its fields, its CEL rules (with what the kind says of them), its printer columns. */
+function kindReference(crd: CustomResourceDefinition, kind: string, columns: PrinterColumn[], rulesText: string[], codeDefaults: Record<string, string> = {}): string[] {
+  const root = storageVersion(crd).schema.openAPIV3Schema;
+  const spec = schemaReference(root.properties?.spec, 'spec', { codeDefaults });
   const status = schemaReference(root.properties?.status, 'status');
   return [
-    BEGIN_MARKER,
-    '',
-    `### ${KIND} (\`${API_VERSION}\`)`,
+    `### ${kind} (\`${API_VERSION}\`)`,
     '',
     root.description ?? '',
     '',
@@ -36,49 +34,27 @@ export function apiReferenceSection(): string[] {
     '#### Validation rules (CEL)',
     '',
     'Checked by the API server on every create and update (rules using `oldSelf` on updates only), and again by the',
-    'operator with the same messages. A refused `spec.config` directive is named by its path (`spec.config[0].name`).',
+    'operator with the same messages.',
     '',
     ...celRulesTable([...spec.rules, ...status.rules]),
     '',
-    `Directives \`spec.config\` accepts: ${ALLOWED_CONFIG.map((d) => `\`${d}\``).join(', ')}. Directives with a field of`,
-    `their own are refused with that field named: ${Object.entries(STRUCTURED_CONFIG).map(([d, f]) => `\`${d}\` → \`${f}\``).join(', ')}.`,
-    '',
+    ...rulesText,
     '#### Printer columns',
     '',
-    ...printerColumnsTable(PRINTER_COLUMNS),
+    ...printerColumnsTable(columns),
     '',
-    ...backupReference(),
-    END_MARKER,
   ];
 }
 
-/** The RedisBackup's part of the reference. */
-function backupReference(): string[] {
-  const root = storageVersion(redisBackupCRD()).schema.openAPIV3Schema;
-  const spec = schemaReference(root.properties?.spec, 'spec');
-  const status = schemaReference(root.properties?.status, 'status');
-  return [
-    `### ${BACKUP_KIND} (\`${API_VERSION}\`)`,
-    '',
-    root.description ?? '',
-    '',
-    '#### spec',
-    '',
-    ...fieldTable(spec.rows),
-    '',
-    '#### status',
-    '',
-    ...fieldTable(status.rows),
-    '',
-    '#### Validation rules (CEL)',
-    '',
-    ...celRulesTable([...spec.rules, ...status.rules]),
-    '',
-    '#### Printer columns',
-    '',
-    ...printerColumnsTable(BACKUP_PRINTER_COLUMNS),
+/** The generated section, markers included. */
+export function apiReferenceSection(): string[] {
+  const configText = [
+    'A refused `spec.config` directive is named by its path (`spec.config[0].name`).',
+    `Directives \`spec.config\` accepts: ${ALLOWED_CONFIG.map((d) => `\`${d}\``).join(', ')}. Directives with a field of`,
+    `their own are refused with that field named: ${Object.entries(STRUCTURED_CONFIG).map(([d, f]) => `\`${d}\` → \`${f}\``).join(', ')}.`,
     '',
   ];
+  return [BEGIN_MARKER, '', ...kindReference(redisCRD(), KIND, PRINTER_COLUMNS, configText, CODE_DEFAULTS), ...kindReference(redisBackupCRD(), BACKUP_KIND, BACKUP_PRINTER_COLUMNS, []), END_MARKER];
 }
 
 /** `doc` with its generated section replaced (or appended when it has none yet). */
