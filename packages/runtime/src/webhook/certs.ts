@@ -75,7 +75,7 @@ process.stdout.write(JSON.stringify(reply));
 /** Runs `program` (an ES module) in a new node process with `input` on its stdin; resolves with its stdout once it exits 0. */
 function inChildProcess(program: string, input: string): Promise<string> {
   return new Promise((resolve, reject) => {
-    const args = [...process.execArgv.filter((a) => !a.startsWith('--input-type')), '--input-type=module', '--eval', program];
+    const args = [...nodeFlags(process.execArgv), '--input-type=module', '--eval', program];
     const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
@@ -88,6 +88,17 @@ function inChildProcess(program: string, input: string): Promise<string> {
     });
     child.stdin.end(input);
   });
+}
+
+/** The process's node flags without the program it was given inline (`-e`, `--print`) or its input type. */
+export function nodeFlags(execArgv: readonly string[]): string[] {
+  const flags: string[] = [];
+  for (let i = 0; i < execArgv.length; i++) {
+    const arg = execArgv[i]!;
+    if (['-e', '--eval', '-p', '--print', '--input-type'].includes(arg)) i++; // and its value
+    else if (!/^--(eval|print|input-type)=/.test(arg)) flags.push(arg);
+  }
+  return flags;
 }
 
 /**

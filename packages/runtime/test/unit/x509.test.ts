@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { after, before, test } from 'node:test';
-import { generateCertificates } from '../../src/webhook/certs.ts';
+import { generateCertificates, nodeFlags } from '../../src/webhook/certs.ts';
 import { createCertificateAuthority, issueCertificate, issueLeafCertificate, loadCertificateAuthority, needsRotation, type CertificateAuthority, type IssuedCertificate } from '../../src/webhook/x509.ts';
 
 const NOW = new Date('2026-03-01T12:00:00.500Z');
@@ -178,4 +178,9 @@ process.stdout.write(JSON.stringify({ issued: pair.cert.startsWith('-----BEGIN C
   const { stdout } = await promisify(execFile)(process.execPath, ['--conditions=@quorum/source', '--input-type=module', '--eval', program]);
   assert.deepEqual(JSON.parse(stdout), { issued: true, polyfill: 'undefined' });
   await assert.rejects(generateCertificates({ dnsNames: ['not a name'] }), /not a DNS name for a certificate: "not a name"/);
+});
+
+test('the issuer child gets the node flags of its parent, not the program the parent was given inline', () => {
+  assert.deepEqual(nodeFlags(['--max-semi-space-size=1', '--conditions=@quorum/source', '--input-type=module', '-e', 'main()']), ['--max-semi-space-size=1', '--conditions=@quorum/source']);
+  assert.deepEqual(nodeFlags(['--eval=main()', '--print', '1', '--input-type', 'module', '--expose-gc']), ['--expose-gc']);
 });
