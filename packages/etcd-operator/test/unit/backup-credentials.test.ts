@@ -48,7 +48,7 @@ test('the webhook refuses a credentialsSecret the requesting user may not get, n
   // A review that cannot be made refuses: a failed check is no permission.
   const broken = withCredentialsAccess(validateEtcdBackup, () => Promise.reject(new Error('connection refused')));
   const failed = await broken(request(backup()));
-  assert.ok(!failed.allowed && failed.code === 500 && /could not check whether mallory may get the credentials Secret victim-db: connection refused/.test(failed.message));
+  assert.ok(!failed.allowed && failed.code === 500 && /could not check whether mallory may get the Secret victim-db \(credentialsSecret\): connection refused/.test(failed.message));
 });
 
 test("an EtcdCluster's bootstrap.fromBackup destination is checked the same way", async () => {
@@ -61,6 +61,22 @@ test("an EtcdCluster's bootstrap.fromBackup destination is checked the same way"
   const refused = await withCredentialsAccess(validateEtcdCluster, a.check)(request(withBackups));
   assert.ok(!refused.allowed && /credentialsSecret "other-db"/.test(refused.message));
   assert.deepEqual(a.asked, ['mallory team/victim-db', 'mallory team/other-db']);
+});
+
+test("the TLS Secrets an EtcdCluster or a restore's cluster names are checked the same way: members would serve with them", async () => {
+  const a = access(['team-peer']);
+  const tls = { peer: { secretName: 'team-peer' }, client: { secretName: 'victim-tls' } };
+  const cluster: EtcdCluster = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'c', namespace: 'team' }, spec: { replicas: 1, tls } };
+  const refused = await withCredentialsAccess(validateEtcdCluster, a.check)(request(cluster));
+  assert.ok(!refused.allowed && refused.code === 403 && /spec\.tls\.client\.secretName "victim-tls": mallory may not get the Secret victim-tls/.test(refused.message), JSON.stringify(refused));
+  assert.deepEqual(a.asked, ['mallory team/team-peer', 'mallory team/victim-tls']);
+  // An EtcdRestore's cluster is created by the operator, with its identity: the restore's author is the one asked.
+  const restore = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdRestore', metadata: { name: 'r', namespace: 'team' }, spec: { clusterName: 'c2', backupName: 'b', clusterSpec: { replicas: 1, tls: { peer: { secretName: 'victim-tls' } } } } };
+  const restoreRefused = await withCredentialsAccess<typeof restore>(() => Promise.resolve({ allowed: true }), a.check)(request(restore));
+  assert.ok(!restoreRefused.allowed && /spec\.clusterSpec\.tls\.peer\.secretName "victim-tls"/.test(restoreRefused.message), JSON.stringify(restoreRefused));
+  // Operator-managed TLS ({}) and disabled TLS name no Secret.
+  const managed: EtcdCluster = { ...cluster, spec: { replicas: 1, tls: { peer: {}, client: {} } } };
+  assert.equal((await withCredentialsAccess(validateEtcdCluster, access([]).check)(request(managed))).allowed, true);
 });
 
 test("the review is the request's user, uid, groups and extra asking to get that one Secret", async () => {
