@@ -128,7 +128,7 @@ export const NAMESPACE_GRANTS: readonly Grant[] = [
   rule('coordination.k8s.io', 'leases', ['create'], 'the leader-election Lease, created once (a create cannot be limited by name)'),
   rule('coordination.k8s.io', 'leases', ['get', 'update'], 'then read and renewed, by name', [NAME]),
   rule('', 'secrets', ['create'], "the webhooks' serving certificate Secret, created by the first replica"),
-  rule('', 'secrets', ['get'], 'then read by every replica, by name', [CERT_SECRET]),
+  rule('', 'secrets', ['get', 'update'], 'then read by every replica, by name, and renewed in place by one of them once a third of its life is left', [CERT_SECRET]),
 ];
 
 export function namespaceRules(): Record<string, unknown>[] {
