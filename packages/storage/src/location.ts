@@ -5,8 +5,14 @@
 // What every API must agree on, because the drivers depend on it, is here: the credential keys, the rule
 // for keys on a PVC, and the patterns of prefixes and endpoints.
 
-/** An object key prefix: no leading slash, no `..` segment, no empty segment; '' or a trailing slash allowed. */
-export const KEY_PREFIX_PATTERN = '^([A-Za-z0-9!_.*\'()-]+(/[A-Za-z0-9!_.*\'()-]+)*/?)?$';
+/**
+ * One segment of a key prefix: the object-key-safe characters, but never `.` or `..` alone (a PVC driver
+ * would resolve them out of its folder). Written without look-ahead, which the API server's regular
+ * expressions (RE2) lack: at least one character that is not a dot, or three dots and more.
+ */
+const KEY_SEGMENT = "(\\.*[A-Za-z0-9!_*'()-][A-Za-z0-9!_.*'()-]*|\\.\\.\\.+)";
+/** An object key prefix: no leading slash, no `.` or `..` segment, no empty segment; '' or a trailing slash allowed. */
+export const KEY_PREFIX_PATTERN = `^(${KEY_SEGMENT}(/${KEY_SEGMENT})*/?)?$`;
 /** An http(s) URL of an object store server. */
 export const ENDPOINT_PATTERN = '^https?://[^\\s/]+(/[^\\s]*)?$';
 
