@@ -33,7 +33,7 @@ import { BACKUP_LABEL } from '../src/backup/job.ts';
 import { memberHost } from '../src/names.ts';
 import { EtcdClient } from '../src/etcd/client.ts';
 import { EtcdBackups, EtcdClusters, Jobs } from '../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, getCluster, setUpOperator, waitAvailable } from '../test/integration/support.ts';
+import { applyCluster, clientServiceEndpoint, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from '../test/integration/support.ts';
 import { converged } from '../test/support/soak.ts';
 import { enableS3, type S3Addon } from '../test/support/s3-addon.ts';
 import { benchRuns, interleavedPairs, median, progressTo, report, reportRatio, seconds, selectedPhases } from './figures.ts';
@@ -52,8 +52,10 @@ const restoreDbMiB = Number(process.env['QUORUM_RESTORE_DB_MIB'] ?? 128);
 const POLL_MS = 200;
 
 /** Room for the data, its WAL and etcd's snapshots; a 1 GiB database exceeds etcd's default 2 GiB quota soon. */
+// Plaintext, as the bench talks plain http to the client Service and its floor (etcdutl, etcdctl) has no TLS.
 const bigCluster = (replicas: number, extra: Record<string, unknown> = {}): Record<string, unknown> => ({
   replicas,
+  ...PLAINTEXT,
   etcd: { quotaBackendBytes: 8 * 1024 * MiB },
   storage: { volumeClaimTemplate: { resources: { requests: { storage: '8Gi' } } } },
   ...extra,
@@ -220,7 +222,7 @@ async function drPhase(env: TestEnv, s3: S3Addon, ns: string): Promise<void> {
   const times: number[] = [];
   for (let i = 0; i < runs; i++) {
     const name = `dr-${i}`;
-    await applyCluster(env.client, ns, name, { replicas: 3, disasterRecovery: { policy: 'Restore' } });
+    await applyCluster(env.client, ns, name, { replicas: 3, ...PLAINTEXT, disasterRecovery: { policy: 'Restore' } });
     const state = await waitAvailable(env.client, ns, name, 3);
     await fill(env.client, ns, name, 8);
     const { backup } = await takeBackup(env.client, ns, `${name}-backup`, name, s3);

@@ -61,7 +61,7 @@ import type { EtcdCluster } from '../src/api/etcdcluster.ts';
 import { LABELS, memberHost, memberName, peerURL } from '../src/names.ts';
 import { memberPVC, memberPod, peerService } from '../src/cluster/resources.ts';
 import { EtcdClusters } from '../src/resources.ts';
-import { applyCluster, clientServiceEndpoint, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
+import { applyCluster, clientServiceEndpoint, PLAINTEXT, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
 import { converged, percentile, runSoak } from '../test/support/soak.ts';
 import { DataChecker } from '../src/testing/data-checker.ts';
 import { benchRuns, interleavedPairs, median, progressTo, report, reportRatio, seconds, selectedPhases } from './figures.ts';
@@ -101,7 +101,7 @@ function unmanaged(obj: KubeObject): KubeObject {
 async function floorCluster(client: Client, ns: string, n: number): Promise<number> {
   const name = 'f';
   // Only what the object builders read; the uid makes the initial-cluster token as unique as a real one.
-  const cluster: EtcdCluster = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace: ns, uid: randomUUID() }, spec: { replicas: n } };
+  const cluster: EtcdCluster = { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name, namespace: ns, uid: randomUUID() }, spec: { replicas: n, ...PLAINTEXT } };
   const spec = applyDefaults(cluster.spec);
   const members = Array.from({ length: n }, (_, i) => memberName(name, i));
   const initialCluster = members.map((m) => `${m}=${peerURL(name, ns, m)}`);
@@ -122,9 +122,10 @@ async function floorCluster(client: Client, ns: string, n: number): Promise<numb
 }
 
 /** apply → Available with n members, polled like the floor. */
+/** Plaintext unless `extra` says otherwise: the floors are plaintext pods, and the bench talks plain http. */
 async function operatorCluster(client: Client, ns: string, n: number, extra: Record<string, unknown> = {}): Promise<number> {
   const t0 = performance.now();
-  await applyCluster(client, ns, 'b', { replicas: n, ...extra });
+  await applyCluster(client, ns, 'b', { replicas: n, ...PLAINTEXT, ...extra });
   await eventually(`${ns}/b Available with ${n}`, async () => converged(await client.get(EtcdClusters, { namespace: ns, name: 'b' }), n), { timeoutMs: 300_000, intervalMs: POLL_MS });
   return seconds(t0);
 }
@@ -263,7 +264,7 @@ async function upgradePhase(env: TestEnv): Promise<void> {
   let lost = 0;
   for (let i = 0; i < Math.max(1, runs); i++) {
     const ns = await env.namespace('bench-upgrade');
-    await applyCluster(client, ns, 'u', { replicas: 3, version: UPGRADE_FROM });
+    await applyCluster(client, ns, 'u', { replicas: 3, ...PLAINTEXT, version: UPGRADE_FROM });
     await eventually(`${ns}/u Available on ${UPGRADE_FROM}`, async () => {
       const c = await client.get(EtcdClusters, { namespace: ns, name: 'u' });
       return converged(c, 3) && c.status?.clusterVersion === '3.5.0' ? true : undefined;
@@ -356,7 +357,7 @@ async function idlePhase(env: TestEnv): Promise<void> {
   const client = env.client;
   progress('50 one-member clusters');
   const ns = await env.namespace('bench-idle');
-  for (let i = 0; i < 50; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => applyCluster(client, ns, `idle-${i + j}`, { replicas: 1 })));
+  for (let i = 0; i < 50; i += 10) await Promise.all(Array.from({ length: 10 }, (_, j) => applyCluster(client, ns, `idle-${i + j}`, { replicas: 1, ...PLAINTEXT })));
   await eventually('50 clusters Available', async () => {
     const list = await client.list(EtcdClusters, { namespace: ns });
     return list.items.length === 50 && list.items.every((c) => c.status?.phase === 'Running');

@@ -25,7 +25,7 @@ import { TestEnv } from '@quorum/localkube/testing';
 import { clusterSelector } from '../src/names.ts';
 import { install } from '../src/deploy/install.ts';
 import { EtcdClusters } from '../src/resources.ts';
-import { applyCluster, installOptions, loadOperatorImages } from '../test/integration/support.ts';
+import { applyCluster, installOptions, loadOperatorImages, PLAINTEXT } from '../test/integration/support.ts';
 import { progressTo, report, seconds } from './figures.ts';
 import { availability, followerPod, observe, type Verdict } from './peers/available.ts';
 import { selectorOf } from './peers/common.ts';
@@ -53,7 +53,8 @@ interface Driver {
 const drivers: Record<Peer, Driver> = {
   quorum: {
     selector: clusterSelector('q'),
-    create: async (client, ns, members) => void (await applyCluster(client, ns, 'q', { replicas: members })),
+    // Plaintext, as the peers' clusters are.
+    create: async (client, ns, members) => void (await applyCluster(client, ns, 'q', { replicas: members, ...PLAINTEXT })),
     scale: async (client, ns, members) => void (await client.mergePatch(EtcdClusters, { namespace: ns, name: 'q' }, { spec: { replicas: members } })),
   },
   coreos: {
