@@ -7,6 +7,7 @@ import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../names.ts';
 import type { EtcdClients } from '../etcd/clients.ts';
+import { withEffectiveTLS } from '../tls/defaults.ts';
 import { clientEndpoint, servedClientStage } from '../tls/members.ts';
 import { clientCredentials, clientIdentitySecret } from '../tls/cluster-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';
@@ -119,7 +120,7 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
           // The member is dialled the way its pod says it serves: plain http until client TLS reached it (a
           // cluster turning TLS on in place serves both, then https only).
           const memberPod = deps.pods.store.byIndex('namespace', namespace).find((p) => p.metadata.labels?.[LABELS.instance] === clusterName && p.metadata.labels?.[LABELS.member] === action.member);
-          const clientTLSSecret = cluster && memberPod && servedClientStage(memberPod) === 'on' ? clientIdentitySecret(cluster.spec ?? {}, clusterName) : undefined;
+          const clientTLSSecret = cluster && memberPod && servedClientStage(memberPod) === 'on' ? clientIdentitySecret(clusterTLS(cluster), clusterName) : undefined;
           await deps.client.create(Jobs, backupJob(backup, { member: action.member, dbSize: action.dbSize, agentImage: deps.agentImage, ...(clientTLSSecret ? { clientTLSSecret } : {}) }), { fieldManager: FIELD_MANAGER, signal });
           await deps.afterWrite?.(`create Job ${jobName}`);
         } catch (err) {
@@ -167,7 +168,7 @@ async function observeMembers(cluster: EtcdCluster, deps: BackupReconcilerDeps, 
   const pods = deps.pods.store
     .byIndex('namespace', ns)
     .filter((p) => p.metadata.labels?.[LABELS.instance] === name && p.metadata.labels?.[LABELS.managedBy] === 'quorum' && p.metadata.labels?.[LABELS.member] && !p.metadata.deletionTimestamp);
-  const credentials = await clientCredentials(cluster.spec ?? {}, name, ns, (secret) => deps.secrets?.store.get(`${ns}/${secret}`), deps.client);
+  const credentials = await clientCredentials(clusterTLS(cluster), name, ns, (secret) => deps.secrets?.store.get(`${ns}/${secret}`), deps.client);
   return Promise.all(
     pods.map(async (p): Promise<ObservedMember> => {
       const member = p.metadata.labels![LABELS.member]!;
@@ -182,4 +183,12 @@ async function observeMembers(cluster: EtcdCluster, deps: BackupReconcilerDeps, 
       }
     }),
   );
+}
+
+/**
+ * The cluster's spec with the TLS it runs (tls/defaults.ts), not the TLS its spec names: a cluster created while
+ * the defaulting webhook was off has no spec.tls but runs operator-managed TLS, and its backups must dial it so.
+ */
+function clusterTLS(cluster: EtcdCluster): EtcdCluster['spec'] {
+  return withEffectiveTLS(cluster.spec ?? {}, { status: cluster.status });
 }
