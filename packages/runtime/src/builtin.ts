@@ -28,9 +28,24 @@ import type { V1ServiceAccount } from '@kubernetes/client-node/dist/gen/models/V
 import type { V1StatefulSet } from '@kubernetes/client-node/dist/gen/models/V1StatefulSet.js';
 import type { V1SubjectAccessReview } from '@kubernetes/client-node/dist/gen/models/V1SubjectAccessReview.js';
 import type { V1ValidatingWebhookConfiguration } from '@kubernetes/client-node/dist/gen/models/V1ValidatingWebhookConfiguration.js';
-import type { LeaseSpec } from './client/resources.ts';
 import type { ObjectMeta } from './object.ts';
-import type { UserInfo } from './webhook/admission.ts';
+
+/** A Lease's spec as the API server sends it (client-node's model has Dates and no nulls; leader election writes nulls to release). */
+export interface LeaseSpec {
+  holderIdentity?: string | null;
+  leaseDurationSeconds?: number;
+  acquireTime?: string | null;
+  renewTime?: string | null;
+  leaseTransitions?: number;
+}
+
+/** Who made a request, as an AdmissionReview and a SubjectAccessReview carry it. */
+export interface UserInfo {
+  username?: string;
+  uid?: string;
+  groups?: string[];
+  extra?: Record<string, string[]>;
+}
 
 /** `T` as JSON carries it: every Date a string, at any depth. */
 export type JsonOf<T> = T extends Date

@@ -91,10 +91,4 @@ export const ClusterRoleBindings = resource<ClusterRoleBinding>('rbac.authorizat
 /** Created (never read back, not stored): the API server answers in the created object's status. */
 export const SubjectAccessReviews = resource<SubjectAccessReview>('authorization.k8s.io/v1', 'SubjectAccessReview', 'subjectaccessreviews', false);
 
-export interface LeaseSpec {
-  holderIdentity?: string | null;
-  leaseDurationSeconds?: number;
-  acquireTime?: string | null;
-  renewTime?: string | null;
-  leaseTransitions?: number;
-}
+export type { LeaseSpec } from '../builtin.ts';

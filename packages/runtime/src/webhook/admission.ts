@@ -19,12 +19,9 @@ export interface GroupVersionResource {
   resource: string;
 }
 
-export interface UserInfo {
-  username?: string;
-  uid?: string;
-  groups?: string[];
-  extra?: Record<string, string[]>;
-}
+import type { UserInfo } from '../builtin.ts';
+
+export type { UserInfo };
 
 export interface AdmissionRequest<T = KubeObject> {
   uid: string;
