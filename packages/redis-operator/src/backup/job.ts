@@ -24,7 +24,7 @@ export const BACKUP_VOLUME_DIR = '/var/run/quorum/backup-volume';
 export const PASSWORD_DIR = '/var/run/quorum/redis-auth';
 // The image runs the packages' built JavaScript (@quorum/kit/image): src/backup/agent.ts is dist/backup/agent.js there.
 export const AGENT_SCRIPT = '/app/packages/redis-operator/dist/backup/agent.js'; // in the container
-const NODE = '/usr/local/bin/node';
+const NODE = '/usr/local/bin/node'; // in the container
 
 /** One Job per attempt of a RedisBackup object (its UID): a backup recreated under the same name never meets an old Job. */
 export function backupJobName(backup: { metadata: { name?: string; uid?: string } }, attempt: number): string {
