@@ -51,7 +51,8 @@ function reason(action: Action): string {
 function instanceStatus(o: Observed, name: string, primaryOffset: number | undefined): InstanceStatus {
   const r: InstanceReading | undefined = o.instances.get(name);
   const pod = o.pods.get(name);
-  const base = { name, ready: pod?.ready ?? false };
+  // A pod being deleted still reports Ready until its container stops; it serves nobody for long.
+  const base = { name, ready: (pod?.ready ?? false) && !pod!.deleting };
   if (!r?.ok) return { ...base, role: 'unknown' };
   return {
     ...base,
@@ -88,7 +89,7 @@ export function buildStatus(input: StatusInput): RedisStatus {
   const primaryOffset = primaryReading?.ok ? primaryReading.offset : undefined;
   const instances = instanceNames(o).filter((n) => o.pods.has(n)).map((n) => instanceStatus(o, n, primaryOffset));
   const readyReplicas = instances.filter((i) => i.ready).length;
-  const sentinelsReady = sentinelNames(o).filter((n) => o.pods.get(n)?.ready).length;
+  const sentinelsReady = sentinelNames(o).filter((n) => o.pods.get(n)?.ready && !o.pods.get(n)!.deleting).length;
   const stalled = action.type !== 'none' && stepAgeMs(step, now) >= input.stepDeadlineMs;
   const rollout = rolloutRecord(input);
   const problems = [
@@ -138,7 +139,7 @@ export function buildStatus(input: StatusInput): RedisStatus {
 
 /**
  * status.rollout: a halt as the action records it; a halt that still holds (same target, no retry) kept; while
- * pods are outdated, the target and how far it got; else nothing.
+ * pods are outdated, or a pod this rollout deleted is not back yet, the target and how far it got; else nothing.
  */
 function rolloutRecord(input: StatusInput): RolloutStatus | undefined {
   const { observed: o, action, now } = input;
@@ -150,7 +151,8 @@ function rolloutRecord(input: StatusInput): RolloutStatus | undefined {
   if (action.type === 'halt-rollout') return { ...base, halted: { instance: action.instance, reason: action.reason, message: action.message.slice(0, 4096), at: now.toISOString() } };
   const halted = haltedRollout(o);
   if (halted !== undefined) return { ...base, halted };
-  return instances.length + sentinels.length > 0 ? base : undefined;
+  const podsOut = o.rollout.record?.target === target && missing(o) > 0;
+  return instances.length + sentinels.length > 0 || podsOut ? base : undefined;
 }
 
 function missing(o: Observed): number {

@@ -71,6 +71,25 @@ test('the primary pod gone: not Available, FailingOver, and the wait in Progress
   assert.equal(s.primary, undefined);
 });
 
+test('the last Sentinel a rollout deleted, still terminating and answering: the rollout is not over, the Redis not Running', () => {
+  // The state a CI run caught: every pod on the new spec but the last Sentinel, deleted a moment ago, whose pod
+  // still reported Ready and whose process still answered; the status said Running with no rollout.
+  const o = observed({ desiredHash: { redis: 'h', sentinel: 'h2' }, rollout: { record: { target: 'h.h2', updated: 5, total: 6 } } });
+  const pods = new Map(o.pods);
+  for (const i of ['1', '2']) pods.set(`cache-sentinel-${i}`, { ...pods.get(`cache-sentinel-${i}`)!, hash: 'h2' });
+  pods.set('cache-sentinel-0', { ...pods.get('cache-sentinel-0')!, deleting: true });
+  const s = buildStatus({ observed: { ...o, pods }, action: { type: 'none' }, step: undefined, generation: 3, previous: undefined, now, stepDeadlineMs: 120_000 });
+  assert.equal(s.phase, 'Updating');
+  assert.deepEqual(s.rollout, { target: 'h.h2', updated: 5, total: 6 });
+  assert.equal(condition(s, 'Degraded'), 'True');
+  assert.match(s.conditions?.find((c) => c.type === 'Degraded')?.message ?? '', /1 of 3 Sentinels not ready/);
+  const back = new Map(pods);
+  back.set('cache-sentinel-0', { ...pods.get('cache-sentinel-0')!, deleting: false, hash: 'h2' });
+  const done = buildStatus({ observed: { ...o, pods: back }, action: { type: 'none' }, step: undefined, generation: 3, previous: undefined, now, stepDeadlineMs: 120_000 });
+  assert.equal(done.phase, 'Running', 'once the pod is back on the new spec, the rollout is over');
+  assert.equal(done.rollout, undefined);
+});
+
 test('a primary that answers but is not labelled yet is not Available: clients reach it only through the Service', () => {
   const o = observed();
   const pods = new Map(o.pods).set(...pod('cache-0'));
