@@ -81,20 +81,18 @@ export {
 } from './install.ts';
 // The runtime's bounded waits, which the installer is built on.
 export { crdEstablished, waitFor, waitForCRDEstablished, WaitTimeoutError, type WaitOptions } from '@quorum/runtime';
-// Backups: the destination schema every backup kind takes, and the credentials label check (no confused deputy).
+// Backups: the destination schema every backup kind takes (its builders and the agents' parser, which load
+// TypeBox, are `@quorum/kit/schema`), and the credentials label check (no confused deputy).
 export {
   DESTINATION_EXACTLY_ONE,
   destinationIssues,
-  destinationSchemas,
   endpointAllowed,
   ENDPOINT_RULE,
   OBJECT_NAME_PATTERN,
-  parseDestinationArgument,
   type AzureDestination,
   type AzureDestinationSchemaType,
   type Destination,
   type DestinationSchemaOptions,
-  type DestinationSchemas,
   type DestinationSchemaType,
   type GcsDestination,
   type GcsDestinationSchemaType,
@@ -105,3 +103,22 @@ export {
 } from './backup-destination.ts';
 export { BACKUP_CREDENTIALS_LABEL_VALUE, checkCredentials, credentialsRefusal, credentialsSecretOf, type CredentialsRefusal } from './backup-credentials.ts';
 export { compactTimestamp, MAX_RESULT_BYTES, resultLine, retryWhileUnreachable, type Reached } from './backup-agent.ts';
+// Operator-managed TLS in Secrets (CA and leaf certificates issued, checked, renewed; ownership of their names).
+export { bundleFingerprints, oneLineName, OID, pemBlocks, pemCertificates } from './tls/x509.ts';
+export { foreignSecretProblem, secretOwner, type SecretOwner, type SecretOwnerSpec } from './tls/ownership.ts';
+export {
+  bundleProblem,
+  caProfile,
+  ForeignSecretError,
+  leafProblem,
+  loadCA,
+  readManagedSecrets,
+  secretContents,
+  TLS_KEYS,
+  tlsSecretObject,
+  TLSNotReadyError,
+  writeIssuedSecret,
+  type IssueReason,
+  type SecretContents,
+  type SecretObject,
+} from './tls/secrets.ts';

@@ -3,7 +3,7 @@
 // and documented the same way everywhere. The schema is the kit's (every operator's backups take it,
 // @quorum/kit backup-destination.ts), built with @quorum/storage's patterns; the types are assignable to
 // @quorum/storage's Location types, which openStore() takes.
-import { destinationSchemas } from '@quorum/kit';
+import { destinationSchemas } from '@quorum/kit/schema';
 import { ENDPOINT_PATTERN, KEY_PREFIX_PATTERN } from '@quorum/storage';
 
 export { DESTINATION_EXACTLY_ONE, ENDPOINT_RULE, destinationIssues, type AzureDestination, type Destination, type GcsDestination, type PvcDestination, type S3Destination } from '@quorum/kit';
