@@ -1,6 +1,7 @@
 // @quorum/rbac-manager: access as code (issue 22). The RBACDefinition API, the pure planner, and (below) the
 // controller, the escalation webhook, the manifests and the CLI commands.
 export * from './api/rbacdefinition.ts';
+export * from './api/schema.ts';
 export { rbacDefinitionCRD, rbacDefinitionCRDYAML } from './api/crd.ts';
 export { validateDefinition } from './api/validate.ts';
 export { RBACDefinitions } from './resources.ts';

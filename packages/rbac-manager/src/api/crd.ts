@@ -1,7 +1,8 @@
 // The RBACDefinition CustomResourceDefinition, built from the TypeBox schema in rbacdefinition.ts by the
 // runtime's CRD tooling; what is the manager's own is here: names, scope, subresources and printer columns.
 import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
-import { GROUP, KIND, LIST_KIND, PLURAL, RBACDefinitionSchema, SHORT_NAMES, SINGULAR, VERSION } from './rbacdefinition.ts';
+import { GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './rbacdefinition.ts';
+import { RBACDefinitionSchema } from './schema.ts';
 
 /** The file the generator writes, relative to packages/rbac-manager. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
