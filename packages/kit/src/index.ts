@@ -103,3 +103,22 @@ export {
 } from './backup-destination.ts';
 export { BACKUP_CREDENTIALS_LABEL_VALUE, checkCredentials, credentialsRefusal, credentialsSecretOf, type CredentialsRefusal } from './backup-credentials.ts';
 export { compactTimestamp, MAX_RESULT_BYTES, resultLine, retryWhileUnreachable, type Reached } from './backup-agent.ts';
+// Operator-managed TLS in Secrets (CA and leaf certificates issued, checked, renewed; ownership of their names).
+export { bundleFingerprints, oneLineName, OID, pemBlocks, pemCertificates } from './tls/x509.ts';
+export { foreignSecretProblem, secretOwner, type SecretOwner, type SecretOwnerSpec } from './tls/ownership.ts';
+export {
+  bundleProblem,
+  caProfile,
+  ForeignSecretError,
+  leafProblem,
+  loadCA,
+  readManagedSecrets,
+  secretContents,
+  TLS_KEYS,
+  tlsSecretObject,
+  TLSNotReadyError,
+  writeIssuedSecret,
+  type IssueReason,
+  type SecretContents,
+  type SecretObject,
+} from './tls/secrets.ts';

@@ -10,8 +10,8 @@
 import { X509Certificate } from 'node:crypto';
 import { connect } from 'node:tls';
 import type { V1Secret } from '@kubernetes/client-node';
-import { needsRotation } from '@quorum/kit';
-import { AlreadyExistsError, NotFoundError, Secrets, type Client, type KubeObject } from '@quorum/runtime';
+import { ForeignSecretError, needsRotation, readManagedSecrets, secretContents, TLSNotReadyError, writeIssuedSecret, type SecretObject } from '@quorum/kit';
+import { NotFoundError, Secrets, type Client, type KubeObject, type Secret } from '@quorum/runtime';
 import type { EtcdCluster, TlsStatus } from '../api/etcdcluster.ts';
 import { checkUserCertificate, clientCAProfile, DEFAULT_CLUSTER_DOMAIN, peerCAProfile } from './issue.ts';
 import {
@@ -36,9 +36,11 @@ import { CLIENT_PORT, FIELD_MANAGER, LABELS, memberHost, ownerRef, PEER_PORT, RO
 import type { DefaultedSpec } from '../api/defaults.ts';
 import { caBundleHash, clientScheme, operatorManaged, peerScheme, tlsSides, type CABundles, type ClientCredentials, type TLSSide } from './members.ts';
 import type { Scheme } from '../names.ts';
-import { foreignSecretProblem, secretOwner } from './ownership.ts';
+import { clusterSecretOwner, foreignSecretProblem, secretOwner } from './ownership.ts';
 
-/** A Secret's data decoded to text; undefined for a Secret that does not exist. */
+// The kit's generic parts, where the etcd code has always taken them.
+export { ForeignSecretError, secretContents, TLSNotReadyError };
+
 /**
  * The cluster's TLS Secrets, for a cluster with spec.tls (observeTLS below). A member's own Secret is
  * made with its pod (act createPod); these are the rest.
@@ -59,11 +61,6 @@ export interface ObservedTLS {
   caRotation?: { ca: 'peer' | 'client'; phase: 'Start' | 'TrustNew' | 'Reissue'; why: string; rotatedAt?: number; notServedByNew?: string[] };
   /** How long the old CA stays trusted after signing moved to the new one (applications pick up the new client certificate). */
   caOverlapMs?: number;
-}
-
-export function secretContents(secret: KubeObject & { data?: Record<string, string> } | undefined): SecretContents | undefined {
-  if (!secret) return undefined;
-  return Object.fromEntries(Object.entries(secret.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
 }
 
 /** The cluster domain member certificates name (`<member>.<cluster>.<ns>.svc.<domain>`): the operator's CLUSTER_DOMAIN. */
@@ -321,8 +318,6 @@ export interface TLSWriteContext {
   mayIssueCA: boolean;
 }
 
-type SecretObject = KubeObject & { data?: Record<string, string> };
-
 /**
  * Issues what `members` (and the cluster-wide Secrets) need now, reading every Secret involved from the API
  * server rather than the cache: a Secret written by the previous reconcile may not be in the cache yet, and a
@@ -333,13 +328,8 @@ type SecretObject = KubeObject & { data?: Record<string, string> };
 export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Promise<{ name: string; reason: string }[]> {
   const name = c.cluster.metadata.name!;
   const namespace = c.cluster.metadata.namespace!;
-  const read = async (secretName: string): Promise<SecretObject | undefined> => c.client.find(Secrets, { namespace, name: secretName });
-  const objects = new Map<string, SecretObject | undefined>();
-  for (const n of [peerCASecretName(name), clientCASecretName(name), clientTLSSecretName(name), ...members.map(memberTLSSecretName)]) {
-    const existing = await read(n);
-    if (existing && secretOwner(existing, c.cluster) === 'foreign') throw new ForeignSecretError(foreignSecretProblem(existing, c.cluster));
-    objects.set(n, existing);
-  }
+  const secretNames = [peerCASecretName(name), clientCASecretName(name), clientTLSSecretName(name), ...members.map(memberTLSSecretName)];
+  const objects = await readManagedSecrets(c.client, namespace, secretNames, clusterSecretOwner(c.cluster));
   const contents = (n: string): SecretContents | undefined => secretContents(objects.get(n));
   const observed: ObservedTLSSecrets = {
     peerCA: contents(peerCASecretName(name)),
@@ -366,19 +356,8 @@ export async function writeTLSSecrets(c: TLSWriteContext, members: string[]): Pr
     // A leaf records the rotation request it was issued under; a CA has nothing to record.
     const token = c.cluster.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION];
     const object: V1Secret = token !== undefined && todo.kind !== 'peerCA' && todo.kind !== 'clientCA' ? { ...made, metadata: { ...made.metadata, annotations: { [ROTATE_CERTIFICATES_ANNOTATION]: token } } } : made;
-    const existing = objects.get(todo.name);
-    if (todo.kind === 'peerCA' || todo.kind === 'clientCA' || !existing) {
-      try {
-        await c.client.create(Secrets, object as SecretObject, { fieldManager: FIELD_MANAGER, signal: c.signal });
-      } catch (err) {
-        // Another reconcile made it between the read and now: what it wrote stands, and is read next time.
-        if (err instanceof AlreadyExistsError) throw new TLSNotReadyError(`Secret ${todo.name} was created meanwhile; reading it again`);
-        throw err;
-      }
-    } else {
-      const replacement = { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } } as SecretObject;
-      await c.client.replace(Secrets, replacement, { fieldManager: FIELD_MANAGER, signal: c.signal });
-    }
+    // A CA is only ever created; another reconcile's create between the read and now stands, and is read next time.
+    await writeIssuedSecret(c.client, object as Secret, objects.get(todo.name), { isCA: todo.kind === 'peerCA' || todo.kind === 'clientCA', fieldManager: FIELD_MANAGER, signal: c.signal });
     written.push({ name: todo.name, reason: todo.reason });
   }
   return written;
@@ -501,22 +480,4 @@ export async function deleteMemberSecret(client: Pick<Client, 'find' | 'delete'>
   await client.delete(Secrets, key, { signal, preconditions: { uid: existing.metadata.uid! } }).catch((err: unknown) => {
     if (!(err instanceof NotFoundError)) throw err;
   });
-}
-
-/** A TLS Secret that cannot be written yet (a CA still missing, a write raced): retried on the next reconcile. */
-export class TLSNotReadyError extends Error {
-  readonly reason: string;
-  constructor(message: string, reason = 'CertificatesNotReady') {
-    super(message);
-    this.name = 'TLSNotReadyError';
-    this.reason = reason;
-  }
-}
-
-/** A Secret of the cluster's names that is not the cluster's (tls/ownership.ts): never written over. */
-export class ForeignSecretError extends TLSNotReadyError {
-  constructor(message: string) {
-    super(message, 'TLSSecretConflict');
-    this.name = 'ForeignSecretError';
-  }
 }

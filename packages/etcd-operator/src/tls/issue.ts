@@ -8,7 +8,7 @@
 import { X509Certificate, createPrivateKey, type KeyObject } from 'node:crypto';
 import { EXPIRY_WARNING_DAYS } from '../api/etcdcluster.ts';
 import { clientServiceName, memberHost } from '../names.ts';
-import type { CertificateRequest } from '@quorum/kit';
+import { caProfile, type CertificateRequest } from '@quorum/kit';
 import { OID, oneLineName, pemBlocks } from './x509.ts';
 
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
@@ -60,19 +60,14 @@ export function serverCertificateSANs(member: string, cluster: string, namespace
   };
 }
 
-function caProfile(commonName: string, namespace: string): CertificateRequest {
-  // The namespace as organization tells apart the CAs of equally named clusters in different namespaces.
-  return { subject: { commonName, organization: namespace }, isCA: true, extendedKeyUsage: [], dnsNames: [], ipAddresses: [], validityDays: CA_VALIDITY_DAYS };
-}
-
 /** `<cluster>-peer-ca`: signs the members' peer certificates and nothing else. */
 export function peerCAProfile(cluster: string, namespace: string): CertificateRequest {
-  return caProfile(`${cluster}-peer-ca`, namespace);
+  return caProfile(`${cluster}-peer-ca`, namespace, CA_VALIDITY_DAYS);
 }
 
 /** `<cluster>-client-ca`: signs the members' server certificates and the client certificates. */
 export function clientCAProfile(cluster: string, namespace: string): CertificateRequest {
-  return caProfile(`${cluster}-client-ca`, namespace);
+  return caProfile(`${cluster}-client-ca`, namespace, CA_VALIDITY_DAYS);
 }
 
 /** A member's leaf certificate with these names: both of a member's certificates are served and presented. */

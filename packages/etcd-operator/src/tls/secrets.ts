@@ -10,15 +10,27 @@
 // A CA is rotated without downtime in three steps recorded in the CA Secret itself (caRotationPhase), because
 // etcd loads its trusted CAs only at start: TrustNew (a new CA beside the old one in every bundle: members roll),
 // Reissue (leaves signed by the new CA: read live), DropOld (the old CA leaves the bundles: members roll again).
-import { createPrivateKey, X509Certificate } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { OwnerReference } from '@quorum/runtime';
 import { clusterLabels, memberLabels } from '../names.ts';
-import { issueCertificate, loadCertificateAuthority, needsRotation, type CertificateAuthority, type CertificateRequest } from '@quorum/kit';
+import {
+  bundleProblem,
+  issueCertificate,
+  leafProblem,
+  loadCA,
+  needsRotation,
+  TLS_KEYS,
+  tlsSecretObject,
+  type CertificateAuthority,
+  type CertificateRequest,
+  type IssueReason,
+  type SecretContents,
+} from '@quorum/kit';
 import { clientCAProfile, clientCertificateProfile, peerCAProfile, peerCertificateProfile, serverCertificateProfile } from './issue.ts';
 
-/** The keys of a kubernetes.io/tls Secret, plus the CA bundle its holder trusts. */
-export const TLS_KEYS = { ca: 'ca.crt', certificate: 'tls.crt', key: 'tls.key' } as const;
+// The kit's generic parts, where the etcd code has always taken them.
+export { pemCertificates } from '@quorum/kit';
+export { TLS_KEYS, type IssueReason, type SecretContents };
 
 /**
  * A CA Secret's keys during a rotation. TrustNew: `next.crt`/`next.key` hold the new CA, still unused for
@@ -35,16 +47,6 @@ export function caRotationPhase(contents: SecretContents | undefined): CARotatio
   if (contents?.[CA_ROTATION_KEYS.next] && contents[CA_ROTATION_KEYS.nextKey]) return 'TrustNew';
   if (contents?.[CA_ROTATION_KEYS.previous]) return 'Reissue';
   return 'None';
-}
-
-/** The certificates of a PEM bundle, in order. */
-export function pemCertificates(bundle: string): string[] {
-  return bundle.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g)?.map((b) => `${b}\n`) ?? [];
-}
-
-/** The fingerprints of a bundle's certificates, sorted (a bundle's identity, whatever its order or spacing). */
-function bundleFingerprints(bundle: string): string[] {
-  return pemCertificates(bundle).map((pem) => new X509Certificate(pem).fingerprint256).sort();
 }
 
 /**
@@ -82,9 +84,6 @@ export const clientCASecretName = (cluster: string): string => `${cluster}-clien
 export const clientTLSSecretName = (cluster: string): string => `${cluster}-client-tls`;
 export const memberTLSSecretName = (member: string): string => `${member}-tls`;
 
-/** A Secret's data, decoded (PEM text). */
-export type SecretContents = Readonly<Record<string, string>>;
-
 export interface ObservedTLSSecrets {
   peerCA?: SecretContents;
   clientCA?: SecretContents;
@@ -100,20 +99,6 @@ export interface TLSSubject {
   /** The members that must have certificates: every member the cluster has or is about to create. */
   members: readonly string[];
 }
-
-export type IssueReason =
-  /** There is no such Secret. */
-  | 'Missing'
-  /** It lacks a key, or its certificate or key does not parse or does not match. */
-  | 'Unreadable'
-  /** Less than a third of its validity is left, or it expired. */
-  | 'Expiring'
-  /** Its names differ from what the member or cluster needs now (e.g. another cluster domain). */
-  | 'NamesChanged'
-  /** Its CA is being issued, or it was not signed by the CA the cluster has now. */
-  | 'IssuerChanged'
-  /** A person asked for new certificates (the EtcdCluster annotation etcd.quorum.dev/rotate-certificates). */
-  | 'RotationRequested';
 
 export type TLSSecretToIssue =
   | { kind: 'peerCA' | 'clientCA' | 'client'; name: string; reason: IssueReason }
@@ -162,64 +147,6 @@ export function tlsSecretsToIssue(subject: TLSSubject, observed: ObservedTLSSecr
   return { issue, expiringCAs };
 }
 
-/** The CA a Secret holds, or why it holds none. */
-function loadCA(contents: SecretContents | undefined): CertificateAuthority | IssueReason {
-  if (!contents) return 'Missing';
-  const certificate = contents[TLS_KEYS.certificate];
-  const key = contents[TLS_KEYS.key];
-  if (!certificate || !key) return 'Unreadable';
-  try {
-    return loadCertificateAuthority(certificate, key);
-  } catch {
-    return 'Unreadable';
-  }
-}
-
-/**
- * What is wrong with the certificate at `certificateKey` (and its key at `keyKey`) in `contents`, if anything.
- * `issuer` undefined means its CA is being issued now: whatever it holds was signed by another one.
- */
-function leafProblem(contents: SecretContents | undefined, certificateKey: string, keyKey: string, issuer: CertificateAuthority | undefined, profile: CertificateRequest, now: Date): IssueReason | undefined {
-  if (!contents) return 'Missing';
-  const pem = contents[certificateKey];
-  const key = contents[keyKey];
-  if (!pem || !key) return 'Unreadable';
-  let certificate: X509Certificate;
-  try {
-    certificate = new X509Certificate(pem);
-    if (!certificate.checkPrivateKey(createPrivateKey(key))) return 'Unreadable';
-  } catch {
-    return 'Unreadable';
-  }
-  if (!issuer || certificate.issuer !== issuer.certificate.subject || !certificate.verify(issuer.certificate.publicKey)) return 'IssuerChanged';
-  if (!sameNames(certificate, profile)) return 'NamesChanged';
-  if (needsRotation(certificate, now)) return 'Expiring';
-  return undefined;
-}
-
-/** The CA bundle a holder trusts must be exactly its CA Secret's bundle (one CA, or two during a rotation). */
-function bundleProblem(contents: SecretContents | undefined, bundleKey: string, expected: string | undefined): IssueReason | undefined {
-  if (!contents) return 'Missing';
-  const bundle = contents[bundleKey];
-  if (!bundle) return 'Unreadable';
-  if (!expected) return 'IssuerChanged';
-  try {
-    return bundleFingerprints(bundle).join() === bundleFingerprints(expected).join() ? undefined : 'IssuerChanged';
-  } catch {
-    return 'Unreadable';
-  }
-}
-
-/** The certificate names exactly the profile's DNS names and IPs: each one, and no others. */
-function sameNames(certificate: X509Certificate, profile: CertificateRequest): boolean {
-  const entries = (certificate.subjectAltName ?? '').split(', ').filter((e) => e.length > 0);
-  if (entries.length !== profile.dnsNames.length + profile.ipAddresses.length) return false;
-  return (
-    profile.dnsNames.every((name) => certificate.checkHost(name, { subject: 'never', wildcards: false }) === name) &&
-    profile.ipAddresses.every((ip) => certificate.checkIP(ip) === ip)
-  );
-}
-
 /** New contents for each Secret in `plan.issue`, by Secret name. Makes keys: not pure. */
 export async function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLSSecrets, plan: TLSIssuePlan, now: Date): Promise<Map<string, SecretContents>> {
   const { cluster, namespace, clusterDomain } = subject;
@@ -264,12 +191,5 @@ export async function issueTLSSecrets(subject: TLSSubject, observed: ObservedTLS
 
 /** The Secret object for `name`, owned by the cluster (deleted with it), labelled as the operator's. */
 export function tlsSecret(cluster: string, namespace: string, name: string, contents: SecretContents, owner: OwnerReference, member?: string): V1Secret {
-  const isTLS = TLS_KEYS.certificate in contents && TLS_KEYS.key in contents;
-  return {
-    apiVersion: 'v1',
-    kind: 'Secret',
-    metadata: { name, namespace, labels: member ? memberLabels(cluster, member) : clusterLabels(cluster), ownerReferences: [owner] },
-    type: isTLS ? 'kubernetes.io/tls' : 'Opaque',
-    data: Object.fromEntries(Object.entries(contents).map(([k, v]) => [k, Buffer.from(v).toString('base64')])),
-  };
+  return tlsSecretObject(name, namespace, contents, member ? memberLabels(cluster, member) : clusterLabels(cluster), owner) as V1Secret;
 }
