@@ -48,6 +48,7 @@ export const peerServiceName = (cluster: string): string => cluster;
 export const clientServiceName = (cluster: string): string => `${cluster}-client`;
 export const pvcName = (member: string): string => `data-${member}`;
 export const pdbName = (cluster: string): string => cluster;
+export const networkPolicyName = (cluster: string): string => cluster;
 
 /** `<member>.<cluster>.<namespace>.svc`: stable across pod restarts, published before the pod is ready. */
 export function memberHost(cluster: string, namespace: string, member: string): string {

@@ -14,6 +14,9 @@ import type { V1Job } from '@kubernetes/client-node/dist/gen/models/V1Job.js';
 import type { V1Lease } from '@kubernetes/client-node/dist/gen/models/V1Lease.js';
 import type { V1MutatingWebhookConfiguration } from '@kubernetes/client-node/dist/gen/models/V1MutatingWebhookConfiguration.js';
 import type { V1Namespace } from '@kubernetes/client-node/dist/gen/models/V1Namespace.js';
+import type { V1NetworkPolicy } from '@kubernetes/client-node/dist/gen/models/V1NetworkPolicy.js';
+import type { V1NetworkPolicyIngressRule } from '@kubernetes/client-node/dist/gen/models/V1NetworkPolicyIngressRule.js';
+import type { V1NetworkPolicySpec } from '@kubernetes/client-node/dist/gen/models/V1NetworkPolicySpec.js';
 import type { V1Node } from '@kubernetes/client-node/dist/gen/models/V1Node.js';
 import type { V1PersistentVolume } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolume.js';
 import type { V1PersistentVolumeClaim } from '@kubernetes/client-node/dist/gen/models/V1PersistentVolumeClaim.js';
@@ -83,6 +86,15 @@ export type Lease = BuiltinObject<Omit<V1Lease, 'spec'>> & { spec?: LeaseSpec };
 /** An events.k8s.io/v1 Event (not `Event`: the global of that name is the DOM's, in Node.js too). */
 export type EventObject = BuiltinObject<EventsV1Event>;
 export type PodDisruptionBudget = BuiltinObject<V1PodDisruptionBudget>;
+/**
+ * A networking.k8s.io/v1 NetworkPolicy. client-node's model calls an ingress rule's `from` `_from` (its
+ * generator's name for a reserved word); the API server's JSON, typed here, says `from`.
+ */
+export type NetworkPolicy = BuiltinObject<
+  Omit<V1NetworkPolicy, 'spec'> & {
+    spec?: Omit<V1NetworkPolicySpec, 'ingress'> & { ingress?: (Omit<V1NetworkPolicyIngressRule, '_from'> & { from?: V1NetworkPolicyIngressRule['_from'] })[] };
+  }
+>;
 export type ValidatingWebhookConfiguration = BuiltinObject<V1ValidatingWebhookConfiguration>;
 export type MutatingWebhookConfiguration = BuiltinObject<V1MutatingWebhookConfiguration>;
 export type Role = BuiltinObject<V1Role>;

@@ -195,6 +195,20 @@ export function faultTolerance(replicas: number): number {
   return Math.max(0, Math.floor((replicas - 1) / 2));
 }
 
+/** spec.network.clientsFrom's label selectors: In and NotIn take values, Exists and DoesNotExist none (RULES.selectorValues, on each peer). */
+function selectorIssues(spec: Record<string, unknown>): Issue[] {
+  const clientsFrom = isPlainObject(spec.network) ? spec.network.clientsFrom : undefined;
+  if (!Array.isArray(clientsFrom)) return [];
+  const wellFormed = (e: unknown): boolean => !isPlainObject(e) || (e.operator === 'In' || e.operator === 'NotIn') === (Array.isArray(e.values) && e.values.length > 0);
+  const expressions = (peer: unknown, side: string): unknown[] => {
+    const selector = isPlainObject(peer) ? peer[side] : undefined;
+    return isPlainObject(selector) && Array.isArray(selector.matchExpressions) ? selector.matchExpressions : [];
+  };
+  return clientsFrom.flatMap((peer: unknown, i) =>
+    [...expressions(peer, 'namespaceSelector'), ...expressions(peer, 'podSelector')].every(wellFormed) ? [] : [{ path: [...SPEC, 'network', 'clientsFrom', String(i)], message: RULES.selectorValues.message }],
+  );
+}
+
 function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> | undefined): Issue[] {
   const issues: Issue[] = [];
   const rule = (path: Path, ok: boolean, message: string): void => {
@@ -236,6 +250,8 @@ function celIssues(spec: Record<string, unknown>, old: Record<string, unknown> |
     rule([...SPEC, 'tls'], fixed('peer'), RULES.tlsPeerFixed.message);
     rule([...SPEC, 'tls'], fixed('client'), RULES.tlsClientFixed.message);
   }
+
+  issues.push(...selectorIssues(spec));
 
   const defrag = isPlainObject(spec.maintenance) ? spec.maintenance.defrag : undefined;
   if (isPlainObject(defrag)) rule([...SPEC, 'maintenance', 'defrag'], defrag.thresholdPercent !== undefined || defrag.schedule !== undefined, RULES.defragTrigger.message);

@@ -341,6 +341,14 @@ export const RULES = {
     rule: '!has(oldSelf.tls) || has(self.tls)',
     message: 'spec.tls cannot be removed: turning TLS off in place is not built (it can be added to a running plaintext cluster)',
   },
+  selectorValues: {
+    // On the peer, for both of its selectors (each rule is used once in the schema).
+    rule: [
+      "(!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, (e.operator == 'In' || e.operator == 'NotIn') == (has(e.values) && size(e.values) > 0)))",
+      "(!has(self.podSelector) || !has(self.podSelector.matchExpressions) || self.podSelector.matchExpressions.all(e, (e.operator == 'In' || e.operator == 'NotIn') == (has(e.values) && size(e.values) > 0)))",
+    ].join(' && '),
+    message: 'spec.network.clientsFrom[]: a matchExpressions entry with operator In or NotIn needs values, and one with Exists or DoesNotExist takes none',
+  },
   defragTrigger: {
     rule: 'has(self.thresholdPercent) || has(self.schedule)',
     message: 'spec.maintenance.defrag must set thresholdPercent, schedule, or both: without either it would never run',
@@ -698,6 +706,62 @@ export const TlsSchema = Type.Object(
   },
 );
 
+export const SELECTOR_OPERATORS = ['In', 'NotIn', 'Exists', 'DoesNotExist'] as const;
+
+/** A metav1.LabelSelector, declared field by field so that the API server checks it before the operator copies it into a NetworkPolicy. */
+function labelSelectorSchema(description: string) {
+  return Type.Object(
+    {
+      matchLabels: Type.Optional(stringMap({ description: 'Labels an object must carry, each with this value.', maxProperties: 64 })),
+      matchExpressions: Type.Optional(
+        Type.Array(
+          Type.Object(
+            {
+              key: Type.String({ description: 'The label key.', minLength: 1, maxLength: 317 }),
+              operator: stringEnum(SELECTOR_OPERATORS, { description: 'In, NotIn, Exists or DoesNotExist.' }),
+              values: Type.Optional(Type.Array(Type.String({ description: 'A label value.', maxLength: 63 }), { description: 'The values of In and NotIn; none for Exists and DoesNotExist.', maxItems: 64 })),
+            },
+            { description: 'A label selector requirement.' },
+          ),
+          { description: 'Requirements an object must meet, all of them.', maxItems: 32 },
+        ),
+      ),
+    },
+    { description },
+  );
+}
+
+/** Who may reach the members' client port: a NetworkPolicyPeer without ipBlock. */
+export const ClientPeerSchema = Type.Object(
+  {
+    namespaceSelector: Type.Optional(labelSelectorSchema("Namespaces whose pods may connect ({} for every namespace). Without podSelector: every pod of those namespaces; unset: the cluster's own namespace.")),
+    podSelector: Type.Optional(labelSelectorSchema('Pods that may connect ({} for every pod), in the namespaces namespaceSelector selects, or in the cluster\'s own namespace when it is unset.')),
+  },
+  {
+    description: 'A NetworkPolicyPeer (networking.k8s.io/v1) without ipBlock: namespaceSelector, podSelector, or both (pods of those labels in those namespaces).',
+    minProperties: 1,
+    'x-kubernetes-validations': [RULES.selectorValues],
+  },
+);
+
+export const NetworkSchema = Type.Object(
+  {
+    policy: Type.Optional(
+      Type.Boolean({
+        description:
+          "Whether the operator keeps a NetworkPolicy <cluster> for the members (docs/security.md): peers (2380) only from the members, clients (2379) from the members, the operator's pods, the cluster's backup Jobs and clientsFrom, metrics (2381) from the operator's pods and the monitoring namespaces of its configuration; every other ingress to the members is refused where the network enforces NetworkPolicy. Unset: true. false: no policy (the operator deletes the one it made).",
+      }),
+    ),
+    clientsFrom: Type.Optional(
+      Type.Array(ClientPeerSchema, {
+        description: "Who may connect to the client port (2379), besides the members, the operator and the cluster's backup Jobs. Unset: every pod of the cluster's namespace. [] : no one else.",
+        maxItems: 32,
+      }),
+    ),
+  },
+  { description: 'Who may reach the members over the network. On by default: a NetworkPolicy admitting clients from the cluster\'s namespace only.' },
+);
+
 export const EtcdClusterSpecSchema = Type.Object(
   {
     replicas: Type.Optional(
@@ -727,6 +791,7 @@ export const EtcdClusterSpecSchema = Type.Object(
     etcd: Type.Optional(EtcdOptionsSchema),
     bootstrap: Type.Optional(BootstrapSchema),
     tls: Type.Optional(TlsSchema),
+    network: Type.Optional(NetworkSchema),
     disasterRecovery: Type.Optional(DisasterRecoverySchema),
     backup: Type.Optional(ClusterBackupSchema),
     maintenance: Type.Optional(MaintenanceSchema),

@@ -12,6 +12,8 @@ import { clientURL, LABELS } from '../names.ts';
 import type { AgentResult, ObservedJob } from './plan.ts';
 
 export const BACKUP_LABEL = 'etcd.quorum.dev/backup';
+/** The labels every backup Job's pod carries (with BACKUP_LABEL): a cluster's NetworkPolicy admits them to the client port. */
+export const BACKUP_JOB_LABELS = { [LABELS.managedBy]: 'quorum', [LABELS.name]: 'etcd-backup' } as const;
 export const CREDENTIALS_DIR = '/var/run/quorum/credentials';
 export const BACKUP_VOLUME_DIR = '/var/run/quorum/backup-volume';
 // The image runs the packages' built JavaScript (@quorum/kit/image): src/backup/agent.ts is dist/backup/agent.js there.
@@ -80,7 +82,7 @@ export function backupJob(backup: EtcdBackup, options: BackupJobOptions): Job {
   const volumes = [...destination.volumes, ...tls.volumes];
   const mounts = [...destination.mounts, ...tls.mounts];
   const args = [...destination.args, ...tls.args];
-  const labels = { [LABELS.managedBy]: 'quorum', [LABELS.name]: 'etcd-backup', [BACKUP_LABEL]: backup.metadata.name! };
+  const labels = { ...BACKUP_JOB_LABELS, [BACKUP_LABEL]: backup.metadata.name! };
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',

@@ -1,9 +1,10 @@
 // What the EtcdCluster reconciler is given: the API client, the informer caches it reads, the etcd clients, and
 // the operator's settings (operator.ts fills them from its configuration; tests fill them directly).
 import type { V1PersistentVolumeClaim, V1Pod, V1PodDisruptionBudget, V1Secret, V1Service } from '@kubernetes/client-node';
-import type { BuiltinObject, Client, EventRecorder, Informer } from '@quorum/runtime';
+import type { BuiltinObject, Client, EventRecorder, Informer, NetworkPolicy } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdClients } from '../etcd/clients.ts';
+import type { NetworkPolicyOptions } from './resources.ts';
 import type { EtcdCluster } from './spec.ts';
 
 /**
@@ -16,6 +17,7 @@ export type CachedPVC = Cached<V1PersistentVolumeClaim>;
 export type CachedService = Cached<V1Service>;
 export type CachedPDB = Cached<V1PodDisruptionBudget>;
 export type CachedSecret = Cached<V1Secret>;
+export type CachedNetworkPolicy = NetworkPolicy;
 
 /** Counts each retry of a step: `quorum_etcdcluster_step_retries_total{step,reason}`. */
 export interface StepMetrics {
@@ -33,6 +35,12 @@ export interface ReconcilerDeps {
   pvcs: Pick<Informer<CachedPVC>, 'store'>;
   services: Pick<Informer<CachedService>, 'store'>;
   pdbs: Pick<Informer<CachedPDB>, 'store'>;
+  networkPolicies: Pick<Informer<CachedNetworkPolicy>, 'store'>;
+  /**
+   * Who besides the members may reach them (the operator's namespace, the monitoring namespaces), for each
+   * cluster's NetworkPolicy; unset: the operator's defaults (DEFAULT_NETWORK_POLICY_OPTIONS).
+   */
+  network?: NetworkPolicyOptions;
   /** The operator's own Secrets (label managed-by=quorum): a TLS cluster's CAs and certificates. */
   secrets?: Pick<Informer<CachedSecret>, 'store'>;
   /** The cluster domain member certificates name (CLUSTER_DOMAIN, default cluster.local). */

@@ -48,7 +48,7 @@ export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
     }
     // TLS by default for a cluster that never ran, what it runs for one that did (tls/defaults.ts).
     const spec = withEffectiveTLS(applyDefaults(cluster.spec ?? {}), tls);
-    if (!spec.paused) await applyClusterObjects(deps, cluster, spec.replicas, signal);
+    if (!spec.paused) await applyClusterObjects(deps, cluster, spec, signal);
 
     const seen = await observe({ deps, memory, cluster, spec, previous, now, signal });
     const action: Action = spec.paused ? { type: 'wait', reason: 'Paused', detail: 'spec.paused is true', requeueAfterMs: STEADY_RESYNC_MS } : plan(seen.observed);

@@ -1,9 +1,10 @@
 // The Kubernetes objects a cluster consists of, as the operator wants them: the peer (headless) and client
-// Services, the PodDisruptionBudget, and one PVC and one Pod per member.
+// Services, the PodDisruptionBudget, the NetworkPolicy, and one PVC and one Pod per member.
 import { createHash } from 'node:crypto';
 import type {
   V1Affinity,
   V1Container,
+  V1NetworkPolicyPeer,
   V1PersistentVolumeClaim,
   V1Pod,
   V1PodDisruptionBudget,
@@ -11,21 +12,23 @@ import type {
   V1SecurityContext,
   V1Service,
 } from '@kubernetes/client-node';
-import type { BuiltinObject, KubeObject } from '@quorum/runtime';
+import type { BuiltinObject, KubeObject, NetworkPolicy } from '@quorum/runtime';
 import { etcdImage } from '../api/defaults.ts';
 import { DEFAULT_ETCD_RESOURCES, MEMBER_CONTAINER_SECURITY, MEMBER_POD_SECURITY } from '../api/etcdcluster.ts';
 import type { Destination } from '../api/destination.ts';
-import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_POD, type Volume } from '../backup/job.ts';
+import { AGENT_SCRIPT, BACKUP_JOB_LABELS, destinationVolumes, RESTRICTED_POD, type Volume } from '../backup/job.ts';
 import type { DefaultedSpec, EtcdCluster } from './spec.ts';
 import {
   CLIENT_PORT,
   DATA_DIR,
   METRICS_PORT,
+  OPERATOR_SELECTOR,
   PEER_PORT,
   clientServiceName,
   clientURL,
   clusterLabels,
   memberLabels,
+  networkPolicyName,
   pdbName,
   peerServiceName,
   peerURL,
@@ -89,6 +92,47 @@ export function podDisruptionBudget(cluster: EtcdCluster): Built<V1PodDisruption
     // AlwaysAllow: a member that is not Ready (crash-looping on a bad spec) can always be evicted, for a
     // rollback that replaces its pod; it serves nobody, so the budget loses nothing.
     spec: { maxUnavailable: 1, selector: { matchLabels: clusterLabels(name) }, unhealthyPodEvictionPolicy: 'AlwaysAllow' },
+  };
+}
+
+/** Who besides the members may reach them, from the operator's configuration (NetworkPolicyOptions in deps.ts). */
+export interface NetworkPolicyOptions {
+  /** The operator's own namespace (POD_NAMESPACE): its pods dial every member's client and metrics ports. */
+  operatorNamespace: string;
+  /** Namespaces whose pods may scrape the members' metrics port (METRICS_NAMESPACES). */
+  metricsNamespaces: readonly string[];
+}
+
+const namespaceNamed = (namespace: string): V1NetworkPolicyPeer['namespaceSelector'] => ({ matchLabels: { 'kubernetes.io/metadata.name': namespace } });
+const tcp = (port: number): { protocol: string; port: number } => ({ protocol: 'TCP', port });
+
+/**
+ * The members' ingress, all other of it refused: peers (2380) from the members only; clients (2379) from the
+ * members, the operator's pods, the cluster's backup Jobs (pods of the cluster's namespace labelled as the
+ * backup Jobs are) and spec.network.clientsFrom (unset: every pod of the namespace); metrics (2381), which
+ * etcd serves in plain http even with TLS, from the operator's pods and the monitoring namespaces. Ingress
+ * only: what members dial (their peers, nothing else) is not restricted.
+ */
+export function networkPolicy(cluster: EtcdCluster, spec: DefaultedSpec, options: NetworkPolicyOptions): NetworkPolicy & { apiVersion: string; kind: string } {
+  const name = cluster.metadata.name!;
+  const members: V1NetworkPolicyPeer = { podSelector: { matchLabels: clusterLabels(name) } };
+  const operator: V1NetworkPolicyPeer = { namespaceSelector: namespaceNamed(options.operatorNamespace), podSelector: { matchLabels: { ...OPERATOR_SELECTOR } } };
+  const backupJobs: V1NetworkPolicyPeer = { podSelector: { matchLabels: { ...BACKUP_JOB_LABELS } } };
+  const clients: V1NetworkPolicyPeer[] = spec.network?.clientsFrom ?? [{ podSelector: {} }];
+  const monitoring = options.metricsNamespaces.map((ns): V1NetworkPolicyPeer => ({ namespaceSelector: namespaceNamed(ns) }));
+  return {
+    apiVersion: 'networking.k8s.io/v1',
+    kind: 'NetworkPolicy',
+    metadata: meta(cluster, networkPolicyName(name), clusterLabels(name)),
+    spec: {
+      podSelector: { matchLabels: clusterLabels(name) },
+      policyTypes: ['Ingress'],
+      ingress: [
+        { from: [members], ports: [tcp(PEER_PORT)] },
+        { from: [members, operator, backupJobs, ...clients], ports: [tcp(CLIENT_PORT)] },
+        { from: [operator, ...monitoring], ports: [tcp(METRICS_PORT)] },
+      ],
+    },
   };
 }
 

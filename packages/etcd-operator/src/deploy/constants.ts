@@ -8,6 +8,14 @@ export const DEFAULT_CA_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
 /** Seconds a member may crash-loop before it is replaced, as shipped. */
 export const DEFAULT_CRASHLOOP_GRACE_SECONDS = 60;
 
+/** The namespace the operator installs into unless told otherwise (POD_NAMESPACE when it runs outside a pod). */
+export const DEFAULT_OPERATOR_NAMESPACE = 'quorum-system';
+/**
+ * The namespaces whose pods may scrape the members' metrics port through each cluster's NetworkPolicy
+ * (METRICS_NAMESPACES): kube-prometheus's and the usual kube-prometheus-stack release's namespace.
+ */
+export const DEFAULT_METRICS_NAMESPACES: readonly string[] = ['monitoring'];
+
 export const OPERATOR_VERSION = '0.1.0';
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/etcd-operator:${OPERATOR_VERSION}`;
 /**

@@ -11,7 +11,7 @@ import { etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdR
 import { grafanaDashboardConfigMap } from '../monitoring/dashboard.ts';
 import { prometheusRule } from '../monitoring/rules.ts';
 import { podMonitors } from '../monitoring/scrape.ts';
-import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, DEFAULT_NAMESPACES, OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, DEFAULT_METRICS_NAMESPACES, DEFAULT_NAMESPACES, OPERATOR_IMAGE, OPERATOR_VERSION, PEER_WAIT_IMAGE, accessObjects, operatorManifests } from './manifests.ts';
 
 const SENTINELS = {
   namespace: 'quorum-sentinel-namespace',
@@ -23,6 +23,7 @@ const SENTINELS = {
   caOverlap: 654_321_987,
   logLevel: 'quorum-sentinel-loglevel',
   clusterDomain: 'quorum-sentinel-clusterdomain',
+  metricsNamespaces: 'quorum-sentinel-metricsnamespaces',
   tenant: 'quorum-sentinel-tenant',
   extraLabels: 'quorum-sentinel-extralabels',
 } as const;
@@ -42,6 +43,7 @@ const TEMPLATE: [string, string][] = [
   [`"${SENTINELS.caOverlap}"`, '{{ $.Values.caRotationOverlapSeconds | quote }}'],
   [SENTINELS.logLevel, '{{ $.Values.logLevel }}'],
   [SENTINELS.clusterDomain, '{{ $.Values.clusterDomain | quote }}'],
+  [SENTINELS.metricsNamespaces, '{{ join "," $.Values.metricsNamespaces | quote }}'],
 ];
 
 const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
@@ -60,6 +62,7 @@ export const VALUES = {
   // The Kubernetes cluster domain: the fully qualified names in the member certificates of TLS clusters.
   clusterDomain: 'cluster.local',
   // Commented in values.yaml (VALUE_COMMENTS).
+  metricsNamespaces: [...DEFAULT_METRICS_NAMESPACES],
   namespaces: [...DEFAULT_NAMESPACES],
   clusterWide: false,
 };
@@ -82,6 +85,7 @@ const monitoringDefaults = (): { enabled: boolean; labels: Record<string, string
 const VALUE_COMMENTS: [string[], string][] = [
   [['namespaces'], ' The tenant namespaces: the operator manages the EtcdClusters of these only, with a Role and RoleBinding in\n each, and the webhooks answer only for them. Each must exist before the install; kube-system is refused.'],
   [['clusterWide'], ' Every namespace, with a ClusterRole, instead of the tenant namespaces.'],
+  [['metricsNamespaces'], " The namespaces whose pods (Prometheus) may scrape the members' metrics port through each EtcdCluster's\n NetworkPolicy (docs/security.md); [] for none."],
   [['monitoring'], ' Monitoring objects, the same as deploy/monitoring/ (docs/monitoring.md). Each is off by default: the\n PrometheusRule and the PodMonitors need the prometheus-operator\'s CRDs. `labels` are added to the\n object\'s own, e.g. the `release` label a kube-prometheus-stack\'s ruleSelector or podMonitorSelector asks for.'],
   [['monitoring', 'prometheusRule'], ' A PrometheusRule `quorum-etcd` with the alert rules.'],
   [['monitoring', 'podMonitors'], ' PodMonitors `quorum-etcd` (every member, in every namespace) and `quorum-operator`.'],
@@ -113,6 +117,7 @@ export function helmChart(): Record<string, string> {
     caRotationOverlapSeconds: SENTINELS.caOverlap,
     logLevel: SENTINELS.logLevel,
     clusterDomain: SENTINELS.clusterDomain,
+    metricsNamespaces: [SENTINELS.metricsNamespaces],
   };
   // Rendered namespace-scoped, so that the env var and the webhooks' namespaceSelector carry the sentinel.
   const objects = operatorManifests({ ...sentinelOptions, namespaces: [SENTINELS.tenant] }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');

@@ -8,10 +8,10 @@ import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } 
 import { OPERATOR_SELECTOR } from '../names.ts';
 import { GROUP } from '../resources.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
-import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, OPERATOR_VERSION, OPERATOR_IMAGE, PEER_WAIT_IMAGE, NAME, WEBHOOK_SERVICE, CERT_SECRET, VALIDATING_WEBHOOK, MUTATING_WEBHOOK, MUTATING_WEBHOOK_NAME, VALIDATING_WEBHOOKS } from './constants.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, DEFAULT_METRICS_NAMESPACES, DEFAULT_OPERATOR_NAMESPACE, OPERATOR_VERSION, OPERATOR_IMAGE, PEER_WAIT_IMAGE, NAME, WEBHOOK_SERVICE, CERT_SECRET, VALIDATING_WEBHOOK, MUTATING_WEBHOOK, MUTATING_WEBHOOK_NAME, VALIDATING_WEBHOOKS } from './constants.ts';
 
 // Defined in the leaf module the operator process imports instead of this one (./constants.ts).
-export { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, OPERATOR_VERSION, OPERATOR_IMAGE, PEER_WAIT_IMAGE, NAME, WEBHOOK_SERVICE, CERT_SECRET, VALIDATING_WEBHOOK, MUTATING_WEBHOOK, MUTATING_WEBHOOK_NAME, VALIDATING_WEBHOOK_NAME, VALIDATING_WEBHOOKS } from './constants.ts';
+export { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_CRASHLOOP_GRACE_SECONDS, DEFAULT_METRICS_NAMESPACES, DEFAULT_OPERATOR_NAMESPACE, OPERATOR_VERSION, OPERATOR_IMAGE, PEER_WAIT_IMAGE, NAME, WEBHOOK_SERVICE, CERT_SECRET, VALIDATING_WEBHOOK, MUTATING_WEBHOOK, MUTATING_WEBHOOK_NAME, VALIDATING_WEBHOOK_NAME, VALIDATING_WEBHOOKS } from './constants.ts';
 
 export interface ManifestOptions {
   namespace?: string;
@@ -38,6 +38,11 @@ export interface ManifestOptions {
   namespaces?: readonly string[];
   /** Every namespace, under a ClusterRole (instead of `namespaces`; default false). */
   clusterWide?: boolean;
+  /**
+   * The namespaces whose pods may scrape the members' metrics port (2381) through each cluster's NetworkPolicy
+   * (default `monitoring`; [] for none).
+   */
+  metricsNamespaces?: readonly string[];
 }
 
 /** Where an install without `namespaces` or `clusterWide` manages clusters: the examples' namespace. */
@@ -113,6 +118,7 @@ export const CLUSTER_GRANTS: readonly Grant[] = [
   rule('', 'persistentvolumeclaims', ['list', 'watch', 'create', 'delete'], "members' volumes; delete: a removed member's, and a deleted cluster's with reclaimPolicy Delete"),
   rule('', 'services', ['list', 'watch', 'create', 'patch'], 'the peer and client Services, by server-side apply (patch, and create when absent)'),
   rule('policy', 'poddisruptionbudgets', ['list', 'watch', 'create', 'patch', 'delete'], "each cluster's PodDisruptionBudget, by server-side apply"),
+  rule('networking.k8s.io', 'networkpolicies', ['list', 'watch', 'create', 'patch', 'delete'], "each cluster's NetworkPolicy, by server-side apply; delete: once spec.network.policy is false"),
   rule('events.k8s.io', 'events', ['create', 'patch'], 'events (a repeated one is patched into a series)'),
   rule('admissionregistration.k8s.io', 'validatingwebhookconfigurations', ['get', 'patch'], 'the CA bundle published into its own webhook configuration, by name', [VALIDATING_WEBHOOK]),
   rule('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', ['get', 'patch'], 'the same, mutating', [MUTATING_WEBHOOK]),
@@ -185,7 +191,7 @@ export function disruptionBudget(ns: string): Obj {
 }
 
 export function operatorManifests(options: ManifestOptions = {}): Obj[] {
-  const ns = options.namespace ?? 'quorum-system';
+  const ns = options.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
   const webhooks = options.webhooks ?? true;
   const namespaces = tenantNamespaces(options);
   const objects: Obj[] = [
@@ -255,6 +261,8 @@ function deployment(ns: string, options: ManifestOptions, namespaces: readonly s
                 env('STEP_DEADLINE_SECONDS', String(options.stepDeadlineSeconds ?? 120)),
                 env('CA_ROTATION_OVERLAP_SECONDS', String(options.caRotationOverlapSeconds ?? DEFAULT_CA_ROTATION_OVERLAP_SECONDS)),
                 env('CLUSTER_DOMAIN', options.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
+                // Whose pods each cluster's NetworkPolicy lets scrape the members' metrics port.
+                env('METRICS_NAMESPACES', (options.metricsNamespaces ?? DEFAULT_METRICS_NAMESPACES).join(',')),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [

@@ -1,13 +1,15 @@
 // The operator's settings, from its environment (the Deployment sets them) with defaults for running it
 // locally against any kubeconfig.
-import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/constants.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_METRICS_NAMESPACES, DEFAULT_OPERATOR_NAMESPACE, OPERATOR_IMAGE, PEER_WAIT_IMAGE } from '../deploy/constants.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
 
 export interface OperatorConfig {
   /** WATCH_NAMESPACES (comma-separated): the tenant namespaces to manage, or every namespace when empty. */
   watchNamespaces: readonly string[];
-  /** Where the leader-election Lease and the webhook certificate Secret live. */
+  /** Where the leader-election Lease and the webhook certificate Secret live; each cluster's NetworkPolicy admits the operator's pods from here. */
   namespace: string;
+  /** METRICS_NAMESPACES (comma-separated; default `monitoring`, empty for none): whose pods may scrape the members' metrics port. */
+  metricsNamespaces: readonly string[];
   podName: string;
   leaderElection: boolean;
   probePort: number;
@@ -43,9 +45,11 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     if (!Number.isFinite(n)) throw new Error(`${key} must be a number, got ${JSON.stringify(v)}`);
     return n;
   };
+  const names = (value: string): string[] => [...new Set(value.split(',').map((ns) => ns.trim()).filter(Boolean))];
   return {
-    watchNamespaces: [...new Set((env['WATCH_NAMESPACES'] ?? '').split(',').map((ns) => ns.trim()).filter(Boolean))],
-    namespace: env['POD_NAMESPACE'] ?? 'quorum-system',
+    watchNamespaces: names(env['WATCH_NAMESPACES'] ?? ''),
+    namespace: env['POD_NAMESPACE'] ?? DEFAULT_OPERATOR_NAMESPACE,
+    metricsNamespaces: names(env['METRICS_NAMESPACES'] ?? DEFAULT_METRICS_NAMESPACES.join(',')),
     podName: env['POD_NAME'] ?? `local-${process.pid}`,
     leaderElection: env['LEADER_ELECTION'] !== 'false',
     probePort: num('PROBE_PORT', 8081),

@@ -4,6 +4,7 @@ import type { V1Pod } from '@kubernetes/client-node';
 import { webhookServing } from '@quorum/kit';
 import {
   Manager,
+  NetworkPolicies,
   PersistentVolumeClaims,
   PodDisruptionBudgets,
   Secrets,
@@ -150,6 +151,8 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     pvcs: manager.informer(PersistentVolumeClaims, scope),
     services: manager.informer(Services, scope),
     pdbs: manager.informer(PodDisruptionBudgets, scope),
+    networkPolicies: manager.informer(NetworkPolicies, scope),
+    network: { operatorNamespace: config.namespace, metricsNamespaces: config.metricsNamespaces },
     // Only the operator's own Secrets (a TLS cluster's CAs and certificates): a user's Secret is read when needed.
     secrets: manager.informer(Secrets, scope),
     clusterDomain: config.clusterDomain,
@@ -175,6 +178,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     .owns(Pods, scope)
     .owns(Services, scope)
     .owns(PodDisruptionBudgets, scope)
+    .owns(NetworkPolicies, scope)
     .owns(Secrets, scope)
     // PVCs may have no owner (reclaimPolicy Retain): map them by label.
     .watches(PersistentVolumeClaims, byInstance, scope)

@@ -6,7 +6,7 @@ import { Client, Namespaces, Pods, Secrets, Services } from '@quorum/runtime';
 import type { V1Pod } from '@kubernetes/client-node';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { cacheRoot, run } from '@quorum/images';
-import { versions } from '@quorum/localkube';
+import { PROMETHEUS_NAMESPACE, versions } from '@quorum/localkube';
 import { buildOperatorImage } from '../../src/deploy/image.ts';
 import { install } from '../../src/deploy/install.ts';
 import { PEER_WAIT_IMAGE } from '../../src/deploy/manifests.ts';
@@ -30,10 +30,11 @@ export interface OperatorTestOptions {
   stepDeadlineSeconds?: number;
 }
 
-export function installOptions(options: OperatorTestOptions = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number; stepDeadlineSeconds?: number; caRotationOverlapSeconds: number; clusterWide: true } {
+export function installOptions(options: OperatorTestOptions = {}): { image: string; peerWaitImage: string; crashLoopGraceSeconds: number; stepDeadlineSeconds?: number; caRotationOverlapSeconds: number; clusterWide: true; metricsNamespaces: string[] } {
   // No CA rotation overlap: the tests move their client to the new certificate themselves (tls.test.ts).
   // Cluster-wide: every file makes namespaces of its own (TestEnv.namespace()) as it goes.
-  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}), caRotationOverlapSeconds: 0, clusterWide: true };
+  // The prometheus addon's namespace scrapes the members through their NetworkPolicy (monitoring.test.ts).
+  return { image: operatorImage, peerWaitImage, crashLoopGraceSeconds: options.crashLoopGraceSeconds ?? 15, ...(options.stepDeadlineSeconds ? { stepDeadlineSeconds: options.stepDeadlineSeconds } : {}), caRotationOverlapSeconds: 0, clusterWide: true, metricsNamespaces: [PROMETHEUS_NAMESPACE] };
 }
 
 /**

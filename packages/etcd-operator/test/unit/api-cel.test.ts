@@ -399,6 +399,9 @@ const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof 
   { name: 'plaintext asked for with a TLS side', spec: { tls: { disabled: true, client: {} } }, fails: ['tlsDisabledAlone'] },
   { name: 'a running plaintext cluster says so', spec: { tls: { disabled: true } }, old: {}, fails: [] },
   { name: 'TLS added to a cluster that said plaintext', spec: { tls: { peer: {}, client: {} } }, old: { tls: { disabled: true } }, fails: [] },
+  { name: 'clients from a namespace and from labelled pods', spec: { network: { clientsFrom: [{ namespaceSelector: { matchLabels: { team: 'a' } } }, { podSelector: { matchExpressions: [{ key: 'role', operator: 'In', values: ['api'] }, { key: 'canary', operator: 'DoesNotExist' }] } }] } }, fails: [] },
+  { name: 'In without values', spec: { network: { clientsFrom: [{ namespaceSelector: { matchExpressions: [{ key: 'team', operator: 'In' }] } }] } }, fails: ['selectorValues'] },
+  { name: 'Exists with values', spec: { network: { clientsFrom: [{ podSelector: { matchExpressions: [{ key: 'role', operator: 'Exists', values: ['x'] }] } }] } }, fails: ['selectorValues'] },
   { name: 'everything wrong at once', spec: { image: 'i', repository: 'r', storage: {}, etcd: { heartbeatIntervalMs: 1000, extraArgs: ['--data-dir=/x'] } }, fails: ['imageOrRepository', 'storageExactlyOne', 'electionTimeout', 'managedFlags'] },
 ];
 

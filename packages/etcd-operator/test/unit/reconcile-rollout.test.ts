@@ -159,7 +159,7 @@ function setUp(spec: EtcdClusterSpec): Harness {
 
   const reconciler = () =>
     etcdClusterReconciler({
-      client, clusters: { store: clusters }, pods: { store: pods }, pvcs: { store: pvcs }, services: { store: empty }, pdbs: { store: empty }, etcd,
+      client, clusters: { store: clusters }, pods: { store: pods }, pvcs: { store: pvcs }, services: { store: empty }, pdbs: { store: empty }, networkPolicies: { store: empty }, etcd,
       events: { record: (_o: KubeObject, e: EventInput) => void events.push(e) },
       crashLoopGraceMs: 60_000,
       now: () => new Date(clock),

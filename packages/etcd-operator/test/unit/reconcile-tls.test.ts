@@ -48,7 +48,7 @@ function setUp(spec: EtcdClusterSpec, status?: StatusShape) {
     delete: (): Promise<void> => Promise.resolve(),
   } as unknown as Client;
   const reconcile = etcdClusterReconciler({
-    client, clusters: { store: clusters }, pods: { store: stores['Pod']! }, pvcs: { store: stores['PersistentVolumeClaim']! }, services: { store: empty }, pdbs: { store: empty },
+    client, clusters: { store: clusters }, pods: { store: stores['Pod']! }, pvcs: { store: stores['PersistentVolumeClaim']! }, services: { store: empty }, pdbs: { store: empty }, networkPolicies: { store: empty },
     secrets: { store: stores['Secret']! }, clusterDomain: 'cluster.local', etcd: new EtcdClients(),
     events: { record: (_o: KubeObject, e: EventInput) => void events.push(e) },
     crashLoopGraceMs: 60_000,

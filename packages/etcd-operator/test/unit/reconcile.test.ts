@@ -86,7 +86,7 @@ function setUp() {
   let clock = Date.parse('2026-11-23T08:00:00Z');
   const etcd = new ScriptedEtcd();
   const reconcile = etcdClusterReconciler({
-    client, clusters: { store: clusters }, pods: { store: pods }, pvcs: { store: empty }, services: { store: empty }, pdbs: { store: empty }, etcd,
+    client, clusters: { store: clusters }, pods: { store: pods }, pvcs: { store: empty }, services: { store: empty }, pdbs: { store: empty }, networkPolicies: { store: empty }, etcd,
     events: { record: (_o: KubeObject, e: EventInput) => void events.push(e) },
     crashLoopGraceMs: 60_000,
     metrics: { stepRetried: (step, reason) => void retries.push(`${step}/${reason}`) },

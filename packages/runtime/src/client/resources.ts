@@ -11,6 +11,7 @@ import type {
   Lease,
   MutatingWebhookConfiguration,
   Namespace,
+  NetworkPolicy,
   Node,
   PersistentVolume,
   PersistentVolumeClaim,
@@ -79,6 +80,7 @@ export const Jobs = resource<Job>('batch/v1', 'Job', 'jobs', true);
 export const Leases = resource<Lease>('coordination.k8s.io/v1', 'Lease', 'leases', true);
 export const Events = resource<EventObject>('events.k8s.io/v1', 'Event', 'events', true);
 export const PodDisruptionBudgets = resource<PodDisruptionBudget>('policy/v1', 'PodDisruptionBudget', 'poddisruptionbudgets', true);
+export const NetworkPolicies = resource<NetworkPolicy>('networking.k8s.io/v1', 'NetworkPolicy', 'networkpolicies', true);
 // Open, not client-node's model: it names the schema's fields as identifiers (x_kubernetes_preserve_unknown_fields,
 // ref for $ref, _default), not as the API server's JSON spells them.
 export const CustomResourceDefinitions = resource<OpenObject>('apiextensions.k8s.io/v1', 'CustomResourceDefinition', 'customresourcedefinitions', false);
