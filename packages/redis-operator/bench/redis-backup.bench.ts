@@ -34,7 +34,7 @@ try {
   const redis = redisReaders(t, NAME);
   await redis.create({ replicas: 1, sentinel: { replicas: 0 }, storage: { size: `${Math.ceil((mib * 3) / 1024) + 1}Gi` } });
   await eventually('the Redis settled', async () => settled(await redis.status(), 2, 0, 0), { timeoutMs: 180_000, intervalMs: 500 });
-  const client = new Redis({ host: await redis.serviceIP(NAME), port: 6379, password: await redis.password() });
+  const client = new Redis({ host: await redis.serviceIP(NAME), port: 6379, password: await redis.password(), tls: await redis.serviceTLS(NAME) });
   for (let i = 0; i < mib; i++) await client.set(`bench:${i}`, randomBytes(MiB));
   await client.call('WAIT', '1', '60000');
   client.disconnect();
@@ -77,7 +77,7 @@ try {
   await t.env.stop();
 }
 
-/** `redis-cli --rdb` of the replica to an emptyDir, in the Redis image, as a user would take one by hand. */
+/** `redis-cli --rdb` of the replica to an emptyDir over TLS (the Redis's default), in the Redis image, as a user would take one by hand. */
 function floorJob(name: string, namespace: string): Job {
   return {
     apiVersion: 'batch/v1',
@@ -93,13 +93,13 @@ function floorJob(name: string, namespace: string): Job {
             {
               name: 'floor',
               image: serverImage('redis', '7.0.15'),
-              command: ['redis-cli', '-h', podHost(NAME, namespace, `${NAME}-1`), '--no-auth-warning', '--rdb', '/backup/dump.rdb'],
+              command: ['redis-cli', '-h', podHost(NAME, namespace, `${NAME}-1`), '--tls', '--cacert', '/tls/ca.crt', '--no-auth-warning', '--rdb', '/backup/dump.rdb'],
               env: [{ name: 'REDISCLI_AUTH', valueFrom: { secretKeyRef: { name: `${NAME}-auth`, key: 'password' } } }],
               securityContext: restrictedContainerSecurity(),
-              volumeMounts: [{ name: 'backup', mountPath: '/backup' }],
+              volumeMounts: [{ name: 'backup', mountPath: '/backup' }, { name: 'tls', mountPath: '/tls', readOnly: true }],
             },
           ],
-          volumes: [{ name: 'backup', emptyDir: {} }],
+          volumes: [{ name: 'backup', emptyDir: {} }, { name: 'tls', secret: { secretName: `${NAME}-tls`, items: [{ key: 'ca.crt', path: 'ca.crt' }] } }],
         },
       },
     },

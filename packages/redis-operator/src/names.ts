@@ -34,6 +34,10 @@ export const names = {
   headlessService: (redis: string): string => `${redis}-headless`,
   config: (redis: string): string => `${redis}-config`,
   generatedSecret: (redis: string): string => `${redis}-auth`,
+  /** The operator-managed CA (signs `<name>-tls` only; its key never leaves this Secret). */
+  caSecret: (redis: string): string => `${redis}-ca`,
+  /** The certificate every instance and Sentinel serves, with the CA bundle clients verify it by (ca.crt). */
+  tlsSecret: (redis: string): string => `${redis}-tls`,
 };
 
 /** A pod's stable DNS name (the headless Service's record); survives restarts, unlike its IP. */

@@ -38,6 +38,8 @@ export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[]
   if (spec.bootstrap !== undefined && spec.persistence.aof) errors.push(RULES.bootstrapWithoutAof.message);
   if (old !== undefined && old.engine === 'valkey' && spec.engine === 'redis') errors.push(RULES.engineForward.message);
   if (old !== undefined && JSON.stringify(spec.bootstrap) !== JSON.stringify(old.bootstrap)) errors.push(RULES.bootstrapImmutable.message);
+  if (spec.tls.disabled === true && spec.tls.secretName !== undefined) errors.push(RULES.tlsOneSource.message);
+  if (old !== undefined && (spec.tls.disabled === true) !== (old.tls.disabled === true)) errors.push(RULES.tlsStaysOn.message);
   if (old !== undefined && (spec.storage.size !== old.storage.size || spec.storage.storageClassName !== old.storage.storageClassName)) {
     errors.push(RULES.storageImmutable.message);
   }

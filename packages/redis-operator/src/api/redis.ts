@@ -151,6 +151,14 @@ export const RULES = {
     rule: '!has(self.bootstrap) || !has(self.persistence) || !has(self.persistence.aof) || !self.persistence.aof',
     message: 'spec.persistence.aof must be false with spec.bootstrap.fromBackup: with appendonly on, redis-server starts from its (empty) AOF and ignores the restored RDB',
   },
+  tlsStaysOn: {
+    rule: '(has(self.tls) && has(self.tls.disabled) && self.tls.disabled) == (has(oldSelf.tls) && has(oldSelf.tls.disabled) && oldSelf.tls.disabled)',
+    message: 'spec.tls.disabled cannot change after creation: a Redis with TLS serves and replicates over TLS only (its clients, replicas and Sentinels speak nothing else), so TLS cannot be turned off in place, nor on; create a new Redis from a backup instead',
+  },
+  tlsOneSource: {
+    rule: '!(has(self.disabled) && self.disabled && has(self.secretName))',
+    message: 'spec.tls.secretName cannot be set with spec.tls.disabled',
+  },
   storageImmutable: {
     rule: '(has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName) && (!has(self.size) || !has(oldSelf.size) || self.size == oldSelf.size)',
     message: 'spec.storage.size and spec.storage.storageClassName cannot change after creation; spec.storage.reclaimPolicy can',
@@ -235,6 +243,25 @@ export const AuthSchema = Type.Object(
   { description: 'The password clients, replicas and Sentinels authenticate with (`requirepass`, `masterauth`).', default: {} },
 );
 
+export const TlsSchema = Type.Object(
+  {
+    disabled: Type.Optional(Type.Boolean({ description: 'No TLS: plaintext on port 6379, for clients and replication. Only at creation: TLS cannot be turned off (or on) in place.' })),
+    secretName: Type.Optional(
+      Type.String({
+        description:
+          'A kubernetes.io/tls Secret of yours in the same namespace (`ca.crt`, `tls.crt`, `tls.key`) that every instance and Sentinel serves; its certificate must cover `*.<name>-headless.<ns>.svc` and the Services\' names. Unset: the operator issues a CA (`<name>-ca`) and a certificate (`<name>-tls`) and renews the certificate when a third of its validity is left.',
+        minLength: 1,
+        maxLength: 253,
+      }),
+    ),
+  },
+  {
+    description: 'TLS for clients, replication and Sentinels (on by default): port 6379 (and 26379) speak TLS only. Clients verify the server with `ca.crt` of the Secret status.tls.secretName names; the password still authenticates them.',
+    default: {},
+    'x-kubernetes-validations': [RULES.tlsOneSource],
+  },
+);
+
 export const ConfigDirectiveSchema = Type.Object(
   {
     name: stringEnum(ALLOWED_CONFIG, { description: 'The directive.' }),
@@ -283,9 +310,10 @@ export const RedisSpecSchema = Type.Object(
       }),
     ),
     auth: AuthSchema,
+    tls: TlsSchema,
     bootstrap: Type.Optional(BootstrapSchema),
   },
-  { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite, RULES.engineForward, RULES.bootstrapImmutable, RULES.bootstrapWithoutAof] },
+  { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite, RULES.engineForward, RULES.bootstrapImmutable, RULES.bootstrapWithoutAof, RULES.tlsStaysOn] },
 );
 
 // ---- status ----
@@ -371,6 +399,15 @@ export const BootstrapStatusSchema = Type.Object(
   { description: 'The backup spec.bootstrap.fromBackup named, as resolved before the first pod was made: the pods are made from this record, so deleting the RedisBackup later changes nothing.' },
 );
 
+export const TlsStatusSchema = Type.Object(
+  {
+    mode: stringEnum(['Operator', 'Secret'] as const, { description: 'Operator: the operator issues and renews the certificates; Secret: spec.tls.secretName\'s.' }),
+    secretName: Type.String({ description: 'The Secret whose `ca.crt` clients verify the servers with (`<name>-tls`, or spec.tls.secretName).', maxLength: 253 }),
+    notAfter: Type.Optional(Type.String({ description: 'When the served certificate ends.', format: 'date-time' })),
+  },
+  { description: 'TLS as served; absent without TLS.' },
+);
+
 export const RedisStatusSchema = Type.Object(
   {
     observedGeneration: Type.Optional(Type.Integer({ description: 'The generation this status describes.' })),
@@ -393,6 +430,7 @@ export const RedisStatusSchema = Type.Object(
     rollout: Type.Optional(RolloutStatusSchema),
     plannedFailover: Type.Optional(PlannedFailoverSchema),
     bootstrap: Type.Optional(BootstrapStatusSchema),
+    tls: Type.Optional(TlsStatusSchema),
   },
   { description: 'Written by the operator through the /status subresource.' },
 );
@@ -427,3 +465,4 @@ export type RolloutStatus = Static<typeof RolloutStatusSchema>;
 export type HaltReason = (typeof HALT_REASONS)[number];
 export type PlannedFailover = Static<typeof PlannedFailoverSchema>;
 export type BootstrapStatus = Static<typeof BootstrapStatusSchema>;
+export type TlsStatus = Static<typeof TlsStatusSchema>;

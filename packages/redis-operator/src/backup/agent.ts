@@ -57,6 +57,8 @@ export interface BackupArgs {
   host: string;
   port: number;
   password?: string;
+  /** The CA bundle of a Redis with TLS (the agent dials `host` over TLS and verifies it). */
+  tlsCA?: string;
   redis: string;
   instance: string;
   destination: BackupDestination;
@@ -91,7 +93,7 @@ export async function runBackup(args: BackupArgs): Promise<BackupResult> {
   let store: ObjectStore | undefined;
   let step = `connecting to ${args.instance} (${args.host}:${args.port})`;
   try {
-    const source = { host: args.host, port: args.port, signal, ...(args.password !== undefined ? { password: args.password } : {}) };
+    const source = { host: args.host, port: args.port, signal, ...(args.password !== undefined ? { password: args.password } : {}), ...(args.tlsCA !== undefined ? { tlsCA: args.tlsCA } : {}) };
     const reached = await retryWhileUnreachable(args.instance, () => openRdbStream(source), (err) => err instanceof RdbStreamError && !/refused/.test(err.message), SOURCE_REACH_BOUND_MS, signal);
     if (!reached.ok) throw reached.error;
     const rdb = reached.value;
@@ -186,7 +188,7 @@ export function parseDestination(json: string): BackupDestination {
   return parsed.destination;
 }
 
-const USAGE = `usage: agent.ts backup --host H --port P --redis NAME --instance NAME --destination-json JSON --password-file F [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+const USAGE = `usage: agent.ts backup --host H --port P --redis NAME --instance NAME --destination-json JSON --password-file F [--tls-ca-file F] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
        agent.ts fetch --destination-json JSON --key KEY --sha256 HEX --out FILE --data-dir DIR [--primary-file F --pod-name NAME] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]`;
 
 const FLAGS = {
@@ -205,6 +207,7 @@ const FLAGS = {
   'data-dir': { type: 'string' },
   'primary-file': { type: 'string' },
   'pod-name': { type: 'string' },
+  'tls-ca-file': { type: 'string' },
 } as const;
 
 function required(values: Record<string, string | undefined>, name: string): string {
@@ -233,7 +236,9 @@ async function runCommand(argv: string[], signal: AbortSignal | undefined): Prom
     const port = Number(required(values, 'port'));
     const passwordFile = values['password-file'];
     const password = passwordFile ? (await readFile(passwordFile, 'utf8')).replace(/\r?\n$/, '') : undefined;
-    const args = { ...common, host: required(values, 'host'), port, redis: required(values, 'redis'), instance: required(values, 'instance'), ...(password !== undefined ? { password } : {}) };
+    const caFile = values['tls-ca-file'];
+    const tlsCA = caFile ? await readFile(caFile, 'utf8') : undefined;
+    const args = { ...common, host: required(values, 'host'), port, redis: required(values, 'redis'), instance: required(values, 'instance'), ...(password !== undefined ? { password } : {}), ...(tlsCA !== undefined ? { tlsCA } : {}) };
     return { result: await runBackup(args), resultFile };
   }
   if (command === 'fetch') {

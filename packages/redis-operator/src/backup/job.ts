@@ -22,6 +22,8 @@ export const BACKUP_OF_LABEL = 'redis.quorum.dev/redis';
 export const CREDENTIALS_DIR = '/var/run/quorum/credentials';
 export const BACKUP_VOLUME_DIR = '/var/run/quorum/backup-volume';
 export const PASSWORD_DIR = '/var/run/quorum/redis-auth';
+/** The CA bundle of a Redis with TLS (only ca.crt of its served Secret: the agent needs no key). */
+export const TLS_CA_DIR = '/var/run/quorum/redis-tls';
 // The image runs the packages' built JavaScript (@quorum/kit/image): src/backup/agent.ts is dist/backup/agent.js there.
 export const AGENT_SCRIPT = '/app/packages/redis-operator/dist/backup/agent.js'; // in the container
 const NODE = '/usr/local/bin/node'; // in the container
@@ -63,6 +65,8 @@ export interface BackupJobOptions {
   host: string;
   redis: string;
   auth: { secretName: string; key: string };
+  /** The Secret whose ca.crt verifies the Redis's TLS; absent without TLS. */
+  tlsSecretName?: string;
   agentImage: string;
 }
 
@@ -70,6 +74,9 @@ export function backupJob(backup: { metadata: { name?: string; namespace?: strin
   const destination = destinationVolumes(backup.spec.destination);
   const labels = { [LABELS.managedBy]: MANAGED_BY, [LABELS.name]: 'redis-backup', [BACKUP_OF_LABEL]: o.redis, [BACKUP_LABEL]: backup.metadata.name! };
   const password: Volume = { name: 'redis-auth', secret: { secretName: o.auth.secretName, defaultMode: 0o440, items: [{ key: o.auth.key, path: 'password' }] } };
+  const tls = o.tlsSecretName !== undefined
+    ? { volumes: [{ name: 'redis-tls', secret: { secretName: o.tlsSecretName, defaultMode: 0o440, items: [{ key: 'ca.crt', path: 'ca.crt' }] } }], mounts: [{ name: 'redis-tls', mountPath: TLS_CA_DIR, readOnly: true }], args: [`--tls-ca-file=${TLS_CA_DIR}/ca.crt`] }
+    : { volumes: [], mounts: [], args: [] };
   return {
     apiVersion: 'batch/v1',
     kind: 'Job',
@@ -96,15 +103,15 @@ export function backupJob(backup: { metadata: { name?: string; namespace?: strin
               image: o.agentImage,
               imagePullPolicy: 'IfNotPresent',
               command: [NODE, AGENT_SCRIPT, 'backup'],
-              args: [`--host=${o.host}`, `--port=${REDIS_PORT}`, `--redis=${o.redis}`, `--instance=${o.instance}`, `--destination-json=${JSON.stringify(backup.spec.destination)}`, `--password-file=${PASSWORD_DIR}/password`, ...destination.args],
+              args: [`--host=${o.host}`, `--port=${REDIS_PORT}`, `--redis=${o.redis}`, `--instance=${o.instance}`, `--destination-json=${JSON.stringify(backup.spec.destination)}`, `--password-file=${PASSWORD_DIR}/password`, ...tls.args, ...destination.args],
               terminationMessagePolicy: 'File',
               resources: { requests: { cpu: '100m', memory: '128Mi' }, limits: { memory: '320Mi' } },
               securityContext: restrictedContainerSecurity(),
               env: [{ name: 'NODE_ENV', value: 'production' }],
-              volumeMounts: [...destination.mounts, { name: 'redis-auth', mountPath: PASSWORD_DIR, readOnly: true }, { name: 'tmp', mountPath: '/tmp' }],
+              volumeMounts: [...destination.mounts, { name: 'redis-auth', mountPath: PASSWORD_DIR, readOnly: true }, ...tls.mounts, { name: 'tmp', mountPath: '/tmp' }],
             },
           ],
-          volumes: [...destination.volumes, password, { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
+          volumes: [...destination.volumes, password, ...tls.volumes, { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
         },
       },
     },

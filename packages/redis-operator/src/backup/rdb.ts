@@ -5,6 +5,7 @@
 // (diskless: the length is not known in advance). Asked of a replica, the snapshot is the replica's own fork:
 // the primary does no work for it.
 import { connect, type Socket } from 'node:net';
+import { connect as connectTLS } from 'node:tls';
 import { PassThrough, type Readable } from 'node:stream';
 
 /** Bytes an RDB file starts with: `REDIS` and a four-digit format version. */
@@ -81,6 +82,8 @@ export interface RdbSource {
   host: string;
   port: number;
   password?: string;
+  /** The CA bundle to verify a TLS server by (its host name is `host`); absent: plaintext. */
+  tlsCA?: string;
   /** Bound of connecting and of each reply before the snapshot (the snapshot itself is bounded by the caller). */
   timeoutMs?: number;
   signal?: AbortSignal;
@@ -152,17 +155,18 @@ class ReplyReader {
 
 function dial(source: RdbSource, timeoutMs: number): Promise<Socket> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ host: source.host, port: source.port });
+    // Over TLS the server's certificate is verified against the CA bundle and `host`, its stable name.
+    const socket: Socket = source.tlsCA !== undefined ? connectTLS({ host: source.host, port: source.port, ca: source.tlsCA, servername: source.host }) : connect({ host: source.host, port: source.port });
     const timer = setTimeout(() => {
       socket.destroy();
       reject(new RdbStreamError(`cannot connect to ${source.host}:${source.port} within ${timeoutMs / 1000} s`));
     }, timeoutMs);
-    socket.once('connect', () => {
+    socket.once(source.tlsCA !== undefined ? 'secureConnect' : 'connect', () => {
       clearTimeout(timer);
       socket.removeAllListeners('error');
       resolve(socket);
     });
-    socket.once('error', (err) => {
+    socket.once('error', (err: Error) => {
       clearTimeout(timer);
       reject(new RdbStreamError(`cannot connect to ${source.host}:${source.port}: ${err.message}`));
     });

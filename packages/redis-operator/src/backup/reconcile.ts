@@ -11,6 +11,7 @@ import { RedisBackups, Jobs, type RedisBackupObject, type RedisObject } from '..
 import { FIELD_MANAGER } from '../reconcile/deps.ts';
 import { attemptOutcome, backupJob, backupJobName } from './job.ts';
 import { planBackup, type BackupAction, type ObservedBackup, type SourceInstance } from './plan.ts';
+import { servedSecretName } from '../tls/certificates.ts';
 
 export interface BackupMetrics {
   attemptFailed(labels: { namespace: string; redis: string; reason: string }): void;
@@ -142,7 +143,9 @@ async function startAttempt(deps: BackupReconcilerDeps, backup: RedisBackupObjec
     event('Normal', 'BackupStarted', `attempt ${action.attempt}: streaming an RDB of ${labels.redis} from ${action.role} ${action.instance}${fromPrimary} (Job ${jobName})`);
   }
   const redis = deps.redises.store.get(`${namespace}/${labels.redis}`);
-  const auth = applyDefaults(redis?.spec).auth;
+  const defaulted = applyDefaults(redis?.spec);
+  const auth = defaulted.auth;
+  const tlsSecretName = servedSecretName(labels.redis, defaulted);
   try {
     const job = backupJob(backup, {
       attempt: action.attempt,
@@ -150,6 +153,7 @@ async function startAttempt(deps: BackupReconcilerDeps, backup: RedisBackupObjec
       host: podHost(labels.redis, namespace, action.instance),
       redis: labels.redis,
       auth: { secretName: auth.secretName ?? names.generatedSecret(labels.redis), key: auth.key },
+      ...(tlsSecretName !== undefined ? { tlsSecretName } : {}),
       agentImage: deps.agentImage,
     });
     await deps.client.create(Jobs, job, { fieldManager: FIELD_MANAGER, signal });

@@ -44,8 +44,9 @@ export const RULES: readonly Rule[] = [
   // Server-side apply of the ConfigMap is a patch (create included).
   { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
   // The password: read (a user's Secret, or the generated one) and generated once; never listed or watched. A
-  // backup's credentials Secret is read as metadata only (its label), never its data.
-  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create'] },
+  // backup's credentials Secret is read as metadata only (its label), never its data. TLS: the CA and the served
+  // certificate are created, and the certificate replaced (update) when it is renewed; a user's TLS Secret is read.
+  { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 

@@ -45,6 +45,8 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     agentImage: options.agentImage ?? OPERATOR_IMAGE,
     backups,
     ...(options.stepDeadlineMs !== undefined ? { stepDeadlineMs: options.stepDeadlineMs } : {}),
+    // The names TLS certificates carry end in the cluster's domain (`<svc>.<ns>.svc.<domain>`).
+    ...(process.env['CLUSTER_DOMAIN'] ? { clusterDomain: process.env['CLUSTER_DOMAIN'] } : {}),
     ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
   };
   const byInstance = (obj: KubeObject): { namespace: string; name: string }[] => {

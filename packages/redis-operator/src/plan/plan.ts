@@ -21,6 +21,10 @@ function planFoundation(o: Observed): Action | undefined {
   if (o.bootstrapBlocked !== undefined && o.pods.size === 0) return wait('BootstrapBackupNotReady', o.bootstrapBlocked, 5000);
   if (o.auth === 'generate') return { type: 'create-secret' };
   if (o.auth === 'missing') return wait('AuthSecretMissing', `the Secret ${o.spec.auth.secretName ?? ''} with key ${o.spec.auth.key} (spec.auth) does not exist`, 10_000);
+  // No pod is made while TLS cannot be served as asked (a Secret in the way, a user's missing, a lost CA); running
+  // pods keep serving what they loaded, and roles keep following the authority (Degraded says what is wrong).
+  if (o.tls?.problem && o.pods.size === 0) return tlsBlocked(o.tls.problem);
+  if (o.tls && o.tls.issue.length > 0) return { type: 'issue-tls', secrets: o.tls.issue };
   if (o.config === undefined) return { type: 'write-config', primary: names.instance(o.redis, 0), reason: 'Bootstrap' };
   const decided = decidedPrimary(o);
   if (decided !== undefined && decided !== o.config.primary) return { type: 'write-config', primary: decided, reason: 'PrimaryChanged' };
@@ -49,6 +53,10 @@ function planLostPrimary(o: Observed, primary: string): Action | undefined {
   return wait('WaitingForFailover', `the primary ${primary}'s pod is gone; waiting for ${who} before recreating it`);
 }
 
+function tlsBlocked(problem: { reason: string; message: string }): Action {
+  return wait(problem.reason, problem.message, 10_000);
+}
+
 /** Claims, then pods: failed ones removed, missing ones created, the primary's only once the authority moved on. */
 function planPods(o: Observed): Action | undefined {
   const primary = o.config!.primary;
@@ -66,6 +74,7 @@ function planPods(o: Observed): Action | undefined {
       const waiting = planLostPrimary(o, primary);
       if (waiting !== undefined) return waiting;
     }
+    if (o.tls?.problem) return tlsBlocked(o.tls.problem);
     return { type: 'create-pod', pod: instance, component: 'redis' };
   }
   const primaryPod = o.pods.get(primary);
@@ -73,6 +82,7 @@ function planPods(o: Observed): Action | undefined {
     if (o.pods.has(sentinel)) continue;
     // A Sentinel resolves the primary's name as it starts: it must have an address by then.
     if (!primaryPod?.ready) return wait('WaitingForPrimary', `the primary ${primary} is not ready yet; Sentinels start once it is`);
+    if (o.tls?.problem) return tlsBlocked(o.tls.problem);
     return { type: 'create-pod', pod: sentinel, component: 'sentinel' };
   }
   return undefined;

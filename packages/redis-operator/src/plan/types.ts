@@ -75,10 +75,14 @@ export interface Observed {
   plannedFailover?: { from: string; ageMs: number };
   /** Why spec.bootstrap.fromBackup cannot be started from yet (the backup missing, not Succeeded, its Secret unlabelled). */
   bootstrapBlocked?: string;
+  /** TLS as observed (absent without TLS): Secrets to issue, or why it cannot be served. */
+  tls?: { secretName: string; issue: readonly { name: string; reason: string }[]; problem?: { reason: string; message: string } };
 }
 
 export type Action =
   | { type: 'create-secret' }
+  /** Issue the operator-managed CA and/or certificate (`<name>-ca`, `<name>-tls`). */
+  | { type: 'issue-tls'; secrets: readonly { name: string; reason: string }[] }
   | { type: 'write-config'; primary: string; reason: 'Bootstrap' | 'PrimaryChanged' | 'ConfigChanged' }
   | { type: 'create-services'; names: readonly string[] }
   | { type: 'create-claim'; instance: string }

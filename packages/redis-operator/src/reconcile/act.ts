@@ -7,7 +7,9 @@ import { sentinelNames } from '../plan/facts.ts';
 import type { Action } from '../plan/types.ts';
 import { configMap, instanceClaim, instancePod, sentinelPod, services } from '../render/objects.ts';
 import { FIELD_MANAGER, type ReconcilerDeps } from './deps.ts';
-import type { Seen } from './observe.ts';
+import { podEndpoint, type Seen } from './observe.ts';
+import type { Endpoint } from '../redis/readings.ts';
+import { DEFAULT_CLUSTER_DOMAIN, writeTLS } from '../tls/certificates.ts';
 
 async function create<T extends KubeObject>(deps: ReconcilerDeps, type: ResourceType<T>, obj: T, signal: AbortSignal): Promise<void> {
   try {
@@ -17,10 +19,10 @@ async function create<T extends KubeObject>(deps: ReconcilerDeps, type: Resource
   }
 }
 
-function endpoint(seen: Seen, pod: string): { host: string; port: number; password: string } {
+function endpoint(seen: Seen, pod: string, port = REDIS_PORT): Endpoint {
   const ip = seen.ips.get(pod);
   if (ip === undefined || seen.password === undefined) throw new Error(`${pod} has no address yet`);
-  return { host: ip, port: REDIS_PORT, password: seen.password };
+  return podEndpoint(seen, pod, ip, port, seen.password);
 }
 
 /** A planned failover away from `from`: asked of the Sentinels, or without them Redis's FAILOVER TO `to`. */
@@ -31,7 +33,7 @@ async function failover(deps: ReconcilerDeps, seen: Seen, action: Extract<Action
     await deps.readers.failoverTo(primary, { host: podHost(name, namespace, action.to), port: REDIS_PORT });
     return `asked ${action.from} to hand over to ${action.to} (FAILOVER TO): ${action.reason}`;
   }
-  const sentinels = sentinelNames(seen.observed).flatMap((s) => (seen.ips.has(s) ? [{ ...endpoint(seen, s), port: SENTINEL_PORT }] : []));
+  const sentinels = sentinelNames(seen.observed).flatMap((s) => (seen.ips.has(s) ? [endpoint(seen, s, SENTINEL_PORT)] : []));
   await deps.readers.sentinelFailover(primary, sentinels, name);
   return `asked the Sentinels to fail over from ${action.from} (SENTINEL FAILOVER, writes paused until the replicas caught up): ${action.reason}`;
 }
@@ -46,6 +48,11 @@ export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, sign
       const secret = { apiVersion: 'v1', kind: 'Secret', metadata: { name: names.generatedSecret(name), namespace, labels: objectLabels(name), ownerReferences: [ownerRef(r.redis)] }, type: 'Opaque', stringData: { [r.auth.key]: randomBytes(24).toString('hex') } };
       await create(deps, Secrets, secret, signal);
       return `generated the password Secret ${secret.metadata.name}`;
+    }
+    case 'issue-tls': {
+      const podsExist = [...seen.observed.pods.values()].some((p) => p.component === 'redis');
+      const written = await writeTLS({ client: deps.client, redis: r.redis, podsExist, clusterDomain: deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN, now: deps.now?.() ?? new Date(), fieldManager: FIELD_MANAGER, signal });
+      return `issued ${written.map((w) => `${w.name} (${w.reason})`).join(', ')}`;
     }
     case 'write-config': {
       const files = { redisConf: seen.observed.desired.redisConf, sentinelConf: seen.observed.desired.sentinelConf(action.primary) };
@@ -85,7 +92,7 @@ export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, sign
     case 'failover':
       return failover(deps, seen, action);
     case 'reset-sentinel':
-      await deps.readers.resetSentinel({ ...endpoint(seen, action.sentinel), port: SENTINEL_PORT }, name);
+      await deps.readers.resetSentinel(endpoint(seen, action.sentinel, SENTINEL_PORT), name);
       return `reset ${action.sentinel} (SENTINEL RESET) so that it forgets ${action.forget.join(', ')}`;
     case 'halt-rollout':
       return `rolling update halted at ${action.instance} (${action.reason}): ${action.message}`;

@@ -31,6 +31,8 @@ export interface ReconcilerDeps {
   agentImage: string;
   /** The server image for an engine and version. */
   image(engine: string, version: string): string;
+  /** The cluster domain the TLS certificate names (`<svc>.<ns>.svc.<domain>`); default cluster.local. */
+  clusterDomain?: string;
   /** A step's bound: past it, Progressing=False and Degraded=True. */
   stepDeadlineMs?: number;
   now?: () => Date;

@@ -12,6 +12,8 @@ import { redisConf, sentinelConf } from '../render/config.ts';
 import { CONFIG_HASH_ANNOTATION, CONFIG_KEYS, podHashes, services, type Rendering } from '../render/objects.ts';
 import type { RedisObject } from '../resources.ts';
 import type { ReconcilerDeps } from './deps.ts';
+import { DEFAULT_CLUSTER_DOMAIN, observeTLS, type TLSObservation } from '../tls/certificates.ts';
+import type { Endpoint } from '../redis/readings.ts';
 
 export interface Seen {
   observed: Observed;
@@ -22,6 +24,15 @@ export interface Seen {
   password?: string;
   /** The backup spec.bootstrap.fromBackup names, resolved (status.bootstrap records it). */
   bootstrap?: BootstrapStatus;
+  /** TLS as observed; absent without TLS. */
+  tls?: TLSObservation;
+}
+
+/** How the operator dials a pod: its IP, with its stable name as TLS server name when the Redis has TLS. */
+export function podEndpoint(seen: Pick<Seen, 'rendering' | 'tls'>, pod: string, ip: string, port: number, password: string): Endpoint {
+  const { name, namespace } = seen.rendering.redis;
+  const ca = seen.tls?.ca;
+  return { host: ip, port, password, ...(ca !== undefined ? { tls: { ca, servername: podHost(name, namespace, pod) } } : {}) };
 }
 
 /**
@@ -98,15 +109,20 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   const secretName = spec.auth.secretName ?? names.generatedSecret(name);
   const password = await readPassword(deps, namespace, secretName, spec.auth.key);
   const bootstrap = await resolveBootstrap(deps, redis, spec);
+  const pods = new Map(inNamespace<Pod>(deps.pods.store).map((p) => [p.metadata.name ?? '', p]));
+  const ref = { name, namespace, uid: redis.metadata.uid ?? '' };
+  const podsExist = [...pods.values()].some((p) => p.metadata.labels?.[LABELS.component] !== 'sentinel');
+  const tls = await observeTLS({ client: deps.client, redis: ref, spec, podsExist, clusterDomain: deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN, now });
   const rendering: Rendering = {
-    redis: { name, namespace, uid: redis.metadata.uid ?? '' },
+    redis: ref,
     spec,
     image: deps.image(spec.engine, spec.version),
     auth: { secretName, key: spec.auth.key },
     ...(bootstrap.record ? { restore: { bootstrap: bootstrap.record, agentImage: deps.agentImage } } : {}),
+    ...(tls ? { tls: { secretName: tls.secretName, ...(tls.fingerprint !== undefined ? { fingerprint: tls.fingerprint } : {}) } } : {}),
   };
+  const dial = (pod: string, ip: string, port: number, pw: string): Endpoint => podEndpoint({ rendering, ...(tls ? { tls } : {}) }, pod, ip, port, pw);
 
-  const pods = new Map(inNamespace<Pod>(deps.pods.store).map((p) => [p.metadata.name ?? '', p]));
   const ips = new Map([...pods].flatMap(([n, p]) => (p.status?.podIP ? [[n, p.status.podIP] as const] : [])));
   const instances = new Map<string, InstanceReading>();
   const sentinels = new Map<string, SentinelReading>();
@@ -116,11 +132,11 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     const instancePods = [...pods].filter(([, p]) => p.metadata.labels?.[LABELS.component] !== 'sentinel').map(([n]) => n);
     for (const instance of new Set([...instanceNames({ redis: name, spec }), ...instancePods])) {
       const ip = ips.get(instance);
-      if (ip !== undefined) reads.push(deps.readers.instance({ host: ip, port: REDIS_PORT, password }).then((r) => void instances.set(instance, r)));
+      if (ip !== undefined) reads.push(deps.readers.instance(dial(instance, ip, REDIS_PORT, password)).then((r) => void instances.set(instance, r)));
     }
     for (const sentinel of sentinelNames({ redis: name, spec })) {
       const ip = ips.get(sentinel);
-      if (ip !== undefined) reads.push(deps.readers.sentinel({ host: ip, port: SENTINEL_PORT, password }, name).then((r) => void sentinels.set(sentinel, r)));
+      if (ip !== undefined) reads.push(deps.readers.sentinel(dial(sentinel, ip, SENTINEL_PORT, password), name).then((r) => void sentinels.set(sentinel, r)));
     }
     await Promise.all(reads);
   }
@@ -148,6 +164,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     rollout: { ...(redis.status?.rollout ? { record: redis.status.rollout } : {}), ...(retryToken !== undefined ? { retryToken } : {}) },
     ...(planned ? { plannedFailover: { from: planned.from, ageMs: ageMs(planned.askedAt) } } : {}),
     ...(bootstrap.blocked !== undefined ? { bootstrapBlocked: bootstrap.blocked } : {}),
+    ...(tls ? { tls: { secretName: tls.secretName, issue: tls.issue, ...(tls.problem ? { problem: tls.problem } : {}) } } : {}),
   };
-  return { observed, rendering, ips, ...(password !== undefined ? { password } : {}), ...(bootstrap.record ? { bootstrap: bootstrap.record } : {}) };
+  return { observed, rendering, ips, ...(password !== undefined ? { password } : {}), ...(bootstrap.record ? { bootstrap: bootstrap.record } : {}), ...(tls ? { tls } : {}) };
 }

@@ -77,6 +77,7 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
     const status = buildStatus({ observed: seen.observed, action, step, generation: redis.metadata.generation, previous: redis.status, now, stepDeadlineMs });
     // Recorded before the first pod is made from it (status is written before the step is taken).
     if (seen.bootstrap !== undefined) status.bootstrap = seen.bootstrap;
+    if (seen.tls !== undefined) status.tls = { mode: seen.tls.mode, secretName: seen.tls.secretName, ...(seen.tls.notAfter !== undefined ? { notAfter: seen.tls.notAfter } : {}) };
     if (step !== undefined && name_ !== undefined) {
       const message = status.conditions?.find((c) => c.type === 'Progressing')?.message ?? name_;
       const said = voice.repeated(

@@ -11,6 +11,8 @@ export interface Endpoint {
   host: string;
   port: number;
   password: string;
+  /** Set when the Redis has TLS: the CA bundle to verify the server by, and its pod's stable name (no SAN holds an IP). */
+  tls?: { ca: string; servername: string };
 }
 
 /** A connection that fails instead of retrying or queueing: the next reconcile tries again. */
@@ -19,6 +21,7 @@ export function connect(e: Endpoint): Redis {
     host: e.host,
     port: e.port,
     password: e.password,
+    ...(e.tls ? { tls: { ca: e.tls.ca, servername: e.tls.servername } } : {}),
     connectTimeout: READ_TIMEOUT_MS,
     commandTimeout: READ_TIMEOUT_MS,
     lazyConnect: true,

@@ -10,6 +10,8 @@ export const DATA_DIR = '/data';
 export const CONFIG_DIR = '/etc/redis'; // in the container
 export const TEMPLATE_DIR = '/config';
 export const SENTINEL_DIR = '/sentinel';
+/** Where the served TLS Secret is mounted whole (never by subPath, which the kubelet does not update). */
+export const TLS_DIR = '/tls';
 
 /** Redis's documented default snapshot schedule, written out, since `save` without arguments means none. */
 const RDB_SCHEDULE = '3600 1 300 100 60 10000';
@@ -29,10 +31,29 @@ export function confValue(value: string): string {
   return `"${value.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 }
 
+/**
+ * With TLS, the port speaks TLS only (`port 0`: no plaintext listener). Clients are authenticated by the password,
+ * not by certificates (`tls-auth-clients no`): they verify the server with the CA bundle and need no certificate of
+ * their own. `tls-replication yes`: a replica dials its primary over TLS, and a Sentinel every instance and Sentinel.
+ * Redis checks the chain, not the host name, when it dials.
+ */
+export function tlsLines(spec: Pick<DefaultedSpec, 'tls'>, port: number): string[] {
+  if (spec.tls.disabled === true) return [`port ${port}`];
+  return [
+    'port 0',
+    `tls-port ${port}`,
+    `tls-cert-file ${TLS_DIR}/tls.crt`,
+    `tls-key-file ${TLS_DIR}/tls.key`,
+    `tls-ca-cert-file ${TLS_DIR}/ca.crt`,
+    'tls-auth-clients no',
+    'tls-replication yes',
+  ];
+}
+
 /** The redis.conf every instance starts from (the password comes from the Secret, as arguments). */
 export function redisConf(spec: DefaultedSpec): string {
   const lines = [
-    `port ${REDIS_PORT}`,
+    ...tlsLines(spec, REDIS_PORT),
     'bind * -::*',
     // Auth is always on (requirepass): protected mode would only refuse connections from other pods.
     'protected-mode no',
@@ -64,7 +85,7 @@ export function sentinelQuorum(sentinels: number): number {
  */
 export function sentinelConf(redis: string, spec: DefaultedSpec, primaryHost: string): string {
   const lines = [
-    `port ${SENTINEL_PORT}`,
+    ...tlsLines(spec, SENTINEL_PORT),
     `dir ${SENTINEL_DIR}`,
     'sentinel resolve-hostnames yes',
     'sentinel announce-hostnames yes',

@@ -9,7 +9,7 @@ import type { DefaultedSpec } from '../api/defaults.ts';
 import type { BootstrapStatus } from '../api/redis.ts';
 import { restoreInitContainer } from '../backup/job.ts';
 import { LABELS, REDIS_PORT, SENTINEL_PORT, names, objectLabels, ownerRef, selectorLabels, type Component, type RedisRef } from '../names.ts';
-import { CONFIG_DIR, DATA_DIR, SENTINEL_DIR, TEMPLATE_DIR } from './config.ts';
+import { CONFIG_DIR, DATA_DIR, SENTINEL_DIR, TEMPLATE_DIR, TLS_DIR } from './config.ts';
 
 /** Objects as the operator builds them: fully typed by the client models, with our metadata always present. */
 type Built<T extends { metadata?: unknown }> = Omit<T, 'metadata'> & { apiVersion: string; kind: string; metadata: { name: string; namespace: string; labels: Record<string, string>; annotations?: Record<string, string>; ownerReferences?: ReturnType<typeof ownerRef>[] } };
@@ -27,6 +27,8 @@ export interface Rendering {
   auth: { secretName: string; key: string };
   /** spec.bootstrap.fromBackup resolved: every instance pod gets the restore init container (only the primary fetches). */
   restore?: { bootstrap: BootstrapStatus; agentImage: string };
+  /** The TLS Secret the pods serve (absent without TLS), and a hash of its certificate: a new one rolls the pods. */
+  tls?: { secretName: string; fingerprint?: string };
 }
 
 export function configHash(text: string): string {
@@ -75,11 +77,28 @@ function sentinelStart(redis: string): string {
   ].join('\n');
 }
 
+/** redis-cli's flags for the pod's own server: TLS with the mounted CA bundle when the Redis has TLS. */
+function cliFlags(r: Rendering): string {
+  return r.tls ? ` --tls --cacert ${TLS_DIR}/ca.crt` : '';
+}
+
 // Ready: a primary that answers, or a replica whose link to its primary is up (a new replica counts once synced).
-const INSTANCE_READY = `r=$(redis-cli -h 127.0.0.1 --no-auth-warning info replication) || exit 1
+function instanceReady(r: Rendering): string {
+  return `r=$(redis-cli -h 127.0.0.1${cliFlags(r)} --no-auth-warning info replication) || exit 1
 case "$r" in *role:master*) exit 0;; *master_link_status:up*) exit 0;; esac
 exit 1`;
-const SENTINEL_READY = `[ "$(redis-cli -h 127.0.0.1 -p ${SENTINEL_PORT} --no-auth-warning ping)" = PONG ]`;
+}
+function sentinelReady(r: Rendering): string {
+  return `[ "$(redis-cli -h 127.0.0.1 -p ${SENTINEL_PORT}${cliFlags(r)} --no-auth-warning ping)" = PONG ]`;
+}
+
+/** The TLS Secret's volume, mounted whole and read-only (files 0440, readable through fsGroup). */
+function tlsVolumes(r: Rendering): V1Volume[] {
+  return r.tls ? [{ name: 'tls', secret: { secretName: r.tls.secretName, defaultMode: 0o440 } }] : [];
+}
+function tlsMounts(r: Rendering): { name: string; mountPath: string; readOnly: boolean }[] {
+  return r.tls ? [{ name: 'tls', mountPath: TLS_DIR, readOnly: true }] : [];
+}
 
 function probes(port: number, ready: string): { readinessProbe: V1Probe; livenessProbe: V1Probe } {
   return {
@@ -130,7 +149,7 @@ export function instancePod(r: Rendering, instance: string, hash: string): Built
     kind: 'Pod',
     metadata: meta(r, instance, 'redis', { [CONFIG_HASH_ANNOTATION]: hash }),
     spec: {
-      ...podSpec(r, instance, 'redis', [{ name: 'data', persistentVolumeClaim: { claimName: names.claim(instance) } }, { name: 'config', emptyDir: {} }, ...(restore?.volumes ?? [])]),
+      ...podSpec(r, instance, 'redis', [{ name: 'data', persistentVolumeClaim: { claimName: names.claim(instance) } }, { name: 'config', emptyDir: {} }, ...(restore?.volumes ?? []), ...tlsVolumes(r)]),
       initContainers: [...(restore ? [restore.container] : []), { name: 'config', image: r.image, command: ['/bin/sh', '-c', INSTANCE_START], env: podEnv(r), volumeMounts: mounts, securityContext: security }],
       containers: [
         {
@@ -141,9 +160,9 @@ export function instancePod(r: Rendering, instance: string, hash: string): Built
           args: [`${CONFIG_DIR}/redis.conf`, '--requirepass', '$(REDIS_PASSWORD)', '--masterauth', '$(REDIS_PASSWORD)'],
           env: podEnv(r),
           ports: [{ name: 'redis', containerPort: REDIS_PORT }],
-          ...probes(REDIS_PORT, INSTANCE_READY),
+          ...probes(REDIS_PORT, instanceReady(r)),
           ...(r.spec.resources ? { resources: r.spec.resources } : {}),
-          volumeMounts: mounts,
+          volumeMounts: [...mounts, ...tlsMounts(r)],
           securityContext: security,
         },
       ],
@@ -164,7 +183,7 @@ export function sentinelPod(r: Rendering, sentinel: string, hash: string): Built
     kind: 'Pod',
     metadata: meta(r, sentinel, 'sentinel', { [CONFIG_HASH_ANNOTATION]: hash }),
     spec: {
-      ...podSpec(r, sentinel, 'sentinel', [{ name: 'sentinel', emptyDir: {} }]),
+      ...podSpec(r, sentinel, 'sentinel', [{ name: 'sentinel', emptyDir: {} }, ...tlsVolumes(r)]),
       initContainers: [{ name: 'config', image: r.image, command: ['/bin/sh', '-c', sentinelStart(r.redis.name)], env, volumeMounts: mounts, securityContext: security }],
       containers: [
         {
@@ -173,9 +192,9 @@ export function sentinelPod(r: Rendering, sentinel: string, hash: string): Built
           command: ['/usr/bin/redis-sentinel', `${SENTINEL_DIR}/sentinel.conf`],
           env,
           ports: [{ name: 'sentinel', containerPort: SENTINEL_PORT }],
-          ...probes(SENTINEL_PORT, SENTINEL_READY),
+          ...probes(SENTINEL_PORT, sentinelReady(r)),
           resources: { requests: { cpu: '10m', memory: '16Mi' }, limits: { memory: '64Mi' } },
-          volumeMounts: mounts,
+          volumeMounts: [...mounts, ...tlsMounts(r)],
           securityContext: security,
         },
       ],
@@ -185,13 +204,15 @@ export function sentinelPod(r: Rendering, sentinel: string, hash: string): Built
 
 /**
  * What a pod made now would be made from, as its config-hash annotation: its pod spec (image, command,
- * resources, probes) and the configuration file it starts from, for a placeholder name. A pod carrying another
- * hash is rolled.
+ * resources, probes) and the configuration file it starts from, for a placeholder name, and the certificate it
+ * serves: Redis reads its certificate at start, so a renewed one is rolled out like a config change (replicas
+ * first, a planned failover, the old primary last). A pod carrying another hash is rolled.
  */
 export function podHashes(r: Rendering, files: { redisConf: string; sentinelConf: string }): { redis: string; sentinel: string } {
+  const certificate = r.tls?.fingerprint ?? '';
   return {
-    redis: configHash(JSON.stringify(instancePod(r, '$instance', '').spec) + files.redisConf),
-    sentinel: configHash(JSON.stringify(sentinelPod(r, '$sentinel', '').spec) + files.sentinelConf),
+    redis: configHash(JSON.stringify(instancePod(r, '$instance', '').spec) + files.redisConf + certificate),
+    sentinel: configHash(JSON.stringify(sentinelPod(r, '$sentinel', '').spec) + files.sentinelConf + certificate),
   };
 }
 

@@ -8,6 +8,8 @@ export interface RedisCheckerOptions {
   host: string;
   port: number;
   password: string;
+  /** For a Redis with TLS: the CA bundle (ca.crt of its served Secret) and the name to verify, e.g. `<name>.<ns>.svc`. */
+  tls?: { ca: string; servername: string };
   /** Writers running side by side. Default 4. */
   writers?: number;
   /** How long WAIT waits for a replica, in milliseconds. Default 1000. */
@@ -28,7 +30,7 @@ const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms
 
 function client(o: RedisCheckerOptions): Redis {
   // Fails fast instead of queueing while it reconnects: a write either reaches a primary now or counts as unacknowledged.
-  const redis = new Redis({ host: o.host, port: o.port, password: o.password, lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: (o.waitMs ?? 1000) + 2000, retryStrategy: () => 200 });
+  const redis = new Redis({ host: o.host, port: o.port, password: o.password, ...(o.tls ? { tls: o.tls } : {}), lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, connectTimeout: 2000, commandTimeout: (o.waitMs ?? 1000) + 2000, retryStrategy: () => 200 });
   redis.on('error', () => undefined);
   return redis;
 }
@@ -89,7 +91,7 @@ export class RedisDataChecker {
    * Reads every acknowledged key back (retrying until `timeoutMs` while the Redis may still be settling), from the
    * Redis written to or from `target` (another Redis, e.g. one restored from a backup of it).
    */
-  async verify(timeoutMs = 30_000, target?: Pick<RedisCheckerOptions, 'host' | 'port' | 'password'>): Promise<RedisCheckerReport> {
+  async verify(timeoutMs = 30_000, target?: Pick<RedisCheckerOptions, 'host' | 'port' | 'password' | 'tls'>): Promise<RedisCheckerReport> {
     const deadline = Date.now() + timeoutMs;
     const keys = [...this.#acked.keys()].sort();
     for (;;) {

@@ -50,7 +50,7 @@ test('keys written with the checker are backed up from the replica and restored 
   const src = redisReaders(t, 'src');
   await src.create(SMALL);
   await settledRedis('src', 2);
-  const checker = new RedisDataChecker({ host: await src.serviceIP('src'), port: 6379, password: await src.password(), writers: 4 });
+  const checker = new RedisDataChecker({ host: await src.serviceIP('src'), port: 6379, password: await src.password(), tls: await src.serviceTLS('src'), writers: 4 });
   checker.start();
   await eventually('keys acknowledged', () => checker.acknowledged >= 500, { timeoutMs: 60_000, intervalMs: 100 });
   await checker.stop();
@@ -74,7 +74,7 @@ test('keys written with the checker are backed up from the replica and restored 
   await settledRedis('dst', 2);
   const restored = await dst.status();
   assert.equal(restored?.bootstrap?.sha256, status.sha256);
-  const report = await checker.verify(30_000, { host: await dst.serviceIP('dst'), port: 6379, password: await dst.password() });
+  const report = await checker.verify(30_000, { host: await dst.serviceIP('dst'), port: 6379, password: await dst.password(), tls: await dst.serviceTLS('dst') });
   console.log(`restore: ${seconds(restoreStart)} s; ${report.acknowledged} acknowledged keys, ${report.lost.length} missing`);
   assert.ok(report.acknowledged >= 500);
   assert.deepEqual(report.lost, []);

@@ -45,7 +45,7 @@ async function settledStatus(what: string, instances: number, generation = 0, ti
 
 /** Runs `change` with the data checker writing through `<name>`, and proves no acknowledged write was lost. */
 async function withChecker(change: (checker: RedisDataChecker) => Promise<void>): Promise<void> {
-  const checker = new RedisDataChecker({ host: await redis.serviceIP(NAME), port: 6379, password: await redis.password(), writers: 4 });
+  const checker = new RedisDataChecker({ host: await redis.serviceIP(NAME), port: 6379, password: await redis.password(), tls: await redis.serviceTLS(NAME), writers: 4 });
   checker.start();
   try {
     await eventually('acknowledged writes before the change', () => checker.acknowledged >= 50, { timeoutMs: 30_000, intervalMs: 100 });
@@ -61,7 +61,7 @@ async function withChecker(change: (checker: RedisDataChecker) => Promise<void>)
 }
 
 async function onPod<T>(pod: string, port: number, use: (c: Redis) => Promise<T>): Promise<T> {
-  const c = new Redis({ host: await redis.podIP(pod), port, password: await redis.password(), maxRetriesPerRequest: 1 });
+  const c = new Redis({ host: await redis.podIP(pod), port, password: await redis.password(), tls: await redis.podTLS(pod), maxRetriesPerRequest: 1 });
   try {
     return await use(c);
   } finally {

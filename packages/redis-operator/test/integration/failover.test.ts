@@ -52,12 +52,21 @@ test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes Available and r
   assert.equal(s.primary, `${NAME}-0`);
   assert.deepEqual(s.instances?.map((i) => i.role), ['primary', 'replica', 'replica']);
 
+  assert.deepEqual(s.tls, { mode: 'Operator', secretName: `${NAME}-tls`, notAfter: s.tls?.notAfter });
   const pw = await password();
-  const primary = new Redis({ host: await serviceIP(NAME), port: 6379, password: pw, maxRetriesPerRequest: 1 });
+  // TLS by default: a plaintext client is refused on 6379 (port 0: no plaintext listener), one with the CA is served.
+  const plaintext = new Redis({ host: await serviceIP(NAME), port: 6379, password: pw, maxRetriesPerRequest: 0, enableReadyCheck: false, retryStrategy: () => null, connectTimeout: 3000, commandTimeout: 3000 });
+  plaintext.on('error', () => undefined);
+  try {
+    await assert.rejects(plaintext.ping());
+  } finally {
+    plaintext.disconnect();
+  }
+  const primary = new Redis({ host: await serviceIP(NAME), port: 6379, password: pw, tls: await reader.serviceTLS(NAME), maxRetriesPerRequest: 1 });
   try {
     await primary.set('hello', 'world');
     assert.ok(((await primary.call('WAIT', '2', '5000')) as number) >= 2, 'both replicas confirm the write');
-    const replica = new Redis({ host: await podIP(`${NAME}-2`), port: 6379, password: pw, maxRetriesPerRequest: 1 });
+    const replica = new Redis({ host: await podIP(`${NAME}-2`), port: 6379, password: pw, tls: await reader.podTLS(`${NAME}-2`), maxRetriesPerRequest: 1 });
     try {
       assert.equal(await replica.get('hello'), 'world');
       await assert.rejects(replica.set('x', 'y'), /READONLY/);
@@ -65,7 +74,7 @@ test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes Available and r
       replica.disconnect();
     }
     // Without the password nothing is served.
-    const anonymous = new Redis({ host: await serviceIP(NAME), port: 6379, maxRetriesPerRequest: 0, enableReadyCheck: false, retryStrategy: () => null });
+    const anonymous = new Redis({ host: await serviceIP(NAME), port: 6379, tls: await reader.serviceTLS(NAME), maxRetriesPerRequest: 0, enableReadyCheck: false, retryStrategy: () => null });
     anonymous.on('error', () => undefined);
     try {
       await assert.rejects(anonymous.get('hello'), /NOAUTH|Authentication required/);
@@ -81,7 +90,7 @@ test('the primary pod deleted: Sentinels fail over, the Service follows, the old
   const before = await status();
   const old = before?.primary;
   assert.ok(old);
-  const checker = new RedisDataChecker({ host: await serviceIP(NAME), port: 6379, password: await password(), writers: 4 });
+  const checker = new RedisDataChecker({ host: await serviceIP(NAME), port: 6379, password: await password(), tls: await reader.serviceTLS(NAME), writers: 4 });
   checker.start();
   try {
     await failOverUnderLoad(checker, old);
@@ -119,6 +128,9 @@ test('bad input is refused with the field named, and nothing is created', async 
   await assert.rejects(attempt('bad-replicas', { replicas: -1 }), /spec\.replicas/);
   await assert.rejects(attempt('bad-version', { engine: 'valkey', version: '7.0.15' }), /spec\.version must be a supported version/);
   await assert.rejects(attempt('bad-engine', { engine: 'memcached' }), /spec\.engine/);
+  // TLS cannot be turned off on a Redis that has it; nothing running is touched.
+  await assert.rejects(env.client.mergePatch(Redises, { namespace: ns, name: NAME }, { spec: { tls: { disabled: true } } }), /spec\.tls\.disabled cannot change after creation/);
+  assert.equal(((await env.client.get(Redises, { namespace: ns, name: NAME })).spec as { tls?: { disabled?: boolean } } | undefined)?.tls?.disabled, undefined);
   const names = (await env.client.list(Redises, { namespace: ns })).items.map((r) => r.metadata.name);
   assert.deepEqual(names, [NAME]);
 });

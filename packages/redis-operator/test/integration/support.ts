@@ -49,7 +49,16 @@ export async function startRedisEnv(options: RedisEnvOptions = {}): Promise<Redi
 
 export function redisReaders(t: Pick<RedisTestEnv, 'env' | 'ns'>, name: string) {
   const { env, ns } = t;
+  // Every Redis of these files has TLS (the default): clients verify it with ca.crt of `<name>-tls`.
+  const ca = async (): Promise<string> => {
+    const secret = await env.client.get(Secrets, { namespace: ns, name: `${name}-tls` });
+    return Buffer.from(secret.data?.['ca.crt'] ?? '', 'base64').toString('utf8');
+  };
   return {
+    /** TLS options for a client of the Service `service` (dialled by its ClusterIP, verified by its name). */
+    serviceTLS: async (service: string): Promise<{ ca: string; servername: string }> => ({ ca: await ca(), servername: `${service}.${ns}.svc` }),
+    /** TLS options for a client of one pod (dialled by its IP, verified by its stable name). */
+    podTLS: async (pod: string): Promise<{ ca: string; servername: string }> => ({ ca: await ca(), servername: `${pod}.${name}-headless.${ns}.svc` }),
     create: (spec: Partial<RedisSpec> | Record<string, unknown>): Promise<unknown> => env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name, namespace: ns }, spec }),
     /** Patches the spec; returns the generation the operator must have observed before its status describes it. */
     patchSpec: async (spec: Record<string, unknown>): Promise<number> => (await env.client.mergePatch(Redises, { namespace: ns, name }, { spec })).metadata.generation ?? 0,

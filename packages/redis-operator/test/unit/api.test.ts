@@ -114,7 +114,33 @@ test('the committed CRD and the API reference in docs/redis.md are up to date (n
   assert.equal(doc, withReference(doc));
 });
 
+test('spec.tls: on by default, never turned off (or on) in place, no Secret with disabled; CEL and code agree', () => {
+  assert.deepEqual(applyDefaults({}).tls, {});
+  const cases: [unknown, unknown, boolean][] = [
+    [{}, { replicas: 3 }, true],
+    [{}, { tls: { secretName: 'mine' } }, true],
+    [{ tls: { disabled: true } }, { tls: { disabled: true }, replicas: 1 }, true],
+    [{}, { tls: { disabled: true } }, false],
+    [{ tls: { secretName: 'mine' } }, { tls: { disabled: true } }, false],
+    [{ tls: { disabled: true } }, {}, false],
+  ];
+  for (const [before, after, allowed] of cases) {
+    const old = applyDefaults(before);
+    const spec = applyDefaults(after);
+    assert.equal(cel(RULES.tlsStaysOn.rule, spec, old), allowed, JSON.stringify([before, after]));
+    assert.equal(validateSpec(spec, old).includes(RULES.tlsStaysOn.message), !allowed, JSON.stringify([before, after]));
+  }
+  assert.match(RULES.tlsStaysOn.message, /^spec\.tls\.disabled /, 'the refusal names the field');
+  const both = applyDefaults({ tls: { disabled: true, secretName: 'mine' } });
+  assert.equal(cel(RULES.tlsOneSource.rule, both.tls), false);
+  assert.ok(validateSpec(both).includes(RULES.tlsOneSource.message));
+  const crd = JSON.stringify(redisCRD());
+  assert.ok(crd.includes(JSON.stringify(RULES.tlsStaysOn.rule)) && crd.includes(JSON.stringify(RULES.tlsOneSource.rule)), 'both rules are in the CRD');
+});
+
 test('every CEL rule passes on the schema defaults as written (`{}`), which the API server evaluates them on', () => {
+  assert.ok(cel(RULES.tlsStaysOn.rule, {}, {}));
+  assert.ok(cel(RULES.tlsOneSource.rule, {}));
   assert.ok(cel(RULES.supportedVersion.rule, {}));
   assert.ok(cel(RULES.minReplicasToWrite.rule, {}));
   assert.ok(cel(RULES.storageImmutable.rule, {}, {}));

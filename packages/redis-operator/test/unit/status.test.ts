@@ -96,8 +96,8 @@ test('a primary that answers but is not labelled yet is not Available: clients r
   assert.equal(condition(buildStatus({ observed: { ...o, pods }, action: { type: 'label-role', pod: 'cache-0', role: 'primary' }, step: undefined, generation: 1, previous: undefined, now, stepDeadlineMs: 120_000 }), 'Available'), 'False');
 });
 
-test('the manifests grant only what the reconciler uses: Secrets get and create, a Role when one namespace is watched', () => {
-  assert.deepEqual(RULES.find((r) => r.resources.includes('secrets'))?.verbs, ['get', 'create']);
+test('the manifests grant only what the reconciler uses: Secrets get, create and update (TLS renewal), a Role when one namespace is watched', () => {
+  assert.deepEqual(RULES.find((r) => r.resources.includes('secrets'))?.verbs, ['get', 'create', 'update']);
   const kinds = operatorManifests({ watchNamespace: 'apps' }).map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
   assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps') && !kinds.some((k) => k.startsWith('ClusterRole')), kinds.join(' '));
   assert.ok(operatorManifests().some((o) => o.kind === 'ClusterRole'));
