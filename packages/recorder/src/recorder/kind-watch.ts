@@ -2,7 +2,7 @@
 // the runtime lists and watches it; once its first list is complete, the whole list goes to the sink at once
 // (to be compared with what was last seen), and from then on each change goes to the sink as it comes, with
 // the version before it (the informer's cached copy) for updates and the last state for deletions.
-import { Informer, type Client, type OpenObject, type RetryFailure, type RetryLog, type RetryMetrics } from '@quorum/runtime';
+import { Informer, RetrySeriesScope, type Client, type OpenObject, type RetryFailure, type RetryLog, type RetryMetrics } from '@quorum/runtime';
 import { keepManagersOnly } from '../record/author.ts';
 import type { ResolvedKind } from './discovery.ts';
 
@@ -38,6 +38,8 @@ export interface KindWatchOptions {
 export class KindWatch {
   readonly target: WatchTarget;
   readonly #informer: Informer<OpenObject>;
+  /** Its informer's retry series, removed when the watch stops (a namespace no longer recorded, a deleted ChangeRecorder). */
+  readonly #metrics: RetrySeriesScope;
   /** Changes are being followed (the first list has been handed over). */
   #live = false;
   /** ...and that list has been compared with the records. */
@@ -46,12 +48,13 @@ export class KindWatch {
   constructor(client: Client, target: WatchTarget, sink: ChangeSink, options: KindWatchOptions = {}) {
     this.target = target;
     const kind = target.kind;
+    this.#metrics = new RetrySeriesScope(options.metrics);
     this.#informer = new Informer<OpenObject>(client, kind.type, {
       namespace: target.namespace,
       // The runtime's default transform drops managedFields whole; records need to know who changed what.
       transform: keepManagersOnly,
       log: options.log,
-      metrics: options.metrics,
+      metrics: this.#metrics,
       // Called before the informer applies any later change: the list and the changes after it meet exactly.
       onInitialList: (listed) => {
         const compared = sink.resumed(target, listed);
@@ -80,8 +83,9 @@ export class KindWatch {
     void this.#informer.run();
   }
 
-  stop(): Promise<void> {
-    return this.#informer.stop();
+  async stop(): Promise<void> {
+    await this.#informer.stop();
+    this.#metrics.forgetAll();
   }
 
   /** Whether the first list has been compared with the records and changes are being followed. */

@@ -1,7 +1,7 @@
 // One ChangeRecorder at work: its record store, the watches of the scopes its spec asks for, and the
 // per-object queue of writes. The reconciler decides what to watch (plan.ts) and hands it over here; this
 // turns what the watches see into records, in order per object, and counts what it wrote.
-import { RetryReporter, type Client, type OpenObject, type RetryFailure, type RetryLog, type RetryMetrics } from '@quorum/runtime';
+import { RetryReporter, RetrySeriesScope, type Client, type OpenObject, type RetryFailure, type RetryLog, type RetryMetrics } from '@quorum/runtime';
 import type { AdmittedOperation, UserSource } from '../attribution/admitted-users.ts';
 import { excluder, type ObjectIdentity } from '../api/defaults.ts';
 import type { ExcludeRule } from '../api/changerecorder.ts';
@@ -103,6 +103,13 @@ export class RecorderSession implements ChangeSink {
   readonly #work: OrderedWork;
   readonly #storage: RetryReporter;
   readonly #queue: RetryReporter;
+  /**
+   * Every retry series of this ChangeRecorder: its store's and queue's, and (below `recorder/<name>/`, as two
+   * recorders may watch the same kind) its informers'. Removed when it closes, so a deleted ChangeRecorder leaves
+   * none on /metrics and one re-created with its name counts from zero.
+   */
+  readonly #metrics: RetrySeriesScope;
+  readonly #watchMetrics: RetrySeriesScope;
   readonly #maxQueued: number;
   /** Changes queued and not written yet: what the bound counts (the comparisons' writes are not changes). */
   #queuedChanges = 0;
@@ -127,8 +134,10 @@ export class RecorderSession implements ChangeSink {
     this.startedAt = (options.now ?? (() => new Date()))();
     this.#store = store;
     this.#options = options;
-    this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: options.metrics, fields: { store: store.description } });
-    this.#queue = new RetryReporter({ component: `recorder/${options.name}/queue`, log: options.log, metrics: options.metrics, fields: { store: store.description } });
+    this.#metrics = new RetrySeriesScope(options.metrics);
+    this.#watchMetrics = new RetrySeriesScope(this.#metrics, `recorder/${options.name}/`);
+    this.#storage = new RetryReporter({ component: `recorder/${options.name}/storage`, log: options.log, metrics: this.#metrics, fields: { store: store.description } });
+    this.#queue = new RetryReporter({ component: `recorder/${options.name}/queue`, log: options.log, metrics: this.#metrics, fields: { store: store.description } });
     this.#maxQueued = options.maxQueuedChanges ?? DEFAULT_MAX_QUEUED_CHANGES;
     this.#work = new OrderedWork({
       concurrency: options.writeConcurrency ?? DEFAULT_WRITE_CONCURRENCY,
@@ -175,7 +184,7 @@ export class RecorderSession implements ChangeSink {
     }
     for (const [key, target] of wanted) {
       if (this.#watches.has(key)) continue;
-      const watch = new KindWatch(this.#options.client, target, this, { log: this.#options.log, metrics: this.#options.metrics, onReady: this.#options.onActivity });
+      const watch = new KindWatch(this.#options.client, target, this, { log: this.#options.log, metrics: this.#watchMetrics, onReady: this.#options.onActivity });
       this.#watches.set(key, watch);
       watch.start();
     }
@@ -192,7 +201,7 @@ export class RecorderSession implements ChangeSink {
     }
     if (selector === undefined) return undefined;
     if (!this.#namespaces) {
-      this.#namespaces = new NamespaceWatch(this.#options.client, selector, this.#options.onNamespacesChanged, { log: this.#options.log, metrics: this.#options.metrics });
+      this.#namespaces = new NamespaceWatch(this.#options.client, selector, this.#options.onNamespacesChanged, { log: this.#options.log, metrics: this.#watchMetrics });
       this.#namespaces.start();
     }
     return this.#namespaces.names();
@@ -249,6 +258,7 @@ export class RecorderSession implements ChangeSink {
     this.#namespaces = undefined;
     await this.#work.stop();
     this.#store.close();
+    this.#metrics.forgetAll();
   }
 
   // ---- ChangeSink: what the watches see ----

@@ -2,7 +2,7 @@
 // Names follow controller-runtime's, so existing dashboards work.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { WorkQueueMetrics } from '../queue/workqueue.ts';
-import type { RetryMetrics } from '../watch/retry-reporter.ts';
+import type { RetrySeries } from '../metrics/retry-series.ts';
 
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 
@@ -26,8 +26,9 @@ export class RuntimeMetrics {
    * `runtime_retries_total{component,reason}` counts every retry, and `runtime_failing_since_seconds{component}`
    * is the Unix time a loop's current run of failures began, 0 while it is healthy, so
    * `time() - runtime_failing_since_seconds > 60 and runtime_failing_since_seconds > 0` finds a loop stuck for a minute.
+   * `forget(component)` removes a component's series once its loop is gone for good (RetrySeriesScope).
    */
-  readonly retries: RetryMetrics;
+  readonly retries: RetrySeries;
 
   /**
    * A counter of the operator's own in this manager's registry (served on /metrics with the rest), so
@@ -96,9 +97,21 @@ export class RuntimeMetrics {
     const unfinished = new Gauge({ name: 'workqueue_unfinished_work_seconds', help: 'Seconds of work in progress', labelNames: ['name'], registers: [registry] });
     const retried = new Counter({ name: 'runtime_retries_total', help: 'Retries of the runtime\'s loops (watch, leader election, reconcile, events, certificates), by component and reason', labelNames: ['component', 'reason'], registers: [registry] });
     const failingSince = new Gauge({ name: 'runtime_failing_since_seconds', help: 'Unix time a runtime loop began failing without a success since; 0 while it is healthy', labelNames: ['component'], registers: [registry] });
+    // The reasons counted per component: a counter's series can only be removed by their full labels.
+    const reasons = new Map<string, Set<string>>();
     this.retries = {
-      retried: (component, reason) => retried.inc({ component, reason }),
+      retried: (component, reason) => {
+        let seen = reasons.get(component);
+        if (!seen) reasons.set(component, (seen = new Set()));
+        seen.add(reason);
+        retried.inc({ component, reason });
+      },
       failingSince: (component, sinceMs) => failingSince.set({ component }, sinceMs === undefined ? 0 : sinceMs / 1000),
+      forget: (component) => {
+        for (const reason of reasons.get(component) ?? []) retried.remove({ component, reason });
+        reasons.delete(component);
+        failingSince.remove({ component });
+      },
     };
     this.queue = {
       add: (name) => adds.inc({ name }),
