@@ -24,8 +24,9 @@ export const RESTORE_CONDITION_TYPES = ['Complete', 'Failed'] as const;
 export const RESTORE_RULES = {
   specImmutable: { rule: 'self == oldSelf', message: 'an EtcdRestore spec is immutable: create a new EtcdRestore for another restore' },
   source: {
-    rule: 'has(self.backupName) ? !has(self.destination) && !has(self.key) && !has(self.sha256) : has(self.destination) && has(self.key)',
-    message: 'an EtcdRestore must set either backupName, or destination and key (with an optional sha256)',
+    // sha256 with destination and key: the members check the snapshot against it (an EtcdBackup records its own).
+    rule: 'has(self.backupName) ? !has(self.destination) && !has(self.key) && !has(self.sha256) : has(self.destination) && has(self.key) && has(self.sha256)',
+    message: 'an EtcdRestore must set either backupName, or destination, key and sha256 (the snapshot is checked against it before any member starts)',
   },
   version: {
     rule: "!has(self.clusterSpec) || !has(self.clusterSpec.version) || !self.clusterSpec.version.startsWith('3.4.')",
@@ -63,7 +64,7 @@ export const EtcdRestoreSpecSchema = Type.Object(
     backupName: Type.Optional(Type.String({ description: 'An EtcdBackup in the same namespace; the restore waits until it has Succeeded, and fails if it Failed.', minLength: 1, maxLength: 253 })),
     destination: Type.Optional(DestinationSchema),
     key: Type.Optional(Type.String({ description: 'Object key (or file path under the PVC destination) of the snapshot, with destination.', minLength: 1, maxLength: 1024 })),
-    sha256: Type.Optional(Type.String({ description: "Expected SHA-256 of the snapshot file, in hex, with destination and key; etcd's own hash check runs either way.", pattern: '^[0-9a-f]{64}$' })),
+    sha256: Type.Optional(Type.String({ description: "SHA-256 of the snapshot file, in hex: required with destination and key (the members refuse a snapshot that does not match it); etcd's own hash check runs too.", pattern: '^[0-9a-f]{64}$' })),
     clusterSpec: Type.Optional(RestoreClusterSpecSchema),
     backupWaitSeconds: Type.Optional(
       Type.Integer({

@@ -160,6 +160,21 @@ export function parseAgentResult(text: string | undefined): AgentResult | undefi
   return undefined;
 }
 
+/** The Job controller's label on every pod it makes: the Job's UID. */
+export const JOB_CONTROLLER_UID_LABEL = 'batch.kubernetes.io/controller-uid';
+
+/**
+ * The pods `job` made: its UID in their controller-uid label and as their controlling owner, as the Job
+ * controller writes them. Never by name labels alone: anyone who may create pods in the namespace can label one
+ * with a Job's name, and a Job deleted and made again under its name leaves pods of the old one; either's
+ * termination message would be read as this Job's result.
+ */
+export function podsOfJob(job: Job, pods: readonly Pod[]): Pod[] {
+  const uid = job.metadata.uid;
+  if (!uid) return [];
+  return pods.filter((p) => p.metadata.labels?.[JOB_CONTROLLER_UID_LABEL] === uid && p.metadata.ownerReferences?.some((o) => o.controller === true && o.kind === 'Job' && o.uid === uid));
+}
+
 /** Waiting reasons that do not go away by waiting a few seconds. */
 const CANNOT_START = new Set(['CreateContainerConfigError', 'CreateContainerError', 'ImagePullBackOff', 'ErrImagePull', 'InvalidImageName']);
 

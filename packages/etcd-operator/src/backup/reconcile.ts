@@ -12,7 +12,7 @@ import { clientEndpoint, servedClientStage } from '../tls/members.ts';
 import { clientCredentials, clientIdentitySecret } from '../tls/cluster-secrets.ts';
 import { EtcdBackups, Jobs } from '../resources.ts';
 import { checkCredentials } from './credentials.ts';
-import { backupJob, backupJobName, BACKUP_LABEL, observeJob } from './job.ts';
+import { backupJob, backupJobName, observeJob, podsOfJob } from './job.ts';
 import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';
 
 /** The last success (time, size, duration) is not here: the operator reads it from the EtcdBackup cache (operator/metrics.ts). */
@@ -55,8 +55,7 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
     const cluster = deps.clusters.store.get(`${namespace}/${clusterName}`);
     const jobName = backupJobName(backup);
     const job = deps.jobs.store.get(`${namespace}/${jobName}`);
-    const jobPods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.[BACKUP_LABEL] === name && p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName);
-    const observedJob = job ? observeJob(job, jobPods, now.getTime()) : undefined;
+    const observedJob = job ? observeJob(job, podsOfJob(job, deps.pods.store.byIndex('namespace', namespace)), now.getTime()) : undefined;
     // Members are asked only when a member must be chosen: a running backup needs nothing from etcd.
     const members = !job && cluster ? await observeMembers(cluster, deps, signal) : [];
     // Its credentials Secret is looked at (metadata only) before a Job would mount it, never after.

@@ -116,6 +116,9 @@ async function observedOf(i: ObserveInput, seen: Omit<Observation, 'observed'>):
   const namespace = cluster.metadata.namespace!;
   const policy = spec.disasterRecovery?.policy ?? 'Manual';
   const ongoing = previous?.recovery && !previous.recovery.completedAt ? previous.recovery : undefined;
+  // A Backup recovery's recorded snapshot, with the SHA-256 its members check (newestBackupOf offers only backups
+  // that recorded one); a source recorded without one, by an older operator, is not restored from.
+  const recorded = ongoing?.source?.sha256 ? { ...ongoing.source, sha256: ongoing.source.sha256 } : undefined;
   // Survivors' own revisions matter only when the cluster has lost its quorum and may restore itself.
   const localRevisions = !view.membership && previous?.clusterID && policy === 'Restore' && !ongoing ? await observeLocalRevisions(name, namespace, pods, deps.etcd, signal, tls?.credentials) : undefined;
   const refusedSince = previous?.step?.refusedEverywhereSince;
@@ -139,13 +142,13 @@ async function observedOf(i: ObserveInput, seen: Omit<Observation, 'observed'>):
     stuckTerminatingReplaceMs: spec.replaceStuckMemberAfterSeconds * 1000,
     refusedRestartMs: deps.refusedRestartMs ?? DEFAULT_REFUSED_RESTART_MS,
     // The snapshot new members restore: a recovery's backup, or spec.bootstrap's for a new cluster.
-    ...(ongoing?.method === 'Backup' && ongoing.source && !previous?.clusterID
-      ? { restore: { ready: true as const, source: ongoing.source } }
+    ...(ongoing?.method === 'Backup' && recorded && !previous?.clusterID
+      ? { restore: { ready: true as const, source: recorded } }
       : spec.bootstrap && !previous?.clusterID ? { restore: restoreSource(spec.bootstrap.fromBackup, namespace, deps.backups) } : {}),
     disasterRecovery: policy,
     ...(localRevisions ? { localRevisions } : {}),
     ...(policy === 'Restore' ? newestBackupOf(name, namespace, deps.backups) : {}),
-    ...(ongoing ? { recovery: { method: ongoing.method, from: ongoing.from, ...(ongoing.source ? { source: ongoing.source } : {}) } } : {}),
+    ...(ongoing ? { recovery: { method: ongoing.method, from: ongoing.from, ...(recorded ? { source: recorded } : {}) } } : {}),
     // Peer views are read only while a change is being refused everywhere: they are what explains it.
     ...(refusedSince && view.membership
       ? { refused: { since: Date.parse(refusedSince), activePeers: await observePeerActivity(pods, view.membership, signal), restarts: previous?.step?.restarts ?? 0 } }
@@ -165,18 +168,29 @@ function newestBackupOf(cluster: string, namespace: string, backups: Pick<Inform
   return { newestBackup: { name: newest.metadata.name!, revision: String(s.revision ?? 0), ...(s.completedAt ? { completedAt: s.completedAt } : {}), source: { destination: newest.spec.destination, key: s.key!, sha256: s.sha256! } } };
 }
 
-/** The snapshot spec.bootstrap.fromBackup names: given directly, or a Succeeded EtcdBackup's. */
+/** Why a snapshot source cannot be restored yet, or at all (plan/recovery.ts waits with the reason). */
+export type RestoreSourceRefusal = { ready: false; reason: 'BackupNotReady' | 'SnapshotHashMissing'; why: string };
+
+/**
+ * The snapshot spec.bootstrap.fromBackup names: given directly, or a Succeeded EtcdBackup's; always with the
+ * SHA-256 the members check it against before etcd starts. A source without one is refused: the CRD refuses it
+ * at once since issue 23, and a cluster written before (or a backup taken by an older operator) waits here.
+ */
 export function restoreSource(
   from: NonNullable<EtcdCluster['spec']['bootstrap']>['fromBackup'],
   namespace: string,
   backups: Pick<Informer<EtcdBackup>, 'store'> | undefined,
-): { ready: true; source: RestoreSource } | { ready: false; why: string } {
-  if (from.destination && from.key) return { ready: true, source: { destination: from.destination, key: from.key, ...(from.sha256 ? { sha256: from.sha256 } : {}) } };
+): { ready: true; source: RestoreSource } | RestoreSourceRefusal {
+  if (from.destination && from.key) {
+    if (!from.sha256) return { ready: false, reason: 'SnapshotHashMissing', why: 'spec.bootstrap.fromBackup names destination and key without sha256: no member restores a snapshot it cannot check; create the cluster again with sha256, or with backupName' };
+    return { ready: true, source: { destination: from.destination, key: from.key, sha256: from.sha256 } };
+  }
   const name = from.backupName ?? '';
   const backup = backups?.store.get(`${namespace}/${name}`);
-  if (!backup) return { ready: false, why: `EtcdBackup ${name} does not exist in namespace ${namespace}` };
+  if (!backup) return { ready: false, reason: 'BackupNotReady', why: `EtcdBackup ${name} does not exist in namespace ${namespace}` };
   const s = backup.status;
-  if (s?.phase === 'Failed') return { ready: false, why: `EtcdBackup ${name} failed, so there is nothing to restore: ${s.conditions?.find((c) => c.type === 'Failed')?.message ?? ''}` };
-  if (s?.phase !== 'Succeeded' || !s.key || !s.sha256) return { ready: false, why: `EtcdBackup ${name} has not succeeded yet (phase ${s?.phase ?? 'Pending'})` };
+  if (s?.phase === 'Failed') return { ready: false, reason: 'BackupNotReady', why: `EtcdBackup ${name} failed, so there is nothing to restore: ${s.conditions?.find((c) => c.type === 'Failed')?.message ?? ''}` };
+  if (s?.phase !== 'Succeeded' || !s.key) return { ready: false, reason: 'BackupNotReady', why: `EtcdBackup ${name} has not succeeded yet (phase ${s?.phase ?? 'Pending'})` };
+  if (!s.sha256) return { ready: false, reason: 'SnapshotHashMissing', why: `EtcdBackup ${name} succeeded without recording a sha256 (status.sha256): no member restores a snapshot it cannot check; restore from another backup` };
   return { ready: true, source: { destination: backup.spec.destination, key: s.key, sha256: s.sha256 } };
 }

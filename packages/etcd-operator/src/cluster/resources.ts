@@ -190,11 +190,11 @@ export interface MemberPodOptions {
   tlsStage?: TLSStage;
 }
 
-/** A stored snapshot to restore from: where, which object, and its SHA-256 when known. */
+/** A stored snapshot to restore from: where, which object, and its SHA-256, which fetch-snapshot checks before etcd starts. */
 export interface RestoreSource {
   destination: Destination;
   key: string;
-  sha256?: string;
+  sha256: string;
 }
 
 /** Init containers of a restored member's pod whose failure means the snapshot was refused (see observePod). */
@@ -252,7 +252,7 @@ function restoreInitContainers(spec: DefaultedSpec, options: MemberPodOptions & 
         args: [
           `--destination-json=${JSON.stringify(source.destination)}`,
           `--key=${source.key}`,
-          ...(source.sha256 ? [`--sha256=${source.sha256}`] : []),
+          `--sha256=${source.sha256}`,
           `--out=${SNAPSHOT_FILE}`,
           `--skip-if-exists=${MEMBER_DATA}`,
           ...store.args,

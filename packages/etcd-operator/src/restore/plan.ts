@@ -32,6 +32,11 @@ export interface RestoreObserved {
   backupWaitMs: number;
   /** Why the snapshot's credentials Secret may not be mounted by the cluster's members (looked at before the cluster is created). */
   credentials?: CredentialsRefusal;
+  /**
+   * The snapshot has no SHA-256 to check it against: the source it comes from, named (spec.sha256 unset with a
+   * destination and key, or the named EtcdBackup recorded none). Unset: it has one.
+   */
+  hashMissingFrom?: string;
 }
 
 /** How long a restore has waited for its backup, and how long it may (ms). */
@@ -81,6 +86,8 @@ export function planRestore(o: RestoreObserved): RestoreAction {
       return { type: 'wait', reason, message: `${why} (${spent}); the cluster is created once it has Succeeded`, backupWait: wait };
     }
   }
+  // No member restores a snapshot it cannot check: a hash the restore or its backup lacks now will not appear.
+  if (o.hashMissingFrom) return { type: 'fail', reason: 'SnapshotHashMissing', message: `${o.hashMissingFrom} has no SHA-256 to check the snapshot against; no cluster was created` };
   // The members would mount the Secret with the operator's identity: only one marked for backups.
   if (o.credentials) return { type: 'fail', reason: o.credentials.reason, message: `${o.credentials.message}; no cluster was created` };
   return { type: 'createCluster' };

@@ -85,6 +85,9 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
     // The snapshot's credentials Secret, looked at only while the cluster is still to be created.
     const source = spec.backupName ? (backup?.status?.phase === 'Succeeded' ? backup.spec.destination : undefined) : spec.destination;
     const credentials = !cluster && !status.clusterUID ? await checkCredentials(deps.client, namespace, source, signal) : undefined;
+    const hashMissingFrom = spec.backupName
+      ? (backup?.status?.phase === 'Succeeded' && !backup.status.sha256 ? `EtcdBackup ${spec.backupName} (it recorded no status.sha256)` : undefined)
+      : (!spec.sha256 ? 'the snapshot of spec.destination and spec.key (spec.sha256 is unset)' : undefined);
 
     // ---- plan ----
     const action = planRestore({
@@ -107,6 +110,7 @@ export function etcdRestoreReconciler(deps: RestoreReconcilerDeps): Reconciler {
       now: now.getTime(),
       backupWaitMs: (spec.backupWaitSeconds ?? DEFAULT_BACKUP_WAIT_SECONDS) * 1000,
       ...(credentials ? { credentials } : {}),
+      ...(hashMissingFrom ? { hashMissingFrom } : {}),
     });
 
     // ---- act ----

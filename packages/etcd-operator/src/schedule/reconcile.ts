@@ -10,6 +10,7 @@ import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
 import { scheduleHashSeed } from '../cron.ts';
 import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
+import { podsOfJob } from '../backup/job.ts';
 import { observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
 
 export interface ScheduleReconcilerDeps {
@@ -89,8 +90,7 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       const jobName = pruneJobName(backup);
       const job = deps.jobs.store.get(`${namespace}/${jobName}`);
       if (!job) continue;
-      const pods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName);
-      pruneJobs.set(backup.metadata.uid ?? '', observePruneJob(job, pods));
+      pruneJobs.set(backup.metadata.uid ?? '', observePruneJob(job, podsOfJob(job, deps.pods.store.byIndex('namespace', namespace))));
     }
     const maxAgeMs = spec.retention?.maxAge ? durationMs(spec.retention.maxAge) : undefined;
     const lastScheduleTime = status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : NaN;

@@ -115,9 +115,16 @@ test('corrupted and truncated snapshots are refused before any member starts', a
   const truncated = good.subarray(0, Math.floor(good.length * 0.6));
   await hostS3.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}/corrupted.db`, Body: corrupted }));
   await hostS3.send(new PutObjectCommand({ Bucket: s3.bucket, Key: `${PREFIX}/truncated.db`, Body: truncated }));
-  // Without a SHA-256 to compare, etcd's own trailing hash must catch both; with the backup's, the mismatch does.
+  // A restore always names a SHA-256 (issue 23): the API server refuses destination and key without one.
+  await assert.rejects(
+    env.client.create(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'unhashed', namespace: ns }, spec: { ...PLAINTEXT, replicas: 1, bootstrap: { fromBackup: { destination: destination(), key: `${PREFIX}/corrupted.db` } } } }),
+    /fromBackup with destination and key must set sha256/,
+  );
+  // With the corrupted bytes' own SHA-256 (it matches), etcd's own trailing hash must catch the corruption; with
+  // the backup's, the mismatch catches the truncation.
+  const { createHash } = await import('node:crypto');
   const cases = [
-    { name: 'corrupted', fromBackup: { destination: destination(), key: `${PREFIX}/corrupted.db` } },
+    { name: 'corrupted', fromBackup: { destination: destination(), key: `${PREFIX}/corrupted.db`, sha256: createHash('sha256').update(corrupted).digest('hex') } },
     { name: 'truncated', fromBackup: { destination: destination(), key: `${PREFIX}/truncated.db`, sha256: taken.status!.sha256 } },
   ];
   for (const c of cases) await applyCluster(env.client, ns, c.name, { ...PLAINTEXT, replicas: 3, bootstrap: { fromBackup: c.fromBackup } });

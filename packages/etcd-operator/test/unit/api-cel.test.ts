@@ -338,6 +338,7 @@ test('every CEL rule parses (no invalid escapes, balanced)', () => {
 
 const PVC = { volumeClaimTemplate: { resources: { requests: { storage: '4Gi' } } } };
 const S3 = { bucket: 'quorum', credentialsSecret: 's3-credentials' };
+const SHA = 'a'.repeat(64);
 const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof RULES)[] }[] = [
   { name: 'empty spec', spec: {}, fails: [] },
   { name: 'image only', spec: { image: 'x/etcd:v3.6.16' }, fails: [] },
@@ -375,11 +376,11 @@ const CASES: { name: string; spec: unknown; old?: unknown; fails: (keyof typeof 
   { name: 'allowed flags', spec: { etcd: { extraArgs: ['--log-level=warn', '--experimental-compact-hash-check-enabled', '--max-request-bytes=4194304', '--feature-gates=InitialCorruptCheck=true'] } }, fails: [] },
   { name: 'managed flag kept unchanged (ratcheted)', spec: { replicas: 5, etcd: { extraArgs: ['--name=a'] } }, old: { etcd: { extraArgs: ['--name=a'] } }, fails: [] },
   { name: 'restore from a backup by name', spec: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: [] },
-  { name: 'restore from a key', spec: { bootstrap: { fromBackup: { destination: { s3: S3 }, key: 'a/b.db' } } }, fails: [] },
+  { name: 'restore from a key', spec: { bootstrap: { fromBackup: { destination: { s3: S3 }, key: 'a/b.db', sha256: SHA } } }, fails: [] },
   { name: 'restore from a name and a key', spec: { bootstrap: { fromBackup: { backupName: 'nightly', destination: { s3: S3 }, key: 'a/b.db' } } }, fails: ['backupSource'] },
-  { name: 'restore from a destination without a key', spec: { bootstrap: { fromBackup: { destination: { s3: S3 } } } }, fails: ['backupSource'] },
-  { name: 'restore from two destinations', spec: { bootstrap: { fromBackup: { destination: { s3: S3, pvc: { claimName: 'b' } }, key: 'k' } } }, fails: ['destinationExactlyOne'] },
-  { name: 'restore from no destination', spec: { bootstrap: { fromBackup: { destination: {}, key: 'k' } } }, fails: ['destinationExactlyOne'] },
+  { name: 'restore from a destination without a key', spec: { bootstrap: { fromBackup: { destination: { s3: S3 }, sha256: SHA } } }, fails: ['backupSource'] },
+  { name: 'restore from two destinations', spec: { bootstrap: { fromBackup: { destination: { s3: S3, pvc: { claimName: 'b' } }, key: 'k', sha256: SHA } } }, fails: ['destinationExactlyOne'] },
+  { name: 'restore from no destination', spec: { bootstrap: { fromBackup: { destination: {}, key: 'k', sha256: SHA } } }, fails: ['destinationExactlyOne'] },
   { name: 'restore into etcd 3.4', spec: { version: '3.4.37', bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: ['restoreVersion'] },
   { name: 'bootstrap added later', spec: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, old: {}, fails: ['bootstrapImmutable'] },
   { name: 'bootstrap changed', spec: { bootstrap: { fromBackup: { backupName: 'other' } } }, old: { bootstrap: { fromBackup: { backupName: 'nightly' } } }, fails: ['bootstrapImmutable'] },
@@ -414,7 +415,7 @@ for (const c of CASES) {
 }
 
 test('an endpoint is https, or http only to an in-cluster Service: the API server checks it (ratcheted), validateSpec does not', () => {
-  const cluster = (endpoint: string): unknown => ({ bootstrap: { fromBackup: { destination: { s3: { ...S3, endpoint } }, key: 'k' } } });
+  const cluster = (endpoint: string): unknown => ({ bootstrap: { fromBackup: { destination: { s3: { ...S3, endpoint } }, key: 'k', sha256: SHA } } });
   const refused = [RULES.endpointInCluster.message];
   for (const endpoint of ['http://minio.example.com:9000', 'http://10.0.0.7:9000', 'http://minio.svc.example.com', 'ftp://x.svc']) {
     assert.deepEqual(apiServerCelMessages(cluster(endpoint)), refused, endpoint);
@@ -467,8 +468,17 @@ test('extraArgs is an allowlist: the API server refuses any other flag, naming i
   assert.deepEqual(apiServerCelMessages({ replicas: 5, etcd: { extraArgs: ['--unsafe-no-fsync'] } }, { etcd: { extraArgs: ['--unsafe-no-fsync'] } }), []);
 });
 
+test('a restore from destination and key needs sha256: the API server refuses it (ratcheted), the operator waits instead of refusing the cluster', () => {
+  const inline = { bootstrap: { fromBackup: { destination: { s3: S3 }, key: 'a/b.db' } } };
+  assert.deepEqual(apiServerCelMessages(inline), [RULES.restoreHash.message]);
+  assert.deepEqual(apiServerCelMessages({ bootstrap: { fromBackup: { backupName: 'nightly' } } }), [], 'an EtcdBackup records its own');
+  // Stored before the rule (bootstrap is immutable): other edits still go through, and the operator does not call it invalid.
+  assert.deepEqual(apiServerCelMessages({ replicas: 5, ...inline }, inline), []);
+  assert.deepEqual(mirroredCelMessages(inline), []);
+});
+
 /** Rules the CASES table cannot hold, because validateSpec does not mirror them (tested on their own above). */
-const UNMIRRORED: readonly (keyof typeof RULES)[] = ['allowedFlags', 'endpointInCluster', 'podNotRoot', 'podSeccompConfined', 'containerNotPrivileged', 'containerNotRoot', 'containerNoAddedCapabilities', 'containerSeccompConfined'];
+const UNMIRRORED: readonly (keyof typeof RULES)[] = ['allowedFlags', 'endpointInCluster', 'restoreHash', 'podNotRoot', 'podSeccompConfined', 'containerNotPrivileged', 'containerNotRoot', 'containerNoAddedCapabilities', 'containerSeccompConfined'];
 
 test('the cases reach every rule', () => {
   const reached = new Set([...CASES.flatMap((c) => c.fails), ...UNMIRRORED]);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { backupJob, backupJobName, jobDeadlineSeconds, observeJob, parseAgentResult } from '../../src/backup/job.ts';
+import { backupJob, backupJobName, jobDeadlineSeconds, JOB_CONTROLLER_UID_LABEL, observeJob, parseAgentResult, podsOfJob } from '../../src/backup/job.ts';
 import { pickMember, planBackup, type BackupObserved, type ObservedMember } from '../../src/backup/plan.ts';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { Job, Pod } from '@quorum/runtime';
@@ -72,6 +72,25 @@ test('a backup succeeds when the agent exited 0 with its result, before the Job 
   // Exit 0 without a result is still not trusted; a failed exit is not a success.
   assert.equal(planBackup(running(observeJob(job, [pod(0)], 0))).type, 'fail');
   assert.equal(observeJob(job, [pod(1)], 0).succeeded, false);
+});
+
+test("a Job's result is read only from the pods its controller made: its UID in controller-uid and as controlling owner, never a name label alone", () => {
+  const job: Job = { apiVersion: 'batch/v1', kind: 'Job', metadata: { name: 'main-backup-1', uid: 'job-uid' }, status: { active: 1 } };
+  const names = { 'batch.kubernetes.io/job-name': 'main-backup-1', 'etcd.quorum.dev/backup': 'b' };
+  const madeBy = (uid: string, ownerUid = uid): Pod['metadata'] => ({ labels: { ...names, [JOB_CONTROLLER_UID_LABEL]: uid }, ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'main-backup-1', uid: ownerUid, controller: true }] });
+  const result = { terminated: { exitCode: 0, message: JSON.stringify(OK) } };
+  const forged = [
+    agentPod(result, { labels: names }), // the Job's name and the backup's, written by anyone who may create pods
+    agentPod(result, madeBy('old-job-uid')), // a Job of the same name deleted and made again
+    agentPod(result, madeBy('job-uid', 'other-uid')), // the label copied, not the owner
+    agentPod(result, { ...madeBy('job-uid'), ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: 'main-backup-1', uid: 'job-uid' }] }), // owned, not controlled
+  ];
+  assert.deepEqual(podsOfJob(job, forged), []);
+  assert.equal(observeJob(job, podsOfJob(job, forged), 0).succeeded, false, 'no forged pod passes for the result');
+  const own = agentPod(result, madeBy('job-uid'));
+  assert.deepEqual(podsOfJob(job, [...forged, own]), [own]);
+  assert.deepEqual(observeJob(job, podsOfJob(job, [...forged, own]), 0).result, OK);
+  assert.deepEqual(podsOfJob({ ...job, metadata: { name: 'main-backup-1' } }, [own]), [], 'a Job without a UID (not from the API server) has no pods');
 });
 
 test("a pod that cannot start is timed from its creation, which survives an operator restart", () => {

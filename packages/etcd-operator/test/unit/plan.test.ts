@@ -246,12 +246,12 @@ test('a stale-peer restart belongs to the refused change: its age goes on, the r
 test('a restore waits for its backup, hands the snapshot to every initial member, and stops at a refused snapshot', () => {
   const fresh = { membership: undefined, bootstrapped: false, pods: [], pvcs: [], lastKnownMembers: [], bootstrapMembers: [], nextMemberIndex: 0 };
   const source = { destination: { s3: { bucket: 'quorum', credentialsSecret: 's' } }, key: 'k.db', sha256: 'a'.repeat(64) };
-  const waiting = plan(observed({ ...fresh, restore: { ready: false, why: 'EtcdBackup nightly has not succeeded yet (phase Running)' } }));
+  const waiting = plan(observed({ ...fresh, restore: { ready: false, reason: 'BackupNotReady', why: 'EtcdBackup nightly has not succeeded yet (phase Running)' } }));
   assert.deepEqual(waiting, { type: 'wait', reason: 'BackupNotReady', detail: 'EtcdBackup nightly has not succeeded yet (phase Running)', requeueAfterMs: 5000 });
   assert.deepEqual(plan(observed({ ...fresh, restore: { ready: true, source } })), { type: 'bootstrap', members: ['c-0', 'c-1', 'c-2'], restore: source });
   // From a PVC (ReadWriteOnce, pinned to one node, and members run on different nodes): one member restores,
   // and the cluster grows from it.
-  const fromClaim = { destination: { pvc: { claimName: 'etcd-backups' } }, key: 'k.db' };
+  const fromClaim = { destination: { pvc: { claimName: 'etcd-backups' } }, key: 'k.db', sha256: 'b'.repeat(64) };
   assert.deepEqual(plan(observed({ ...fresh, restore: { ready: true, source: fromClaim } })), { type: 'bootstrap', members: ['c-0'], restore: fromClaim });
   const partial = observed({ ...fresh, restore: { ready: true, source }, bootstrapMembers: ['c-0', 'c-1', 'c-2'], pods: [pod(0, { ready: false })], pvcs: ['c-0'] });
   assert.deepEqual(plan(partial), { type: 'createPod', member: 'c-1', state: 'new', initialMembers: ['c-0', 'c-1', 'c-2'], reason: 'Bootstrap', restore: source });
@@ -264,8 +264,11 @@ test('a restore waits for its backup, hands the snapshot to every initial member
   });
   const a = plan(refused);
   assert.ok(a.type === 'wait' && a.reason === 'SnapshotRefused' && /no member serves it.*sha256 mismatch/.test(a.detail), JSON.stringify(a));
+  // A snapshot with no SHA-256 to check it against: no member is made from it, and the wait says why.
+  const unverifiable = plan(observed({ ...fresh, restore: { ready: false, reason: 'SnapshotHashMissing', why: 'EtcdBackup old succeeded without recording a sha256' } }));
+  assert.deepEqual(unverifiable, { type: 'wait', reason: 'SnapshotHashMissing', detail: 'EtcdBackup old succeeded without recording a sha256', requeueAfterMs: 30_000 });
   // Once bootstrapped, the restore is history: a lost member is replaced the usual way, never restored.
-  const later = plan(observed({ restore: { ready: false, why: 'backup deleted' }, bootstrapped: true }));
+  const later = plan(observed({ restore: { ready: false, reason: 'BackupNotReady', why: 'backup deleted' }, bootstrapped: true }));
   assert.notEqual(later.type === 'wait' && later.reason, 'BackupNotReady');
 });
 

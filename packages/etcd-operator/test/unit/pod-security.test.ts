@@ -80,7 +80,7 @@ const RESTORE_S3: MemberPodOptions = {
 };
 const RESTORE_PVC: MemberPodOptions = {
   ...OPTIONS,
-  restore: { source: { destination: { pvc: { claimName: 'etcd-backups', path: 'c' } }, key: 'c.db' }, agentImage: 'ghcr.io/quorum-dev/etcd-operator:test' },
+  restore: { source: { destination: { pvc: { claimName: 'etcd-backups', path: 'c' } }, key: 'c.db', sha256: 'c'.repeat(64) }, agentImage: 'ghcr.io/quorum-dev/etcd-operator:test' },
 };
 
 const build = (spec: EtcdClusterSpec, options: MemberPodOptions): PodSpec => memberPod(cluster(spec), applyDefaults(spec), options).spec;

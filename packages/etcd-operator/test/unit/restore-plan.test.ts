@@ -6,6 +6,7 @@ import { createLogger, Store, type Client, type EventInput, type KubeObject } fr
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import type { EtcdRestore } from '../../src/api/etcdrestore.ts';
+import { restoreSource } from '../../src/cluster/observe.ts';
 import { planRestore, type RestoreObserved } from '../../src/restore/plan.ts';
 import { etcdRestoreReconciler, restoredCluster, restoreStatus, RESTORE_LABEL, RESTORE_UID_ANNOTATION } from '../../src/restore/reconcile.ts';
 
@@ -205,4 +206,37 @@ test('without spec.backupWaitSeconds (webhooks and CRD defaults skipped) the bou
   t.at(T0 + 60 * MIN);
   await t.run();
   assert.equal(t.status().phase, 'Failed');
+});
+
+test('no restore without a SHA-256: an inline source without spec.sha256, or a Succeeded backup that recorded none, fails the restore and creates no cluster', async () => {
+  const message = (t: ReturnType<typeof restoreReconciler>): string | undefined => t.status().conditions?.find((c) => c.type === 'Failed' && c.status === 'True' && c.reason === 'SnapshotHashMissing')?.message;
+  const inline = restoreReconciler({ backupName: undefined, destination: { pvc: { claimName: 'b' } }, key: 'c/snap.db' });
+  await inline.run();
+  assert.equal(inline.status().phase, 'Failed');
+  assert.equal(message(inline), 'the snapshot of spec.destination and spec.key (spec.sha256 is unset) has no SHA-256 to check the snapshot against; no cluster was created');
+
+  const unhashed = restoreReconciler();
+  unhashed.backups.upsert({ metadata: { name: 'b1', namespace: 'ns' }, spec: { clusterName: 'c', destination: { pvc: { claimName: 'b' } } }, status: { phase: 'Succeeded', key: 'c/snap.db' } });
+  await unhashed.run();
+  assert.match(message(unhashed) ?? '', /^EtcdBackup b1 \(it recorded no status\.sha256\) has no SHA-256/);
+
+  // With one, the same restores go ahead.
+  const hashed = restoreReconciler({ backupName: undefined, destination: { pvc: { claimName: 'b' } }, key: 'c/snap.db', sha256: 'a'.repeat(64) });
+  await hashed.run();
+  assert.equal(hashed.status().phase, 'Restoring');
+  assert.deepEqual(planRestore(base({ hashMissingFrom: 'X' })), { type: 'fail', reason: 'SnapshotHashMissing', message: 'X has no SHA-256 to check the snapshot against; no cluster was created' });
+});
+
+test("a cluster's spec.bootstrap.fromBackup without a SHA-256 is not restored from: SnapshotHashMissing, naming the source", () => {
+  const backups = new Store<EtcdBackup>();
+  const destination = { pvc: { claimName: 'b' } };
+  const inline = restoreSource({ destination, key: 'k.db' }, 'ns', { store: backups });
+  assert.ok(!inline.ready && inline.reason === 'SnapshotHashMissing' && /without sha256/.test(inline.why), JSON.stringify(inline));
+  assert.deepEqual(restoreSource({ destination, key: 'k.db', sha256: 'a'.repeat(64) }, 'ns', { store: backups }), { ready: true, source: { destination, key: 'k.db', sha256: 'a'.repeat(64) } });
+  backups.upsert({ metadata: { name: 'old', namespace: 'ns' }, spec: { clusterName: 'c', destination }, status: { phase: 'Succeeded', key: 'k.db' } });
+  const unhashed = restoreSource({ backupName: 'old' }, 'ns', { store: backups });
+  assert.ok(!unhashed.ready && unhashed.reason === 'SnapshotHashMissing' && /EtcdBackup old succeeded without recording a sha256/.test(unhashed.why), JSON.stringify(unhashed));
+  backups.upsert({ metadata: { name: 'running', namespace: 'ns' }, spec: { clusterName: 'c', destination }, status: { phase: 'Running' } });
+  const running = restoreSource({ backupName: 'running' }, 'ns', { store: backups });
+  assert.ok(!running.ready && running.reason === 'BackupNotReady', JSON.stringify(running));
 });

@@ -38,7 +38,12 @@ export function withoutQuorumStep(o: Observed): Action {
   // recorded (status) before any pod exists, so a crash part-way resumes the same bootstrap.
   // A restore waits for its snapshot (an EtcdBackup still running, or not there yet) before any member exists.
   const restore = o.bootstrapped ? undefined : o.restore;
-  if (restore && !restore.ready) return { type: 'wait', reason: 'BackupNotReady', detail: restore.why, requeueAfterMs: 5000 };
+  if (restore && !restore.ready) {
+    // A snapshot with no SHA-256 is never restored: nothing to wait for soon, but the cluster says why.
+    return restore.reason === 'SnapshotHashMissing'
+      ? { type: 'wait', reason: 'SnapshotHashMissing', detail: restore.why, requeueAfterMs: 30_000 }
+      : { type: 'wait', reason: 'BackupNotReady', detail: restore.why, requeueAfterMs: 5000 };
+  }
   const source = restore?.ready ? { restore: restore.source } : {};
   if (!o.bootstrapped && o.bootstrapMembers.length === 0 && o.pods.length === 0 && o.pvcs.length === 0 && o.lastKnownMembers.length === 0) {
     const first = nextIndex(o);
