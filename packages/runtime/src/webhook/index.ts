@@ -37,4 +37,4 @@ export {
   type LeafUsage,
 } from './x509.ts';
 export { escapePointerToken, jsonPatchDiff } from './json-patch.ts';
-export { WebhookServer, type WebhookRefusal, type WebhookServerOptions } from './server.ts';
+export { WebhookServer, type WebhookClientAuth, type WebhookRefusal, type WebhookServerOptions } from './server.ts';

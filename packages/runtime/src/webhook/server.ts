@@ -1,8 +1,10 @@
 // The HTTPS endpoint the API server calls for admission: one path per handler, AdmissionReview in and
 // out, certificates reloaded from disk as they rotate.
+import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import type { KubeObject } from '../object.ts';
 import {
   ADMISSION_API_VERSION,
@@ -50,12 +52,27 @@ export interface WebhookServerOptions {
    * pass it gets 429 unless it is the only one. Default 16 MiB: with JSON parsing, a few times that in memory.
    */
   maxInFlightBytes?: number;
-  /** Told of every refused review (`Overloaded` → 429, `TooLarge` → 413), e.g. to count them in a metric. */
+  /** Told of every refused review (`Overloaded` → 429, `TooLarge` → 413, `Forbidden` → 403), e.g. to count them in a metric. */
   onRefused?: (reason: WebhookRefusal, path: string) => void;
+  /** Serve only callers with a client certificate of this CA (the API server): see WebhookClientAuth. */
+  clientAuth?: WebhookClientAuth;
+}
+
+/**
+ * Who may call: the API server, proven by the client certificate it presents to admission webhooks when its
+ * administrator gives it one (`--admission-control-config-file`, a WebhookAdmissionConfiguration whose
+ * kubeconfig names a client certificate for `*.svc`). A caller without a certificate signed by the CA is
+ * refused in the TLS handshake; one whose certificate's common name is not allowed gets 403.
+ */
+export interface WebhookClientAuth {
+  /** PEM file of the CA (or CAs) that sign the API server's client certificate; read at start. */
+  caFile: string;
+  /** Common names accepted (e.g. `kube-apiserver-webhook-client`); empty or unset: any certificate the CA signed. */
+  allowedNames?: readonly string[];
 }
 
 /** Why a review was refused before its handler saw it. */
-export type WebhookRefusal = 'Overloaded' | 'TooLarge';
+export type WebhookRefusal = 'Overloaded' | 'TooLarge' | 'Forbidden';
 
 /** Well above any object the API server accepts (about 3 MiB, twice in an UPDATE's review), so only garbage is refused. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
@@ -87,10 +104,18 @@ export class WebhookServer {
   #inFlight = 0;
   #inFlightBytes = 0;
   readonly #refusals = { count: 0, lastWarnMs: 0 };
+  #clientAuth: WebhookClientAuth | undefined;
 
   constructor(options: WebhookServerOptions) {
     this.#options = options;
     this.#log = options.logger ?? stderrLogger;
+    this.#clientAuth = options.clientAuth;
+  }
+
+  /** Like the `clientAuth` option, for code that registers handlers on a server it did not construct; before start(). */
+  requireClientCertificates(auth: WebhookClientAuth): void {
+    if (this.#server) throw new Error('client certificates must be required before the webhook server starts');
+    this.#clientAuth = auth;
   }
 
   /** The port being listened on; throws before start. */
@@ -125,11 +150,13 @@ export class WebhookServer {
       metrics: this.#options.metrics,
       // Changes are only reported after reloader.start(), by which time the server is listening.
       onChange: (pair) => {
-        this.#server?.setSecureContext(pair);
+        // A new context replaces the whole old one: the client CA goes in again.
+        this.#server?.setSecureContext({ ...pair, ...(clientTLS.ca ? { ca: clientTLS.ca } : {}) });
         this.#log('webhook: serving rotated certificate', { certFile: this.#options.certFile });
       },
     });
-    const server = createServer({ ...(await reloader.load()), minVersion: 'TLSv1.2' }, (req, res) => {
+    const clientTLS = await clientTLSOptions(this.#clientAuth);
+    const server = createServer({ ...(await reloader.load()), ...clientTLS, minVersion: 'TLSv1.2' }, (req, res) => {
       this.#serve(req, res).catch((err: unknown) => {
         this.#log('webhook: failed to answer', { path: req.url, error: err instanceof Error ? err.message : String(err) });
         if (!res.headersSent) sendText(res, 500, 'internal error');
@@ -155,7 +182,7 @@ export class WebhookServer {
       signal.addEventListener('abort', listener, { once: true });
       this.#abort = { signal, listener };
     }
-    this.#log('webhook: listening', { host: this.#options.host ?? '*', port: this.#port, paths: [...this.#reviewers.keys()] });
+    this.#log('webhook: listening', { host: this.#options.host ?? '*', port: this.#port, paths: [...this.#reviewers.keys()], clientCertificates: this.#clientAuth ? 'required' : 'not asked for' });
   }
 
   /** Stops accepting connections and resolves when in-flight reviews have been answered (or cut after a few seconds). */
@@ -183,6 +210,8 @@ export class WebhookServer {
     const path = new URL(req.url ?? '/', 'https://webhook').pathname;
     const reviewer = this.#reviewers.get(path);
     if (!reviewer) return sendText(res, 404, `no webhook at ${path}`);
+    const unauthorized = this.#unauthorizedCaller(req);
+    if (unauthorized) return this.#refuse(req, res, 'Forbidden', path, 403, unauthorized);
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
       return sendText(res, 405, 'admission reviews are POSTed');
@@ -198,6 +227,17 @@ export class WebhookServer {
       this.#inFlight -= 1;
       this.#inFlightBytes -= cost;
     }
+  }
+
+  /** Why the caller may not call, when client certificates are required and its name is not allowed. */
+  #unauthorizedCaller(req: IncomingMessage): string | undefined {
+    const allowed = this.#clientAuth?.allowedNames ?? [];
+    if (allowed.length === 0) return undefined;
+    // The handshake already refused a caller without a certificate of the CA; this one has one.
+    const name = (req.socket as TLSSocket).getPeerCertificate().subject?.CN;
+    const names = Array.isArray(name) ? name : name === undefined ? [] : [name];
+    if (names.length === 1 && allowed.includes(names[0]!)) return undefined;
+    return `the client certificate's common name ${JSON.stringify(names.join(','))} is not one allowed to call this webhook`;
   }
 
   /** Takes a slot for a review of `cost` bytes, unless the bounds are reached (one review is always let in). */
@@ -244,6 +284,16 @@ export class WebhookServer {
     res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(json) });
     res.end(json);
   }
+}
+
+/** The server's TLS options that ask every caller for a certificate of the CA and refuse the handshake without one. */
+async function clientTLSOptions(auth: WebhookClientAuth | undefined): Promise<{ ca?: string; requestCert?: boolean; rejectUnauthorized?: boolean }> {
+  if (!auth) return {};
+  const ca = await readFile(auth.caFile, 'utf8').catch((err: Error) => {
+    throw new Error(`the webhook's client CA ${auth.caFile} cannot be read: ${err.message}`);
+  });
+  if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`the webhook's client CA ${auth.caFile} holds no PEM certificate`);
+  return { ca, requestCert: true, rejectUnauthorized: true };
 }
 
 /** The body as text, or undefined when it is larger than `limit` (the rest is discarded). */
