@@ -1,10 +1,10 @@
-// Writes the files generated from code: the ChangeRecorder CRD YAML, the API section of docs/recorder.md and the
-// Helm chart (from the manifests).
+// Writes the files generated from code: the ChangeRecorder CRD YAML, the spec's schema as data (src/api/schema-data.ts),
+// the API section of docs/recorder.md and the Helm chart (from the manifests).
 // Deterministic, so running it twice changes nothing; test/unit/api.test.ts fails when a committed copy is stale.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
-import { CRD_FILE, changeRecorderCRDYAML } from '../src/api/crd.ts';
+import { CRD_FILE, changeRecorderCRDYAML, SCHEMA_DATA_FILE, schemaDataSource } from '../src/api/crd.ts';
 import { DOCS_FILE, withGeneratedReference } from '../src/api/docs.ts';
 import { CHART_DIR, helmChart } from '../src/deploy/helm.ts';
 
@@ -13,6 +13,7 @@ const repoRoot = join(packageDir, '..', '..');
 
 const outputs: [string, string][] = [
   [join(packageDir, CRD_FILE), changeRecorderCRDYAML()],
+  [join(packageDir, SCHEMA_DATA_FILE), schemaDataSource()],
   [join(repoRoot, DOCS_FILE), withGeneratedReference(await readFile(join(repoRoot, DOCS_FILE), 'utf8'))],
   ...Object.entries(helmChart()).map(([file, content]): [string, string] => [join(repoRoot, CHART_DIR, file), content]),
 ];

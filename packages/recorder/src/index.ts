@@ -2,6 +2,7 @@
 // or deleted object of the chosen kinds.
 import type { ImageArchive } from '@quorum/images';
 export * from './api/changerecorder.ts';
+export * from './api/schema.ts';
 export { applyDefaults, validateSpec, type DefaultedSpec } from './api/defaults.ts';
 export { changeRecorderCRD } from './api/crd.ts';
 export { ChangeRecorders } from './resources.ts';

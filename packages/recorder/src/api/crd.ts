@@ -1,11 +1,15 @@
-// The ChangeRecorder CustomResourceDefinition, built from the TypeBox schema in changerecorder.ts by the
-// runtime's CRD tooling; what is the recorder's own is here: names, scope, subresources and printer columns.
-import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
-import { ChangeRecorderSchema, GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './changerecorder.ts';
+// The ChangeRecorder CustomResourceDefinition, built from the TypeBox schema in schema.ts by the runtime's CRD
+// tooling; what is the recorder's own is here: names, scope, subresources and printer columns. And the spec's
+// schema as data (schema-data.ts), which the recorder's defaulting reads at run time.
+import { crdYAML, customResourceDefinition, schemaDataModule, type CustomResourceDefinition, type PrinterColumn, type SchemaNode } from '@quorum/runtime/crd';
+import { GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './changerecorder.ts';
+import { ChangeRecorderSchema, ChangeRecorderSpecSchema } from './schema.ts';
 
 /** The file the generator writes, relative to packages/recorder. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
 export const GENERATE_COMMAND = 'node packages/recorder/scripts/generate.ts';
+/** The spec's schema as data, relative to packages/recorder. */
+export const SCHEMA_DATA_FILE = 'src/api/schema-data.ts';
 
 export const PRINTER_COLUMNS: PrinterColumn[] = [
   { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether every kind asked for is served and being recorded.' },
@@ -29,5 +33,10 @@ export function changeRecorderCRD(): CustomResourceDefinition {
 
 /** The CRD as the YAML file in deploy/crds: a generated-file header, then the object. */
 export function changeRecorderCRDYAML(): string {
-  return crdYAML(changeRecorderCRD(), { source: 'packages/recorder/src/api/changerecorder.ts', command: GENERATE_COMMAND });
+  return crdYAML(changeRecorderCRD(), { source: 'packages/recorder/src/api/schema.ts', command: GENERATE_COMMAND });
+}
+
+/** schema-data.ts: the spec's schema as a plain object, for applyDefaults without TypeBox at run time. */
+export function schemaDataSource(): string {
+  return schemaDataModule({ ChangeRecorderSpecSchemaData: ChangeRecorderSpecSchema as SchemaNode }, GENERATE_COMMAND, 'packages/recorder/src/api/schema.ts');
 }

@@ -2,9 +2,8 @@
 // a default), each CEL rule of the CRD mirrored under the same message (the CRD may be older than this code),
 // and the spec's values turned into what the recorder needs: maxAge in milliseconds, the namespace selector as
 // the API server's selector string, and the exclude matcher. Where records go is store/target.ts's.
-import { applySchemaDefaults, type SchemaNode } from '@quorum/runtime/crd';
+import { applySchemaDefaults } from '@quorum/runtime/crd';
 import {
-  ChangeRecorderSpecSchema,
   MAX_AGE_PATTERN,
   RULES,
   STORAGE_PATH_PATTERN,
@@ -15,6 +14,7 @@ import {
   type SecretMode,
   type StorageSpec,
 } from './changerecorder.ts';
+import { ChangeRecorderSpecSchemaData } from './schema-data.ts';
 
 /**
  * A spec after defaulting: every field the recorder reads has a value, but `resources`, whose default depends
@@ -30,7 +30,7 @@ export type DefaultedSpec = Omit<ChangeRecorderSpec, 'resources' | 'ignoreStatus
 };
 
 export function applyDefaults(spec: ChangeRecorderSpec): DefaultedSpec {
-  const defaulted = applySchemaDefaults(ChangeRecorderSpecSchema as SchemaNode, spec) as DefaultedSpec;
+  const defaulted = applySchemaDefaults(ChangeRecorderSpecSchemaData, spec) as DefaultedSpec;
   const { resources, ...rest } = defaulted;
   return resources === undefined ? rest : { ...rest, resources: resources.map((r) => ({ group: r.group ?? '', kind: r.kind })) };
 }

@@ -27,6 +27,9 @@ export interface SchemaNode {
   pattern?: string;
   minItems?: number;
   maxItems?: number;
+  /** Carried for the API server (and a schema as data, schema-data.ts); the walks here do not check them. */
+  minProperties?: number;
+  maxProperties?: number;
   nullable?: boolean;
   required?: string[];
   properties?: Record<string, SchemaNode>;
