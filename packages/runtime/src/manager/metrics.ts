@@ -1,6 +1,7 @@
 // Prometheus metrics of a manager, in a registry of its own (several managers may share a process in tests).
 // Names follow controller-runtime's, so existing dashboards work.
-import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { registerProcessMetrics } from './process-metrics.ts';
+import { Counter, Gauge, Histogram, Registry } from './prom.ts';
 import type { WorkQueueMetrics } from '../queue/workqueue.ts';
 import type { RetrySeries } from '../metrics/retry-series.ts';
 
@@ -81,7 +82,7 @@ export class RuntimeMetrics {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registry = (this.registry = new Registry());
-    if (options.processMetrics !== false) collectDefaultMetrics({ register: registry });
+    if (options.processMetrics !== false) registerProcessMetrics(registry);
     this.reconcileTotal = new Counter({ name: 'controller_runtime_reconcile_total', help: 'Reconciliations per controller and result', labelNames: ['controller', 'result'], registers: [registry] });
     this.reconcileErrors = new Counter({ name: 'controller_runtime_reconcile_errors_total', help: 'Reconciliation errors per controller', labelNames: ['controller'], registers: [registry] });
     this.reconcileTime = new Histogram({ name: 'controller_runtime_reconcile_time_seconds', help: 'Reconciliation duration', labelNames: ['controller'], buckets: DURATION_BUCKETS, registers: [registry] });
