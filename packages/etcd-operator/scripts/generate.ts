@@ -1,4 +1,5 @@
-// Writes the files generated from code: the CRD YAML and docs/api.md (from the EtcdCluster schema), the
+// Writes the files generated from code: the CRD YAML, the schema as data (src/api/schema-data.ts) and docs/api.md
+// (from the EtcdCluster schema), the
 // reasons tables of docs/operations.md (from cluster/reasons.ts), the RBAC tables of docs/security.md (from
 // deploy/rbac-doc.ts), the Helm chart (from the manifests) and
 // deploy/monitoring/ (alert rules, scrape configs and the dashboard, from src/monitoring/). Deterministic, so
@@ -6,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
-import { BACKUP_CRD_FILE, CRD_FILE, etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdRestoreCRDYAML, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE } from '../src/api/crd.ts';
+import { BACKUP_CRD_FILE, CRD_FILE, etcdBackupCRDYAML, etcdBackupScheduleCRDYAML, etcdClusterCRDYAML, etcdRestoreCRDYAML, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE, SCHEMA_DATA_FILE, schemaDataSource } from '../src/api/crd.ts';
 import { apiReferenceMarkdown, DOCS_FILE } from '../src/reference/api.ts';
 import { helmChart } from '../src/deploy/helm.ts';
 import { SECURITY_FILE, withGeneratedRbac } from '../src/deploy/rbac-doc.ts';
@@ -21,6 +22,7 @@ const outputs: [string, string][] = [
   [join(packageDir, BACKUP_CRD_FILE), etcdBackupCRDYAML()],
   [join(packageDir, SCHEDULE_CRD_FILE), etcdBackupScheduleCRDYAML()],
   [join(packageDir, RESTORE_CRD_FILE), etcdRestoreCRDYAML()],
+  [join(packageDir, SCHEMA_DATA_FILE), schemaDataSource()],
   [join(repoRoot, DOCS_FILE), apiReferenceMarkdown()],
   [join(repoRoot, OPERATIONS_FILE), withGeneratedReasons(await readFile(join(repoRoot, OPERATIONS_FILE), 'utf8'))],
   [join(repoRoot, SECURITY_FILE), withGeneratedRbac(await readFile(join(repoRoot, SECURITY_FILE), 'utf8'))],

@@ -1,5 +1,6 @@
 // @quorum/etcd-operator: the EtcdCluster API, its controller, the etcd admin client and deployment.
 export * from './api/etcdcluster.ts';
+export * from './api/etcdcluster-schema.ts';
 export { applyDefaults, validateSpec, type DefaultedSpec } from './api/defaults.ts';
 export { etcdClusterCRD } from './api/crd.ts';
 export { EtcdClusters } from './resources.ts';

@@ -1,10 +1,14 @@
-// The EtcdCluster CustomResourceDefinition, built from the TypeBox schemas in etcdcluster.ts by the runtime's
+// The EtcdCluster CustomResourceDefinition, built from the TypeBox schemas in etcdcluster-schema.ts (and the other kinds' -schema.ts) by the runtime's
 // CRD tooling; what is the operator's own is here: names, scope, subresources and printer columns.
-import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
-import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKUP_SINGULAR, EtcdBackupSchema } from './etcdbackup.ts';
-import { EtcdBackupScheduleSchema, SCHEDULE_KIND, SCHEDULE_LIST_KIND, SCHEDULE_PLURAL, SCHEDULE_SHORT_NAMES, SCHEDULE_SINGULAR } from './etcdbackupschedule.ts';
-import { EtcdClusterSchema, GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './etcdcluster.ts';
-import { EtcdRestoreSchema, RESTORE_KIND, RESTORE_LIST_KIND, RESTORE_PLURAL, RESTORE_SHORT_NAMES, RESTORE_SINGULAR } from './etcdrestore.ts';
+import { crdYAML, customResourceDefinition, schemaDataModule, type CustomResourceDefinition, type PrinterColumn, type SchemaNode } from '@quorum/runtime/crd';
+import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKUP_SINGULAR } from './etcdbackup.ts';
+import { EtcdBackupSchema } from './etcdbackup-schema.ts';
+import { SCHEDULE_KIND, SCHEDULE_LIST_KIND, SCHEDULE_PLURAL, SCHEDULE_SHORT_NAMES, SCHEDULE_SINGULAR } from './etcdbackupschedule.ts';
+import { EtcdBackupScheduleSchema } from './etcdbackupschedule-schema.ts';
+import { GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './etcdcluster.ts';
+import { EtcdClusterSchema, EtcdClusterSpecSchema } from './etcdcluster-schema.ts';
+import { RESTORE_KIND, RESTORE_LIST_KIND, RESTORE_PLURAL, RESTORE_SHORT_NAMES, RESTORE_SINGULAR } from './etcdrestore.ts';
+import { EtcdRestoreSchema } from './etcdrestore-schema.ts';
 
 /** The files the generator writes, relative to packages/etcd-operator. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
@@ -43,7 +47,7 @@ export function etcdClusterCRD(): CustomResourceDefinition {
 
 /** The CRD as the YAML file in deploy/crds: a generated-file header, then the object. */
 export function etcdClusterCRDYAML(): string {
-  return crdYAML(etcdClusterCRD(), { source: 'packages/etcd-operator/src/api/etcdcluster.ts', command: GENERATE_COMMAND });
+  return crdYAML(etcdClusterCRD(), { source: 'packages/etcd-operator/src/api/etcdcluster-schema.ts', command: GENERATE_COMMAND });
 }
 
 export const BACKUP_PRINTER_COLUMNS: PrinterColumn[] = [
@@ -66,7 +70,7 @@ export function etcdBackupCRD(): CustomResourceDefinition {
 }
 
 export function etcdBackupCRDYAML(): string {
-  return crdYAML(etcdBackupCRD(), { source: 'packages/etcd-operator/src/api/etcdbackup.ts', command: GENERATE_COMMAND });
+  return crdYAML(etcdBackupCRD(), { source: 'packages/etcd-operator/src/api/etcdbackup-schema.ts', command: GENERATE_COMMAND });
 }
 
 export const SCHEDULE_PRINTER_COLUMNS: PrinterColumn[] = [
@@ -90,7 +94,7 @@ export function etcdBackupScheduleCRD(): CustomResourceDefinition {
 }
 
 export function etcdBackupScheduleCRDYAML(): string {
-  return crdYAML(etcdBackupScheduleCRD(), { source: 'packages/etcd-operator/src/api/etcdbackupschedule.ts', command: GENERATE_COMMAND });
+  return crdYAML(etcdBackupScheduleCRD(), { source: 'packages/etcd-operator/src/api/etcdbackupschedule-schema.ts', command: GENERATE_COMMAND });
 }
 
 export const RESTORE_PRINTER_COLUMNS: PrinterColumn[] = [
@@ -111,5 +115,15 @@ export function etcdRestoreCRD(): CustomResourceDefinition {
 }
 
 export function etcdRestoreCRDYAML(): string {
-  return crdYAML(etcdRestoreCRD(), { source: 'packages/etcd-operator/src/api/etcdrestore.ts', command: GENERATE_COMMAND });
+  return crdYAML(etcdRestoreCRD(), { source: 'packages/etcd-operator/src/api/etcdrestore-schema.ts', command: GENERATE_COMMAND });
+}
+
+/** The EtcdCluster's spec and metadata schemas as data (schema-data.ts), relative to packages/etcd-operator. */
+export const SCHEMA_DATA_FILE = 'src/api/schema-data.ts';
+
+/** schema-data.ts: what defaults.ts reads at run time (defaults, validation) without building the schemas. */
+export function schemaDataSource(): string {
+  const metadata = (EtcdClusterSchema as SchemaNode).properties?.['metadata'];
+  if (metadata === undefined) throw new Error('the EtcdCluster schema has no metadata node');
+  return schemaDataModule({ EtcdClusterSpecSchemaData: EtcdClusterSpecSchema as SchemaNode, EtcdClusterMetadataSchemaData: metadata }, GENERATE_COMMAND, 'packages/etcd-operator/src/api/etcdcluster-schema.ts');
 }

@@ -3,8 +3,6 @@
 // CRD is mirrored below under the same message (RULES in etcdcluster.ts), followed by the checks no CEL rule makes.
 import {
   DEFAULT_REPOSITORY,
-  EtcdClusterSchema,
-  EtcdClusterSpecSchema,
   ETCD_DEFAULT_ELECTION_MS,
   ETCD_DEFAULT_HEARTBEAT_MS,
   FLAGS_REMOVED_IN,
@@ -21,6 +19,7 @@ import {
   type StorageSpec,
 } from './etcdcluster.ts';
 import { destinationIssues } from './destination.ts';
+import { EtcdClusterMetadataSchemaData, EtcdClusterSpecSchemaData } from './schema-data.ts';
 import {
   applySchemaDefaults,
   deepEqual,
@@ -31,7 +30,6 @@ import {
   type FieldError,
   type Issue,
   type Path,
-  type SchemaNode,
 } from '@quorum/runtime/crd';
 import { isPvcKey, PVC_KEY_RULE } from '@quorum/storage';
 import { parseSchedule } from '../cron.ts';
@@ -62,8 +60,7 @@ export interface ValidationIssue extends FieldError {
   warning?: true;
 }
 
-const specSchema = EtcdClusterSpecSchema as SchemaNode;
-const rootSchema = EtcdClusterSchema as SchemaNode;
+const specSchema = EtcdClusterSpecSchemaData;
 const SPEC: Path = ['spec'];
 
 /**
@@ -399,8 +396,7 @@ function validateObject(obj: unknown, old: unknown, checkMetadata: boolean): Val
   const previous = isPlainObject(old) ? defaultedObject(old) : undefined;
   const issues: Issue[] = [];
   if (checkMetadata) {
-    const metadata = rootSchema.properties?.metadata;
-    if (metadata) issues.push(...validateAgainstSchema({ ...metadata, 'x-kubernetes-preserve-unknown-fields': true }, value.metadata, ['metadata']));
+    issues.push(...validateAgainstSchema({ ...EtcdClusterMetadataSchemaData, 'x-kubernetes-preserve-unknown-fields': true }, value.metadata, ['metadata']));
   }
   issues.push(...validateAgainstSchema(specSchema, value.spec, SPEC));
   if (isPlainObject(value.spec)) {

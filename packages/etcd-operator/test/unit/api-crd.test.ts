@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { CRD_FILE, etcdBackupScheduleCRD, etcdBackupScheduleCRDYAML, etcdClusterCRD, etcdClusterCRDYAML, etcdRestoreCRD, etcdRestoreCRDYAML, GENERATE_COMMAND, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE } from '../../src/api/crd.ts';
+import { CRD_FILE, etcdBackupScheduleCRD, etcdBackupScheduleCRDYAML, etcdClusterCRD, etcdClusterCRDYAML, etcdRestoreCRD, etcdRestoreCRDYAML, GENERATE_COMMAND, RESTORE_CRD_FILE, SCHEDULE_CRD_FILE, SCHEMA_DATA_FILE, schemaDataSource } from '../../src/api/crd.ts';
 import { apiReferenceMarkdown, DOCS_FILE } from '../../src/reference/api.ts';
 import { RULES } from '../../src/api/etcdcluster.ts';
 import { storageVersion, toOpenAPI, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
@@ -18,6 +18,8 @@ const root = version.schema.openAPIV3Schema;
 test('the committed CRD YAML is what the generator produces now', async () => {
   const committed = await readFile(join(packageDir, CRD_FILE), 'utf8').catch(() => '(missing)');
   assert.ok(committed === etcdClusterCRDYAML(), `${CRD_FILE} is stale: run ${GENERATE_COMMAND}`);
+  const data = await readFile(join(packageDir, SCHEMA_DATA_FILE), 'utf8').catch(() => '(missing)');
+  assert.ok(data === schemaDataSource(), `${SCHEMA_DATA_FILE} is stale: run ${GENERATE_COMMAND}`);
   assert.deepEqual(parse(committed), crd, 'the YAML parses back to the CRD object');
 });
 

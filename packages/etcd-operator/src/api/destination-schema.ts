@@ -1,0 +1,10 @@
+// The destination's schemas, built by the kit with @quorum/storage's patterns (destination.ts says what they are
+// for): loaded by the other schema modules, the generators and the backup agent, not by the operator's process.
+import { destinationSchemas } from '@quorum/kit/schema';
+import { ENDPOINT_PATTERN, KEY_PREFIX_PATTERN } from '@quorum/storage';
+
+export const { S3DestinationSchema, GcsDestinationSchema, AzureDestinationSchema, PvcDestinationSchema, DestinationSchema } = destinationSchemas({
+  endpointPattern: ENDPOINT_PATTERN,
+  keyPrefixPattern: KEY_PREFIX_PATTERN,
+  prefixExample: 'prod/etcd',
+});
