@@ -7,7 +7,7 @@
 // `start` builds or reuses binaries and images, then runs a supervisor process that owns the cluster.
 // That supervisor watches this process: if it exits or is killed, the cluster is torn down with it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdir, open } from 'node:fs/promises';
+import { mkdir, open, readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { ensureBinaries } from './build/go-binaries.ts';
 import { ensurePrerequisites } from './build/prerequisites.ts';
@@ -172,6 +172,14 @@ export class LocalKube {
   }
   killContainer(namespace: string, pod: string, container?: string): Promise<void> {
     return control(this.stateDir, 'kill-container', { namespace, pod, container });
+  }
+  /**
+   * The CA (PEM) of the client certificate the API server presents to admission webhooks, and nothing else:
+   * a webhook that requires client certificates of it is callable by the API server only (its certificate's
+   * common name is APISERVER_WEBHOOK_CLIENT_NAME). The recorder's users webhook takes it as `webhookClientCA`.
+   */
+  webhookClientCA(): Promise<string> {
+    return readFile(join(this.stateDir, 'pki', 'webhook-client-ca.crt'), 'utf8');
   }
   /** Runs an iptables command in a pod's network namespace (to drop its DNS, or refuse one peer): a fault. */
   inPodNetwork(namespace: string, pod: string, argv: string[]): Promise<string> {

@@ -68,6 +68,34 @@ export async function writeKubeconfigs(ctx: ComponentContext): Promise<void> {
   await write(kubeconfigPath(topo, 'kube-proxy'), 'kube-proxy', pki.kubeProxy);
   await write(kubeconfigPath(topo, 'network-policy'), 'network-policy', pki.networkPolicy);
   for (const n of topo.nodes) await write(kubeconfigPath(topo, n.name), n.name, pki.nodeClients[n.name]!);
+  await writeAdmissionConfiguration(ctx);
+}
+
+/** The API server's admission configuration: the file its --admission-control-config-file names. */
+export const admissionConfigPath = (topo: Topology): string => join(topo.stateDir, 'admission', 'admission-config.json');
+
+/**
+ * The API server authenticates to admission webhooks, as upstream documents it ("Authenticate apiservers"): a
+ * WebhookAdmissionConfiguration for both webhook plugins whose kubeconfig gives the client certificate for
+ * every in-cluster Service (`*.svc`: webhooks are called as `<service>.<namespace>.svc`). A webhook that
+ * asks for client certificates of pki.webhookClientCA then knows its caller is the API server.
+ */
+async function writeAdmissionConfiguration(ctx: ComponentContext): Promise<void> {
+  const dir = join(ctx.topo.stateDir, 'admission');
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  const kubeconfig = join(dir, 'webhook-clients.kubeconfig');
+  const user = { 'client-certificate': ctx.pki.apiserverWebhookClient.cert, 'client-key': ctx.pki.apiserverWebhookClient.key };
+  await writeFile(kubeconfig, JSON.stringify({ apiVersion: 'v1', kind: 'Config', users: [{ name: '*.svc', user }] }, null, 2) + '\n', { mode: 0o600 });
+  const webhooks = { apiVersion: 'apiserver.config.k8s.io/v1', kind: 'WebhookAdmissionConfiguration', kubeConfigFile: kubeconfig };
+  const config = {
+    apiVersion: 'apiserver.config.k8s.io/v1',
+    kind: 'AdmissionConfiguration',
+    plugins: [
+      { name: 'ValidatingAdmissionWebhook', configuration: webhooks },
+      { name: 'MutatingAdmissionWebhook', configuration: webhooks },
+    ],
+  };
+  await writeFile(admissionConfigPath(ctx.topo), JSON.stringify(config, null, 2) + '\n', { mode: 0o600 });
 }
 
 export function etcdProcess(ctx: ComponentContext): ProcessSpec {
@@ -114,6 +142,7 @@ export function apiserverProcess(ctx: ComponentContext): ProcessSpec {
       `--service-account-signing-key-file=${pki.serviceAccountKey}`,
       '--authorization-mode=Node,RBAC',
       '--enable-admission-plugins=NodeRestriction',
+      `--admission-control-config-file=${admissionConfigPath(ctx.topo)}`,
       '--allow-privileged=true',
       // Pods leave a NotReady or unreachable node after 10 s instead of 5 min, so node-failure tests are quick.
       '--default-not-ready-toleration-seconds=10',

@@ -10,6 +10,13 @@ import { CLUSTER_DOMAIN, CONTROL_PLANE_IP, KUBERNETES_SERVICE_IP, type Topology 
 
 const OPENSSL = hostCommand('openssl', 'openssl', 'cluster certificates');
 
+/**
+ * The common name of the client certificate the API server presents to admission webhooks (components.ts,
+ * admission configuration). It is signed by a CA of its own, `webhook-client-ca.crt`, which signs nothing else:
+ * a webhook that trusts only that CA is called by the API server and by no pod (LocalKube.webhookClientCA()).
+ */
+export const APISERVER_WEBHOOK_CLIENT_NAME = 'kube-apiserver-webhook-client';
+
 /** The NetworkPolicy agent's user: its ClusterRole (addons.ts) lets it read what kube-router's controller watches. */
 export const NETWORK_POLICY_USER = 'system:localkube:network-policy';
 
@@ -22,6 +29,10 @@ export interface Pki {
   dir: string;
   ca: CertPaths;
   apiserver: CertPaths;
+  /** Signs only apiserverWebhookClient; its certificate is what webhooks verify their caller against. */
+  webhookClientCA: CertPaths;
+  /** The API server's client certificate for admission webhooks (APISERVER_WEBHOOK_CLIENT_NAME). */
+  apiserverWebhookClient: CertPaths;
   apiserverKubeletClient: CertPaths;
   admin: CertPaths;
   controllerManager: CertPaths;
@@ -73,15 +84,21 @@ async function signed(dir: string, ca: CertPaths, req: CertRequest): Promise<Cer
   return paths;
 }
 
+async function selfSignedCA(dir: string, name: string, commonName: string): Promise<CertPaths> {
+  const ca = { cert: join(dir, `${name}.crt`), key: join(dir, `${name}.key`) };
+  await ecKey(ca.key);
+  await run(OPENSSL, [
+    'req', '-x509', '-new', '-key', ca.key, '-subj', `/CN=${commonName}`, '-days', '3650', '-sha256',
+    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,digitalSignature,keyCertSign,cRLSign', '-out', ca.cert,
+  ]);
+  return ca;
+}
+
 export async function createPki(topo: Topology): Promise<Pki> {
   const dir = join(topo.stateDir, 'pki');
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const ca = { cert: join(dir, 'ca.crt'), key: join(dir, 'ca.key') };
-  await ecKey(ca.key);
-  await run(OPENSSL, [
-    'req', '-x509', '-new', '-key', ca.key, '-subj', '/CN=localkube-ca', '-days', '3650', '-sha256',
-    '-addext', 'basicConstraints=critical,CA:TRUE', '-addext', 'keyUsage=critical,digitalSignature,keyCertSign,cRLSign', '-out', ca.cert,
-  ]);
+  const [ca, webhookClientCA] = await Promise.all([selfSignedCA(dir, 'ca', 'localkube-ca'), selfSignedCA(dir, 'webhook-client-ca', 'localkube-webhook-client-ca')]);
+  const apiserverWebhookClient = await signed(dir, webhookClientCA, { name: 'apiserver-webhook-client', subject: `/CN=${APISERVER_WEBHOOK_CLIENT_NAME}`, usage: 'client' });
   const sign = (req: CertRequest): Promise<CertPaths> => signed(dir, ca, req);
   const serviceAccountKey = join(dir, 'sa.key');
   const serviceAccountPub = join(dir, 'sa.pub');
@@ -106,7 +123,7 @@ export async function createPki(topo: Topology): Promise<Pki> {
       nodeServing[n.name] = await sign({ name: `${n.name}-serving`, subject: `/CN=${n.name}`, usage: 'server', ips: [n.ip], dns: [n.name] });
     }),
   );
-  return { dir, ca, apiserver, apiserverKubeletClient, admin, controllerManager, scheduler, kubeProxy, networkPolicy, nodeClients, nodeServing, serviceAccountKey, serviceAccountPub };
+  return { dir, ca, apiserver, webhookClientCA, apiserverWebhookClient, apiserverKubeletClient, admin, controllerManager, scheduler, kubeProxy, networkPolicy, nodeClients, nodeServing, serviceAccountKey, serviceAccountPub };
 }
 
 export interface Credentials {

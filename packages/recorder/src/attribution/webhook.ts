@@ -7,7 +7,7 @@
 // certificate kept in a Secret in the recorder's namespace (the first process to start creates it), the CA
 // published again every 30 s in case an install or an edit dropped it.
 import { webhookServing, type WebhookServing } from '@quorum/kit';
-import type { Client, Logger, RetryMetrics } from '@quorum/runtime';
+import type { Client, Logger, RetryMetrics, WebhookClientAuth } from '@quorum/runtime';
 import type { AdmittedUsers } from './admitted-users.ts';
 
 /** The ValidatingWebhookConfiguration (cluster-scoped), its one webhook's name, and the path it calls. */
@@ -20,6 +20,8 @@ export const WEBHOOK_PORT = 9443;
 export const WEBHOOK_PORT_NAME = 'webhook';
 /** The Service port the API server calls (the recorder's Service, beside the history port). */
 export const WEBHOOK_SERVICE_PORT = 443;
+/** The ConfigMap, in the recorder's namespace, with the CA of the API server's client certificate (`ca.crt`). */
+export const WEBHOOK_CLIENT_CA_CONFIGMAP = 'quorum-recorder-webhook-client-ca';
 
 /** The certificate Secret's labels, when this process is the one that makes it. */
 const CERT_SECRET_LABELS = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'change-recorder' };
@@ -35,6 +37,11 @@ export interface UsersWebhookOptions {
   port: number;
   log: Logger;
   metrics?: RetryMetrics;
+  /**
+   * Answer only callers with a client certificate of this CA, and of these common names when given: the API
+   * server, once its administrator gives it one for webhooks. Unset: any caller that reaches the port.
+   */
+  clientAuth?: WebhookClientAuth;
 }
 
 /**
@@ -53,7 +60,10 @@ export function usersWebhookRunnable(options: UsersWebhookOptions): WebhookServi
     certDir: options.certDir,
     port: options.port,
     configurations: { validating: [USERS_WEBHOOK_CONFIGURATION] },
-    register: (server) => server.registerValidating(USERS_WEBHOOK_PATH, options.users.review),
+    register: (server) => {
+      if (options.clientAuth) server.requireClientCertificates(options.clientAuth);
+      server.registerValidating(USERS_WEBHOOK_PATH, options.users.review);
+    },
     log: options.log,
     ...(options.metrics ? { metrics: options.metrics } : {}),
   });

@@ -33,12 +33,18 @@ options:
                                 ChangeRecorders name); repeatable
   --history-group GROUP         who may reach the history endpoint (default system:authenticated); repeatable
   --users-webhook               install the users webhook even if no ChangeRecorder asks for users yet
+  --webhook-client-ca FILE      the CA (PEM) of the client certificate the API server presents to
+                                admission webhooks: the users webhook then answers only callers with
+                                one (without it, any pod that reaches it can forge who changed what)
+  --webhook-client-name NAME    a common name allowed among those certificates; repeatable (default any)
   --log-level LEVEL             the recorder's log level (default info)
   --recorder-namespace NS       where the recorder runs (default quorum-system)
   --kubeconfig FILE  --context NAME`;
 
 export interface InstallArgs {
   help: boolean;
+  /** Read at install into options.webhookClientCA. */
+  webhookClientCAFile?: string;
   files: string[];
   print: boolean;
   options: RecorderInstallOptions;
@@ -65,6 +71,8 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
         'storage-secret': { type: 'string', multiple: true },
         'history-group': { type: 'string', multiple: true },
         'users-webhook': { type: 'boolean', default: false },
+        'webhook-client-ca': { type: 'string' },
+        'webhook-client-name': { type: 'string', multiple: true },
         'log-level': { type: 'string' },
         'recorder-namespace': { type: 'string' },
         kubeconfig: { type: 'string' },
@@ -88,6 +96,7 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
   if (v['storage-secret'] !== undefined) options.storageSecrets = v['storage-secret'];
   if (v['history-group'] !== undefined) options.historyGroups = v['history-group'];
   if (v['users-webhook']) options.usersWebhook = true;
+  if (v['webhook-client-name'] !== undefined) options.webhookClientNames = v['webhook-client-name'];
   if (v['cluster-wide']) options.clusterWide = true;
   if (v['log-level'] !== undefined) options.logLevel = v['log-level'];
   return {
@@ -95,6 +104,7 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
     files: v.filename ?? [],
     print: v.print,
     options,
+    ...(v['webhook-client-ca'] !== undefined ? { webhookClientCAFile: v['webhook-client-ca'] } : {}),
     ...(v.kubeconfig !== undefined ? { kubeconfig: v.kubeconfig } : {}),
     ...(v.context !== undefined ? { context: v.context } : {}),
   };
@@ -124,7 +134,7 @@ async function install(args: InstallArgs, io: CommandIO): Promise<void> {
   for (const file of args.files) recorders.push(...changeRecordersOf(file, await readFile(file, 'utf8')));
   const client = await Client.connect({ kubeconfig: args.kubeconfig, context: args.context });
   try {
-    const options = { ...args.options, recorders };
+    const options = { ...args.options, recorders, ...(args.webhookClientCAFile !== undefined ? { webhookClientCA: await readFile(args.webhookClientCAFile, 'utf8') } : {}) };
     if (args.print) {
       const plan = await planRecorderInstall(client, options);
       io.stdout.write([...plan.manifests, ...plan.recorders].map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));

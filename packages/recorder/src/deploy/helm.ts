@@ -26,7 +26,9 @@ import {
   recordedNamespaceObjects,
   recorderManifests,
   usersWebhookObjects,
+  WEBHOOK_CLIENT_CA_DIR,
 } from './manifests.ts';
+import { WEBHOOK_CLIENT_CA_CONFIGMAP } from '../attribution/webhook.ts';
 
 export const CHART_DIR = 'deploy/helm/quorum-recorder';
 
@@ -42,6 +44,8 @@ const SENTINELS = {
   ruleResource: 'quorum-sentinel-ruleresource',
   recordedNamespace: 'quorum-sentinel-recordedns',
   recordedRules: 'quorum-sentinel-recordedrules',
+  clientCA: '-----BEGIN CERTIFICATE-----quorum-sentinel-clientca',
+  clientName: 'quorum-sentinel-clientname',
 } as const;
 
 const TEMPLATE: [string, string][] = [
@@ -71,6 +75,9 @@ export const RANGES = {
   webhookNamespaces: '{{- if not .Values.rbac.clusterWide }}',
   webhookRules: '{{- range .Values.rbac.recordedRules }}',
   usersWebhook: '{{- if .Values.attribution.users }}',
+  /** The API server's client CA: its ConfigMap, and the Deployment's volume, mount and variable for it. */
+  clientCA: '{{- if .Values.attribution.apiServerClientCA }}',
+  clientNames: '{{- if and .Values.attribution.apiServerClientCA .Values.attribution.apiServerClientNames }}',
 } as const;
 
 const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
@@ -95,7 +102,10 @@ export const VALUES = {
   },
   // The admission webhook that names, in the records of ChangeRecorders with spec.attribution.users, the user
   // who made each change; called for UPDATE and DELETE of the kinds above, failurePolicy Ignore.
-  attribution: { users: false },
+  // apiServerClientCA: the CA (PEM) of the client certificate the API server presents to admission webhooks
+  // (--admission-control-config-file); the webhook then answers only callers with one, of the common names in
+  // apiServerClientNames (empty: any it signed). Empty: any caller that reaches the webhook's port (docs/security.md).
+  attribution: { users: false, apiServerClientCA: '', apiServerClientNames: [] as string[] },
 };
 
 const indentOf = (line: string): number => line.length - line.trimStart().length;
@@ -129,6 +139,8 @@ export function helmChart(): Record<string, string> {
     storageSecrets: [SENTINELS.secret],
     historyGroups: [SENTINELS.group],
     kinds: [],
+    webhookClientCA: SENTINELS.clientCA,
+    webhookClientNames: [SENTINELS.clientName],
   }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
   const render = (o: object): string => {
     let text = stringify(o, { lineWidth: 0 });
@@ -153,6 +165,14 @@ export function helmChart(): Record<string, string> {
     if (text.includes(SENTINELS.group)) text = rangeOverItem(text, SENTINELS.group, RANGES.groups, [[SENTINELS.group, '{{ . }}']]);
     text = text.replace(new RegExp(`^(\\s*)storageClassName: ${SENTINELS.storageClass}$`, 'm'), `${RANGES.storageClass}\n$1storageClassName: {{ . }}\n{{- end }}`);
     for (const [from, to] of TEMPLATE) text = text.replaceAll(from, to);
+    if (text.includes(SENTINELS.clientCA)) {
+      text = text.replace(/^(\s*)ca\.crt: .*quorum-sentinel-clientca.*$/m, '$1ca.crt: {{ .Values.attribution.apiServerClientCA | quote }}');
+      text = `${RANGES.clientCA}\n${text.trimEnd()}\n{{- end }}\n`;
+    }
+    if (text.includes(SENTINELS.clientName)) {
+      text = rangeOverItem(text, `value: ${SENTINELS.clientName}`, RANGES.clientNames, [[SENTINELS.clientName, '{{ join "," .Values.attribution.apiServerClientNames | quote }}']]);
+      for (const line of [`value: ${WEBHOOK_CLIENT_CA_DIR}/ca.crt`, `mountPath: ${WEBHOOK_CLIENT_CA_DIR}`, `name: ${WEBHOOK_CLIENT_CA_CONFIGMAP}`]) text = rangeOverItem(text, line, RANGES.clientCA, []);
+    }
     if ((o as { kind?: string }).kind === 'Deployment') {
       const usersEnv = /(- name: USERS_WEBHOOK\n\s*value: )"false"/;
       if (!usersEnv.test(text)) throw new Error('helm: the Deployment has no USERS_WEBHOOK "false" to template');

@@ -14,7 +14,7 @@ import { API_VERSION, KIND, type ChangeRecorder } from '../api/changerecorder.ts
 import { applyDefaults, validateSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
 import { USERS_WEBHOOK_CONFIGURATION } from '../attribution/webhook.ts';
-import { NAME, recorderManifests, storageSecretsOf, usersWebhookObjects, type RecorderManifestOptions } from './manifests.ts';
+import { NAME, recorderManifests, storageSecretsOf, usersWebhookObjects, webhookClientCAConfigMap, type RecorderManifestOptions } from './manifests.ts';
 import { derivationProblem, deriveRecordedKinds, manifestKinds, type DerivedKinds } from './rbac.ts';
 
 export const INSTALL_FIELD_MANAGER = 'quorum-history-install';
@@ -144,10 +144,11 @@ async function readyCondition(client: Client, name: string, timeoutMs: number): 
 }
 
 /**
- * Removes the recorder: its Deployment, Service, RBAC, ServiceAccount and users webhook. The CRD, every ChangeRecorder, the
+ * Removes the recorder: its Deployment, Service, RBAC, ServiceAccount, users webhook and its client CA. The CRD, every ChangeRecorder, the
  * records' volume (PVC) and the namespace stay, so installing again resumes where it stopped.
  */
 export async function uninstallRecorder(client: Client, options: Pick<RecorderManifestOptions, 'namespace'> = {}): Promise<void> {
   // With the users webhook's objects, whether or not it was installed: deleting what is absent is nothing.
-  await removeManifests(client, recorderManifests({ namespace: options.namespace, usersWebhook: true }), { keep: ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim'] });
+  const ns = options.namespace ?? 'quorum-system';
+  await removeManifests(client, [...recorderManifests({ namespace: ns, usersWebhook: true }), webhookClientCAConfigMap(ns, '')], { keep: ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim'] });
 }

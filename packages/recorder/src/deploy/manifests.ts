@@ -23,6 +23,7 @@ import {
   USERS_WEBHOOK_CONFIGURATION,
   USERS_WEBHOOK_NAME,
   USERS_WEBHOOK_PATH,
+  WEBHOOK_CLIENT_CA_CONFIGMAP,
   WEBHOOK_PORT,
   WEBHOOK_PORT_NAME,
   WEBHOOK_SERVICE_PORT,
@@ -106,6 +107,14 @@ export interface RecorderManifestOptions {
    * port and the Service port are the same either way: the recorder serves the webhook only when told to.
    */
   usersWebhook?: boolean;
+  /**
+   * The CA (PEM) of the client certificate the API server presents to admission webhooks: the users webhook
+   * then answers only callers with a certificate it signed (a pod's forged AdmissionReview fails the TLS
+   * handshake). Kept in the ConfigMap WEBHOOK_CLIENT_CA_CONFIGMAP. Unset: any caller that reaches the port.
+   */
+  webhookClientCA?: string;
+  /** The common names allowed among those certificates (e.g. localkube's `kube-apiserver-webhook-client`); default any. */
+  webhookClientNames?: readonly string[];
   logLevel?: string;
 }
 
@@ -298,6 +307,9 @@ export function recordedNamespaceObjects(ns: string, scope: RecordedScope, kinds
 
 export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] {
   const ns = options.namespace ?? 'quorum-system';
+  if (options.webhookClientCA !== undefined && !options.webhookClientCA.includes('-----BEGIN CERTIFICATE-----')) {
+    throw new Error("webhookClientCA must be a PEM certificate: the CA of the API server's client certificate for admission webhooks");
+  }
   const rbac = 'rbac.authorization.k8s.io';
   const binding = (kind: 'ClusterRoleBinding' | 'RoleBinding', name: string, roleKind: 'ClusterRole' | 'Role', subjects: Record<string, unknown>[], namespace = ns): Obj => ({
     apiVersion: `${rbac}/v1`,
@@ -337,6 +349,8 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
         ...(options.storageClassName ? { storageClassName: options.storageClassName } : {}),
       },
     },
+    // Before the Deployment, whose pod mounts it.
+    ...(options.webhookClientCA !== undefined ? [webhookClientCAConfigMap(ns, options.webhookClientCA)] : []),
     deployment(ns, options),
     {
       apiVersion: 'v1',
@@ -354,12 +368,26 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
   ];
 }
 
+/** Where the Deployment mounts the ConfigMap of the API server's client CA. */
+export const WEBHOOK_CLIENT_CA_DIR = '/etc/quorum-recorder/webhook-client-ca'; // in the container
+
+/** The ConfigMap of the API server's client CA (uninstallRecorder names it with no data to delete it). */
+export function webhookClientCAConfigMap(ns: string, pem: string): Obj {
+  return { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: WEBHOOK_CLIENT_CA_CONFIGMAP, namespace: ns, labels }, data: { 'ca.crt': pem } };
+}
+
 function deployment(ns: string, options: RecorderManifestOptions): Obj {
   const env = (name: string, value: string): Record<string, unknown> => ({ name, value });
   const secrets = [...new Set(options.storageSecrets ?? [])].sort();
   // Volume names are DNS labels, Secret names may be longer subdomains: the volume is numbered, its folder named after the Secret.
   const secretVolumes = secrets.map((secretName, i) => ({ name: `credentials-${i}`, secret: { secretName, optional: true, defaultMode: 0o440 } }));
   const secretMounts = secrets.map((secretName, i) => ({ name: `credentials-${i}`, mountPath: `${DEFAULT_CREDENTIALS_ROOT}/${secretName}`, readOnly: true }));
+  const clientCA = options.webhookClientCA !== undefined;
+  const clientCAVolumes = clientCA ? [{ name: 'webhook-client-ca', configMap: { name: WEBHOOK_CLIENT_CA_CONFIGMAP } }] : [];
+  const clientCAMounts = clientCA ? [{ name: 'webhook-client-ca', mountPath: WEBHOOK_CLIENT_CA_DIR, readOnly: true }] : [];
+  const clientCAEnv = clientCA
+    ? [env('WEBHOOK_CLIENT_CA_FILE', `${WEBHOOK_CLIENT_CA_DIR}/ca.crt`), ...(options.webhookClientNames?.length ? [env('WEBHOOK_CLIENT_NAMES', options.webhookClientNames.join(','))] : [])]
+    : [];
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
@@ -390,6 +418,7 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
                 env('USERS_WEBHOOK', String(options.usersWebhook ?? false)),
                 env('WEBHOOK_PORT', String(WEBHOOK_PORT)),
                 env('CERT_DIR', CERT_DIR),
+                ...clientCAEnv,
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [
@@ -401,10 +430,10 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
               readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 5 },
               resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '512Mi' } },
               securityContext: restrictedContainerSecurity(),
-              volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }, { name: 'tmp', mountPath: '/tmp' }, ...secretMounts],
+              volumeMounts: [{ name: 'records', mountPath: STORAGE_ROOT }, { name: 'tmp', mountPath: '/tmp' }, ...clientCAMounts, ...secretMounts],
             },
           ],
-          volumes: [{ name: 'records', persistentVolumeClaim: { claimName: DATA_CLAIM } }, { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }, ...secretVolumes],
+          volumes: [{ name: 'records', persistentVolumeClaim: { claimName: DATA_CLAIM } }, { name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }, ...clientCAVolumes, ...secretVolumes],
         },
       },
     },

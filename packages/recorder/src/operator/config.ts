@@ -27,6 +27,10 @@ export interface RecorderConfig {
   webhookPort: number;
   /** Where the webhook's certificate files are written (a writable directory: the root filesystem is not). */
   certDir: string;
+  /** The CA of the API server's client certificate: the webhook then answers only callers with one (WEBHOOK_CLIENT_CA_FILE). */
+  webhookClientCAFile?: string;
+  /** The common names allowed among those certificates (WEBHOOK_CLIENT_NAMES, comma-separated); empty: any the CA signed. */
+  webhookClientNames: string[];
 }
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RecorderConfig {
@@ -49,5 +53,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RecorderCon
     usersWebhook: env['USERS_WEBHOOK'] === 'true',
     webhookPort: num('WEBHOOK_PORT', WEBHOOK_PORT),
     certDir: env['CERT_DIR'] || '/tmp/quorum-recorder-webhook-certs',
+    ...(env['WEBHOOK_CLIENT_CA_FILE'] ? { webhookClientCAFile: env['WEBHOOK_CLIENT_CA_FILE'] } : {}),
+    webhookClientNames: (env['WEBHOOK_CLIENT_NAMES'] ?? '').split(',').map((n) => n.trim()).filter(Boolean),
   };
 }

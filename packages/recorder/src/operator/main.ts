@@ -35,6 +35,7 @@ if (webhook) {
     port: config.webhookPort,
     log: manager.log.child({ component: 'users-webhook' }),
     metrics: manager.metrics.retries,
+    ...(config.webhookClientCAFile ? { clientAuth: { caFile: config.webhookClientCAFile, allowedNames: config.webhookClientNames } } : {}),
   });
   manager.add(usersWebhook);
 }
@@ -52,7 +53,10 @@ if (config.historyPort > 0) {
     }),
   );
 }
-manager.log.info({ storageRoot: config.storageRoot, historyPort: config.historyPort, usersWebhook: config.usersWebhook, leaderElection: config.leaderElection }, 'quorum change recorder starting');
+manager.log.info(
+  { storageRoot: config.storageRoot, historyPort: config.historyPort, usersWebhook: config.usersWebhook, webhookClientCertificates: config.webhookClientCAFile ? 'required' : 'not asked for', leaderElection: config.leaderElection },
+  'quorum change recorder starting',
+);
 try {
   await manager.start(shutdownSignal());
   process.exit(0);

@@ -24,6 +24,9 @@ interface Values {
   users: boolean;
   clusterWide: boolean;
   namespaces: string[];
+  /** attribution.apiServerClientCA and apiServerClientNames. */
+  clientCA?: string;
+  clientNames?: string[];
 }
 
 const escape = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -45,6 +48,8 @@ function render(template: string, v: Values): string {
     `\n${v.clusterWide ? clusterWide : namespaced.replace('{{ .Values.rbac.namespaces | uniq | sortAlpha | toJson }}', JSON.stringify([...new Set(v.namespaces)].sort()))}`,
   );
   out = blocks(out, RANGES.usersWebhook, (body) => (v.users ? `\n${body}` : ''));
+  out = blocks(out, RANGES.clientNames, (body) => (v.clientCA && v.clientNames?.length ? `\n${body}` : ''));
+  out = blocks(out, RANGES.clientCA, (body) => (v.clientCA ? `\n${body}` : ''));
   out = out.replace(`${KUBE_SYSTEM_GUARD}\n`, '');
   out = blocks(out, RANGES.recordedNamespaces, (body) =>
     (v.clusterWide || v.recordedRules.length === 0 ? [] : [...new Set(v.namespaces)].sort())
@@ -64,10 +69,14 @@ function render(template: string, v: Values): string {
     .replaceAll('{{ .Values.image.tag }}', v.tag)
     .replaceAll('{{ .Values.logLevel }}', v.logLevel)
     .replaceAll('{{ .Values.storage.size | quote }}', JSON.stringify(v.size))
-    .replaceAll('{{ .Values.attribution.users | quote }}', JSON.stringify(String(v.users)));
+    .replaceAll('{{ .Values.attribution.users | quote }}', JSON.stringify(String(v.users)))
+    .replaceAll('{{ .Values.attribution.apiServerClientCA | quote }}', JSON.stringify(v.clientCA ?? ''))
+    .replaceAll('{{ join "," .Values.attribution.apiServerClientNames | quote }}', JSON.stringify((v.clientNames ?? []).join(',')));
   assert.doesNotMatch(out, /\{\{/, 'every template expression rendered');
   return out;
 }
+
+const CA_PEM = '-----BEGIN CERTIFICATE-----\nMIIBfake\n-----END CERTIFICATE-----\n';
 
 const objectsOf = (text: string): unknown[] => parseAllDocuments(text).map((d) => d.toJS() as unknown).filter((o) => o !== null);
 
@@ -80,6 +89,9 @@ test('the chart renders exactly the objects of recorderManifests (namespace and 
     { namespace: 'quorum-system', repository: VALUES.image.repository, tag: VALUES.image.tag, logLevel: VALUES.logLevel, size: VALUES.storage.size, className: '', storageSecrets: [], groups: VALUES.history.groups, recordedRules: VALUES.rbac.recordedRules, users: VALUES.attribution.users, clusterWide: VALUES.rbac.clusterWide, namespaces: VALUES.rbac.namespaces, kinds: ALL_DEFAULT_RESOURCES },
     { namespace: 'quorum-system', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: ['system:authenticated'], recordedRules: VALUES.rbac.recordedRules, users: true, clusterWide: false, namespaces: ['default'], kinds: ALL_DEFAULT_RESOURCES },
     { namespace: 'x', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: [], recordedRules: [], users: false, clusterWide: false, namespaces: ['a'], kinds: [] },
+    // The API server's client CA, with and without allowed names.
+    { namespace: 'ops', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: ['s'], groups: ['g'], recordedRules: recordedKindRules(kinds), users: true, clusterWide: false, namespaces: ['a'], kinds, clientCA: CA_PEM, clientNames: ['kube-apiserver-webhook-client', 'other'] },
+    { namespace: 'ops', repository: 'r', tag: '1', logLevel: 'info', size: '1Gi', className: '', storageSecrets: [], groups: ['g'], recordedRules: recordedKindRules(kinds), users: true, clusterWide: false, namespaces: ['a'], kinds, clientCA: CA_PEM, clientNames: [] },
   ];
   for (const { kinds: k, ...values } of cases) {
     const rendered = objectsOf(render(`${chart['templates/recorder.yaml']!}---\n${chart['templates/recorded-namespaces.yaml']!}---\n${chart['templates/users-webhook.yaml']!}`, values));
@@ -95,6 +107,7 @@ test('the chart renders exactly the objects of recorderManifests (namespace and 
       usersWebhook: values.users,
       clusterWide: values.clusterWide,
       recordedNamespaces: values.namespaces,
+      ...(values.clientCA ? { webhookClientCA: values.clientCA, webhookClientNames: values.clientNames ?? [] } : {}),
     }).filter((o) => o.kind !== 'Namespace' && o.kind !== 'CustomResourceDefinition');
     // No group at all: the chart's `subjects:` is null where the manifests have [], the same RoleBinding to the API server.
     const normalized = (JSON.parse(JSON.stringify(expected)) as Record<string, unknown>[]).map((o) => (Array.isArray(o['subjects']) && o['subjects'].length === 0 ? { ...o, subjects: null } : o));

@@ -165,6 +165,9 @@ test('the command line: files, repeated options, and mistakes named', () => {
   assert.deepEqual(args.files, ['a.yaml', 'b.yaml']);
   assert.deepEqual(args.options, { namespace: 'ops', includeExisting: false, wait: false, image: 'r:1', storageSecrets: ['s1', 's2'] });
   assert.equal(parseInstallArgs(['--recorder-namespace', 'x']).options.namespace, 'x');
+  const mtls = parseInstallArgs(['--webhook-client-ca', 'ca.pem', '--webhook-client-name', 'a', '--webhook-client-name', 'b']);
+  assert.equal(mtls.webhookClientCAFile, 'ca.pem', 'read at install');
+  assert.deepEqual(mtls.options.webhookClientNames, ['a', 'b']);
   assert.throws(() => parseInstallArgs(['--print', '--no-wait']), UsageError);
   assert.throws(() => parseInstallArgs(['extra']), UsageError);
   const yaml = 'apiVersion: history.quorum.dev/v1alpha1\nkind: ChangeRecorder\nmetadata: {name: a}\nspec: {namespaces: {all: true}}\n---\n---\napiVersion: history.quorum.dev/v1alpha1\nkind: ChangeRecorder\nmetadata: {name: b}\nspec: {namespaces: {names: [x]}}\n';
@@ -228,7 +231,7 @@ test('an install applies every object with strict field validation, the CRD esta
   assert.ok(!deleted.some((d) => /^(Namespace|CustomResourceDefinition|PersistentVolumeClaim)\//.test(d)), `kept: ${deleted.join(', ')}`);
   assert.deepEqual(
     new Set(deleted.map((d) => d.split('/')[0])),
-    new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount', 'ValidatingWebhookConfiguration']),
+    new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount', 'ValidatingWebhookConfiguration', 'ConfigMap']),
     'an object already gone is no error',
   );
 });

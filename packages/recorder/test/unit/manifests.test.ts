@@ -19,7 +19,7 @@ import {
   storageSecretsOf,
   USERS_WEBHOOK_ROLE,
 } from '../../src/deploy/manifests.ts';
-import { USERS_WEBHOOK_CERT_SECRET, USERS_WEBHOOK_CONFIGURATION, USERS_WEBHOOK_PATH } from '../../src/attribution/webhook.ts';
+import { USERS_WEBHOOK_CERT_SECRET, USERS_WEBHOOK_CONFIGURATION, USERS_WEBHOOK_PATH, WEBHOOK_CLIENT_CA_CONFIGMAP } from '../../src/attribution/webhook.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import { applyDefaults, validateSpec } from '../../src/api/defaults.ts';
 import type { ChangeRecorder, ChangeRecorderSpec, GroupKind } from '../../src/api/changerecorder.ts';
@@ -172,6 +172,33 @@ test('the users webhook: UPDATE and DELETE of exactly the recorded kinds, never 
     { apiGroups: [''], resources: ['secrets'], resourceNames: [USERS_WEBHOOK_CERT_SECRET], verbs: ['get', 'update'] },
   ]);
   assert.deepEqual(find(objects, 'ClusterRole', 'quorum-recorder')['rules'], clusterRules(kinds, plurals), "the recorder's own role is the same with or without the webhook");
+});
+
+test("with the API server's client CA, the users webhook is told to require its certificate: the CA in a ConfigMap mounted where the process reads it", () => {
+  const pem = '-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n';
+  const objects = recorderManifests({ namespace: 'ops', usersWebhook: true, webhookClientCA: pem, webhookClientNames: ['kube-apiserver-webhook-client'] }) as Obj[];
+  const configMap = find(objects, 'ConfigMap', WEBHOOK_CLIENT_CA_CONFIGMAP) as Obj & { data: Record<string, string> };
+  assert.deepEqual(configMap.data, { 'ca.crt': pem });
+  assert.equal(configMap.metadata.namespace, 'ops');
+  assert.ok(objects.indexOf(configMap) < objects.findIndex((o) => o.kind === 'Deployment'), 'applied before the pod that mounts it');
+
+  type Container = { env: { name: string; value?: string }[]; volumeMounts: { name: string; mountPath: string }[] };
+  const deployment = find(objects, 'Deployment', 'quorum-recorder') as Obj & { spec: { template: { spec: { containers: Container[]; volumes: Record<string, unknown>[] } } } };
+  const pod = deployment.spec.template.spec;
+  const container = pod.containers[0]!;
+  const config = configFromEnv(Object.fromEntries(container.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value])));
+  const mount = container.volumeMounts.find((m) => config.webhookClientCAFile?.startsWith(`${m.mountPath}/`));
+  assert.ok(mount, `the CA file ${config.webhookClientCAFile} is inside a mount`);
+  assert.deepEqual(pod.volumes.find((v) => v['name'] === mount.name), { name: mount.name, configMap: { name: WEBHOOK_CLIENT_CA_CONFIGMAP } });
+  assert.equal(config.webhookClientCAFile, `${mount.mountPath}/ca.crt`);
+  assert.deepEqual(config.webhookClientNames, ['kube-apiserver-webhook-client']);
+
+  const without = recorderManifests({ namespace: 'ops', usersWebhook: true }) as Obj[];
+  assert.ok(!without.some((o) => o.kind === 'ConfigMap'));
+  const plain = find(without, 'Deployment', 'quorum-recorder') as typeof deployment;
+  const plainConfig = configFromEnv(Object.fromEntries(plain.spec.template.spec.containers[0]!.env.filter((e) => e.value !== undefined).map((e) => [e.name, e.value])));
+  assert.equal(plainConfig.webhookClientCAFile, undefined, 'without a CA, any caller is answered, as before');
+  assert.throws(() => recorderManifests({ webhookClientCA: 'not a certificate' }), /webhookClientCA must be a PEM certificate/);
 });
 
 test('the recorder\'s namespace enforces, warns and audits the restricted Pod Security level, which its pod meets', () => {
