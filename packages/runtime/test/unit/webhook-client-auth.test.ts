@@ -98,6 +98,31 @@ test('with allowed names, a certificate of the CA with another common name gets 
   assert.deepEqual(refused, ['Forbidden']);
 });
 
+test('after the serving certificate rotates, client certificates are still required', async (t) => {
+  const rotating = await mkdtemp(join(tmpdir(), 'webhook-client-auth-rotating-'));
+  t.after(() => rm(rotating, { recursive: true, force: true }));
+  await writeCertificates(rotating, serving);
+  const server = new WebhookServer({ port: 0, host: '127.0.0.1', certFile: join(rotating, 'tls.crt'), keyFile: join(rotating, 'tls.key'), logger: () => undefined, certPollIntervalMs: 50, clientAuth: { caFile: join(dir, 'client-ca.crt') } });
+  server.registerValidating('/review', () => ({ allowed: true }));
+  await server.start();
+  t.after(() => server.stop());
+  const renewed = await generateCertificates({ dnsNames: ['localhost'], ipAddresses: ['127.0.0.1'] });
+  await writeCertificates(rotating, renewed);
+  const callRenewed = (cert?: IssuedCertificate): Promise<{ status: number } | { error: string }> =>
+    new Promise((resolve) => {
+      const req = httpsRequest({ host: '127.0.0.1', port: server.port, path: '/review', method: 'POST', ca: renewed.caCert, agent: false, ...(cert ? { cert: cert.certificatePem, key: cert.privateKeyPem } : {}) }, (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode ?? 0 }));
+      });
+      req.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
+      req.end(REVIEW);
+    });
+  // Served once the new certificate verifies against its new CA; then the client CA must still be asked for.
+  for (let i = 0; i < 100 && !('status' in (await callRenewed(apiServer))); i++) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.deepEqual(await callRenewed(apiServer), { status: 200 });
+  assert.ok('error' in (await callRenewed()), 'no certificate: still refused after the rotation');
+});
+
 test('a client CA file that is missing or holds no certificate stops start() with its path', async () => {
   const server = (caFile: string): WebhookServer => new WebhookServer({ port: 0, host: '127.0.0.1', certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), logger: () => undefined, clientAuth: { caFile } });
   await assert.rejects(server(join(dir, 'missing.crt')).start(), /missing\.crt cannot be read/);
