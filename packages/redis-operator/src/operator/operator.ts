@@ -5,7 +5,7 @@ import { redisBackupReconciler } from '../backup/reconcile.ts';
 import { OPERATOR_IMAGE } from './config.ts';
 import { serverImage } from '../image/names.ts';
 import { LABELS, MANAGED_BY } from '../names.ts';
-import { failoverTo, resetSentinel, sentinelFailover } from '../redis/commands.ts';
+import { failoverTo, reloadTLS, resetSentinel, sentinelFailover } from '../redis/commands.ts';
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
 import { RedisBackups, Redises } from '../resources.ts';
@@ -40,7 +40,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     services: manager.informer(Services, scope),
     configMaps: manager.informer(ConfigMaps, scope),
     events: manager.eventRecorder({ controller: 'redis.quorum.dev/operator', instance: process.env['POD_NAME'] ?? 'local' }),
-    readers: { instance: readInstance, sentinel: readSentinel, replicaOf, sentinelFailover, failoverTo, resetSentinel },
+    readers: { instance: readInstance, sentinel: readSentinel, replicaOf, sentinelFailover, failoverTo, resetSentinel, reloadTLS },
     image: options.image ?? serverImage,
     agentImage: options.agentImage ?? OPERATOR_IMAGE,
     backups,

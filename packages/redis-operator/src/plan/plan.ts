@@ -128,6 +128,21 @@ function planReplication(o: Observed): Action | undefined {
   return undefined;
 }
 
+/**
+ * An instance that serves another certificate than its Secret holds loads its files again: Redis 7 reads them at
+ * start and on CONFIG SET, so a renewal needs no restart. The kubelet refreshes the mounted Secret on its own period
+ * (about a minute): until then a reload loads the old files, and is asked again.
+ */
+function planReload(o: Observed): Action | undefined {
+  const expected = o.tls?.certificate;
+  if (expected === undefined) return undefined;
+  for (const pod of instancePods(o)) {
+    const r = reading(o, pod.name);
+    if (r?.ok && r.certificate !== undefined && r.certificate !== expected) return { type: 'reload-tls', instance: pod.name };
+  }
+  return undefined;
+}
+
 export function plan(o: Observed): Action {
-  return planFoundation(o) ?? planPods(o) ?? planLabels(o) ?? planReplication(o) ?? planChanges(o) ?? { type: 'none' };
+  return planFoundation(o) ?? planPods(o) ?? planLabels(o) ?? planReplication(o) ?? planReload(o) ?? planChanges(o) ?? { type: 'none' };
 }

@@ -31,6 +31,8 @@ export type InstanceReading =
       /** Its replication offset (`master_repl_offset`; a replica's `slave_repl_offset` when it has one). */
       offset: number;
       version: string;
+      /** With TLS: the SHA-256 fingerprint of the certificate it serves now (what it loaded at start or last reload). */
+      certificate?: string;
     }
   | { ok: false; error: string };
 
@@ -76,13 +78,15 @@ export interface Observed {
   /** Why spec.bootstrap.fromBackup cannot be started from yet (the backup missing, not Succeeded, its Secret unlabelled). */
   bootstrapBlocked?: string;
   /** TLS as observed (absent without TLS): Secrets to issue, or why it cannot be served. */
-  tls?: { secretName: string; issue: readonly { name: string; reason: string }[]; problem?: { reason: string; message: string } };
+  tls?: { secretName: string; issue: readonly { name: string; reason: string }[]; problem?: { reason: string; message: string }; /** The fingerprint256 of the Secret's certificate. */ certificate?: string };
 }
 
 export type Action =
   | { type: 'create-secret' }
   /** Issue the operator-managed CA and/or certificate (`<name>-ca`, `<name>-tls`). */
   | { type: 'issue-tls'; secrets: readonly { name: string; reason: string }[] }
+  /** Have an instance load its certificate files again (CONFIG SET tls-cert-file …): a renewed certificate, no restart. */
+  | { type: 'reload-tls'; instance: string }
   | { type: 'write-config'; primary: string; reason: 'Bootstrap' | 'PrimaryChanged' | 'ConfigChanged' }
   | { type: 'create-services'; names: readonly string[] }
   | { type: 'create-claim'; instance: string }
@@ -121,6 +125,7 @@ export function stepName(action: Action): string | undefined {
     case 'delete-claim':
     case 'promote':
     case 'replicate':
+    case 'reload-tls':
       return `${action.type} ${action.instance}`;
     default:
       return action.type;

@@ -94,6 +94,14 @@ export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, sign
     case 'reset-sentinel':
       await deps.readers.resetSentinel(endpoint(seen, action.sentinel, SENTINEL_PORT), name);
       return `reset ${action.sentinel} (SENTINEL RESET) so that it forgets ${action.forget.join(', ')}`;
+    case 'reload-tls': {
+      await deps.readers.reloadTLS(endpoint(seen, action.instance));
+      // The files in the pod are the kubelet's copy of the Secret, refreshed on its own period: until then the
+      // reload loads the old certificate, and the step is retried (bounded and voiced like any other).
+      const after = await deps.readers.instance(endpoint(seen, action.instance));
+      if (!after.ok || after.certificate !== seen.tls?.fingerprint256) throw new Error(`${action.instance} still serves its previous certificate after CONFIG SET: the kubelet has not refreshed ${seen.tls?.secretName ?? 'the Secret'} in the pod yet`);
+      return `${action.instance} serves the renewed TLS certificate (CONFIG SET tls-cert-file, no restart)`;
+    }
     case 'halt-rollout':
       return `rolling update halted at ${action.instance} (${action.reason}): ${action.message}`;
     case 'wait':

@@ -13,6 +13,8 @@ export interface Readers {
   sentinelFailover(primary: Endpoint, sentinels: readonly Endpoint[], monitored: string): Promise<void>;
   failoverTo(primary: Endpoint, to: { host: string; port: number }): Promise<void>;
   resetSentinel(sentinel: Endpoint, monitored: string): Promise<void>;
+  /** Has an instance load its TLS files again (CONFIG SET). */
+  reloadTLS(instance: Endpoint): Promise<void>;
 }
 
 export interface ReconcilerDeps {

@@ -164,7 +164,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     rollout: { ...(redis.status?.rollout ? { record: redis.status.rollout } : {}), ...(retryToken !== undefined ? { retryToken } : {}) },
     ...(planned ? { plannedFailover: { from: planned.from, ageMs: ageMs(planned.askedAt) } } : {}),
     ...(bootstrap.blocked !== undefined ? { bootstrapBlocked: bootstrap.blocked } : {}),
-    ...(tls ? { tls: { secretName: tls.secretName, issue: tls.issue, ...(tls.problem ? { problem: tls.problem } : {}) } } : {}),
+    ...(tls ? { tls: { secretName: tls.secretName, issue: tls.issue, ...(tls.problem ? { problem: tls.problem } : {}), ...(tls.fingerprint256 !== undefined ? { certificate: tls.fingerprint256 } : {}) } } : {}),
   };
   return { observed, rendering, ips, ...(password !== undefined ? { password } : {}), ...(bootstrap.record ? { bootstrap: bootstrap.record } : {}), ...(tls ? { tls } : {}) };
 }

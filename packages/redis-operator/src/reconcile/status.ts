@@ -28,6 +28,8 @@ function describe(action: Action): string {
       return `creating the Services ${action.names.join(', ')}`;
     case 'create-secret':
       return 'generating the password Secret';
+    case 'reload-tls':
+      return `having ${action.instance} load its renewed TLS certificate`;
     case 'issue-tls':
       return `issuing ${action.secrets.map((x) => `${x.name} (${x.reason})`).join(', ')}`;
     case 'promote':

@@ -2,6 +2,7 @@
 // the primary's writes paused until its replicas have everything, so that no acknowledged write is left
 // behind), the same without Sentinels (Redis's own FAILOVER TO), and SENTINEL RESET. Each call is bounded.
 import type { Redis } from 'ioredis';
+import { TLS_DIR } from '../render/config.ts';
 import { parseInfo, withConnection, type Endpoint } from './readings.ts';
 
 /** How long the primary's writes stay paused at most: past it Redis resumes them by itself (a crash cannot leave them paused). */
@@ -69,6 +70,18 @@ export async function failoverTo(primary: Endpoint, to: { host: string; port: nu
     } catch (err) {
       if (!/already in progress/i.test((err as Error).message)) throw err;
     }
+  });
+}
+
+/**
+ * Has an instance load its certificate, key and CA files again. CONFIG SET applies (and reloads TLS) only when a
+ * value changes, so the paths alternate between two spellings of the same files (`/tls/x`, `/tls/./x`).
+ */
+export async function reloadTLS(instance: Endpoint): Promise<void> {
+  await withConnection(instance, async (redis) => {
+    const [, current] = (await redis.config('GET', 'tls-cert-file')) as [string, string];
+    const dir = current.includes('/./') ? TLS_DIR : `${TLS_DIR}/.`;
+    await redis.call('CONFIG', 'SET', 'tls-cert-file', `${dir}/tls.crt`, 'tls-key-file', `${dir}/tls.key`, 'tls-ca-cert-file', `${dir}/ca.crt`);
   });
 }
 

@@ -1,6 +1,7 @@
 // Reading instances and Sentinels over the Redis protocol (ioredis), by pod IP: what an instance says it is
 // (INFO replication, INFO server) and whom the Sentinels name as primary. Every call is bounded; a failure is
 // returned as a reading that says why, never thrown, since silence is not evidence (the planner decides on facts).
+import type { TLSSocket } from 'node:tls';
 import { Redis } from 'ioredis';
 import type { InstanceReading, SentinelReading } from '../plan/types.ts';
 
@@ -72,7 +73,9 @@ export async function readInstance(e: Endpoint): Promise<InstanceReading> {
   try {
     return await withConnection(e, async (redis) => {
       const [replication, server] = await Promise.all([redis.info('replication'), redis.info('server')]);
-      return instanceReading(parseInfo(`${replication}\n${server}`));
+      const reading = instanceReading(parseInfo(`${replication}\n${server}`));
+      const certificate = e.tls ? (redis.stream as TLSSocket).getPeerCertificate().fingerprint256 : undefined;
+      return reading.ok && certificate ? { ...reading, certificate } : reading;
     });
   } catch (err) {
     return { ok: false, error: (err as Error).message };

@@ -204,14 +204,14 @@ export function sentinelPod(r: Rendering, sentinel: string, hash: string): Built
 
 /**
  * What a pod made now would be made from, as its config-hash annotation: its pod spec (image, command,
- * resources, probes) and the configuration file it starts from, for a placeholder name, and the certificate it
- * serves: Redis reads its certificate at start, so a renewed one is rolled out like a config change (replicas
- * first, a planned failover, the old primary last). A pod carrying another hash is rolled.
+ * resources, probes) and the configuration file it starts from, for a placeholder name. A Sentinel's also counts
+ * the certificate it serves (Sentinel cannot reload one: a renewed certificate rolls the Sentinels, one at a
+ * time); an instance reloads its own (planReload). A pod carrying another hash is rolled.
  */
 export function podHashes(r: Rendering, files: { redisConf: string; sentinelConf: string }): { redis: string; sentinel: string } {
   const certificate = r.tls?.fingerprint ?? '';
   return {
-    redis: configHash(JSON.stringify(instancePod(r, '$instance', '').spec) + files.redisConf + certificate),
+    redis: configHash(JSON.stringify(instancePod(r, '$instance', '').spec) + files.redisConf),
     sentinel: configHash(JSON.stringify(sentinelPod(r, '$sentinel', '').spec) + files.sentinelConf + certificate),
   };
 }

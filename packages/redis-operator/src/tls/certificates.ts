@@ -84,8 +84,10 @@ export interface TLSObservation {
   secretName: string;
   /** The CA bundle the operator verifies the servers by (its own connections, the backup agent's). */
   ca?: string;
-  /** A short hash of the served certificate: part of the pods' config hash, so that a new one rolls them. */
+  /** A short hash of the served certificate: part of the Sentinels' config hash, so that a new one rolls them. */
   fingerprint?: string;
+  /** The certificate's SHA-256 fingerprint as a TLS peer shows it: an instance serving another one reloads. */
+  fingerprint256?: string;
   notAfter?: string;
   /** Operator-managed Secrets to issue now, with why. */
   issue: { name: string; reason: IssueReason }[];
@@ -93,13 +95,13 @@ export interface TLSObservation {
   problem?: { reason: TLSProblemReason; message: string };
 }
 
-function served(contents: SecretContents | undefined): Pick<TLSObservation, 'ca' | 'fingerprint' | 'notAfter'> {
+function served(contents: SecretContents | undefined): Pick<TLSObservation, 'ca' | 'fingerprint' | 'fingerprint256' | 'notAfter'> {
   const certificate = contents?.[TLS_KEYS.certificate];
   const ca = contents?.[TLS_KEYS.ca];
   if (!certificate || !ca) return {};
   try {
-    const notAfter = new X509Certificate(certificate).validToDate.toISOString();
-    return { ca, fingerprint: createHash('sha256').update(certificate.trim()).digest('hex').slice(0, 16), notAfter };
+    const parsed = new X509Certificate(certificate);
+    return { ca, fingerprint: createHash('sha256').update(certificate.trim()).digest('hex').slice(0, 16), fingerprint256: parsed.fingerprint256, notAfter: parsed.validToDate.toISOString() };
   } catch {
     return {};
   }

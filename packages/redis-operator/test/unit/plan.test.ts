@@ -183,3 +183,16 @@ test('a Redis bootstrapped from a backup makes no pod until the backup is resolv
   assert.match((blocked as { message: string }).message, /b1 has not succeeded/);
   assert.deepEqual(plan(observed(from)), { type: 'create-pod', pod: 'cache-0', component: 'redis' });
 });
+
+test('TLS: Secrets issued before anything else, no pod made while a Secret is in the way, a renewed certificate reloaded in place', () => {
+  const issue = [{ name: 'cache-ca', reason: 'Missing' }, { name: 'cache-tls', reason: 'IssuerChanged' }];
+  assert.deepEqual(plan(observed({}, { config: undefined, tls: { secretName: 'cache-tls', issue } })), { type: 'issue-tls', secrets: issue });
+  const problem = { reason: 'TLSSecretConflict', message: 'Secret cache-ca is in the way' };
+  assert.equal(plan(observed({}, { tls: { secretName: 'cache-tls', issue: [], problem } })).type, 'wait');
+  const tls = { secretName: 'cache-tls', issue: [], certificate: 'NEW' };
+  const serving = (certificate: string): InstanceReading => ({ ...replicaOf('cache-0'), certificate } as InstanceReading);
+  const primary: InstanceReading = { ...master(), certificate: 'NEW' } as InstanceReading;
+  const instances = (cache1: string): Map<string, InstanceReading> => new Map([['cache-0', primary], ['cache-1', serving(cache1)], ['cache-2', serving('NEW')]]);
+  assert.deepEqual(plan(healthy({ tls, instances: instances('OLD') })), { type: 'reload-tls', instance: 'cache-1' });
+  assert.deepEqual(plan(healthy({ tls, instances: instances('NEW') })), { type: 'none' });
+});
