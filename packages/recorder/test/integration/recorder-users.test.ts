@@ -4,13 +4,17 @@
 // (Impersonate-User: the API server authenticates the admin and then acts as, and admits as, that user), and
 // the records, read through `quorum history` as another user, name that user beside the field manager.
 //
+// The webhook answers only the API server (issue 23, finding 1): it is installed with localkube's webhook client
+// CA, and a pod's forged AdmissionReview fails the TLS handshake while its history port answers the same pod.
+//
 // The recorder runs in a namespace of its own that the suite deletes; uninstallRecorder removes the cluster-wide
 // objects, the ValidatingWebhookConfiguration among them, so no webhook outlives the file.
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive recorder
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Client, ConfigMaps, RoleBindings, Roles, ServiceAccounts, connect } from '@quorum/runtime';
+import { Client, ConfigMaps, Pods, RoleBindings, Roles, ServiceAccounts, connect } from '@quorum/runtime';
+import { APISERVER_WEBHOOK_CLIENT_NAME } from '@quorum/localkube';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { API_VERSION, KIND, type ChangeRecorder } from '../../src/api/changerecorder.ts';
 import { historyCommand } from '../../src/cli/history.ts';
@@ -18,6 +22,8 @@ import { buildRecorderImage } from '../../src/deploy/image.ts';
 import { installRecorder, uninstallRecorder } from '../../src/deploy/install.ts';
 import type { RecordsResponse, RecordSummary } from '../../src/history/protocol.ts';
 import { ChangeRecorders } from '../../src/resources.ts';
+import { USERS_WEBHOOK_PATH } from '../../src/attribution/webhook.ts';
+import { HISTORY_PORT, HISTORY_SERVICE } from '../../src/history/protocol.ts';
 
 const USER = 'alice@example.com';
 const EDITOR = 'users-e2e';
@@ -29,6 +35,7 @@ let appNs: string;
 let alice: Client;
 /** A ServiceAccount that may read the ConfigMaps' records (the history endpoint wants a bearer token). */
 let readerKubeconfig: string;
+let recorderImage: string;
 const recorderName = `users-e2e-${Date.now().toString(36)}`;
 
 const log = (m: string): void => void process.stderr.write(`[recorder-users] ${m}\n`);
@@ -55,6 +62,7 @@ async function recordsUntil(name: string, count: number): Promise<RecordSummary[
 before(async () => {
   env = await TestEnv.start();
   const built = await buildRecorderImage();
+  recorderImage = built.name;
   await env.kube.loadImage(built.archive);
   recorderNs = await env.namespace('recorder-users');
   appNs = await env.namespace('attributed');
@@ -77,7 +85,18 @@ before(async () => {
     spec: { namespaces: { names: [appNs] }, resources: [{ group: '', kind: 'ConfigMap' }], attribution: { users: true } },
   };
   // Only this file's ChangeRecorder decides the role and the webhook's kinds.
-  const result = await installRecorder(env.client, { namespace: recorderNs, image: built.name, recorders: [recorder], includeExisting: false, readyTimeoutMs: 180_000, log });
+  // As `npm start` does on localkube: only the API server's client certificate for webhooks is answered.
+  const webhookClientCA = await env.kube.webhookClientCA();
+  const result = await installRecorder(env.client, {
+    namespace: recorderNs,
+    image: built.name,
+    recorders: [recorder],
+    includeExisting: false,
+    readyTimeoutMs: 180_000,
+    log,
+    webhookClientCA,
+    webhookClientNames: [APISERVER_WEBHOOK_CLIENT_NAME],
+  });
   assert.equal(result.usersWebhook, true);
   assert.deepEqual(result.ready.map((r) => [r.status, r.reason]), [['True', 'Recording']], JSON.stringify(result.ready));
   const attributed = await eventually('UsersAttributed True', async () => {
@@ -137,4 +156,81 @@ test('a dry run by the user leaves nothing to attribute: the next real edit by s
   assert.equal(record!.changedBy?.userUnknown, undefined, JSON.stringify(record!.changedBy));
   assert.notEqual(record!.changedBy?.user, USER);
   assert.ok(record!.changedBy?.user);
+});
+
+/** Run in a pod: the forged review to the webhook's Service port, then a GET of the history port on the same Service. */
+const FORGER = `
+const https = require('node:https');
+const call = (port, path, method, body) => new Promise((resolve) => {
+  const req = https.request({ host: process.env.SERVICE, port, path, method, rejectUnauthorized: false, timeout: 10000, headers: { 'content-type': 'application/json' } }, (res) => {
+    res.resume();
+    res.on('end', () => resolve({ status: res.statusCode }));
+  });
+  req.on('timeout', () => req.destroy(new Error('timeout')));
+  req.on('error', (e) => resolve({ error: (e.code || '') + ' ' + e.message }));
+  req.end(body);
+});
+(async () => {
+  const webhook = await call(443, process.env.WEBHOOK_PATH, 'POST', process.env.REVIEW);
+  const history = await call(Number(process.env.HISTORY_PORT), '/', 'GET');
+  console.log(JSON.stringify({ webhook, history }));
+})();
+`;
+
+test("a pod's forged AdmissionReview is refused in the TLS handshake; the user's real edit from that version is hers, not Ambiguous", async () => {
+  const cm = await env.client.create(ConfigMaps, { metadata: { name: 'forged', namespace: appNs }, data: { v: '1' } });
+  const review = {
+    apiVersion: 'admission.k8s.io/v1',
+    kind: 'AdmissionReview',
+    request: {
+      uid: 'forged-1',
+      kind: { group: '', version: 'v1', kind: 'ConfigMap' },
+      resource: { group: '', version: 'v1', resource: 'configmaps' },
+      namespace: appNs,
+      name: 'forged',
+      operation: 'UPDATE',
+      userInfo: { username: 'mallory@example.com', groups: ['system:authenticated'] },
+      object: cm,
+      oldObject: cm,
+    },
+  };
+  const service = `${HISTORY_SERVICE}.${recorderNs}.svc`;
+  await env.client.create(Pods, {
+    metadata: { name: 'forger', namespace: appNs },
+    spec: {
+      restartPolicy: 'Never',
+      securityContext: { runAsNonRoot: true, runAsUser: 65532, seccompProfile: { type: 'RuntimeDefault' } },
+      containers: [
+        {
+          name: 'forger',
+          image: recorderImage,
+          imagePullPolicy: 'IfNotPresent',
+          command: ['/usr/local/bin/node', '-e', FORGER],
+          env: [
+            { name: 'SERVICE', value: service },
+            { name: 'WEBHOOK_PATH', value: USERS_WEBHOOK_PATH },
+            { name: 'HISTORY_PORT', value: String(HISTORY_PORT) },
+            { name: 'REVIEW', value: JSON.stringify(review) },
+          ],
+          securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ['ALL'] } },
+        },
+      ],
+    },
+  });
+  await eventually('the forger pod done', async () => {
+    const pod = await env.client.get(Pods, { namespace: appNs, name: 'forger' });
+    return pod.status?.phase === 'Succeeded' || pod.status?.phase === 'Failed' ? pod : undefined;
+  }, { timeoutMs: 90_000, intervalMs: 1000 });
+  const output = (await env.kube.kubectl(['logs', '-n', appNs, 'forger'])).trim();
+  log(`forger: ${output}`);
+  const outcome = JSON.parse(output.split('\n').at(-1)!) as { webhook: { status?: number; error?: string }; history: { status?: number; error?: string } };
+  assert.ok(outcome.history.status !== undefined, `the pod reaches the recorder's Service (its history port answers): ${output}`);
+  assert.equal(outcome.webhook.status, undefined, `the forged review got an HTTP answer: ${output}`);
+  assert.match(outcome.webhook.error ?? '', /certificate|alert|ECONNRESET|EPROTO|socket hang up/i, output);
+
+  // The real edit from the same version: had the forgery been remembered, two users for one version would say Ambiguous.
+  await alice.apply(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'forged', namespace: appNs }, data: { v: '2' } }, { fieldManager: EDITOR, force: true });
+  const [record] = await recordsUntil('forged', 1);
+  assert.equal(record!.changedBy?.user, USER, JSON.stringify(record!.changedBy));
+  assert.equal(record!.changedBy?.userUnknown, undefined);
 });
