@@ -39,6 +39,10 @@ export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[]
   if (old !== undefined && old.engine === 'valkey' && spec.engine === 'redis') errors.push(RULES.engineForward.message);
   if (old !== undefined && JSON.stringify(spec.bootstrap) !== JSON.stringify(old.bootstrap)) errors.push(RULES.bootstrapImmutable.message);
   if (spec.tls.disabled === true && spec.tls.secretName !== undefined) errors.push(RULES.tlsOneSource.message);
+  for (const user of spec.users ?? []) {
+    if (user.name === 'default') errors.push(RULES.userNotDefault.message);
+    if (/(^| )(nopass|resetpass|reset|off)( |$)/.test(user.rules)) errors.push(RULES.userRulesNoPassword.message);
+  }
   if (old !== undefined && (spec.tls.disabled === true) !== (old.tls.disabled === true)) errors.push(RULES.tlsStaysOn.message);
   if (old !== undefined && (spec.storage.size !== old.storage.size || spec.storage.storageClassName !== old.storage.storageClassName)) {
     errors.push(RULES.storageImmutable.message);

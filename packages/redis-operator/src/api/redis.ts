@@ -155,6 +155,14 @@ export const RULES = {
     rule: '(has(self.tls) && has(self.tls.disabled) && self.tls.disabled) == (has(oldSelf.tls) && has(oldSelf.tls.disabled) && oldSelf.tls.disabled)',
     message: 'spec.tls.disabled cannot change after creation: a Redis with TLS serves and replicates over TLS only (its clients, replicas and Sentinels speak nothing else), so TLS cannot be turned off in place, nor on; create a new Redis from a backup instead',
   },
+  userNotDefault: {
+    rule: "self.name != 'default'",
+    message: 'spec.users[].name cannot be default: the default user is spec.auth\'s (the operator, replicas and Sentinels authenticate as it)',
+  },
+  userRulesNoPassword: {
+    rule: "!self.rules.matches('(^| )(nopass|resetpass|reset|off)( |$)')",
+    message: 'spec.users[].rules cannot contain nopass, resetpass, reset or off: the user\'s password comes from its passwordSecret',
+  },
   tlsOneSource: {
     rule: '!(has(self.disabled) && self.disabled && has(self.secretName))',
     message: 'spec.tls.secretName cannot be set with spec.tls.disabled',
@@ -262,6 +270,33 @@ export const TlsSchema = Type.Object(
   },
 );
 
+/** A user name as ACL takes it on a config line: no spaces, quotes or control characters. */
+export const USER_NAME_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
+/**
+ * ACL rules without a password (`>…`, `<…`, `#…`, `!…` are refused: the password comes from the Secret) and without
+ * quotes: commands (`+@read`, `-flushall`), key patterns (`~app:*`, `%R~…`), channels (`&…`), `allkeys`, `allcommands`.
+ */
+export const USER_RULES_PATTERN = '^[-+~&%@*?a-zA-Z0-9:_|{}.,/\\[\\]]+( [-+~&%@*?a-zA-Z0-9:_|{}.,/\\[\\]]+)*$';
+
+export const UserSchema = Type.Object(
+  {
+    name: Type.String({ description: 'The user name clients AUTH with (not `default`).', pattern: USER_NAME_PATTERN }),
+    passwordSecret: Type.Object(
+      {
+        name: Type.String({ description: 'A Secret of yours in the same namespace.', minLength: 1, maxLength: 253 }),
+        key: Type.String({ description: 'The key of the password in it.', minLength: 1, maxLength: 253, default: 'password' }),
+      },
+      { description: 'Where the user\'s password is. It is read when an instance starts: a new password takes effect as the pods restart (a rollout, or a change of spec.users).' },
+    ),
+    rules: Type.String({
+      description: 'Its ACL rules (`ACL SETUSER` syntax without passwords), e.g. `~app:* +@read +@write -@dangerous`.',
+      pattern: USER_RULES_PATTERN,
+      maxLength: 1024,
+    }),
+  },
+  { description: 'An ACL user of every instance (`user <name> on >password <rules>`).', 'x-kubernetes-validations': [RULES.userNotDefault, RULES.userRulesNoPassword] },
+);
+
 export const ConfigDirectiveSchema = Type.Object(
   {
     name: stringEnum(ALLOWED_CONFIG, { description: 'The directive.' }),
@@ -311,6 +346,14 @@ export const RedisSpecSchema = Type.Object(
     ),
     auth: AuthSchema,
     tls: TlsSchema,
+    users: Type.Optional(
+      Type.Array(UserSchema, {
+        description: 'ACL users besides the default one (spec.auth), each with its password from a Secret and its rules. A change rolls the instances.',
+        maxItems: 32,
+        'x-kubernetes-list-type': 'map',
+        'x-kubernetes-list-map-keys': ['name'],
+      }),
+    ),
     bootstrap: Type.Optional(BootstrapSchema),
   },
   { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite, RULES.engineForward, RULES.bootstrapImmutable, RULES.bootstrapWithoutAof, RULES.tlsStaysOn] },

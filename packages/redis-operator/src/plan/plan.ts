@@ -23,7 +23,8 @@ function planFoundation(o: Observed): Action | undefined {
   if (o.auth === 'missing') return wait('AuthSecretMissing', `the Secret ${o.spec.auth.secretName ?? ''} with key ${o.spec.auth.key} (spec.auth) does not exist`, 10_000);
   // No pod is made while TLS cannot be served as asked (a Secret in the way, a user's missing, a lost CA); running
   // pods keep serving what they loaded, and roles keep following the authority (Degraded says what is wrong).
-  if (o.tls?.problem && o.pods.size === 0) return tlsBlocked(o.tls.problem);
+  const blocked = podsBlocked(o);
+  if (blocked && o.pods.size === 0) return blocked;
   if (o.tls && o.tls.issue.length > 0) return { type: 'issue-tls', secrets: o.tls.issue };
   if (o.config === undefined) return { type: 'write-config', primary: names.instance(o.redis, 0), reason: 'Bootstrap' };
   const decided = decidedPrimary(o);
@@ -53,8 +54,11 @@ function planLostPrimary(o: Observed, primary: string): Action | undefined {
   return wait('WaitingForFailover', `the primary ${primary}'s pod is gone; waiting for ${who} before recreating it`);
 }
 
-function tlsBlocked(problem: { reason: string; message: string }): Action {
-  return wait(problem.reason, problem.message, 10_000);
+/** Why no pod may be made now: TLS that cannot be served, or a user's password Secret missing. */
+function podsBlocked(o: Observed): Action | undefined {
+  if (o.tls?.problem) return wait(o.tls.problem.reason, o.tls.problem.message, 10_000);
+  if (o.usersProblem !== undefined) return wait('UserSecretMissing', o.usersProblem, 10_000);
+  return undefined;
 }
 
 /** Claims, then pods: failed ones removed, missing ones created, the primary's only once the authority moved on. */
@@ -74,16 +78,14 @@ function planPods(o: Observed): Action | undefined {
       const waiting = planLostPrimary(o, primary);
       if (waiting !== undefined) return waiting;
     }
-    if (o.tls?.problem) return tlsBlocked(o.tls.problem);
-    return { type: 'create-pod', pod: instance, component: 'redis' };
+    return podsBlocked(o) ?? { type: 'create-pod', pod: instance, component: 'redis' };
   }
   const primaryPod = o.pods.get(primary);
   for (const sentinel of sentinelNames(o)) {
     if (o.pods.has(sentinel)) continue;
     // A Sentinel resolves the primary's name as it starts: it must have an address by then.
     if (!primaryPod?.ready) return wait('WaitingForPrimary', `the primary ${primary} is not ready yet; Sentinels start once it is`);
-    if (o.tls?.problem) return tlsBlocked(o.tls.problem);
-    return { type: 'create-pod', pod: sentinel, component: 'sentinel' };
+    return podsBlocked(o) ?? { type: 'create-pod', pod: sentinel, component: 'sentinel' };
   }
   return undefined;
 }

@@ -77,6 +77,8 @@ export interface Observed {
   plannedFailover?: { from: string; ageMs: number };
   /** Why spec.bootstrap.fromBackup cannot be started from yet (the backup missing, not Succeeded, its Secret unlabelled). */
   bootstrapBlocked?: string;
+  /** Why spec.users cannot be served: a password Secret or key that does not exist (a pod made now could not start). */
+  usersProblem?: string;
   /** TLS as observed (absent without TLS): Secrets to issue, or why it cannot be served. */
   tls?: { secretName: string; issue: readonly { name: string; reason: string }[]; problem?: { reason: string; message: string }; /** The fingerprint256 of the Secret's certificate. */ certificate?: string };
 }

@@ -96,6 +96,16 @@ async function readPassword(deps: ReconcilerDeps, namespace: string, secretName:
   }
 }
 
+/** Which of spec.users' password Secrets (or keys) do not exist; undefined when every one does. */
+async function usersProblem(deps: ReconcilerDeps, namespace: string, spec: DefaultedSpec): Promise<string | undefined> {
+  const missing: string[] = [];
+  for (const [i, user] of (spec.users ?? []).entries()) {
+    const secret = await deps.client.find(Secrets, { namespace, name: user.passwordSecret.name });
+    if (secret?.data?.[user.passwordSecret.key] === undefined) missing.push(`spec.users[${i}] (${user.name}): the Secret ${user.passwordSecret.name} with key ${user.passwordSecret.key} does not exist`);
+  }
+  return missing.length > 0 ? missing.join('; ') : undefined;
+}
+
 function configState(cm: OpenObject | undefined): ConfigState | undefined {
   const data = (cm as { data?: Record<string, string> } | undefined)?.data;
   if (data === undefined) return undefined;
@@ -143,6 +153,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   const existingServices = new Set(inNamespace(deps.services.store).map((s) => s.metadata.name ?? ''));
   const step = redis.status?.step;
   const ageMs = (since: string): number => Math.max(0, now.getTime() - Date.parse(since));
+  const usersMissing = await usersProblem(deps, namespace, spec);
   const desired = { redisConf: redisConf(spec), sentinelConf: (primary: string) => sentinelConf(name, spec, podHost(name, namespace, primary)) };
   const planned = redis.status?.plannedFailover;
   const retryToken = redis.metadata.annotations?.[RETRY_ROLLOUT_ANNOTATION];
@@ -164,6 +175,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     rollout: { ...(redis.status?.rollout ? { record: redis.status.rollout } : {}), ...(retryToken !== undefined ? { retryToken } : {}) },
     ...(planned ? { plannedFailover: { from: planned.from, ageMs: ageMs(planned.askedAt) } } : {}),
     ...(bootstrap.blocked !== undefined ? { bootstrapBlocked: bootstrap.blocked } : {}),
+    ...(usersMissing !== undefined ? { usersProblem: usersMissing } : {}),
     ...(tls ? { tls: { secretName: tls.secretName, issue: tls.issue, ...(tls.problem ? { problem: tls.problem } : {}), ...(tls.fingerprint256 !== undefined ? { certificate: tls.fingerprint256 } : {}) } } : {}),
   };
   return { observed, rendering, ips, ...(password !== undefined ? { password } : {}), ...(bootstrap.record ? { bootstrap: bootstrap.record } : {}), ...(tls ? { tls } : {}) };

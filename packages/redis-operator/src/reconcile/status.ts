@@ -102,6 +102,7 @@ export function buildStatus(input: StatusInput): RedisStatus {
     ...(sentinelsReady < o.spec.sentinel.replicas ? [`${o.spec.sentinel.replicas - sentinelsReady} of ${o.spec.sentinel.replicas} Sentinels not ready`] : []),
     ...(stalled ? [`no progress past the step's bound: ${describe(action)}`] : []),
     ...(o.tls?.problem ? [o.tls.problem.message] : []),
+    ...(o.usersProblem !== undefined ? [o.usersProblem] : []),
   ];
   const generation = input.generation;
   const set = (list: Condition[], type: string, status: 'True' | 'False', why: string, message: string): Condition[] => setCondition(list, { type, status, reason: why, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now);
@@ -111,7 +112,7 @@ export function buildStatus(input: StatusInput): RedisStatus {
     action.type === 'none'
       ? set(conditions, 'Progressing', 'False', 'Stable', 'nothing to do')
       : set(conditions, 'Progressing', stalled ? 'False' : 'True', stalled ? 'ProgressDeadlineExceeded' : reason(action), progressMessage(describe(action), step, now));
-  conditions = set(conditions, 'Degraded', problems.length > 0 ? 'True' : 'False', rollout?.halted ? 'RolloutHalted' : o.tls?.problem ? o.tls.problem.reason : stalled ? 'StepStalled' : problems.length > 0 ? 'NotAllReady' : 'AsExpected', problems.join('; ') || 'every instance and Sentinel is ready');
+  conditions = set(conditions, 'Degraded', problems.length > 0 ? 'True' : 'False', rollout?.halted ? 'RolloutHalted' : o.tls?.problem ? o.tls.problem.reason : o.usersProblem !== undefined ? 'UserSecretMissing' : stalled ? 'StepStalled' : problems.length > 0 ? 'NotAllReady' : 'AsExpected', problems.join('; ') || 'every instance and Sentinel is ready');
 
   const failingOver = !primary && (action.type === 'wait' && action.reason === 'WaitingForFailover' || (action.type === 'write-config' && action.reason === 'PrimaryChanged') || input.previous?.phase === 'Running' || input.previous?.phase === 'Updating' || input.previous?.phase === 'FailingOver');
   const changing = rollout !== undefined && rollout.halted === undefined || extraInstances(o).length > 0 || action.type === 'failover' || (action.type === 'wait' && action.reason === 'PlannedFailover');

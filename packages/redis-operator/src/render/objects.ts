@@ -60,6 +60,24 @@ const INSTANCE_START = [
   `if [ "$primary" != "$POD_NAME" ]; then echo "replicaof $primary.$HEADLESS ${REDIS_PORT}" >> ${CONFIG_DIR}/redis.conf; fi`,
 ].join('\n');
 
+/** The environment variable an ACL user's password reaches the config init container by (never the pod spec itself). */
+export const userPasswordEnv = (index: number): string => `REDIS_USER_PASSWORD_${index}`;
+
+/**
+ * spec.users as `user` lines appended to the instance's own copy of redis.conf (an emptyDir, never the ConfigMap):
+ * each password double-quoted with `\` and `"` escaped, as redis.conf reads a quoted value. Names and rules are
+ * validated by the schema (no quotes, spaces only between rules).
+ */
+function userLines(r: Rendering): string[] {
+  return (r.spec.users ?? []).map((u, i) =>
+    `printf 'user %s on ">%s" %s\\n' '${u.name}' "$(printf %s "$${userPasswordEnv(i)}" | sed 's/[\\\\"]/\\\\&/g')" '${u.rules}' >> ${CONFIG_DIR}/redis.conf`,
+  );
+}
+
+function userEnv(r: Rendering): V1EnvVar[] {
+  return (r.spec.users ?? []).map((u, i) => ({ name: userPasswordEnv(i), valueFrom: { secretKeyRef: { name: u.passwordSecret.name, key: u.passwordSecret.key } } }));
+}
+
 // A Sentinel's start: the shared sentinel.conf (Sentinel rewrites its copy), and an identity that survives the
 // pod being recreated (myid from its name; its hostname announced), so the others never count a stale Sentinel.
 function sentinelStart(redis: string): string {
@@ -150,7 +168,7 @@ export function instancePod(r: Rendering, instance: string, hash: string): Built
     metadata: meta(r, instance, 'redis', { [CONFIG_HASH_ANNOTATION]: hash }),
     spec: {
       ...podSpec(r, instance, 'redis', [{ name: 'data', persistentVolumeClaim: { claimName: names.claim(instance) } }, { name: 'config', emptyDir: {} }, ...(restore?.volumes ?? []), ...tlsVolumes(r)]),
-      initContainers: [...(restore ? [restore.container] : []), { name: 'config', image: r.image, command: ['/bin/sh', '-c', INSTANCE_START], env: podEnv(r), volumeMounts: mounts, securityContext: security }],
+      initContainers: [...(restore ? [restore.container] : []), { name: 'config', image: r.image, command: ['/bin/sh', '-c', [INSTANCE_START, ...userLines(r)].join('\n')], env: [...podEnv(r), ...userEnv(r)], volumeMounts: mounts, securityContext: security }],
       containers: [
         {
           name: 'redis',

@@ -9,7 +9,7 @@
 // @timeout 8m: image assembly on a cold cache (apt download), then a create, one failover and an install
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Pods } from '@quorum/runtime';
+import { Pods, Secrets } from '@quorum/runtime';
 import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { Redis } from 'ioredis';
 import { buildOperatorImage } from '../../src/deploy/image.ts';
@@ -43,7 +43,10 @@ const podIP = (name: string): Promise<string> => reader.podIP(name);
 
 test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes Available and replicates through its Service', async () => {
   const started = Date.now();
-  await env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name: NAME, namespace: ns }, spec: { replicas: 2, storage: { size: '64Mi' } } });
+  // An ACL user besides the default one, its password from a Secret (spec.users).
+  await env.client.create(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-user', namespace: ns }, stringData: { password: 'app "pass" \\ word' } });
+  const users = [{ name: 'app', passwordSecret: { name: 'app-user' }, rules: '~app:* +@read +@write -@dangerous' }];
+  await env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name: NAME, namespace: ns }, spec: { replicas: 2, storage: { size: '64Mi' }, users } });
   const s = await eventually('Available, 3 instances and 3 Sentinels agreeing', async () => {
     const st = await status();
     return available(st) && st?.readyReplicas === 3 && st.sentinel?.agreeing === 3 && st.instances?.every((i) => i.linkStatus !== 'down') ? st : undefined;
@@ -72,6 +75,15 @@ test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes Available and r
       await assert.rejects(replica.set('x', 'y'), /READONLY/);
     } finally {
       replica.disconnect();
+    }
+    // The ACL user reads and writes its own keys only, on every instance.
+    const app = new Redis({ host: await podIP(`${NAME}-1`), port: 6379, username: 'app', password: 'app "pass" \\ word', tls: await reader.podTLS(`${NAME}-1`), maxRetriesPerRequest: 1 });
+    try {
+      assert.equal(await app.get('app:none'), null);
+      await assert.rejects(app.get('hello'), /NOPERM/);
+      await assert.rejects(app.call('FLUSHALL'), /NOPERM/);
+    } finally {
+      app.disconnect();
     }
     // Without the password nothing is served.
     const anonymous = new Redis({ host: await serviceIP(NAME), port: 6379, tls: await reader.serviceTLS(NAME), maxRetriesPerRequest: 0, enableReadyCheck: false, retryStrategy: () => null });

@@ -13,6 +13,8 @@ import { RULES } from '../../src/api/redis.ts';
 
 const packageDir = join(import.meta.dirname, '../..');
 
+const celOk = (rule: string, self: unknown): boolean => cel(rule, self);
+
 function cel(rule: string, self: unknown, oldSelf?: unknown): boolean {
   return evaluate(rule, oldSelf === undefined ? { self } : { self, oldSelf }) === true;
 }
@@ -136,6 +138,27 @@ test('spec.tls: on by default, never turned off (or on) in place, no Secret with
   assert.ok(validateSpec(both).includes(RULES.tlsOneSource.message));
   const crd = JSON.stringify(redisCRD());
   assert.ok(crd.includes(JSON.stringify(RULES.tlsStaysOn.rule)) && crd.includes(JSON.stringify(RULES.tlsOneSource.rule)), 'both rules are in the CRD');
+});
+
+test('spec.users: not default, rules without passwords or nopass; CEL and code agree, the field named', () => {
+  const user = (name: string, rules: string) => ({ users: [{ name, passwordSecret: { name: 's' }, rules }] });
+  const cases: [unknown, string[]][] = [
+    [user('app', '~app:* +@read +@write -@dangerous'), []],
+    [user('default', '+@all'), [RULES.userNotDefault.message]],
+    [user('app', '~* nopass'), [RULES.userRulesNoPassword.message]],
+    [user('app', 'reset +@all'), [RULES.userRulesNoPassword.message]],
+  ];
+  for (const [input, expected] of cases) {
+    const spec = applyDefaults(input);
+    const u = spec.users![0]!;
+    const cel = [RULES.userNotDefault, RULES.userRulesNoPassword].filter((r) => !celOk(r.rule, u)).map((r) => r.message);
+    assert.deepEqual(cel, expected, JSON.stringify(input));
+    assert.deepEqual(validateSpec(spec), expected, JSON.stringify(input));
+  }
+  for (const rules of ['>secret +@all', '#abc +@all', '"~*" +@all', '+@all\nuser evil on nopass']) {
+    assert.ok(validateSpec(applyDefaults(user('app', rules))).some((e) => e.startsWith('spec.users[0].rules')), rules);
+  }
+  assert.match(RULES.userNotDefault.message, /^spec\.users\[\]\.name /);
 });
 
 test('every CEL rule passes on the schema defaults as written (`{}`), which the API server evaluates them on', () => {

@@ -45,6 +45,16 @@ test('pods mount the served Secret whole and probe over TLS; a new certificate r
   assert.notEqual(before.sentinel, after.sentinel, 'a Sentinel cannot: it is rolled');
 });
 
+test('spec.users: each password reaches only the config init container, by a Secret reference, as a quoted user line', () => {
+  const r: Rendering = { redis, spec: applyDefaults({ users: [{ name: 'app', passwordSecret: { name: 'app-pw', key: 'pw' }, rules: '~app:* +@read' }] }), image: 'i', auth: { secretName: 'cache-auth', key: 'password' } };
+  const pod = instancePod(r, 'cache-0', 'h');
+  const init = pod.spec!.initContainers!.find((c) => c.name === 'config')!;
+  assert.deepEqual(init.env?.find((e) => e.name === 'REDIS_USER_PASSWORD_0')?.valueFrom, { secretKeyRef: { name: 'app-pw', key: 'pw' } });
+  assert.match(init.command?.[2] ?? '', /printf 'user %s on ">%s" %s\\n' 'app' .*REDIS_USER_PASSWORD_0.* '~app:\* \+@read' >> \/etc\/redis\/redis\.conf/);
+  assert.ok(!pod.spec!.containers[0]!.env?.some((e) => e.name.startsWith('REDIS_USER_PASSWORD')), 'not in the server container');
+  assert.ok(!sentinelPod(r, 'cache-sentinel-0', 'h').spec!.initContainers!.some((c) => c.env?.some((e) => e.name.startsWith('REDIS_USER_PASSWORD'))), 'nor in a Sentinel');
+});
+
 /** An API client over a map of Secrets, enough for observeTLS and writeTLS. */
 type StoredSecret = { metadata: Record<string, unknown>; data?: Record<string, string> };
 function fakeClient(secrets = new Map<string, StoredSecret>()): Pick<Client, 'find' | 'create' | 'replace'> & { secrets: Map<string, StoredSecret> } {
