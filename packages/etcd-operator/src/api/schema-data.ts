@@ -722,7 +722,7 @@ export const EtcdClusterSpecSchemaData: SchemaNode = {
       "type": "object",
       "properties": {
         "policy": {
-          "description": "Whether the operator keeps a NetworkPolicy <cluster> for the members (docs/security.md): peers (2380) only from the members, clients (2379) from the members, the operator's pods, the cluster's backup Jobs and clientsFrom, metrics (2381) from the operator's pods and the monitoring namespaces of its configuration; every other ingress to the members is refused where the network enforces NetworkPolicy. Unset: true. false: no policy (the operator deletes the one it made).",
+          "description": "Whether the operator keeps a NetworkPolicy <cluster> for the members (docs/security.md): peers (2380) from the members and the operator's pods (a CA rotation reads the certificate each member serves there), clients (2379) from the members, the operator's pods, the cluster's backup Jobs and clientsFrom, metrics (2381) from the operator's pods and the monitoring namespaces of its configuration; every other ingress to the members is refused where the network enforces NetworkPolicy. Unset: true. false: no policy (the operator deletes the one it made).",
           "type": "boolean"
         },
         "clientsFrom": {

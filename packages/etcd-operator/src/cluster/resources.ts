@@ -107,7 +107,9 @@ const namespaceNamed = (namespace: string): V1NetworkPolicyPeer['namespaceSelect
 const tcp = (port: number): { protocol: string; port: number } => ({ protocol: 'TCP', port });
 
 /**
- * The members' ingress, all other of it refused: peers (2380) from the members only; clients (2379) from the
+ * The members' ingress, all other of it refused: peers (2380) from the members and the operator's pods (which
+ * only complete a TLS handshake there, to see which CA a member's peer certificate comes from during a CA
+ * rotation: tls/cluster-secrets.ts membersNotServedBy); clients (2379) from the
  * members, the operator's pods, the cluster's backup Jobs (pods of the cluster's namespace labelled as the
  * backup Jobs are) and spec.network.clientsFrom (unset: every pod of the namespace); metrics (2381), which
  * etcd serves in plain http even with TLS, from the operator's pods and the monitoring namespaces. Ingress
@@ -128,7 +130,7 @@ export function networkPolicy(cluster: EtcdCluster, spec: DefaultedSpec, options
       podSelector: { matchLabels: clusterLabels(name) },
       policyTypes: ['Ingress'],
       ingress: [
-        { from: [members], ports: [tcp(PEER_PORT)] },
+        { from: [members, operator], ports: [tcp(PEER_PORT)] },
         { from: [members, operator, backupJobs, ...clients], ports: [tcp(CLIENT_PORT)] },
         { from: [operator, ...monitoring], ports: [tcp(METRICS_PORT)] },
       ],

@@ -53,7 +53,8 @@ test('a default cluster: peers from its members only, clients from its namespace
   const memberLabels = member.metadata.labels ?? {};
   assert.ok(who(2380, 'apps', memberLabels), 'members reach each other on 2380');
   assert.ok(!who(2380, 'apps', { app: 'client' }), 'another pod of the namespace does not reach 2380');
-  assert.ok(!who(2380, 'quorum-system', operatorPod), 'nor does the operator');
+  assert.ok(who(2380, 'quorum-system', operatorPod), 'the operator does: a CA rotation reads the certificate each member serves there');
+  assert.ok(!who(2380, 'elsewhere', operatorPod), 'a pod labelled as the operator in another namespace does not');
   assert.ok(who(2379, 'apps', { app: 'client' }), "a pod of the cluster's namespace reaches 2379");
   assert.ok(!who(2379, 'other', { app: 'client' }), 'a pod of another namespace does not');
   assert.ok(who(2379, 'quorum-system', operatorPod), "the operator's pods do, from their namespace");
