@@ -169,7 +169,7 @@ with a token (localkube's kubeconfig has a client certificate, which the API ser
   ${kubectl} patch etcd ${name} -n ${ns} --type merge -p '{"spec":{"replicas":5}}'; npx quorum history diff etcd/${name} -n ${ns}
 Redis cache (docs/redis.md): a primary, two replicas, three Sentinels; the Service cache always reaches the primary:
   ${kubectl} get redis -n ${ns} -w
-  ${kubectl} exec -n ${ns} cache-0 -c redis -- sh -c 'REDISCLI_AUTH=$REDIS_PASSWORD redis-cli -h cache ping'
+  ${kubectl} exec -n ${ns} cache-0 -c redis -- sh -c 'REDISCLI_AUTH=$REDIS_PASSWORD redis-cli --tls --cacert /tls/ca.crt -h cache ping'   # TLS only (docs/redis.md)
   ${kubectl} delete pod -n ${ns} $(${kubectl} get redis cache -n ${ns} -o jsonpath='{.status.primary}')   # Sentinel fails over
 Grant access as code (docs/rbac.md): RBACDefinition demo binds view (and 8 h of edit) in namespaces labelled team=demo:
   ${kubectl} create namespace demo-app; ${kubectl} label namespace demo-app team=demo
