@@ -2,7 +2,7 @@
 // (INFO replication, INFO server) and whom the Sentinels name as primary. Every call is bounded; a failure is
 // returned as a reading that says why, never thrown, since silence is not evidence (the planner decides on facts).
 import type { TLSSocket } from 'node:tls';
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
 import type { InstanceReading, SentinelReading } from '../plan/types.ts';
 
 /** Each connection and command is bounded by this: a reconcile never waits long on one silent pod. */
@@ -16,9 +16,14 @@ export interface Endpoint {
   tls?: { ca: string; servername: string };
 }
 
-/** A connection that fails instead of retrying or queueing: the next reconcile tries again. */
-export function connect(e: Endpoint): Redis {
-  return new Redis({
+/**
+ * A connection that fails instead of retrying or queueing: the next reconcile tries again. ioredis (39 modules,
+ * about 5 MiB) is loaded with the first connection, not at start: an operator with no Redis to manage never
+ * loads it (docs/memory.md).
+ */
+export async function connect(e: Endpoint): Promise<Redis> {
+  const { Redis: Client } = await import('ioredis');
+  return new Client({
     host: e.host,
     port: e.port,
     password: e.password,
@@ -33,7 +38,7 @@ export function connect(e: Endpoint): Redis {
 }
 
 export async function withConnection<T>(e: Endpoint, use: (redis: Redis) => Promise<T>): Promise<T> {
-  const redis = connect(e);
+  const redis = await connect(e);
   redis.on('error', () => undefined); // reported by the command that fails
   try {
     await redis.connect();
