@@ -1,6 +1,7 @@
 // @quorum/redis-operator: Redis (and, later, Valkey) as a service (issue 21). The Redis API, the pure planner,
 // the reconciler and operator, the manifests and the CLI commands.
 export * from './api/redis.ts';
+export * from './api/redis-schema.ts';
 export { redisCRD, redisCRDYAML } from './api/crd.ts';
 export { applyDefaults, validateSpec, type DefaultedSpec } from './api/defaults.ts';
 export { Redises, type RedisObject } from './resources.ts';

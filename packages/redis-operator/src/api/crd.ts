@@ -1,8 +1,10 @@
 // The Redis CustomResourceDefinition, built from the TypeBox schema in redis.ts by the runtime's CRD tooling;
 // what is the operator's own is here: names, scope, subresources and printer columns.
-import { crdYAML, customResourceDefinition, type CustomResourceDefinition, type PrinterColumn, type SchemaNode } from '@quorum/runtime/crd';
-import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKUP_SINGULAR, RedisBackupSchema } from './backup.ts';
-import { GROUP, KIND, LIST_KIND, PLURAL, RedisSchema, SHORT_NAMES, SINGULAR, VERSION } from './redis.ts';
+import { crdYAML, customResourceDefinition, schemaDataModule, type CustomResourceDefinition, type PrinterColumn, type SchemaNode } from '@quorum/runtime/crd';
+import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKUP_SINGULAR } from './backup.ts';
+import { RedisBackupSchema, RedisBackupSpecSchema } from './backup-schema.ts';
+import { GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './redis.ts';
+import { RedisSchema, RedisSpecSchema } from './redis-schema.ts';
 
 /** The files the generator writes, relative to packages/redis-operator. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
@@ -49,7 +51,7 @@ export function redisCRD(): CustomResourceDefinition {
 
 /** The CRD as the YAML file in deploy/crds: a generated-file header, then the object. */
 export function redisCRDYAML(): string {
-  return crdYAML(redisCRD(), { source: 'packages/redis-operator/src/api/redis.ts', command: GENERATE_COMMAND });
+  return crdYAML(redisCRD(), { source: 'packages/redis-operator/src/api/redis-schema.ts', command: GENERATE_COMMAND });
 }
 
 export const BACKUP_PRINTER_COLUMNS: PrinterColumn[] = [
@@ -72,5 +74,13 @@ export function redisBackupCRD(): CustomResourceDefinition {
 }
 
 export function redisBackupCRDYAML(): string {
-  return crdYAML(redisBackupCRD(), { source: 'packages/redis-operator/src/api/backup.ts', command: GENERATE_COMMAND });
+  return crdYAML(redisBackupCRD(), { source: 'packages/redis-operator/src/api/backup-schema.ts', command: GENERATE_COMMAND });
+}
+
+/** The Redis and RedisBackup specs' schemas as data (schema-data.ts), relative to packages/redis-operator. */
+export const SCHEMA_DATA_FILE = 'src/api/schema-data.ts';
+
+/** schema-data.ts: what defaults.ts reads at run time (defaults, validation) without building the schemas. */
+export function schemaDataSource(): string {
+  return schemaDataModule({ RedisSpecSchemaData: RedisSpecSchema as SchemaNode, RedisBackupSpecSchemaData: RedisBackupSpecSchema as SchemaNode }, GENERATE_COMMAND, 'packages/redis-operator/src/api/redis-schema.ts and backup-schema.ts');
 }

@@ -2,15 +2,16 @@
 // default, or the CRD may be older than this code), and each CEL rule mirrored under the same message, with
 // the offending field named (a refused config directive by its own path, e.g. spec.config.replicaof).
 import { destinationIssues, endpointAllowed, ENDPOINT_RULE } from '@quorum/kit';
-import { applySchemaDefaults, validateAgainstSchema, type SchemaNode } from '@quorum/runtime/crd';
-import { BACKUP_RULES, RedisBackupSpecSchema, type RedisBackupSpec } from './backup.ts';
-import { ALLOWED_CONFIG, ENGINES, RedisSpecSchema, RULES, STRUCTURED_CONFIG, SUPPORTED_VERSIONS, type RedisSpec } from './redis.ts';
+import { applySchemaDefaults, validateAgainstSchema } from '@quorum/runtime/crd';
+import { BACKUP_RULES, type RedisBackupSpec } from './backup.ts';
+import { ALLOWED_CONFIG, ENGINES, RULES, STRUCTURED_CONFIG, SUPPORTED_VERSIONS, type RedisSpec } from './redis.ts';
+import { RedisBackupSpecSchemaData, RedisSpecSchemaData } from './schema-data.ts';
 
 /** The spec after defaulting: minReplicasToWrite resolved too (1 with replicas, else 0). */
 export type DefaultedSpec = RedisSpec & { minReplicasToWrite: number };
 
 export function applyDefaults(spec: unknown): DefaultedSpec {
-  const defaulted = applySchemaDefaults(RedisSpecSchema as SchemaNode, spec ?? {}) as RedisSpec;
+  const defaulted = applySchemaDefaults(RedisSpecSchemaData, spec ?? {}) as RedisSpec;
   return { ...defaulted, minReplicasToWrite: defaulted.minReplicasToWrite ?? (defaulted.replicas > 0 ? 1 : 0) };
 }
 
@@ -31,7 +32,7 @@ export function configErrors(config: readonly { name: string }[] | undefined): s
  */
 export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[] {
   // The enum's own message for a refused directive is replaced by configErrors' (which says why).
-  const errors = validateAgainstSchema(RedisSpecSchema as SchemaNode, spec, ['spec']).filter((i) => !/^spec\.config\[\d+\]\.name /.test(i.message)).map((i) => i.message);
+  const errors = validateAgainstSchema(RedisSpecSchemaData, spec, ['spec']).filter((i) => !/^spec\.config\[\d+\]\.name /.test(i.message)).map((i) => i.message);
   if (ENGINES.includes(spec.engine) && !SUPPORTED_VERSIONS[spec.engine].includes(spec.version)) errors.push(RULES.supportedVersion.message);
   if (spec.minReplicasToWrite > spec.replicas) errors.push(RULES.minReplicasToWrite.message);
   errors.push(...configErrors(spec.config));
@@ -56,8 +57,8 @@ export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[]
  * kind, https endpoints) are mirrored under their messages.
  */
 export function validateBackupSpec(spec: unknown, old?: unknown): { spec: RedisBackupSpec; errors: string[] } {
-  const defaulted = applySchemaDefaults(RedisBackupSpecSchema as SchemaNode, spec ?? {}) as RedisBackupSpec;
-  const errors = validateAgainstSchema(RedisBackupSpecSchema as SchemaNode, defaulted, ['spec']).map((i) => i.message);
+  const defaulted = applySchemaDefaults(RedisBackupSpecSchemaData, spec ?? {}) as RedisBackupSpec;
+  const errors = validateAgainstSchema(RedisBackupSpecSchemaData, defaulted, ['spec']).map((i) => i.message);
   const destination = defaulted.destination as Record<string, unknown> | undefined;
   if (destination !== undefined && typeof destination === 'object') errors.push(...destinationIssues(destination, ['spec', 'destination']).map((i) => `spec.destination: ${i.message}`));
   for (const kind of ['s3', 'gcs', 'azure'] as const) {

@@ -18,7 +18,8 @@ import { parseArgs } from 'node:util';
 import { compactTimestamp, resultLine, retryWhileUnreachable } from '@quorum/kit';
 import { parseDestinationArgument } from '@quorum/kit/schema';
 import { locationPrefix, locationURI, openStore, StorageError, type ObjectStore } from '@quorum/storage';
-import { DestinationSchema, type BackupDestination } from '../api/destination.ts';
+import type { BackupDestination } from '../api/destination.ts';
+import { DestinationSchema } from '../api/destination-schema.ts';
 import { openRdbStream, RdbShapeCheck, RdbStreamError } from './rdb.ts';
 
 export const DEFAULT_RESULT_FILE = '/dev/termination-log';
