@@ -3,6 +3,7 @@
 // status (what earlier reconciles recorded). Reads only: nothing here writes.
 import type { Informer, KubeObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
+import { checkCredentials, type CredentialsRefusal } from '../backup/credentials.ts';
 import type { MaintenanceStatus } from '../api/etcdcluster.ts';
 import { clientCASecretName, peerCASecretName, TLS_KEYS } from '../tls/secrets.ts';
 import { DEFAULT_CLUSTER_DOMAIN } from '../tls/issue.ts';
@@ -144,7 +145,7 @@ async function observedOf(i: ObserveInput, seen: Omit<Observation, 'observed'>):
     // The snapshot new members restore: a recovery's backup, or spec.bootstrap's for a new cluster.
     ...(ongoing?.method === 'Backup' && recorded && !previous?.clusterID
       ? { restore: { ready: true as const, source: recorded } }
-      : spec.bootstrap && !previous?.clusterID ? { restore: restoreSource(spec.bootstrap.fromBackup, namespace, deps.backups) } : {}),
+      : spec.bootstrap && !previous?.clusterID ? { restore: await withCredentials(restoreSource(spec.bootstrap.fromBackup, namespace, deps.backups), (d) => checkCredentials(deps.client, namespace, d, signal)) } : {}),
     disasterRecovery: policy,
     ...(localRevisions ? { localRevisions } : {}),
     ...(policy === 'Restore' ? newestBackupOf(name, namespace, deps.backups) : {}),
@@ -169,7 +170,21 @@ function newestBackupOf(cluster: string, namespace: string, backups: Pick<Inform
 }
 
 /** Why a snapshot source cannot be restored yet, or at all (plan/recovery.ts waits with the reason). */
-export type RestoreSourceRefusal = { ready: false; reason: 'BackupNotReady' | 'SnapshotHashMissing'; why: string };
+export type RestoreSourceRefusal = { ready: false; reason: 'BackupNotReady' | 'SnapshotHashMissing' | CredentialsRefusal['reason']; why: string };
+
+/**
+ * A ready source whose credentials Secret the members' init containers may mount (the kit's label check: the
+ * validating webhook also checks that its author may read the Secret, but webhooks fail open, and the operator's
+ * identity is what mounts it); otherwise the refusal, which the cluster waits on with its reason.
+ */
+export async function withCredentials(
+  restore: { ready: true; source: RestoreSource } | RestoreSourceRefusal,
+  check: (destination: RestoreSource['destination']) => Promise<CredentialsRefusal | undefined>,
+): Promise<{ ready: true; source: RestoreSource } | RestoreSourceRefusal> {
+  if (!restore.ready) return restore;
+  const refusal = await check(restore.source.destination);
+  return refusal ? { ready: false, reason: refusal.reason, why: `spec.bootstrap.fromBackup: ${refusal.message}` } : restore;
+}
 
 /**
  * The snapshot spec.bootstrap.fromBackup names: given directly, or a Succeeded EtcdBackup's; always with the

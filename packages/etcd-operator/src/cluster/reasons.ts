@@ -55,6 +55,8 @@ export const WAIT_REASONS = {
   RestoringFromBackup: "a Restore recovery from a backup: the old members' pods are going before the cluster is re-created from it",
   BackupNotReady: 'spec.bootstrap.fromBackup names an EtcdBackup that does not exist or has not succeeded yet; no member is created until it has (the message says which)',
   SnapshotHashMissing: 'the snapshot spec.bootstrap.fromBackup names has no SHA-256 to check it against (destination and key without sha256, or an EtcdBackup that recorded none); no member is created from it (the message says which)',
+  CredentialsNotLabelled: "the credentials Secret spec.bootstrap.fromBackup's destination names is not labelled etcd.quorum.dev/backup-credentials=true, so no member mounts it (the operator mounts only Secrets their owner marked for backups); label it, and the restore goes on",
+  CredentialsSecretNotFound: "the credentials Secret spec.bootstrap.fromBackup's destination names does not exist in the cluster's namespace; create it (labelled etcd.quorum.dev/backup-credentials=true), and the restore goes on",
   SnapshotRefused: "a restored member's init containers refused the snapshot (SHA-256 mismatch, truncated, or etcd's own hash check failed); no member started on it, and the message has the refusal",
   PodStuckTerminating: 'a member pod has been terminating for a long time (its node is probably down); the message names the node and what a person can do, and the member is replaced after spec.replaceStuckMemberAfterSeconds',
   RollingUpdate:

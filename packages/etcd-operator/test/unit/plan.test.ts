@@ -248,6 +248,8 @@ test('a restore waits for its backup, hands the snapshot to every initial member
   const source = { destination: { s3: { bucket: 'quorum', credentialsSecret: 's' } }, key: 'k.db', sha256: 'a'.repeat(64) };
   const waiting = plan(observed({ ...fresh, restore: { ready: false, reason: 'BackupNotReady', why: 'EtcdBackup nightly has not succeeded yet (phase Running)' } }));
   assert.deepEqual(waiting, { type: 'wait', reason: 'BackupNotReady', detail: 'EtcdBackup nightly has not succeeded yet (phase Running)', requeueAfterMs: 5000 });
+  const unmarked = plan(observed({ ...fresh, restore: { ready: false, reason: 'CredentialsNotLabelled', why: 'spec.bootstrap.fromBackup: the credentials Secret s is not labelled' } }));
+  assert.deepEqual(unmarked, { type: 'wait', reason: 'CredentialsNotLabelled', detail: 'spec.bootstrap.fromBackup: the credentials Secret s is not labelled', requeueAfterMs: 15_000 }, 'no member, and so no mount, until the Secret is marked');
   assert.deepEqual(plan(observed({ ...fresh, restore: { ready: true, source } })), { type: 'bootstrap', members: ['c-0', 'c-1', 'c-2'], restore: source });
   // From a PVC (ReadWriteOnce, pinned to one node, and members run on different nodes): one member restores,
   // and the cluster grows from it.

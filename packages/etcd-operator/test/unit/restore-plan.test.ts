@@ -6,7 +6,8 @@ import { createLogger, Store, type Client, type EventInput, type KubeObject } fr
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import type { EtcdRestore } from '../../src/api/etcdrestore.ts';
-import { restoreSource } from '../../src/cluster/observe.ts';
+import { restoreSource, withCredentials } from '../../src/cluster/observe.ts';
+import { credentialsRefusal } from '../../src/backup/credentials.ts';
 import { planRestore, type RestoreObserved } from '../../src/restore/plan.ts';
 import { etcdRestoreReconciler, restoredCluster, restoreStatus, RESTORE_LABEL, RESTORE_UID_ANNOTATION } from '../../src/restore/reconcile.ts';
 
@@ -239,4 +240,18 @@ test("a cluster's spec.bootstrap.fromBackup without a SHA-256 is not restored fr
   backups.upsert({ metadata: { name: 'running', namespace: 'ns' }, spec: { clusterName: 'c', destination }, status: { phase: 'Running' } });
   const running = restoreSource({ backupName: 'running' }, 'ns', { store: backups });
   assert.ok(!running.ready && running.reason === 'BackupNotReady', JSON.stringify(running));
+});
+
+test("a cluster's restore source whose credentials Secret is not marked for backups is not mounted: the cluster waits with the kit's reason", async () => {
+  const destination = { s3: { bucket: 'b', credentialsSecret: 'theirs' } };
+  const ready = { ready: true as const, source: { destination, key: 'k.db', sha256: 'a'.repeat(64) } };
+  const asked: unknown[] = [];
+  const unlabelled = await withCredentials(ready, (d) => (asked.push(d), Promise.resolve(credentialsRefusal('theirs', { app: 'x' }))));
+  assert.deepEqual(asked, [destination], 'the check is asked about the source\'s destination');
+  assert.ok(!unlabelled.ready && unlabelled.reason === 'CredentialsNotLabelled' && /^spec\.bootstrap\.fromBackup: the credentials Secret theirs is not labelled etcd\.quorum\.dev\/backup-credentials=true/.test(unlabelled.why), JSON.stringify(unlabelled));
+  const missing = await withCredentials(ready, () => Promise.resolve(credentialsRefusal('theirs', null)));
+  assert.ok(!missing.ready && missing.reason === 'CredentialsSecretNotFound', JSON.stringify(missing));
+  assert.deepEqual(await withCredentials(ready, () => Promise.resolve(credentialsRefusal('theirs', { 'etcd.quorum.dev/backup-credentials': 'true' }))), ready);
+  const notReady = { ready: false as const, reason: 'BackupNotReady' as const, why: 'w' };
+  assert.deepEqual(await withCredentials(notReady, () => assert.fail('not asked while the source is not ready')), notReady);
 });

@@ -40,9 +40,17 @@ export function withoutQuorumStep(o: Observed): Action {
   const restore = o.bootstrapped ? undefined : o.restore;
   if (restore && !restore.ready) {
     // A snapshot with no SHA-256 is never restored: nothing to wait for soon, but the cluster says why.
-    return restore.reason === 'SnapshotHashMissing'
-      ? { type: 'wait', reason: 'SnapshotHashMissing', detail: restore.why, requeueAfterMs: 30_000 }
-      : { type: 'wait', reason: 'BackupNotReady', detail: restore.why, requeueAfterMs: 5000 };
+    // Credentials their owner has not marked for backups wait for the label (or the Secret): a person must act.
+    switch (restore.reason) {
+      case 'SnapshotHashMissing':
+        return { type: 'wait', reason: 'SnapshotHashMissing', detail: restore.why, requeueAfterMs: 30_000 };
+      case 'CredentialsNotLabelled':
+        return { type: 'wait', reason: 'CredentialsNotLabelled', detail: restore.why, requeueAfterMs: 15_000 };
+      case 'CredentialsSecretNotFound':
+        return { type: 'wait', reason: 'CredentialsSecretNotFound', detail: restore.why, requeueAfterMs: 15_000 };
+      case 'BackupNotReady':
+        return { type: 'wait', reason: 'BackupNotReady', detail: restore.why, requeueAfterMs: 5000 };
+    }
   }
   const source = restore?.ready ? { restore: restore.source } : {};
   if (!o.bootstrapped && o.bootstrapMembers.length === 0 && o.pods.length === 0 && o.pvcs.length === 0 && o.lastKnownMembers.length === 0) {

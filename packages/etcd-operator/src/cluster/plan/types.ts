@@ -213,7 +213,7 @@ export interface Observed {
   /** How long a change may be refused everywhere before the member with a stale view of a peer is restarted. */
   refusedRestartMs: number;
   /** Set for a cluster not yet bootstrapped whose spec.bootstrap.fromBackup asks for a restore. */
-  restore?: { ready: true; source: RestoreSource } | { ready: false; reason: 'BackupNotReady' | 'SnapshotHashMissing'; why: string };
+  restore?: { ready: true; source: RestoreSource } | { ready: false; reason: 'BackupNotReady' | 'SnapshotHashMissing' | 'CredentialsNotLabelled' | 'CredentialsSecretNotFound'; why: string };
   /** spec.disasterRecovery.policy: what to do once a majority of members lost its data for good. */
   disasterRecovery: 'Manual' | 'Restore';
   /** Without a quorum, each running member's own revision (read from it alone), by member name. */
