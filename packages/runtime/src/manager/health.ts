@@ -1,4 +1,4 @@
-// /healthz, /readyz and /metrics over plain HTTP, for kubelet probes and Prometheus.
+// /healthz, /readyz (and /metrics, unless the manager serves it over HTTPS: secure-metrics.ts) over plain HTTP, for kubelet probes and Prometheus.
 import { createServer, type Server } from 'node:http';
 import type { Registry } from 'prom-client';
 

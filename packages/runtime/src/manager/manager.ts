@@ -27,6 +27,7 @@ import { ProbeServer, type Check } from './health.ts';
 import { LeaderElector, type LeaderElectionOptions } from './leader-election.ts';
 import { createLogger } from './log.ts';
 import { RuntimeMetrics, resourceOf } from './metrics.ts';
+import { SecureMetricsServer, type SecureMetricsOptions } from './secure-metrics.ts';
 
 export interface Runnable {
   name: string;
@@ -46,9 +47,15 @@ export interface ManagerOptions {
    */
   namespaces?: readonly string[];
   leaderElection?: LeaderElectionOptions;
-  /** Port of /healthz, /readyz and /metrics (0: ephemeral; undefined: no server). */
+  /** Port of /healthz, /readyz, and of /metrics unless `secureMetrics` is set (0: ephemeral; undefined: no server). */
   probePort?: number;
   probeHost?: string;
+  /**
+   * Serve /metrics on a port of its own over HTTPS, only to callers whose bearer token a TokenReview accepts and
+   * a SubjectAccessReview allows `get` on the non-resource URL `/metrics` (the operator then needs `create` on
+   * tokenreviews and subjectaccessreviews); the probe port no longer serves it.
+   */
+  secureMetrics?: SecureMetricsOptions;
   logger?: Logger;
   /** How long shutdown waits for reconciles in flight. */
   gracefulShutdownMs?: number;
@@ -73,6 +80,8 @@ export class Manager implements ControllerHost {
   readonly log: Logger;
   readonly metrics: RuntimeMetrics;
   readonly probes: ProbeServer;
+  /** The HTTPS /metrics server, when `secureMetrics` is set; its port is known once start() has begun. */
+  readonly secureMetrics: SecureMetricsServer | undefined;
   readonly elector: LeaderElector | undefined;
   readonly #options: ManagerOptions;
   readonly #informers = new Map<string, Informer<KubeObject>>();
@@ -89,7 +98,8 @@ export class Manager implements ControllerHost {
     this.#namespaces = defaultNamespaces(options);
     this.log = options.logger ?? createLogger();
     this.metrics = new RuntimeMetrics();
-    this.probes = new ProbeServer(this.metrics.registry);
+    this.secureMetrics = options.secureMetrics ? new SecureMetricsServer(client, this.metrics.registry, options.secureMetrics, this.log) : undefined;
+    this.probes = new ProbeServer(this.secureMetrics ? undefined : this.metrics.registry);
     client.observe((method, path, code) => this.metrics.apiRequests.inc({ method, code: String(code), resource: resourceOf(path) }));
     this.elector = options.leaderElection ? new LeaderElector(client, options.leaderElection, this.log, this.metrics.retries) : undefined;
     this.probes.addHealthCheck('ping', () => undefined);
@@ -173,6 +183,7 @@ export class Manager implements ControllerHost {
     if (this.#started) throw new Error('manager already started');
     this.#started = true;
     if (this.#options.probePort !== undefined) await this.probes.listen(this.#options.probePort, this.#options.probeHost);
+    await this.secureMetrics?.listen();
     const informersDone = [...this.#informers.values()].map((i) => i.run(this.#stopInformers.signal));
     try {
       const syncTimeoutMs = this.#options.syncTimeoutMs ?? 120_000;
@@ -220,6 +231,7 @@ export class Manager implements ControllerHost {
       this.#stopInformers.abort();
       await Promise.allSettled(informersDone);
       await this.probes.close();
+      await this.secureMetrics?.close();
       this.log.info('manager stopped');
     }
   }

@@ -1,0 +1,96 @@
+// The HTTPS /metrics server: 401 without a token or with one the TokenReview rejects, 403 when the
+// SubjectAccessReview does not allow get on /metrics, the metrics when it does; decisions cached and bounded.
+// A scripted API server stands in for the reviews here; localkube's real ones are exercised by the etcd
+// operator's monitoring integration test.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { request } from 'node:https';
+import pino from 'pino';
+import { Manager } from '../../src/manager/manager.ts';
+import { MetricsAuthorizer } from '../../src/manager/metrics-auth.ts';
+import { scriptedServer } from './retry-support.ts';
+
+const silent = pino({ level: 'silent' });
+
+/** Tokens the fake API server knows: `reader` may get /metrics, `stranger` may not; any other is unknown. */
+async function fakeReviews(): Promise<Awaited<ReturnType<typeof scriptedServer>> & { bodies: Record<string, unknown>[] }> {
+  const bodies: Record<string, unknown>[] = [];
+  const api = await scriptedServer((req, res, url) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { spec: { token?: string; user?: string; nonResourceAttributes?: unknown } };
+      bodies.push(body);
+      const reply =
+        url.pathname === '/apis/authentication.k8s.io/v1/tokenreviews'
+          ? { status: ['reader', 'stranger'].includes(body.spec.token ?? '') ? { authenticated: true, user: { username: `system:serviceaccount:monitoring:${body.spec.token}`, groups: ['system:serviceaccounts'] } } : { authenticated: false } }
+          : { status: { allowed: body.spec.user === 'system:serviceaccount:monitoring:reader' } };
+      res.writeHead(201, { 'content-type': 'application/json' }).end(JSON.stringify(reply));
+    });
+  });
+  return { ...api, bodies };
+}
+
+function scrape(port: number, token?: string, method = 'GET'): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const headers = token ? { authorization: `Bearer ${token}` } : {};
+    const req = request({ host: '127.0.0.1', port, path: '/metrics', method, headers, rejectUnauthorized: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test('secure metrics: 401 without or with an unknown token, 403 without the role, 200 with it; the probe port no longer serves /metrics', async () => {
+  const api = await fakeReviews();
+  const manager = new Manager(api.client, { logger: silent, probePort: 0, probeHost: '127.0.0.1', secureMetrics: { port: 0, host: '127.0.0.1' } });
+  // A runnable that lasts until stopped: a manager with no work would stop (and close its servers) at once.
+  manager.add({ name: 'idle', start: (signal) => new Promise((resolve) => signal.addEventListener('abort', () => resolve())) });
+  const stop = new AbortController();
+  const running = manager.start(stop.signal);
+  try {
+    for (let i = 0; i < 250 && !manager.secureMetrics!.port; i++) await new Promise((r) => setTimeout(r, 20));
+    const port = manager.secureMetrics!.port;
+    assert.equal((await scrape(port)).status, 401);
+    assert.equal((await scrape(port, 'forged')).status, 401);
+    assert.equal((await scrape(port, 'stranger')).status, 403);
+    const allowed = await scrape(port, 'reader');
+    assert.equal(allowed.status, 200);
+    assert.match(allowed.body, /runtime_/);
+    assert.equal((await scrape(port, 'reader', 'POST')).status, 405);
+    const sar = api.bodies.find((b) => (b as { kind?: string }).kind === 'SubjectAccessReview') as { spec: { nonResourceAttributes: unknown } };
+    assert.deepEqual(sar.spec.nonResourceAttributes, { path: '/metrics', verb: 'get' });
+    const probe = await fetch(`http://127.0.0.1:${manager.probes.port}/metrics`);
+    assert.equal(probe.status, 404);
+    assert.equal((await fetch(`http://127.0.0.1:${manager.probes.port}/healthz`)).status, 200);
+  } finally {
+    stop.abort();
+    await running;
+    await api.close();
+  }
+});
+
+test('metrics authorizer: a decision is reused within its TTL, asked again after it, and the cache keeps at most maxEntries', async () => {
+  const api = await fakeReviews();
+  let now = 0;
+  const authorizer = new MetricsAuthorizer(api.client, { ttlMs: 10_000, maxEntries: 2, now: () => now });
+  try {
+    assert.equal(await authorizer.decide(undefined), 'unauthenticated');
+    assert.equal(await authorizer.decide('Basic abc'), 'unauthenticated');
+    assert.equal(api.requests.length, 0, 'no token, no API call');
+    assert.equal(await authorizer.decide('Bearer reader'), 'allowed');
+    assert.equal(await authorizer.decide('Bearer reader'), 'allowed');
+    assert.equal(api.requests.length, 2, 'one TokenReview and one SubjectAccessReview for two scrapes');
+    now = 10_001;
+    assert.equal(await authorizer.decide('Bearer reader'), 'allowed');
+    assert.equal(api.requests.length, 4, 'asked again once the decision expired');
+    assert.equal(await authorizer.decide('Bearer stranger'), 'forbidden');
+    assert.equal(await authorizer.decide('Bearer unknown'), 'unauthenticated');
+    assert.equal(authorizer.size, 2, 'the oldest decision went');
+  } finally {
+    await api.close();
+  }
+});
