@@ -122,7 +122,8 @@ export const CLUSTER_GRANTS: readonly Grant[] = [
   rule('events.k8s.io', 'events', ['create', 'patch'], 'events (a repeated one is patched into a series)'),
   rule('admissionregistration.k8s.io', 'validatingwebhookconfigurations', ['get', 'patch'], 'the CA bundle published into its own webhook configuration, by name', [VALIDATING_WEBHOOK]),
   rule('admissionregistration.k8s.io', 'mutatingwebhookconfigurations', ['get', 'patch'], 'the same, mutating', [MUTATING_WEBHOOK]),
-  rule('authorization.k8s.io', 'subjectaccessreviews', ['create'], 'the validating webhooks ask whether the requesting user may get the credentials Secret an object names'),
+  rule('authorization.k8s.io', 'subjectaccessreviews', ['create'], 'the validating webhooks ask whether the requesting user may get the credentials Secret an object names; /metrics asks whether its caller may get it'),
+  rule('authentication.k8s.io', 'tokenreviews', ['create'], "/metrics (HTTPS) checks its caller's bearer token"),
 ];
 
 export function clusterRules(): Record<string, unknown>[] {
@@ -145,9 +146,16 @@ export function namespaceRules(): Record<string, unknown>[] {
 export const WATCH_ROLE = `${NAME}-watch`;
 /** The webhooks' ClusterRole: the webhook configurations and access reviews are cluster-scoped, whatever the install. */
 export const WEBHOOK_CLUSTER_ROLE = `${NAME}-webhooks`;
+/** The access reviews /metrics makes of its callers: cluster-scoped, whatever the install. */
+export const METRICS_AUTH_CLUSTER_ROLE = `${NAME}-metrics-auth`;
+/** What a scraper (Prometheus' service account) is bound to, to read the operator's /metrics. */
+export const METRICS_READER_CLUSTER_ROLE = `${NAME}-metrics-reader`;
+/** The operator's HTTPS /metrics port (METRICS_PORT). */
+export const OPERATOR_METRICS_PORT = 8443;
 
 // The webhooks' cluster-scoped calls: their configurations, and the access reviews of credentials Secrets.
 const isWebhookConfigurationRule = (rule: Record<string, unknown>): boolean => Array.isArray(rule['apiGroups']) && (rule['apiGroups'].includes('admissionregistration.k8s.io') || rule['apiGroups'].includes('authorization.k8s.io'));
+const isAccessReviewRule = (rule: Record<string, unknown>): boolean => Array.isArray(rule['apiGroups']) && (rule['apiGroups'].includes('authentication.k8s.io') || rule['apiGroups'].includes('authorization.k8s.io'));
 
 /**
  * What the operator may do to EtcdClusters and what it creates for them: in each tenant namespace through a
@@ -168,10 +176,30 @@ export function accessObjects(ns: string, namespaces: readonly string[] | undefi
       subjects,
     },
   ];
-  const tenantRules = (): Record<string, unknown>[] => clusterRules().filter((r) => !isWebhookConfigurationRule(r));
+  const tenantRules = (): Record<string, unknown>[] => clusterRules().filter((r) => !isWebhookConfigurationRule(r) && !isAccessReviewRule(r));
   return [
     ...(namespaces ? namespaces.flatMap((tenant) => role('Role', WATCH_ROLE, tenant, tenantRules())) : role('ClusterRole', NAME, undefined, tenantRules())),
     ...(webhooks ? role('ClusterRole', WEBHOOK_CLUSTER_ROLE, undefined, clusterRules().filter(isWebhookConfigurationRule)) : []),
+  ];
+}
+
+/**
+ * The access reviews (both kinds: the metrics server's always, the webhooks' too when they are on; cluster-scoped
+ * whatever the install) bound to the operator, and the metrics-reader ClusterRole, bound to nothing: bind a
+ * scraper's service account to it to let it read the operator's /metrics.
+ */
+export function metricsAccessObjects(ns: string): Obj[] {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  return [
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: METRICS_AUTH_CLUSTER_ROLE, labels }, rules: clusterRules().filter(isAccessReviewRule) },
+    {
+      apiVersion: rbac,
+      kind: 'ClusterRoleBinding',
+      metadata: { name: METRICS_AUTH_CLUSTER_ROLE, labels },
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_AUTH_CLUSTER_ROLE },
+      subjects: [{ kind: 'ServiceAccount', name: NAME, namespace: ns }],
+    },
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: { name: METRICS_READER_CLUSTER_ROLE, labels }, rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
   ];
 }
 
@@ -202,6 +230,7 @@ export function operatorManifests(options: ManifestOptions = {}): Obj[] {
     etcdRestoreCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
     ...accessObjects(ns, namespaces, webhooks),
+    ...metricsAccessObjects(ns),
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
     {
       apiVersion: 'rbac.authorization.k8s.io/v1',
@@ -263,10 +292,13 @@ function deployment(ns: string, options: ManifestOptions, namespaces: readonly s
                 env('CLUSTER_DOMAIN', options.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN),
                 // Whose pods each cluster's NetworkPolicy lets scrape the members' metrics port.
                 env('METRICS_NAMESPACES', (options.metricsNamespaces ?? DEFAULT_METRICS_NAMESPACES).join(',')),
+                env('METRICS_PORT', String(OPERATOR_METRICS_PORT)),
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [
                 { name: 'probes', containerPort: 8081 },
+                // /metrics over HTTPS, for bearer tokens bound to the metrics-reader ClusterRole (the probes serve no metrics).
+                { name: 'metrics', containerPort: OPERATOR_METRICS_PORT },
                 { name: 'webhook', containerPort: 9443 },
               ],
               livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10, failureThreshold: 3 },

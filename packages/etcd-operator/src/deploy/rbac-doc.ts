@@ -2,7 +2,7 @@
 // for the generated RBAC of each scope, line by line): every Role and ClusterRole `quorum manifests` prints,
 // namespace-scoped (the default) and cluster-wide, one line per rule with why the operator needs it.
 // scripts/generate.ts writes it between the markers; test/unit/rbac.test.ts fails while it is stale.
-import { CLUSTER_GRANTS, NAMESPACE_GRANTS, operatorManifests, type ManifestOptions } from './manifests.ts';
+import { CLUSTER_GRANTS, METRICS_READER_CLUSTER_ROLE, NAMESPACE_GRANTS, operatorManifests, type ManifestOptions } from './manifests.ts';
 
 /** The document whose RBAC section is generated, relative to the repository root. */
 export const SECURITY_FILE = 'docs/security.md';
@@ -19,7 +19,8 @@ function rolesTable(options: ManifestOptions): string[] {
   const objects = operatorManifests(options) as unknown as RbacObject[];
   const bound = new Set(objects.filter((o) => o.roleRef).map((o) => `${o.roleRef!.kind}/${o.metadata.namespace ?? ''}/${o.roleRef!.name}`));
   const lines = ['| object | API group | resource | verbs | only names | why |', '|---|---|---|---|---|---|'];
-  for (const o of objects.filter((x) => x.kind === 'Role' || x.kind === 'ClusterRole')) {
+  // The metrics-reader ClusterRole is not the operator's: it is for its scrapers, and bound to none of them by default.
+  for (const o of objects.filter((x) => (x.kind === 'Role' || x.kind === 'ClusterRole') && x.metadata.name !== METRICS_READER_CLUSTER_ROLE)) {
     const where = o.metadata.namespace ? `${o.kind} \`${o.metadata.name}\` in \`${o.metadata.namespace}\`` : `${o.kind} \`${o.metadata.name}\``;
     if (!bound.has(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)) throw new Error(`${where} has no binding`);
     (o.rules ?? []).forEach((r, i) => {
@@ -46,6 +47,10 @@ export function rbacMarkdown(): string {
     'Each role is bound (a RoleBinding or ClusterRoleBinding of the same name) to the ServiceAccount',
     '`quorum-etcd-operator` in the operator\'s namespace and to nothing else. Without webhooks (`--no-webhooks`),',
     'the webhooks\' ClusterRole and its three rules are not installed.',
+    '',
+    `One more ClusterRole is installed and bound to nothing: \`${METRICS_READER_CLUSTER_ROLE}\` (\`nonResourceURLs: ["/metrics"]\`,`,
+    '`get`). The operator serves /metrics over HTTPS on port 8443 (`metrics`) only to a bearer token that a TokenReview',
+    'accepts and a SubjectAccessReview allows by this role: bind your Prometheus\' ServiceAccount to it.',
     '',
   ].join('\n');
 }

@@ -2,8 +2,11 @@
 // kept to the pods and the named container ports the operator already creates. Member pods are found by
 // the labels every member pod carries and their `metrics` port (etcd's --listen-metrics-urls, plain http
 // :2381 even when TLS is on), so nothing about the pods changes; the operator by its Deployment's selector
-// and its `probes` port, which serves /metrics. The same selection is also given as PodMonitors for
-// clusters that run the prometheus-operator.
+// and its `metrics` port: HTTPS, answered only to a bearer token bound to the quorum-etcd-operator-metrics-reader
+// ClusterRole (TokenReview + SubjectAccessReview), so Prometheus sends its service account's token. It skips
+// verifying the certificate: the operator's is self-signed, issued at each start, so there is no CA to trust;
+// the token, not the server's identity, is what keeps the metrics from others (as kube-rbac-proxy setups do).
+// The same selection is also given as PodMonitors for clusters that run the prometheus-operator.
 import { LABELS, OPERATOR_SELECTOR } from '../names.ts';
 
 /** The jobs' names: the `job` label of every series they scrape. */
@@ -14,7 +17,9 @@ export const OPERATOR_JOB = 'quorum-operator';
 export const MONITORING_LABELS = { 'app.kubernetes.io/name': 'quorum', 'app.kubernetes.io/component': 'monitoring' } as const;
 /** The container ports scraped (names in the pod specs the operator and its manifests write). */
 export const ETCD_METRICS_PORT_NAME = 'metrics';
-export const OPERATOR_METRICS_PORT_NAME = 'probes';
+export const OPERATOR_METRICS_PORT_NAME = 'metrics';
+/** Where a pod finds its service account's token: Prometheus sends it to the operator. */
+export const SERVICE_ACCOUNT_TOKEN_FILE = '/var/run/secrets/kubernetes.io/serviceaccount/token';
 
 /** A Prometheus relabel_config, as the config file spells it. */
 export interface RelabelConfig {
@@ -30,7 +35,9 @@ export interface RelabelConfig {
 export interface ScrapeConfig {
   job_name: string;
   metrics_path: string;
-  scheme: 'http';
+  scheme: 'http' | 'https';
+  authorization?: { type: 'Bearer'; credentials_file: string };
+  tls_config?: { insecure_skip_verify: boolean };
   kubernetes_sd_configs: { role: 'pod'; namespaces?: { names: string[] } }[];
   relabel_configs: RelabelConfig[];
 }
@@ -75,7 +82,10 @@ export function scrapeConfigs(): ScrapeConfig[] {
     {
       job_name: OPERATOR_JOB,
       metrics_path: '/metrics',
-      scheme: 'http',
+      scheme: 'https',
+      authorization: { type: 'Bearer', credentials_file: SERVICE_ACCOUNT_TOKEN_FILE },
+      // A self-signed certificate issued at each start: no CA to verify it with (see the top of this file).
+      tls_config: { insecure_skip_verify: true },
       kubernetes_sd_configs: [{ role: 'pod' }],
       relabel_configs: [
         keep(OPERATOR_SELECTOR, OPERATOR_METRICS_PORT_NAME),
@@ -86,16 +96,26 @@ export function scrapeConfigs(): ScrapeConfig[] {
   ];
 }
 
+/**
+ * The operator's endpoint as a PodMonitor spells it: the bearer token of a Secret `quorum-metrics-reader-token`
+ * in the PodMonitor's namespace (a kubernetes.io/service-account-token Secret of a service account bound to the
+ * metrics-reader ClusterRole: docs/monitoring.md), and no certificate check (self-signed, see the top).
+ */
+const SECURE_ENDPOINT = {
+  authorization: { type: 'Bearer', credentials: { name: 'quorum-metrics-reader-token', key: 'token' } },
+  tlsConfig: { insecureSkipVerify: true },
+};
+
 /** The same selection as PodMonitors (monitoring.coreos.com/v1), for clusters with the prometheus-operator. */
 export function podMonitors(): Record<string, unknown>[] {
-  const monitor = (name: string, selector: Record<string, string>, port: string, relabelings: Record<string, unknown>[], honorLabels = false): Record<string, unknown> => ({
+  const monitor = (name: string, selector: Record<string, string>, port: string, relabelings: Record<string, unknown>[], honorLabels = false, secure = false): Record<string, unknown> => ({
     apiVersion: 'monitoring.coreos.com/v1',
     kind: 'PodMonitor',
     metadata: { name, labels: { ...MONITORING_LABELS } },
     spec: {
       namespaceSelector: { any: true },
       selector: { matchLabels: selector },
-      podMetricsEndpoints: [{ port, path: '/metrics', scheme: 'http', ...(honorLabels ? { honorLabels } : {}), relabelings }],
+      podMetricsEndpoints: [{ port, path: '/metrics', scheme: secure ? 'https' : 'http', ...(secure ? SECURE_ENDPOINT : {}), ...(honorLabels ? { honorLabels } : {}), relabelings }],
     },
   });
   const copyTo = (from: string, to: string): Record<string, unknown> => ({ sourceLabels: [from], targetLabel: to, action: 'replace' });
@@ -107,6 +127,6 @@ export function podMonitors(): Record<string, unknown>[] {
     ]),
     // The operator's series carry the namespace of the object they describe; the prometheus-operator always
     // adds a namespace target label, which without honorLabels would rename theirs to exported_namespace.
-    monitor(OPERATOR_JOB, OPERATOR_SELECTOR, OPERATOR_METRICS_PORT_NAME, [{ targetLabel: 'job', replacement: OPERATOR_JOB, action: 'replace' }], true),
+    monitor(OPERATOR_JOB, OPERATOR_SELECTOR, OPERATOR_METRICS_PORT_NAME, [{ targetLabel: 'job', replacement: OPERATOR_JOB, action: 'replace' }], true, true),
   ];
 }

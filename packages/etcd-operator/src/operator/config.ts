@@ -13,6 +13,12 @@ export interface OperatorConfig {
   podName: string;
   leaderElection: boolean;
   probePort: number;
+  /**
+   * METRICS_PORT (default 8443): /metrics over HTTPS, only for bearer tokens allowed `get` on the non-resource URL
+   * /metrics (TokenReview + SubjectAccessReview); SECURE_METRICS=false serves it on the probe port in plain HTTP instead.
+   */
+  metricsPort: number;
+  secureMetrics: boolean;
   webhookPort: number;
   /** Serve admission webhooks (the manifests register them). */
   webhooks: boolean;
@@ -53,6 +59,8 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): OperatorCon
     podName: env['POD_NAME'] ?? `local-${process.pid}`,
     leaderElection: env['LEADER_ELECTION'] !== 'false',
     probePort: num('PROBE_PORT', 8081),
+    metricsPort: num('METRICS_PORT', 8443),
+    secureMetrics: env['SECURE_METRICS'] !== 'false',
     webhookPort: num('WEBHOOK_PORT', 9443),
     webhooks: env['WEBHOOKS'] !== 'false',
     webhookServiceName: env['WEBHOOK_SERVICE'] ?? 'quorum-webhook',

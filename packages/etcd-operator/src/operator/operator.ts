@@ -138,6 +138,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
     // The tenant namespaces, each watched on its own (a Role in each grants no watch of every namespace).
     ...(config.watchNamespaces.length > 0 ? { namespaces: config.watchNamespaces } : {}),
     probePort: config.probePort,
+    ...(config.secureMetrics ? { secureMetrics: { port: config.metricsPort } } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
     ...(config.leaderElection ? { leaderElection: { name: 'quorum-etcd-operator', namespace: config.namespace, identity: config.podName } } : {}),
     ...options.manager,

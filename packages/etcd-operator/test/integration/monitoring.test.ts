@@ -4,16 +4,22 @@
 // scrapes both; then two of three members are stopped and kept stopped (the cluster paused, their pods
 // deleted: the survivor has no leader and no quorum), EtcdNoLeader and EtcdQuorumAtRisk fire after their
 // `for:` (1 and 2 minutes), and once the cluster is resumed and heals they resolve.
+// The operator's /metrics is HTTPS behind TokenReview + SubjectAccessReview (issue 23): Prometheus' service
+// account is bound to the metrics-reader ClusterRole, as docs/monitoring.md tells users to; a caller without a
+// token gets 401 and one whose account is not bound gets 403, from localkube's real reviews.
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive addons/prometheus
 // @shared operator
 // @timeout 20m: waits for alerts with for: 1-2 minutes
 import assert from 'node:assert/strict';
+import { request } from 'node:https';
 import { after, before, test } from 'node:test';
-import { Pods } from '@quorum/runtime';
+import { ClusterRoleBindings, Pods, ServiceAccounts } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { EtcdClusters } from '../../src/resources.ts';
 import { ETCD_JOB, OPERATOR_JOB } from '../../src/monitoring/scrape.ts';
+import { METRICS_READER_CLUSTER_ROLE, OPERATOR_METRICS_PORT } from '../../src/deploy/manifests.ts';
+import { OPERATOR_SELECTOR } from '../../src/names.ts';
 import { applyCluster, eventually, getCluster, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
@@ -52,10 +58,18 @@ before(async () => {
   env = await setUpOperator();
   ns = await env.namespace('monitoring');
   prometheus = (await env.kube.enablePrometheus()).url;
+  await env.client.create(ClusterRoleBindings, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: readerBinding() },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_READER_CLUSTER_ROLE },
+    subjects: [{ kind: 'ServiceAccount', name: 'prometheus', namespace: 'localkube-monitoring' }],
+  });
   await applyCluster(env.client, ns, NAME, { ...PLAINTEXT, replicas: 3, storage: { volumeClaimTemplate: { resources: { requests: { storage: '256Mi' } } } } });
   await waitAvailable(env.client, ns, NAME, 3);
 });
 after(async () => {
+  await env.client.delete(ClusterRoleBindings, readerBinding()).catch(() => undefined);
   await env.kube.disablePrometheus().catch((err: unknown) => process.stderr.write(`disabling prometheus: ${(err as Error).message}\n`));
   await env.stop();
 });
@@ -86,6 +100,34 @@ test('Prometheus finds and scrapes every member and the operator, and no alert i
   }, { timeoutMs: 60_000, intervalMs: 2000 }).catch((err: unknown) => {
     throw new Error(`${(err as Error).message}\nalerts of ${ns}/${NAME}: ${describeAlerts(last)}`, { cause: err });
   });
+});
+
+/** Named after the test's namespace: files side by side must not share a cluster-scoped name. */
+const readerBinding = (): string => `quorum-metrics-reader-${ns}`;
+
+/** The status of a GET of the operator's /metrics at `host` (its certificate is self-signed: not verified). */
+function scrapeStatus(host: string, token?: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port: OPERATOR_METRICS_PORT, path: '/metrics', rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {}, timeout: 10_000 }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+test("the operator's /metrics: 401 without a token, 403 for a service account not bound to the metrics-reader role", async () => {
+  const selector = Object.entries(OPERATOR_SELECTOR).map(([k, v]) => `${k}=${v}`).join(',');
+  const operator = (await env.client.list(Pods, { labelSelector: selector })).items.find((p) => p.status?.podIP && p.status.phase === 'Running');
+  assert.ok(operator?.status?.podIP, 'a running operator pod');
+  const host = operator.status.podIP;
+  assert.equal(await scrapeStatus(host), 401);
+  assert.equal(await scrapeStatus(host, 'not-a-token'), 401);
+  await env.client.create(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: 'stranger', namespace: ns } });
+  const issued = await env.client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/stranger/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+  assert.equal(await scrapeStatus(host, issued.status.token), 403);
 });
 
 test('two of three members stopped: EtcdNoLeader and EtcdQuorumAtRisk fire; healed, they resolve', async () => {

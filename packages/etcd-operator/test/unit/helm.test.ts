@@ -16,7 +16,7 @@ import { helmBinary } from '@quorum/localkube';
 import { parseAllDocuments } from 'yaml';
 import { commands } from '../../src/cli/commands.ts';
 import { helmChart, MONITORING_VALUES, type MonitoringValue } from '../../src/deploy/helm.ts';
-import { NAME, operatorManifests, PEER_WAIT_IMAGE, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
+import { METRICS_AUTH_CLUSTER_ROLE, METRICS_READER_CLUSTER_ROLE, NAME, operatorManifests, PEER_WAIT_IMAGE, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
 import { DASHBOARD_FILE, MONITORING_DIR, POD_MONITORS_FILE, PROMETHEUS_RULE_FILE } from '../../src/monitoring/files.ts';
 
 const run = promisify(execFile);
@@ -106,12 +106,14 @@ test('helm lint passes, in each shape of the chart', async () => {
 test('helm template renders exactly what quorum manifests prints: defaults (namespace default), and every namespace', async () => {
   const objects = await assertSameObjects([], []);
   assert.deepEqual(objects.filter((o) => o.kind === 'Role' || o.kind === 'ClusterRole').map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`).sort(), [
+    `ClusterRole /${METRICS_AUTH_CLUSTER_ROLE}`,
+    `ClusterRole /${METRICS_READER_CLUSTER_ROLE}`,
     `ClusterRole /${WEBHOOK_CLUSTER_ROLE}`,
     `Role default/${WATCH_ROLE}`,
     `Role ops/${NAME}`,
   ]);
   const wide = await assertSameObjects(['--set', 'clusterWide=true'], ['--cluster-wide']);
-  assert.deepEqual(wide.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort(), [NAME, WEBHOOK_CLUSTER_ROLE]);
+  assert.deepEqual(wide.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort(), [NAME, METRICS_AUTH_CLUSTER_ROLE, METRICS_READER_CLUSTER_ROLE, WEBHOOK_CLUSTER_ROLE]);
   assert.ok(!wide.some((o) => o.kind === 'Role' && o.metadata.name === WATCH_ROLE));
   const pdb = objects.find((o) => o.kind === 'PodDisruptionBudget') as unknown as V1PodDisruptionBudget;
   assert.equal(pdb.spec?.minAvailable, 1);
@@ -120,7 +122,8 @@ test('helm template renders exactly what quorum manifests prints: defaults (name
 
 test('helm template renders exactly what quorum manifests prints: cluster-wide without webhooks', async () => {
   const rendered = await assertSameObjects(['--set', 'clusterWide=true,webhooks.enabled=false'], ['--cluster-wide', '--no-webhooks']);
-  assert.deepEqual(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name), [NAME]);
+  // The metrics server's access reviews and the scrapers' reader role stay: /metrics is behind them whatever the install.
+  assert.deepEqual(rendered.filter((o) => o.kind === 'ClusterRole').map((o) => o.metadata.name).sort(), [NAME, METRICS_AUTH_CLUSTER_ROLE, METRICS_READER_CLUSTER_ROLE]);
 });
 
 test('helm template renders exactly what quorum manifests prints: images, replicas, grace, CA overlap, no webhooks', async () => {
@@ -142,7 +145,8 @@ test('namespace-scoped: a Role in each tenant namespace, webhooks selecting only
   assert.ok(roles[0]!.rules?.some((r) => r.resources?.includes('etcdclusters')));
   // The only ClusterRole left: the two webhook configurations, by name, and the webhooks' access reviews of
   // credentials Secrets (cluster-scoped, so no Role can grant them).
-  const clusterRoles = rendered.filter((o) => o.kind === 'ClusterRole') as unknown as V1Role[];
+  // (Beside the metrics server's access reviews and the scrapers' reader role.)
+  const clusterRoles = rendered.filter((o) => o.kind === 'ClusterRole' && ![METRICS_AUTH_CLUSTER_ROLE, METRICS_READER_CLUSTER_ROLE].includes(o.metadata.name)) as unknown as V1Role[];
   assert.deepEqual(clusterRoles.map((r) => r.metadata?.name), [WEBHOOK_CLUSTER_ROLE]);
   const [reviews, ...configurationRules] = [...(clusterRoles[0]!.rules as V1PolicyRule[])].reverse();
   assert.deepEqual(reviews, { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] });
@@ -158,9 +162,13 @@ test('namespace-scoped: a Role in each tenant namespace, webhooks selecting only
   const deployment = rendered.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
   assert.equal(deployment.spec.template.spec.containers[0]!.env.find((e) => e.name === 'WATCH_NAMESPACES')?.value, 'apps,web');
 
-  // Without webhooks nothing cluster-wide is left but the CRDs.
+  // Without webhooks nothing cluster-wide is left but the CRDs and the metrics server's access reviews (and the scrapers' reader role).
   const bare = await assertSameObjects(['--set', 'namespaces={apps},webhooks.enabled=false'], ['--namespaces', 'apps', '--no-webhooks']);
-  assert.deepEqual(bare.filter((o) => !o.metadata.namespace).map((o) => o.kind), ['CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition', 'CustomResourceDefinition']);
+  assert.deepEqual(
+    bare.filter((o) => !o.metadata.namespace && o.kind !== 'CustomResourceDefinition').map((o) => `${o.kind} ${o.metadata.name}`).sort(),
+    [`ClusterRole ${METRICS_AUTH_CLUSTER_ROLE}`, `ClusterRole ${METRICS_READER_CLUSTER_ROLE}`, `ClusterRoleBinding ${METRICS_AUTH_CLUSTER_ROLE}`],
+  );
+  assert.equal(bare.filter((o) => o.kind === 'CustomResourceDefinition').length, 4);
 });
 
 test('the chart refuses what quorum manifests refuses: kube-system, no namespace, and the replaced watchNamespace', async () => {

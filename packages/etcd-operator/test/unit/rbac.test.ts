@@ -11,7 +11,7 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { test } from 'node:test';
 import * as runtime from '@quorum/runtime';
 import { install } from '../../src/deploy/install.ts';
-import { accessObjects, clusterRules, namespaceRules, NAME, operatorManifests, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
+import { accessObjects, clusterRules, METRICS_AUTH_CLUSTER_ROLE, METRICS_READER_CLUSTER_ROLE, metricsAccessObjects, namespaceRules, NAME, operatorManifests, WATCH_ROLE, WEBHOOK_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
 import { rbacMarkdown, SECURITY_FILE, withGeneratedRbac } from '../../src/deploy/rbac-doc.ts';
 import * as etcdResources from '../../src/resources.ts';
 
@@ -68,6 +68,7 @@ const STATUS_WRITERS = new Set(['writeStatus', 'kitWriteStatus', 'applyStatus', 
 const LIBRARY_CALLS: [trigger: string, files: string[]][] = [
   ['leaderElection:', ['runtime/src/manager/leader-election.ts']],
   ['eventRecorder(', ['runtime/src/helpers/events.ts']],
+  ['secureMetrics:', ['runtime/src/manager/metrics-auth.ts']],
   ['webhookServing(', ['kit/src/webhook-serving.ts', 'runtime/src/webhook/serving-secret.ts', 'runtime/src/webhook/ca-bundle.ts']],
 ];
 
@@ -202,9 +203,14 @@ test('a namespace-scoped install grants the same verbs in each tenant namespace 
   for (const b of bindings) assert.deepEqual(b['subjects'], [{ kind: 'ServiceAccount', name: NAME, namespace: 'ops' }]);
   const clusterRole = scoped.find((o) => o.kind === 'ClusterRole');
   assert.equal(clusterRole?.metadata.name, WEBHOOK_CLUSTER_ROLE);
-  // Together, the Role and the webhooks' ClusterRole grant exactly what the cluster-wide ClusterRole does.
-  const together = [...grants(roles[0]!['rules'] as Record<string, unknown>[]), ...grants(clusterRole['rules'] as Record<string, unknown>[])].sort();
-  assert.deepEqual(together, grants(clusterRules()).sort());
+  // Together, the Role, the webhooks' ClusterRole and the metrics server's access reviews grant exactly what the cluster-wide rules do.
+  const metricsAuth = metricsAccessObjects('ops');
+  const reviews = metricsAuth.find((o) => o.metadata.name === METRICS_AUTH_CLUSTER_ROLE && o.kind === 'ClusterRole')!['rules'] as Record<string, unknown>[];
+  assert.deepEqual(reviews, clusterRules().filter((r) => (r['apiGroups'] as string[]).some((g) => g === 'authentication.k8s.io' || g === 'authorization.k8s.io')));
+  assert.deepEqual(metricsAuth.find((o) => o.kind === 'ClusterRoleBinding')?.['subjects'], [{ kind: 'ServiceAccount', name: NAME, namespace: 'ops' }]);
+  assert.deepEqual(metricsAuth.find((o) => o.metadata.name === METRICS_READER_CLUSTER_ROLE)?.['rules'], [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]);
+  const together = [...new Set([...grants(roles[0]!['rules'] as Record<string, unknown>[]), ...grants(clusterRole['rules'] as Record<string, unknown>[]), ...grants(reviews)])].sort();
+  assert.deepEqual(together, [...new Set(grants(clusterRules()))].sort());
   assert.deepEqual(clusterRole['rules'], webhookRules(clusterRules()));
   const wide = accessObjects('ops', undefined, true);
   assert.deepEqual(wide.map((o) => `${o.kind}/${o.metadata.name}`), [`ClusterRole/${NAME}`, `ClusterRoleBinding/${NAME}`, `ClusterRole/${WEBHOOK_CLUSTER_ROLE}`, `ClusterRoleBinding/${WEBHOOK_CLUSTER_ROLE}`]);
@@ -216,8 +222,9 @@ test('a namespace-scoped install grants the same verbs in each tenant namespace 
 
 test('namespace-scoped by default (namespace default); kube-system and an empty list are refused; cluster-wide only when asked', () => {
   const kinds = (objects: { kind?: string; metadata: { name?: string; namespace?: string } }[]): string[] => objects.filter((o) => o.kind?.includes('Role')).map((o) => `${o.kind} ${o.metadata.namespace ?? ''}/${o.metadata.name}`);
-  assert.deepEqual(kinds(operatorManifests({ webhooks: false })), [`Role default/${WATCH_ROLE}`, `RoleBinding default/${WATCH_ROLE}`, `Role quorum-system/${NAME}`, `RoleBinding quorum-system/${NAME}`]);
-  assert.deepEqual(kinds(operatorManifests({ webhooks: false, clusterWide: true })), [`ClusterRole /${NAME}`, `ClusterRoleBinding /${NAME}`, `Role quorum-system/${NAME}`, `RoleBinding quorum-system/${NAME}`]);
+  const metrics = [`ClusterRole /${METRICS_AUTH_CLUSTER_ROLE}`, `ClusterRoleBinding /${METRICS_AUTH_CLUSTER_ROLE}`, `ClusterRole /${METRICS_READER_CLUSTER_ROLE}`];
+  assert.deepEqual(kinds(operatorManifests({ webhooks: false })), [`Role default/${WATCH_ROLE}`, `RoleBinding default/${WATCH_ROLE}`, ...metrics, `Role quorum-system/${NAME}`, `RoleBinding quorum-system/${NAME}`]);
+  assert.deepEqual(kinds(operatorManifests({ webhooks: false, clusterWide: true })), [`ClusterRole /${NAME}`, `ClusterRoleBinding /${NAME}`, ...metrics, `Role quorum-system/${NAME}`, `RoleBinding quorum-system/${NAME}`]);
   assert.throws(() => operatorManifests({ namespaces: ['apps', 'kube-system'] }), /kube-system.*refused/);
   assert.throws(() => operatorManifests({ namespaces: [] }), /at least one namespace/);
   assert.throws(() => operatorManifests({ namespaces: ['Apps'] }), /not a namespace name/);

@@ -29,6 +29,7 @@ interface SubjectAccessReviewReply {
   status?: { allowed?: boolean; reason?: string };
 }
 
+// The paths are template literals so that an operator's RBAC scan (etcd-operator test/unit/rbac.test.ts) reads them.
 export class MetricsAuthorizer {
   readonly #client: Client;
   readonly #ttlMs: number;
@@ -66,14 +67,14 @@ export class MetricsAuthorizer {
   }
 
   async #review(token: string): Promise<MetricsDecision> {
-    const review = await this.#client.request<TokenReviewReply>('POST', '/apis/authentication.k8s.io/v1/tokenreviews', {
+    const review = await this.#client.request<TokenReviewReply>('POST', `/apis/authentication.k8s.io/v1/tokenreviews`, {
       apiVersion: 'authentication.k8s.io/v1',
       kind: 'TokenReview',
       spec: { token },
     });
     const user = review.status?.user;
     if (!review.status?.authenticated || !user) return 'unauthenticated';
-    const access = await this.#client.request<SubjectAccessReviewReply>('POST', '/apis/authorization.k8s.io/v1/subjectaccessreviews', {
+    const access = await this.#client.request<SubjectAccessReviewReply>('POST', `/apis/authorization.k8s.io/v1/subjectaccessreviews`, {
       apiVersion: 'authorization.k8s.io/v1',
       kind: 'SubjectAccessReview',
       spec: {
