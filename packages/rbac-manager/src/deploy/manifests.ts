@@ -7,13 +7,15 @@ import { ESCALATION_WEBHOOK_CONFIGURATION, ESCALATION_WEBHOOK_NAME } from '../ad
 import { ESCALATION_WEBHOOK_PATH } from '../admission/webhook.ts';
 import { rbacDefinitionCRD } from '../api/crd.ts';
 import { API_VERSION, GROUP, KIND, PLURAL, VERSION, type RBACDefinition } from '../api/rbacdefinition.ts';
-import { WEBHOOK_PORT } from '../operator/config.ts';
+import { METRICS_PORT, WEBHOOK_PORT } from '../operator/config.ts';
 import { clusterRules, eventRules, EVENTS_NAMESPACE, namespaceRules } from './rbac.ts';
 
 export const RBAC_MANAGER_VERSION = '0.1.0';
 export const RBAC_MANAGER_IMAGE = `ghcr.io/quorum-dev/rbac-manager:${RBAC_MANAGER_VERSION}`;
 export const NAME = 'quorum-rbac-manager';
 export const DEFAULT_NAMESPACE = 'quorum-system';
+/** What a scraper (Prometheus' service account) is bound to, to read the manager's /metrics. */
+export const METRICS_READER_CLUSTER_ROLE = `${NAME}-metrics-reader`;
 const CERT_DIR = '/tmp/webhook-certs';
 /** How long the API server waits for the webhook: each review is a few SubjectAccessReviews, well under this. */
 export const WEBHOOK_TIMEOUT_SECONDS = 10;
@@ -42,6 +44,8 @@ export function rbacManagerManifests(options: RbacManagerManifestOptions = {}): 
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME, namespace) },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(NAME), rules: clusterRules(options.bindableRoles) },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: meta(NAME), roleRef: roleRef('ClusterRole', NAME), subjects: subject },
+    // Bound to nothing: bind a scraper's service account to it to let it read the manager's /metrics.
+    { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRole', metadata: meta(METRICS_READER_CLUSTER_ROLE), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(NAME, namespace), rules: namespaceRules() },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'RoleBinding', metadata: meta(NAME, namespace), roleRef: roleRef('Role', NAME), subjects: subject },
     { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'Role', metadata: meta(`${NAME}-events`, EVENTS_NAMESPACE), rules: eventRules() },
@@ -85,6 +89,8 @@ function deployment(namespace: string, options: RbacManagerManifestOptions): Ope
               ports: [
                 { name: 'webhook', containerPort: WEBHOOK_PORT },
                 { name: 'probes', containerPort: 8081 },
+                // /metrics over HTTPS, for bearer tokens bound to the metrics-reader ClusterRole (the probes serve no metrics).
+                { name: 'metrics', containerPort: METRICS_PORT },
               ],
               readinessProbe: { httpGet: { path: '/readyz', port: 'probes' }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: 'probes' }, periodSeconds: 10, failureThreshold: 6 },

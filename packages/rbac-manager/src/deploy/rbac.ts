@@ -26,8 +26,11 @@ export function clusterRules(bindable?: readonly string[], webhookConfiguration 
     { apiGroups: [RBAC], resources: ['clusterroles', 'roles'], verbs: ['bind'], ...names },
     { apiGroups: [RBAC], resources: ['rolebindings', 'clusterrolebindings'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
     { apiGroups: [''], resources: ['serviceaccounts'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
-    // The escalation webhook asks, as the author of a definition, whether they may bind each role.
+    // The escalation webhook asks, as the author of a definition, whether they may bind each role; /metrics
+    // (HTTPS) asks whether its caller may get it.
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+    // /metrics checks its caller's bearer token.
+    { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     // Its own webhook configuration only: watched (nothing is granted while it is missing) and its CA published
     // into it. List and watch with resourceNames work with a metadata.name field selector, which the manager uses.
     { apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [webhookConfiguration], verbs: ['get', 'list', 'watch', 'patch'] },

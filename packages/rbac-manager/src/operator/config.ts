@@ -4,12 +4,15 @@
 /** The leader-election Lease, in the manager's namespace. */
 export const LEASE_NAME = 'quorum-rbac-manager';
 export const WEBHOOK_PORT = 9443;
+export const METRICS_PORT = 8443;
 
 export interface RbacManagerConfig {
   namespace: string;
   podName: string;
   leaderElection: boolean;
   probePort: number;
+  /** METRICS_PORT (default 8443): /metrics over HTTPS behind TokenReview + SubjectAccessReview; 0: on the probe port, plain HTTP. */
+  metricsPort: number;
   /** Serve the escalation webhook (0: not served, e.g. when run locally). */
   webhookPort: number;
   /** The Service in front of the webhook: its names go in the serving certificate. */
@@ -30,6 +33,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RbacManager
     podName: env['POD_NAME'] || `local-${process.pid}`,
     leaderElection: env['LEADER_ELECTION'] !== 'false',
     probePort: port('PROBE_PORT', 8081),
+    metricsPort: port('METRICS_PORT', METRICS_PORT),
     webhookPort: port('WEBHOOK_PORT', WEBHOOK_PORT),
     service: env['WEBHOOK_SERVICE'] || 'quorum-rbac-manager',
     certDir: env['CERT_DIR'] || '/tmp/quorum-rbac-manager-webhook-certs',

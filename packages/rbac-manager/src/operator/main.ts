@@ -11,6 +11,7 @@ const { manager } = await createRbacManager({
   escalationWebhook: { configuration: ESCALATION_WEBHOOK_CONFIGURATION, target: { service: { namespace: config.namespace, name: config.service } } },
   manager: {
     probePort: config.probePort,
+    ...(config.metricsPort > 0 ? { secureMetrics: { port: config.metricsPort } } : {}),
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
   },
 });
