@@ -30,7 +30,7 @@ import {
 } from '../attribution/webhook.ts';
 import { pluralOf } from '../kind-names.ts';
 import { HISTORY_PORT, HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
-import { DEFAULT_CREDENTIALS_ROOT, LEASE_NAME } from '../operator/config.ts';
+import { DEFAULT_CREDENTIALS_ROOT, LEASE_NAME, METRICS_PORT } from '../operator/config.ts';
 import { WATCH_VERBS } from '../recorder/discovery.ts';
 import { REDACTION_KEYS_SECRET } from '../store/redaction-keys.ts';
 import { credentialsSecretOf, storageTarget } from '../store/target.ts';
@@ -42,6 +42,8 @@ export const DATA_CLAIM = 'quorum-recorder-data';
 export const STORAGE_ROOT = '/var/lib/quorum-recorder';
 /** The Role (in EVENTS_NAMESPACE) that lets the recorder write Events about ChangeRecorders. */
 export const EVENTS_ROLE = 'quorum-recorder-events';
+/** What a scraper (Prometheus' service account) is bound to, to read the recorder's /metrics. */
+export const METRICS_READER_CLUSTER_ROLE = `${NAME}-metrics-reader`;
 /** The Role that lets callers reach the history endpoint through the API server's proxy. */
 export const HISTORY_PROXY_ROLE = 'quorum-history-proxy';
 /** The Role (and RoleBinding), in each recorded namespace, that lets the recorder list and watch the recorded kinds there. */
@@ -180,7 +182,8 @@ export function ownClusterRules(): Record<string, unknown>[] {
     { apiGroups: ['history.quorum.dev'], resources: ['changerecorders'], verbs: ['list', 'watch'] },
     // writeStatus: one merge patch to /status.
     { apiGroups: ['history.quorum.dev'], resources: ['changerecorders/status'], verbs: ['patch'] },
-    // The history endpoint: who a caller is, and whether they may read an object (system:auth-delegator's rules).
+    // The history endpoint and /metrics (HTTPS): who a caller is, and whether they may read an object or get
+    // /metrics (system:auth-delegator's rules).
     { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
     { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
   ];
@@ -326,6 +329,8 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: NAME, namespace: ns, labels } },
     { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: NAME, labels }, rules: clusterRules(options.kinds, options.plurals, scope.clusterWide) },
     binding('ClusterRoleBinding', NAME, 'ClusterRole', self),
+    // Bound to nothing: bind a scraper's service account to it to let it read the recorder's /metrics.
+    { apiVersion: `${rbac}/v1`, kind: 'ClusterRole', metadata: { name: METRICS_READER_CLUSTER_ROLE, labels }, rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] },
     { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: NAME, namespace: ns, labels }, rules: namespaceRules() },
     binding('RoleBinding', NAME, 'Role', self),
     ...recordedNamespaceObjects(ns, scope, options.kinds, options.plurals),
@@ -423,6 +428,8 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
               ],
               ports: [
                 { name: 'probes', containerPort: 8081 },
+                // /metrics over HTTPS, for bearer tokens bound to the metrics-reader ClusterRole (the probes serve no metrics).
+                { name: 'metrics', containerPort: METRICS_PORT },
                 { name: HISTORY_PORT_NAME, containerPort: HISTORY_PORT },
                 { name: WEBHOOK_PORT_NAME, containerPort: WEBHOOK_PORT },
               ],

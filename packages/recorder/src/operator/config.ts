@@ -5,6 +5,7 @@ import { HISTORY_PORT, HISTORY_SERVICE } from '../history/protocol.ts';
 
 /** The leader-election Lease, in the recorder's namespace. */
 export const LEASE_NAME = 'quorum-recorder';
+export const METRICS_PORT = 8443;
 /** Where the credentials Secrets of object stores are mounted, one folder per Secret (named after it). */
 export const DEFAULT_CREDENTIALS_ROOT = '/var/run/secrets/quorum-recorder';
 
@@ -18,6 +19,8 @@ export interface RecorderConfig {
   podName: string;
   leaderElection: boolean;
   probePort: number;
+  /** METRICS_PORT (default 8443): /metrics over HTTPS behind TokenReview + SubjectAccessReview; 0: on the probe port, plain HTTP. */
+  metricsPort: number;
   /** The history endpoint's port (0: no endpoint). */
   historyPort: number;
   /** The Service in front of the endpoint and the webhook: its names go in the generated serving certificates. */
@@ -48,6 +51,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RecorderCon
     podName: env['POD_NAME'] || `local-${process.pid}`,
     leaderElection: env['LEADER_ELECTION'] !== 'false',
     probePort: num('PROBE_PORT', 8081),
+    metricsPort: num('METRICS_PORT', METRICS_PORT),
     historyPort: num('HISTORY_PORT', HISTORY_PORT),
     historyService: env['HISTORY_SERVICE'] || HISTORY_SERVICE,
     usersWebhook: env['USERS_WEBHOOK'] === 'true',

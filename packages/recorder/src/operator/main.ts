@@ -20,6 +20,7 @@ const { manager } = await createRecorder({
   instance: config.podName,
   manager: {
     probePort: config.probePort,
+    ...(config.metricsPort > 0 ? { secureMetrics: { port: config.metricsPort } } : {}),
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
   },
   // Serving is problem() undefined: not to be mistaken for "not made yet", which the runnable below is at first.

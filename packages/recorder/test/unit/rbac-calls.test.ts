@@ -9,7 +9,7 @@ import { join, relative } from 'node:path';
 import { test } from 'node:test';
 import { Events, Leases, Namespaces, Secrets, SubjectAccessReviews, ValidatingWebhookConfigurations, type ResourceType } from '@quorum/runtime';
 import { TokenReviews } from '../../src/history/access.ts';
-import { HISTORY_PROXY_ROLE, NAME, recorderManifests, type RecordedKind } from '../../src/deploy/manifests.ts';
+import { HISTORY_PROXY_ROLE, METRICS_READER_CLUSTER_ROLE, NAME, recorderManifests, type RecordedKind } from '../../src/deploy/manifests.ts';
 import { ChangeRecorders } from '../../src/resources.ts';
 import { REDACTION_KEYS_SECRET } from '../../src/store/redaction-keys.ts';
 
@@ -125,7 +125,8 @@ function grantsOf(objects: readonly Record<string, unknown>[], recordedPlurals: 
   const grants = new Set<string>();
   for (const o of objects) {
     const name = (o['metadata'] as { name: string }).name;
-    if ((o['kind'] !== 'Role' && o['kind'] !== 'ClusterRole') || name === HISTORY_PROXY_ROLE) continue;
+    // The metrics reader role is the scrapers', bound to nothing of the recorder's.
+    if ((o['kind'] !== 'Role' && o['kind'] !== 'ClusterRole') || name === HISTORY_PROXY_ROLE || name === METRICS_READER_CLUSTER_ROLE) continue;
     for (const rule of o['rules'] as Rule[]) {
       for (const g of rule.apiGroups) for (const r of rule.resources) for (const v of rule.verbs) grants.add(`${recordedPlurals.has(`${g}/${r}`) ? RECORDED : `${g}/${r}`} ${v}`);
     }
@@ -175,7 +176,9 @@ test('the recorded kinds are granted only where recorded: a Role per namespace, 
   const clusterRole = namespaced.find((o) => o['kind'] === 'ClusterRole' && o.metadata.name === NAME)!;
   const clusterResources = (clusterRole['rules'] as Rule[]).flatMap((r) => r.resources);
   assert.deepEqual(clusterResources, ['changerecorders', 'changerecorders/status', 'tokenreviews', 'subjectaccessreviews', 'clusterroles'], 'no namespaced kind and no Namespaces cluster-wide');
-  const secretReads = namespaced.flatMap((o) => ((o['rules'] as (Rule & { resourceNames?: string[] })[] | undefined) ?? []).filter((r) => r.resources.includes('secrets') && r.verbs.some((v) => v !== 'create')));
+  const reader = namespaced.find((o) => o.metadata.name === METRICS_READER_CLUSTER_ROLE);
+  assert.deepEqual(reader?.['rules'], [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }], "the scrapers' role: get on /metrics, nothing else");
+  const secretReads = namespaced.filter((o) => o !== reader).flatMap((o) => ((o['rules'] as (Rule & { resourceNames?: string[] })[] | undefined) ?? []).filter((r) => r.resources.includes('secrets') && r.verbs.some((v) => v !== 'create')));
   assert.deepEqual(secretReads, [{ apiGroups: [''], resources: ['secrets'], resourceNames: [REDACTION_KEYS_SECRET], verbs: ['get', 'patch'] }], 'no Secret read by default but its own keys');
   assert.throws(() => recorderManifests({ clusterWideRequiredBy: ['spec.namespaces.all'] }), /--cluster-wide/);
 });
