@@ -5,7 +5,8 @@ import { HISTORY_PORT, HISTORY_SERVICE } from '../history/protocol.ts';
 
 /** The leader-election Lease, in the recorder's namespace. */
 export const LEASE_NAME = 'quorum-recorder';
-export const METRICS_PORT = 8443;
+/** Not 8443: that is the history endpoint's (HISTORY_PORT). */
+export const METRICS_PORT = 8444;
 /** Where the credentials Secrets of object stores are mounted, one folder per Secret (named after it). */
 export const DEFAULT_CREDENTIALS_ROOT = '/var/run/secrets/quorum-recorder';
 
@@ -19,7 +20,7 @@ export interface RecorderConfig {
   podName: string;
   leaderElection: boolean;
   probePort: number;
-  /** METRICS_PORT (default 8443): /metrics over HTTPS behind TokenReview + SubjectAccessReview; 0: on the probe port, plain HTTP. */
+  /** METRICS_PORT (default 8444): /metrics over HTTPS behind TokenReview + SubjectAccessReview; 0: on the probe port, plain HTTP. */
   metricsPort: number;
   /** The history endpoint's port (0: no endpoint). */
   historyPort: number;
