@@ -43,6 +43,7 @@ export { TerminalError, type Reconciler, type ReconcileContext, type Request, ty
 export { Manager, LeadershipLostError, DEFAULT_INFORMER_FAILURE_BOUND_MS, shutdownSignal, type ManagerOptions, type Runnable } from './manager/manager.ts';
 export { LeaderElector, type LeaderElectionOptions, type LeadershipCallbacks } from './manager/leader-election.ts';
 export { RuntimeMetrics, type CollectedSample } from './manager/metrics.ts';
+export { SecureMetricsServer, type SecureMetricsOptions } from './manager/secure-metrics.ts';
 export { RetrySeriesScope, type RetrySeries } from './metrics/retry-series.ts';
 export { ProbeServer, type Check } from './manager/health.ts';
 export { createLogger, type Logger } from './manager/log.ts';
