@@ -54,11 +54,13 @@
 //   etcd.idle50.*                        the operator at rest with 50 one-member clusters: RSS, CPU, API
 //                                        requests and writes per minute, lease renewals per minute.
 import { randomUUID } from 'node:crypto';
+import { request as httpsRequest } from 'node:https';
 import { Namespaces, PersistentVolumeClaims, Pods, Services, resource, type Client, type KubeObject } from '@quorum/runtime';
 import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { applyDefaults, etcdImage } from '../src/api/defaults.ts';
 import type { EtcdCluster } from '../src/api/etcdcluster.ts';
 import { LABELS, memberHost, memberName, peerURL } from '../src/names.ts';
+import { METRICS_READER_CLUSTER_ROLE } from '../src/deploy/manifests.ts';
 import { memberPVC, memberPod, peerService } from '../src/cluster/resources.ts';
 import { EtcdClusters } from '../src/resources.ts';
 import { applyCluster, clientServiceEndpoint, PLAINTEXT, peerWaitImage, setUpOperator, waitAvailable } from '../test/integration/support.ts';
@@ -136,11 +138,40 @@ async function dropNamespace(client: Client, ns: string): Promise<void> {
   await eventually(`namespace ${ns} gone`, async () => (await client.find(Namespaces, ns)) === undefined, { timeoutMs: 300_000, intervalMs: 1000 }).catch((err: Error) => progress(`warning: ${err.message}; going on`));
 }
 
+/**
+ * A token of a service account bound to the operator's metrics-reader ClusterRole: the operator serves /metrics
+ * over HTTPS only to callers a SubjectAccessReview allows (issue 23), as a Prometheus would be bound.
+ */
+async function readerToken(client: Client): Promise<string> {
+  const ns = 'quorum-system';
+  const sa = 'bench-metrics-reader';
+  await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: ns } }).catch(ignoreExists);
+  const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: sa }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_READER_CLUSTER_ROLE }, subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }] };
+  await client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', binding).catch(ignoreExists);
+  const review = await client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+  return review.status.token;
+}
+
+function ignoreExists(err: unknown): void {
+  if ((err as { code?: number }).code !== 409) throw err;
+}
+
+/** GET https://<pod>:8443/metrics with the token; the certificate is the operator's self-signed one. */
+function scrape(podIP: string, token: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = httpsRequest({ host: podIP, port: 8443, path: '/metrics', headers: { authorization: `Bearer ${token}` }, rejectUnauthorized: false, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8').on('data', (chunk: string) => (body += chunk)).on('end', () => (res.statusCode === 200 ? resolve(body) : reject(new Error(`GET /metrics: ${res.statusCode}: ${body}`))));
+    });
+    req.on('timeout', () => req.destroy(new Error('GET /metrics: timed out'))).on('error', reject).end();
+  });
+}
+
 async function metrics(client: Client): Promise<Map<string, number>> {
   const pods = (await client.list(Pods, { namespace: 'quorum-system', labelSelector: 'app.kubernetes.io/component=operator' })).items as (KubeObject & { status?: { podIP?: string } })[];
   const lease = await client.get(resource('coordination.k8s.io/v1', 'Lease', 'leases', true), { namespace: 'quorum-system', name: 'quorum-etcd-operator' }) as unknown as { spec: { holderIdentity: string } };
   const leader = pods.find((p) => p.metadata.name === lease.spec.holderIdentity)!;
-  const text = await (await fetch(`http://${leader.status!.podIP}:8081/metrics`)).text();
+  const text = await scrape(leader.status!.podIP!, await readerToken(client));
   const out = new Map<string, number>();
   for (const line of text.split('\n')) {
     const m = /^([a-z_]+)(\{[^}]*\})? ([0-9.e+-]+)$/.exec(line);
