@@ -7,11 +7,21 @@ import type { KubeObject } from '@quorum/runtime';
 import { redisBackupCRD, redisCRD } from '../api/crd.ts';
 import { BACKUP_PLURAL } from '../api/backup.ts';
 import { GROUP, PLURAL } from '../api/redis.ts';
-import { DEFAULT_REDIS_REPOSITORY, OPERATOR_IMAGE } from '../operator/config.ts';
+import { DEFAULT_REDIS_REPOSITORY, METRICS_PORT, OPERATOR_IMAGE } from '../operator/config.ts';
 import { LEASE_NAME } from '../operator/operator.ts';
 
 export { OPERATOR_IMAGE, OPERATOR_VERSION } from '../operator/config.ts';
 export const NAME = 'quorum-redis-operator';
+/** What a scraper (Prometheus' service account) is bound to, to read the operator's /metrics. */
+export const METRICS_READER_CLUSTER_ROLE = `${NAME}-metrics-reader`;
+/**
+ * /metrics (HTTPS) checks its caller's bearer token (TokenReview) and asks whether it may get /metrics
+ * (SubjectAccessReview): both cluster-scoped, so a ClusterRole even when the operator watches one namespace.
+ */
+export const METRICS_AUTH_RULES = [
+  { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
+  { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
+];
 const PROBE_PORT = 8081;
 
 export interface ManifestOptions {
@@ -70,6 +80,10 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
     { apiVersion: rbac, kind: scoped ? 'RoleBinding' : 'ClusterRoleBinding', metadata: meta(NAME, scoped ? watch : undefined), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: NAME }, subjects: subject } as KubeObject,
     { apiVersion: rbac, kind: 'Role', metadata: meta(`${NAME}-leader-election`, ns), rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEASE_NAME], verbs: ['get', 'update'] }] } as KubeObject,
     { apiVersion: rbac, kind: 'RoleBinding', metadata: meta(`${NAME}-leader-election`, ns), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${NAME}-leader-election` }, subjects: subject } as KubeObject,
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(`${NAME}-metrics-auth`), rules: METRICS_AUTH_RULES } as KubeObject,
+    { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: meta(`${NAME}-metrics-auth`), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${NAME}-metrics-auth` }, subjects: subject } as KubeObject,
+    // Bound to nothing: bind a scraper's service account to it to let it read the operator's /metrics.
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(METRICS_READER_CLUSTER_ROLE), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] } as KubeObject,
     deployment(ns, options),
   ];
 }
@@ -81,6 +95,7 @@ function deployment(ns: string, options: ManifestOptions): KubeObject {
     { name: 'WATCH_NAMESPACE', value: options.watchNamespace ?? '' },
     { name: 'REDIS_REPOSITORY', value: options.redisRepository ?? DEFAULT_REDIS_REPOSITORY },
     { name: 'PROBE_PORT', value: String(PROBE_PORT) },
+    { name: 'METRICS_PORT', value: String(METRICS_PORT) },
     // Backup Jobs and restore init containers run the operator's own image (it carries the agent).
     { name: 'OPERATOR_IMAGE', value: options.image ?? OPERATOR_IMAGE },
   ];
@@ -102,7 +117,8 @@ function deployment(ns: string, options: ManifestOptions): KubeObject {
               image: options.image ?? OPERATOR_IMAGE,
               imagePullPolicy: 'IfNotPresent',
               env,
-              ports: [{ name: 'probes', containerPort: PROBE_PORT }],
+              // /metrics over HTTPS, for bearer tokens bound to the metrics-reader ClusterRole (the probes serve no metrics).
+              ports: [{ name: 'probes', containerPort: PROBE_PORT }, { name: 'metrics', containerPort: METRICS_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: PROBE_PORT }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: PROBE_PORT }, periodSeconds: 10, failureThreshold: 6 },
               resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } },

@@ -7,6 +7,7 @@ const config = configFromEnv();
 const manager = await createRedisOperator({
   manager: {
     probePort: config.probePort,
+    ...(config.metricsPort > 0 ? { secureMetrics: { port: config.metricsPort } } : {}),
     ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
   },

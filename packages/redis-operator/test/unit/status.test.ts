@@ -9,6 +9,7 @@ import type { InstanceReading, Observed, PodFacts } from '../../src/plan/types.t
 import { goodReplicasOf, instanceReading, parseInfo, podsOfEntries } from '../../src/redis/readings.ts';
 import { redisConf, sentinelConf } from '../../src/render/config.ts';
 import { buildStatus } from '../../src/reconcile/status.ts';
+import type { KubeObject } from '@quorum/runtime';
 import { redisSamples } from '../../src/operator/metrics.ts';
 
 const host = (p: string): string => `${p}.cache-headless.ns.svc`;
@@ -98,9 +99,19 @@ test('a primary that answers but is not labelled yet is not Available: clients r
 
 test('the manifests grant only what the reconciler uses: Secrets get, create and update (TLS renewal), a Role when one namespace is watched', () => {
   assert.deepEqual(RULES.find((r) => r.resources.includes('secrets'))?.verbs, ['get', 'create', 'update']);
-  const kinds = operatorManifests({ watchNamespace: 'apps' }).map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
-  assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps') && !kinds.some((k) => k.startsWith('ClusterRole')), kinds.join(' '));
-  assert.ok(operatorManifests().some((o) => o.kind === 'ClusterRole'));
+  const scoped = operatorManifests({ watchNamespace: 'apps' });
+  const kinds = scoped.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
+  assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps'), kinds.join(' '));
+  // Cluster-wide only what /metrics needs (TokenReview, SubjectAccessReview: cluster-scoped kinds) and the
+  // metrics-reader role, which grants nothing until a scraper is bound to it.
+  const clusterRoles = scoped.filter((o) => o.kind === 'ClusterRole') as (KubeObject & { rules: unknown[] })[];
+  assert.deepEqual(clusterRoles.map((r) => [r.metadata.name, r.rules]), [
+    ['quorum-redis-operator-metrics-auth', [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }, { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] }]],
+    ['quorum-redis-operator-metrics-reader', [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]],
+  ]);
+  assert.ok(operatorManifests().some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'quorum-redis-operator'));
+  const container = (scoped.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } } }).spec.template.spec.containers[0]!;
+  assert.deepEqual(container.ports, [{ name: 'probes', containerPort: 8081 }, { name: 'metrics', containerPort: 8443 }], '/metrics on its own HTTPS port');
 });
 
 test('metrics come from status: the step under way by its kind, and a halted rollout with its pod and reason', () => {
