@@ -111,12 +111,14 @@ test('the backup kinds: what the CRD cannot check is refused by their validating
   await backup('fine', { destination: { pvc: { claimName: 'etcd-backups', path: 'example' } } });
   // EtcdRestore: the EtcdCluster it would create must be valid; a PVC key must stay inside the volume.
   await refusedCreate(restore('both-images', { backupName: 'nightly', clusterSpec: { image: 'registry.example/etcd:v3.6.16', repository: 'registry.example/etcd' } }), /spec\.clusterSpec: in the EtcdCluster this restore creates, spec\.image and spec\.repository are mutually exclusive/);
-  await refusedCreate(restore('outside', { destination: { pvc: { claimName: 'etcd-backups' } }, key: '../x.db' }), /spec\.key "\.\.\/x\.db" is not a file path inside the volume/);
+  await refusedCreate(restore('outside', { destination: { pvc: { claimName: 'etcd-backups' } }, key: '../x.db', sha256: 'a'.repeat(64) }), /spec\.key "\.\.\/x\.db" is not a file path inside the volume/);
   await refusedCreate(restore('r'.repeat(64), { backupName: 'nightly' }), /metadata\.name is 64 characters/);
+  // A snapshot given by destination and key must come with its SHA-256 (issue 23): the CRD refuses it without.
+  await refusedCreate(restore('unhashed', { destination: { pvc: { claimName: 'etcd-backups' } }, key: 'x.db' }), /must set either backupName, or destination, key and sha256/);
   await restore('fine', { backupName: 'nightly' });
   // EtcdCluster.spec.bootstrap.fromBackup: the same PVC key rule.
   await refusedCreate(
-    env.client.create(EtcdClusters, { apiVersion, kind: 'EtcdCluster', metadata: { name: 'outside', namespace: ns }, spec: { bootstrap: { fromBackup: { destination: { pvc: { claimName: 'etcd-backups' } }, key: '/abs.db' } } } }, { dryRun: true }),
+    env.client.create(EtcdClusters, { apiVersion, kind: 'EtcdCluster', metadata: { name: 'outside', namespace: ns }, spec: { bootstrap: { fromBackup: { destination: { pvc: { claimName: 'etcd-backups' } }, key: '/abs.db', sha256: 'a'.repeat(64) } } } }, { dryRun: true }),
     /spec\.bootstrap\.fromBackup\.key "\/abs\.db" is not a file path inside the volume/,
   );
   // The restored cluster's warnings come back to whoever creates the restore.
@@ -149,7 +151,7 @@ test('no confused deputy: a user who may create backups but not get a Secret can
     await assert.rejects(backup('steal', s3('victim-db')), (err: Error) => (assert.match(err.message, refusal), true));
     assert.equal(await env.client.find(EtcdBackups, { namespace: ns, name: 'steal' }), undefined, 'nothing is created');
     await assert.rejects(
-      mallory.create(EtcdRestores, { apiVersion, kind: 'EtcdRestore', metadata: { name: 'steal', namespace: ns }, spec: { clusterName: 'stolen', destination: s3('victim-db'), key: 'x.db' } }),
+      mallory.create(EtcdRestores, { apiVersion, kind: 'EtcdRestore', metadata: { name: 'steal', namespace: ns }, spec: { clusterName: 'stolen', destination: s3('victim-db'), key: 'x.db', sha256: 'a'.repeat(64) } }),
       (err: Error) => (assert.match(err.message, refusal), true),
     );
     // The one Secret mallory may read is theirs to name (server-side dry run: admission in full, nothing made).
