@@ -142,13 +142,21 @@ async function dropNamespace(client: Client, ns: string): Promise<void> {
  * A token of a service account bound to the operator's metrics-reader ClusterRole: the operator serves /metrics
  * over HTTPS only to callers a SubjectAccessReview allows (issue 23), as a Prometheus would be bound.
  */
+let readerTokenOnce: Promise<string> | undefined;
+
 async function readerToken(client: Client): Promise<string> {
+  // One service account, binding and 6-hour token per bench process (a bench run is shorter), not three API calls per metrics read.
+  readerTokenOnce ??= issueReaderToken(client);
+  return readerTokenOnce;
+}
+
+async function issueReaderToken(client: Client): Promise<string> {
   const ns = 'quorum-system';
   const sa = 'bench-metrics-reader';
   await client.request('POST', `/api/v1/namespaces/${ns}/serviceaccounts`, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name: sa, namespace: ns } }).catch(ignoreExists);
   const binding = { apiVersion: 'rbac.authorization.k8s.io/v1', kind: 'ClusterRoleBinding', metadata: { name: sa }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_READER_CLUSTER_ROLE }, subjects: [{ kind: 'ServiceAccount', name: sa, namespace: ns }] };
   await client.request('POST', '/apis/rbac.authorization.k8s.io/v1/clusterrolebindings', binding).catch(ignoreExists);
-  const review = await client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+  const review = await client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${ns}/serviceaccounts/${sa}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 21_600 } });
   return review.status.token;
 }
 
