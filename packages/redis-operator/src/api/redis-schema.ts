@@ -206,6 +206,7 @@ export const SentinelStatusSchema = Type.Object(
     primary: Type.Optional(Type.String({ description: 'The instance a majority of Sentinels names as primary (`SENTINEL get-master-addr-by-name`).' })),
     reporting: Type.Integer({ description: 'Sentinels that answered.' }),
     agreeing: Type.Integer({ description: 'Sentinels that named the majority\'s primary.' }),
+    ableToFailOver: Type.Integer({ description: 'Sentinels that could fail the primary over now: they name the majority\'s primary, know every other Sentinel, and see a replica they would promote. A Sentinel learns the replicas only from the primary, so one that has not yet learned them can never fail it over once it is gone.' }),
     quorum: Type.Integer({ description: 'Sentinels needed to agree a primary is down (a majority).' }),
   },
   { description: 'The Sentinels\' view.' },

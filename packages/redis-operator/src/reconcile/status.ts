@@ -7,6 +7,7 @@ import { extraInstances, haltedRollout, outdatedPods, rolloutTarget } from '../p
 import { decidedPrimary, instanceNames, sentinelDecision, sentinelNames } from '../plan/plan.ts';
 import type { Action, InstanceReading, Observed } from '../plan/types.ts';
 import { sentinelQuorum } from '../render/config.ts';
+import { instanceOfHost } from '../names.ts';
 
 function describe(action: Action): string {
   switch (action.type) {
@@ -104,6 +105,8 @@ export function buildStatus(input: StatusInput): RedisStatus {
     ...(o.tls?.problem ? [o.tls.problem.message] : []),
     ...(o.usersProblem !== undefined ? [o.usersProblem] : []),
   ];
+  const failover = failoverProblems(o, primary);
+  problems.push(...failover);
   const generation = input.generation;
   const set = (list: Condition[], type: string, status: 'True' | 'False', why: string, message: string): Condition[] => setCondition(list, { type, status, reason: why, message, ...(generation !== undefined ? { observedGeneration: generation } : {}) }, now);
   let conditions = input.previous?.conditions ?? [];
@@ -112,7 +115,7 @@ export function buildStatus(input: StatusInput): RedisStatus {
     action.type === 'none'
       ? set(conditions, 'Progressing', 'False', 'Stable', 'nothing to do')
       : set(conditions, 'Progressing', stalled ? 'False' : 'True', stalled ? 'ProgressDeadlineExceeded' : reason(action), progressMessage(describe(action), step, now));
-  conditions = set(conditions, 'Degraded', problems.length > 0 ? 'True' : 'False', rollout?.halted ? 'RolloutHalted' : o.tls?.problem ? o.tls.problem.reason : o.usersProblem !== undefined ? 'UserSecretMissing' : stalled ? 'StepStalled' : problems.length > 0 ? 'NotAllReady' : 'AsExpected', problems.join('; ') || 'every instance and Sentinel is ready');
+  conditions = set(conditions, 'Degraded', problems.length > 0 ? 'True' : 'False', rollout?.halted ? 'RolloutHalted' : o.tls?.problem ? o.tls.problem.reason : o.usersProblem !== undefined ? 'UserSecretMissing' : stalled ? 'StepStalled' : problems.length > failover.length ? 'NotAllReady' : failover.length > 0 ? 'SentinelsCannotFailOver' : 'AsExpected', problems.join('; ') || 'every instance and Sentinel is ready');
 
   const failingOver = !primary && (action.type === 'wait' && action.reason === 'WaitingForFailover' || (action.type === 'write-config' && action.reason === 'PrimaryChanged') || input.previous?.phase === 'Running' || input.previous?.phase === 'Updating' || input.previous?.phase === 'FailingOver');
   const changing = rollout !== undefined && rollout.halted === undefined || extraInstances(o).length > 0 || action.type === 'failover' || (action.type === 'wait' && action.reason === 'PlannedFailover');
@@ -133,6 +136,7 @@ export function buildStatus(input: StatusInput): RedisStatus {
             ...(decision ? { primary: decision } : {}),
             reporting: [...o.sentinels.values()].filter((s) => s.ok).length,
             agreeing: decision === undefined ? 0 : [...o.sentinels.values()].filter((s) => s.ok && s.primaryHost?.split('.')[0] === decision).length,
+            ableToFailOver: sentinelsAbleToFailOver(o, decision),
             quorum: sentinelQuorum(o.spec.sentinel.replicas),
           },
         }
@@ -141,6 +145,28 @@ export function buildStatus(input: StatusInput): RedisStatus {
     ...(rollout ? { rollout } : {}),
     ...(planned ? { plannedFailover: planned } : {}),
   };
+}
+
+/**
+ * Sentinels that could fail `decision` over now. A Sentinel learns the replicas from the primary's INFO and the
+ * other Sentinels from the primary's hello channel, so one that has not learned them yet when the primary is lost
+ * never will: it cannot promote a replica it does not know, nor win an election without the others.
+ */
+function sentinelsAbleToFailOver(o: Observed, decision: string | undefined): number {
+  if (decision === undefined) return 0;
+  const others = sentinelNames(o).length - 1;
+  const replicas = instanceNames(o).filter((n) => n !== decision);
+  return [...o.sentinels.values()].filter(
+    (s) => s.ok && instanceOfHost(o.redis, s.primaryHost ?? '') === decision && (s.knownSentinels?.length ?? 0) >= others && (s.goodReplicas ?? []).some((r) => replicas.includes(r)),
+  ).length;
+}
+
+/** With replicas to promote, a primary too few Sentinels could fail over is a Degraded Redis, said so. */
+function failoverProblems(o: Observed, primary: string | undefined): string[] {
+  if (o.spec.sentinel.replicas === 0 || o.spec.replicas === 0 || primary === undefined) return [];
+  const able = sentinelsAbleToFailOver(o, sentinelDecision(o));
+  const quorum = sentinelQuorum(o.spec.sentinel.replicas);
+  return able < quorum ? [`only ${able} of ${o.spec.sentinel.replicas} Sentinels could fail ${primary} over (${quorum} needed): the others do not know the other Sentinels or a replica to promote yet`] : [];
 }
 
 /**

@@ -47,11 +47,11 @@ test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes Available and r
   await env.client.create(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'app-user', namespace: ns }, stringData: { password: 'app "pass" \\ word' } });
   const users = [{ name: 'app', passwordSecret: { name: 'app-user' }, rules: '~app:* +@read +@write -@dangerous' }];
   await env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name: NAME, namespace: ns }, spec: { replicas: 2, storage: { size: '64Mi' }, users } });
-  const s = await eventually('Available, 3 instances and 3 Sentinels agreeing', async () => {
+  const s = await eventually('Available, 3 instances, 3 Sentinels agreeing and able to fail over', async () => {
     const st = await status();
-    return available(st) && st?.readyReplicas === 3 && st.sentinel?.agreeing === 3 && st.instances?.every((i) => i.linkStatus !== 'down') ? st : undefined;
+    return available(st) && st?.readyReplicas === 3 && st.sentinel?.agreeing === 3 && st.sentinel.ableToFailOver === 3 && st.instances?.every((i) => i.linkStatus !== 'down') ? st : undefined;
   }, { timeoutMs: 180_000, intervalMs: 500 });
-  console.log(`apply → Available with 3 Sentinels agreeing: ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  console.log(`apply → Available with 3 Sentinels able to fail over: ${((Date.now() - started) / 1000).toFixed(1)} s`);
   assert.equal(s.primary, `${NAME}-0`);
   assert.deepEqual(s.instances?.map((i) => i.role), ['primary', 'replica', 'replica']);
 
@@ -122,7 +122,10 @@ async function failOverUnderLoad(checker: RedisDataChecker, old: string): Promis
   const after = await eventually('a new primary serving through the Service', async () => {
     const st = await status();
     return available(st) && st?.primary !== undefined && st.primary !== old ? st : undefined;
-  }, { timeoutMs: 120_000, intervalMs: 250 });
+  }, { timeoutMs: 120_000, intervalMs: 250 }).catch(async (err: unknown) => {
+    console.log(`status when no new primary served: ${JSON.stringify(await status())}`);
+    throw err;
+  });
   console.log(`primary pod deleted → ${after.primary} serving: ${((Date.now() - deleted) / 1000).toFixed(1)} s`);
   const ackedAtFailover = checker.acknowledged;
   await eventually('writes acknowledged through the new primary', () => checker.acknowledged >= ackedAtFailover + 50, { timeoutMs: 30_000, intervalMs: 100 });

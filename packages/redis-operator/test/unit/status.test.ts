@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { operatorManifests, RULES } from '../../src/deploy/manifests.ts';
-import type { InstanceReading, Observed, PodFacts } from '../../src/plan/types.ts';
+import type { InstanceReading, Observed, PodFacts, SentinelReading } from '../../src/plan/types.ts';
 import { goodReplicasOf, instanceReading, parseInfo, podsOfEntries } from '../../src/redis/readings.ts';
 import { redisConf, sentinelConf } from '../../src/render/config.ts';
 import { buildStatus } from '../../src/reconcile/status.ts';
@@ -18,7 +18,8 @@ const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => 
 function observed(over: Partial<Observed> = {}): Observed {
   const spec = applyDefaults({});
   const desired = { redisConf: redisConf(spec), sentinelConf: (p: string) => sentinelConf('cache', spec, host(p)) };
-  const sentinel = (p: string): [string, { ok: true; primaryHost: string }] => [`cache-sentinel-${p}`, { ok: true, primaryHost: host('cache-0') }];
+  const others = (p: string): string[] => ['0', '1', '2'].filter((i) => i !== p).map((i) => `cache-sentinel-${i}`);
+  const sentinel = (p: string): [string, SentinelReading] => [`cache-sentinel-${p}`, { ok: true, primaryHost: host('cache-0'), knownReplicas: ['cache-1', 'cache-2'], goodReplicas: ['cache-1'], knownSentinels: others(p) }];
   return {
     redis: 'cache', namespace: 'ns', spec, auth: 'ok', desired, desiredHash: { redis: 'h', sentinel: 'h' }, rollout: {},
     config: { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf('cache-0'), primary: 'cache-0' },
@@ -52,8 +53,29 @@ test('a healthy Redis is Running and Available, with each instance\'s role, lag 
   assert.equal(condition(s, 'Degraded'), 'False');
   assert.equal(condition(s, 'Progressing'), 'False');
   assert.deepEqual(s.instances?.map((i) => [i.name, i.role, i.lagBytes, i.linkStatus]), [['cache-0', 'primary', undefined, undefined], ['cache-1', 'replica', 10, 'up'], ['cache-2', 'replica', 600, 'down']]);
-  assert.deepEqual(s.sentinel, { primary: 'cache-0', reporting: 3, agreeing: 3, quorum: 2 });
+  assert.deepEqual(s.sentinel, { primary: 'cache-0', reporting: 3, agreeing: 3, ableToFailOver: 3, quorum: 2 });
   assert.equal(s.observedGeneration, 3);
+});
+
+test('Sentinels that have not learned the replicas or each other could not fail the primary over: Degraded says so, Available stays', () => {
+  // A Sentinel learns replicas from the primary's INFO and other Sentinels from its hello channel: if the primary is
+  // lost before they have, no failover ever happens (seen under load: the pod deleted 12 s after the Sentinels started).
+  const o = observed();
+  const sentinels = new Map(o.sentinels);
+  sentinels.set('cache-sentinel-0', { ok: true, primaryHost: host('cache-0'), knownReplicas: [], goodReplicas: [], knownSentinels: ['cache-sentinel-1', 'cache-sentinel-2'] });
+  sentinels.set('cache-sentinel-1', { ok: true, primaryHost: host('cache-0'), knownReplicas: ['cache-1'], goodReplicas: ['cache-1'], knownSentinels: [] });
+  const s = buildStatus({ observed: { ...o, sentinels }, action: { type: 'none' }, step: undefined, generation: 3, previous: undefined, now, stepDeadlineMs: 120_000 });
+  assert.equal(s.sentinel?.agreeing, 3);
+  assert.equal(s.sentinel?.ableToFailOver, 1);
+  assert.equal(condition(s, 'Available'), 'True');
+  const degraded = s.conditions?.find((c) => c.type === 'Degraded');
+  assert.equal(degraded?.status, 'True');
+  assert.equal(degraded?.reason, 'SentinelsCannotFailOver');
+  assert.match(degraded?.message ?? '', /only 1 of 3 Sentinels could fail cache-0 over \(2 needed\)/);
+  assert.equal(s.phase, 'Degraded');
+  // Without replicas there is nothing to fail over to, and nothing to report.
+  const alone = buildStatus({ observed: { ...o, spec: { ...o.spec, replicas: 0 }, sentinels }, action: { type: 'none' }, step: undefined, generation: 3, previous: undefined, now, stepDeadlineMs: 120_000 });
+  assert.doesNotMatch(alone.conditions?.find((c) => c.type === 'Degraded')?.message ?? '', /could fail/);
 });
 
 test('the primary pod gone: not Available, FailingOver, and the wait in Progressing with its age', () => {
