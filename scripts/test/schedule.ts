@@ -1,7 +1,7 @@
 // Which waiting file starts next: a pure choice from what is waiting, what runs and how many slots there are.
 // Files that run alone (faults, quiet) go after all others, one at a time. Among the others the waiting
-// queue is in priority order; a file that cannot start yet because of a lock reserves that lock, so files
-// behind it cannot keep taking it (a file waiting for `operator` alone is not starved by a stream of files
+// queue is in priority order; a file that cannot start yet because a running file holds a lock reserves its
+// locks, so files behind it cannot keep taking them (a file waiting for `operator` alone is not starved by a stream of files
 // that share it).
 
 export interface Job {
@@ -23,14 +23,19 @@ export function conflict(a: Pick<Job, 'exclusive' | 'shared'>, b: Pick<Job, 'exc
 }
 
 /**
- * Priority order for `jobs`: the files that conflict with the most others first (those holding `operator`
- * alone run one after another and keep every user of the operator waiting: they are the chain that sets the
- * run's length, best run while the files that need no operator fill the other slots), then by expected
- * duration, longest first; the file name breaks ties.
+ * Priority order for `jobs`: the heaviest chains first. A file's weight is its expected duration plus that of
+ * every file (of those that run together) it cannot run beside: the files holding `operator` alone weigh the
+ * whole chain of the operator's users and go first; a user of the operator weighs itself and the holders it waits
+ * for; three files holding `redis-operator` alone weigh their chain, and start early enough not to run one after
+ * another at the end, when the other slots are empty. Ties (no durations known yet): the files that conflict with
+ * the most others first, then the longest, then by name.
  */
 export function inPriorityOrder<T extends Job>(jobs: readonly T[]): T[] {
-  const conflicts = new Map(jobs.map((j) => [j, jobs.filter((other) => other !== j && conflict(j, other)).length]));
-  return [...jobs].sort((a, b) => conflicts.get(b)! - conflicts.get(a)! || b.expectedMs - a.expectedMs || a.file.localeCompare(b.file));
+  const together = jobs.filter((j) => !j.alone);
+  const conflicting = new Map(jobs.map((j) => [j, jobs.filter((other) => other !== j && conflict(j, other))]));
+  const weight = new Map(jobs.map((j) => [j, j.expectedMs + conflicting.get(j)!.filter((o) => together.includes(o)).reduce((sum, o) => sum + o.expectedMs, 0)]));
+  const conflicts = (j: T): number => conflicting.get(j)!.length;
+  return [...jobs].sort((a, b) => weight.get(b)! - weight.get(a)! || conflicts(b) - conflicts(a) || b.expectedMs - a.expectedMs || a.file.localeCompare(b.file));
 }
 
 /** The next file to start, or undefined when none may start now. `waiting` is in priority order. */
@@ -40,9 +45,12 @@ export function nextJob<T extends Job>(waiting: readonly T[], running: readonly 
   if (together.length === 0) return running.length === 0 ? waiting[0] : undefined;
   const reserved: Job[] = [];
   for (const job of together) {
-    const blocked = running.some((r) => conflict(job, r)) || reserved.some((r) => conflict(job, r));
-    if (!blocked) return job;
-    reserved.push(job);
+    const waitsForRunning = running.some((r) => conflict(job, r));
+    if (!waitsForRunning && !reserved.some((r) => conflict(job, r))) return job;
+    // Only a file that waits for a running one reserves its locks: one held back by a reservation alone would
+    // otherwise pass its hold on (a file sharing `addons/s3` behind a reserved `addons/s3` kept its own
+    // `redis-operator` from the other Redis files, which then ran one after another at the end).
+    if (waitsForRunning) reserved.push(job);
   }
   return undefined;
 }

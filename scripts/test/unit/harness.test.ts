@@ -79,6 +79,18 @@ test('schedule: locks, slots, files that run alone, and no starvation of a file 
 
   const long = job('long', [], [], { expectedMs: 600_000 });
   assert.deepEqual(inPriorityOrder([free, long]), [long, free], 'longest first among equals');
+
+  // With durations: a chain of three files holding one lock alone (3 × 100 s) outweighs a free file of 200 s,
+  // so it starts first instead of running one after another at the end; a user of the operator weighs itself
+  // and the holder it waits for.
+  const chain = ['r1', 'r2', 'r3'].map((f) => job(f, ['redis-operator'], [], { expectedMs: 100_000 }));
+  const free200 = job('free200', [], [], { expectedMs: 200_000 });
+  const holder50 = job('holder50', ['operator'], [], { expectedMs: 50_000 });
+  const user300 = job('user300', [], ['operator'], { expectedMs: 300_000 });
+  const user10 = job('user10', [], ['operator'], { expectedMs: 10_000 });
+  assert.deepEqual(inPriorityOrder([free200, ...chain, user10, user300, holder50]).map((j) => j.file), ['holder50', 'user300', 'r1', 'r2', 'r3', 'free200', 'user10']);
+  const faultLong = job('fault-long', ['nodes', 'operator'], [], { alone: true, expectedMs: 900_000 });
+  assert.equal(inPriorityOrder([user10, free200, faultLong]).filter((j) => !j.alone)[0], free200, 'files that run alone add no weight to those that run together');
 });
 
 test('TAP counts: a skip with an environment reason is reported; any other skip fails', () => {
