@@ -16,8 +16,11 @@
 //   anew, or renewed by hand) reaches the files, which the server reloads, and its CA is published (neither
 //   copy read the Secret again). The same round renews the certificate once a third of its life is left
 //   (ensureServingCertificate: both CAs published first, the new certificate served two minutes later).
+// - Refusals (a body too large, too many reviews in flight, a failed client-certificate handshake) are counted
+//   in the manager's registry, `quorum_webhook_requests_refused_total{webhook=<name>, reason}`, for every operator
+//   that passes its manager's `metrics` (the runtime's WebhookServer does the counting and the spaced warn lines).
 import { join } from 'node:path';
-import { ApiError, WebhookServer, ensureServingCertificate, errorText, patchCaBundle, sleep, type Client, type Logger, type RetryMetrics, type Runnable, type WebhookConfigurationNames } from '@quorum/runtime';
+import { ApiError, WebhookServer, ensureServingCertificate, errorText, patchCaBundle, sleep, type Client, type Logger, type RetryMetrics, type Runnable, type RuntimeMetrics, type WebhookConfigurationNames } from '@quorum/runtime';
 
 export const WEBHOOK_REPUBLISH_MS = 30_000;
 export const WEBHOOK_RETRY_MS = 5_000;
@@ -42,7 +45,12 @@ export interface WebhookServingOptions {
   /** Registers the handlers (`server.registerValidating(path, review)`, …). */
   register(server: WebhookServer): void;
   log: Logger;
-  metrics?: RetryMetrics;
+  /**
+   * The manager's `metrics`: failed certificate reloads and renewals count in `runtime_retries_total`, refused
+   * requests in `quorum_webhook_requests_refused_total{webhook: name, reason}`. Given only its `retries` (as
+   * before), refusals are logged but not counted.
+   */
+  metrics?: RuntimeMetrics | RetryMetrics;
   /** How long the server keeps answering after the stop signal. Default 0. */
   drainMs?: number;
   /** Default 30 s. */
@@ -68,14 +76,17 @@ export function webhookServing(options: WebhookServingOptions): WebhookServing {
     port: () => port,
     start: async (signal) => {
       const retryMs = options.retryMs ?? WEBHOOK_RETRY_MS;
+      const metrics = metricsOf(options);
       let ca = await certificateUntilReady(options, signal, (why) => (problem = why));
       if (ca === undefined) return;
       // Not given the signal: it must keep answering through the drain below.
       const server = new WebhookServer({
+        name: options.name,
         port: options.port,
         certFile: join(options.certDir, 'tls.crt'),
         keyFile: join(options.certDir, 'tls.key'),
-        ...(options.metrics ? { metrics: options.metrics } : {}),
+        ...(metrics.retries ? { metrics: metrics.retries } : {}),
+        ...(metrics.refusals ? { refusalMetrics: metrics.refusals } : {}),
         logger: (msg, fields, level) => options.log[level ?? 'info'](fields ?? {}, msg),
       });
       options.register(server);
@@ -121,10 +132,18 @@ function ensureCertificate(options: WebhookServingOptions): Promise<string> {
     ...(options.secretLabels ? { labels: options.secretLabels } : {}),
     // Tried again at the next round (30 s) while the current certificate is still valid: voiced each time.
     onRenewalFailed: (err) => {
-      options.metrics?.retried(`${options.name}/certificate-renewal`, errorReason(err));
+      metricsOf(options).retries?.retried(`${options.name}/certificate-renewal`, errorReason(err));
       options.log.warn({ err }, `could not renew the webhook serving certificate in Secret ${options.namespace}/${options.secretName} (the operator needs update on it); serving the current one, trying again in ${(options.republishMs ?? WEBHOOK_REPUBLISH_MS) / 1000} s`);
     },
   });
+}
+
+/** The retry series and, given a whole RuntimeMetrics, the registry refusals are counted in. */
+function metricsOf(options: WebhookServingOptions): { retries?: RetryMetrics; refusals?: RuntimeMetrics } {
+  const { metrics } = options;
+  if (!metrics) return {};
+  // By shape, not instanceof: a kit and a runtime loaded from different copies still agree on it.
+  return 'retries' in metrics ? { retries: metrics.retries, refusals: metrics } : { retries: metrics };
 }
 
 /** A short, bounded word for a metric label: the API's reason, else the error's name. */
@@ -146,7 +165,8 @@ async function readCertificate(options: WebhookServingOptions): Promise<string |
 /** Re-installed or edited configurations lose the CA: publish it (no write where it is already there). */
 async function publish(options: WebhookServingOptions, ca: string): Promise<boolean> {
   try {
-    await patchCaBundle(options.client, options.configurations, ca, options.metrics ? { metrics: options.metrics } : {});
+    const { retries } = metricsOf(options);
+    await patchCaBundle(options.client, options.configurations, ca, retries ? { metrics: retries } : {});
     return true;
   } catch (err) {
     // Without the CA the API server cannot call the webhooks: their failurePolicy decides what that means.

@@ -7,7 +7,7 @@ import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
-import { createLogger, generateCertificates, type Client, type JsonPatchOp, type KubeObject, type ObjectKey, type ResourceType } from '@quorum/runtime';
+import { RuntimeMetrics, WEBHOOK_REFUSED_METRIC, createLogger, generateCertificates, type Client, type JsonPatchOp, type KubeObject, type ObjectKey, type ResourceType } from '@quorum/runtime';
 import { webhookServing, type WebhookServing } from '../../src/webhook-serving.ts';
 
 type Secret = KubeObject & { data?: Record<string, string> };
@@ -58,7 +58,7 @@ before(async () => {
 });
 after(() => rm(dir, { recursive: true, force: true }));
 
-function serving(api: FakeApi, certDir: string, drainMs = 0): WebhookServing {
+function serving(api: FakeApi, certDir: string, drainMs = 0, metrics?: RuntimeMetrics): WebhookServing {
   return webhookServing({
     name: 'test-webhook',
     client: api as unknown as Client,
@@ -73,6 +73,7 @@ function serving(api: FakeApi, certDir: string, drainMs = 0): WebhookServing {
     drainMs,
     republishMs: 20,
     retryMs: 20,
+    ...(metrics ? { metrics } : {}),
   });
 }
 
@@ -163,4 +164,34 @@ test('after the stop signal the server keeps answering for the drain, then stops
   assert.equal(await get(port, api.storedCa()!), 405);
   await running;
   await assert.rejects(get(port, api.storedCa()!), /ECONNREFUSED/);
+});
+
+/** A POST whose declared length passes the server's 8 MiB bound: its status (413), or -1 when the connection is cut first. */
+function postTooLarge(port: number, ca: string): Promise<number> {
+  return new Promise((resolve) => {
+    const req = httpsRequest({ host: '127.0.0.1', port, path: '/check', method: 'POST', ca, servername: 'hooks.ops.svc', agent: false, headers: { 'content-length': 9 * 1024 * 1024 } }, (res) => {
+      res.resume();
+      resolve(res.statusCode ?? 0);
+    });
+    req.on('error', () => resolve(-1));
+    req.write('{}');
+  });
+}
+
+test("given the manager's metrics, refusals are counted in its registry under the runnable's name", async () => {
+  const api = new FakeApi();
+  const metrics = new RuntimeMetrics({ processMetrics: false });
+  const webhook = serving(api, join(dir, 'refusals'), 0, metrics);
+  const stop = new AbortController();
+  const running = webhook.start(stop.signal);
+  await until('serving', () => webhook.problem() === undefined);
+  const refused = async (): Promise<number | undefined> => {
+    const { values } = await metrics.registry.getSingleMetric(WEBHOOK_REFUSED_METRIC)!.get();
+    return values.find((v) => v.labels['webhook'] === 'test-webhook' && v.labels['reason'] === 'body_too_large')?.value;
+  };
+  assert.equal(await refused(), 0);
+  assert.ok([413, -1].includes(await postTooLarge(webhook.port()!, api.storedCa()!)));
+  assert.equal(await refused(), 1);
+  stop.abort();
+  await running;
 });

@@ -7,7 +7,7 @@
 // certificate kept in a Secret in the recorder's namespace (the first process to start creates it), the CA
 // published again every 30 s in case an install or an edit dropped it.
 import { webhookServing, type WebhookServing } from '@quorum/kit';
-import type { Client, Logger, RetryMetrics, WebhookClientAuth } from '@quorum/runtime';
+import type { Client, Logger, RetryMetrics, RuntimeMetrics, WebhookClientAuth } from '@quorum/runtime';
 import type { AdmittedUsers } from './admitted-users.ts';
 
 /** The ValidatingWebhookConfiguration (cluster-scoped), its one webhook's name, and the path it calls. */
@@ -36,7 +36,8 @@ export interface UsersWebhookOptions {
   certDir: string;
   port: number;
   log: Logger;
-  metrics?: RetryMetrics;
+  /** The manager's metrics: certificate retries, and refused requests (`quorum_webhook_requests_refused_total`). */
+  metrics?: RuntimeMetrics | RetryMetrics;
   /**
    * Answer only callers with a client certificate of this CA, and of these common names when given: the API
    * server, once its administrator gives it one for webhooks. Unset: any caller that reaches the port.

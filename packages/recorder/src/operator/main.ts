@@ -35,7 +35,7 @@ if (webhook) {
     certDir: config.certDir,
     port: config.webhookPort,
     log: manager.log.child({ component: 'users-webhook' }),
-    metrics: manager.metrics.retries,
+    metrics: manager.metrics,
     ...(config.webhookClientCAFile ? { clientAuth: { caFile: config.webhookClientCAFile, allowedNames: config.webhookClientNames } } : {}),
   });
   manager.add(usersWebhook);

@@ -37,4 +37,5 @@ export {
   type LeafUsage,
 } from './x509.ts';
 export { escapePointerToken, jsonPatchDiff } from './json-patch.ts';
-export { WebhookServer, type WebhookClientAuth, type WebhookRefusal, type WebhookServerOptions } from './server.ts';
+export { WebhookServer, type WebhookClientAuth, type WebhookServerOptions } from './server.ts';
+export { REFUSAL_WARN_INTERVAL_MS, WEBHOOK_REFUSALS, WEBHOOK_REFUSED_METRIC, type RefusalMetrics, type WebhookRefusal } from './refusals.ts';

@@ -18,6 +18,7 @@ import {
   type ValidatingHandler,
 } from './admission.ts';
 import { CertificateReloader, type WebhookLogger } from './cert-reloader.ts';
+import { RefusalTally, WEBHOOK_REFUSALS, type RefusalMetrics, type WebhookRefusal } from './refusals.ts';
 import type { RetryMetrics } from '../watch/retry-reporter.ts';
 
 export type {
@@ -29,8 +30,11 @@ export type {
   ValidationResult,
 } from './admission.ts';
 export type { WebhookLogger, WebhookLogLevel } from './cert-reloader.ts';
+export type { RefusalMetrics, WebhookRefusal } from './refusals.ts';
 
 export interface WebhookServerOptions {
+  /** Which of the operator's webhook servers this is: the `webhook` label of its metrics, and its log lines. Default `webhook`. */
+  name?: string;
   /** 0 picks a free port; `port` tells which after start. */
   port: number;
   /** Default: all interfaces. */
@@ -52,7 +56,12 @@ export interface WebhookServerOptions {
    * pass it gets 429 unless it is the only one. Default 16 MiB: with JSON parsing, a few times that in memory.
    */
   maxInFlightBytes?: number;
-  /** Told of every refused review (`Overloaded` → 429, `TooLarge` → 413, `Forbidden` → 403), e.g. to count them in a metric. */
+  /**
+   * Counts every refusal (WebhookRefusal) in `quorum_webhook_requests_refused_total{webhook, reason}`: pass a manager's
+   * `metrics`. A warn line per reason at most every 10 s tells them, with their number, whether given or not.
+   */
+  refusalMetrics?: RefusalMetrics;
+  /** Told of every refusal too (the path is empty for a failed TLS handshake). */
   onRefused?: (reason: WebhookRefusal, path: string) => void;
   /** Serve only callers with a client certificate of this CA (the API server): see WebhookClientAuth. */
   clientAuth?: WebhookClientAuth;
@@ -71,9 +80,6 @@ export interface WebhookClientAuth {
   allowedNames?: readonly string[];
 }
 
-/** Why a review was refused before its handler saw it. */
-export type WebhookRefusal = 'Overloaded' | 'TooLarge' | 'Forbidden';
-
 /** Well above any object the API server accepts (about 3 MiB, twice in an UPDATE's review), so only garbage is refused. */
 const MAX_BODY_BYTES = 8 * 1024 * 1024;
 /**
@@ -83,8 +89,6 @@ const MAX_BODY_BYTES = 8 * 1024 * 1024;
  */
 const MAX_IN_FLIGHT = 32;
 const MAX_IN_FLIGHT_BYTES = 16 * 1024 * 1024;
-/** At most one warn line per this long about refused reviews; the rest are counted into it. */
-const REFUSAL_WARN_MS = 30_000;
 /** The API server gives up on a webhook after at most 30 s; a request open longer is stuck. */
 const REQUEST_TIMEOUT_MS = 35_000;
 /** How long stop() lets in-flight reviews finish before cutting their connections. */
@@ -103,7 +107,7 @@ export class WebhookServer {
   #abort: { signal: AbortSignal; listener: () => void } | undefined;
   #inFlight = 0;
   #inFlightBytes = 0;
-  readonly #refusals = { count: 0, lastWarnMs: 0 };
+  #refusals: RefusalTally | undefined;
   #clientAuth: WebhookClientAuth | undefined;
 
   constructor(options: WebhookServerOptions) {
@@ -164,7 +168,15 @@ export class WebhookServer {
       });
     });
     server.requestTimeout = REQUEST_TIMEOUT_MS;
-    server.on('tlsClientError', (err) => this.#log('webhook: TLS handshake failed', { error: err.message }));
+    const refusals = (this.#refusals = new RefusalTally({
+      webhook: this.#options.name ?? 'webhook',
+      log: this.#log,
+      metrics: this.#options.refusalMetrics,
+      onRefused: this.#options.onRefused,
+      reasons: this.#clientAuth?.allowedNames?.length ? WEBHOOK_REFUSALS : WEBHOOK_REFUSALS.filter((r) => r !== 'client_certificate_name'),
+    }));
+    // Anything that reaches the port can fail handshakes as fast as it likes: counted and spaced like the rest.
+    server.on('tlsClientError', (err) => refusals.refused('tls_handshake', '', { error: err.message.trim(), clientCertificates: this.#clientAuth ? 'required' : 'not asked for' }));
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.#options.port, this.#options.host, () => {
@@ -197,6 +209,7 @@ export class WebhookServer {
     if (this.#abort) this.#abort.signal.removeEventListener('abort', this.#abort.listener);
     this.#abort = undefined;
     await this.#reloader?.stop();
+    this.#refusals?.flush();
     const drained = setTimeout(() => server.closeAllConnections(), DRAIN_MS).unref();
     // close() also drops idle keep-alive connections, which the API server keeps open.
     await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -211,16 +224,17 @@ export class WebhookServer {
     const reviewer = this.#reviewers.get(path);
     if (!reviewer) return sendText(res, 404, `no webhook at ${path}`);
     const unauthorized = this.#unauthorizedCaller(req);
-    if (unauthorized) return this.#refuse(req, res, 'Forbidden', path, 403, unauthorized);
+    if (unauthorized) return this.#refuse(req, res, 'client_certificate_name', path, 403, unauthorized);
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');
       return sendText(res, 405, 'admission reviews are POSTed');
     }
     const maxBody = this.#options.maxBodyBytes ?? MAX_BODY_BYTES;
     const declared = Number(req.headers['content-length'] ?? Number.NaN);
-    if (declared > maxBody) return this.#refuse(req, res, 'TooLarge', path, 413, `the body exceeds ${maxBody} bytes`);
+    if (declared > maxBody) return this.#refuse(req, res, 'body_too_large', path, 413, `the body exceeds ${maxBody} bytes`);
     const cost = Number.isFinite(declared) ? declared : maxBody;
-    if (!this.#admit(cost)) return this.#refuse(req, res, 'Overloaded', path, 429, 'too many admission reviews in flight; try again');
+    const overloaded = this.#admit(cost);
+    if (overloaded) return this.#refuse(req, res, overloaded, path, 429, 'too many admission reviews in flight; try again');
     try {
       await this.#review(req, res, reviewer, path, maxBody);
     } finally {
@@ -240,14 +254,15 @@ export class WebhookServer {
     return `the client certificate's common name ${JSON.stringify(names.join(','))} is not one allowed to call this webhook`;
   }
 
-  /** Takes a slot for a review of `cost` bytes, unless the bounds are reached (one review is always let in). */
-  #admit(cost: number): boolean {
-    const maxInFlight = this.#options.maxInFlight ?? MAX_IN_FLIGHT;
-    const maxBytes = this.#options.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES;
-    if (this.#inFlight > 0 && (this.#inFlight >= maxInFlight || this.#inFlightBytes + cost > maxBytes)) return false;
+  /** Takes a slot for a review of `cost` bytes, or says which bound is reached (one review is always let in). */
+  #admit(cost: number): 'too_many_in_flight' | 'too_many_bytes_in_flight' | undefined {
+    if (this.#inFlight > 0) {
+      if (this.#inFlight >= (this.#options.maxInFlight ?? MAX_IN_FLIGHT)) return 'too_many_in_flight';
+      if (this.#inFlightBytes + cost > (this.#options.maxInFlightBytes ?? MAX_IN_FLIGHT_BYTES)) return 'too_many_bytes_in_flight';
+    }
     this.#inFlight += 1;
     this.#inFlightBytes += cost;
-    return true;
+    return undefined;
   }
 
   /** Answers without reading the body (discarded, and the connection closed after), counted and warned about. */
@@ -255,18 +270,16 @@ export class WebhookServer {
     req.resume();
     if (code === 429) res.setHeader('retry-after', '1');
     sendText(res, code, message, true);
-    this.#options.onRefused?.(reason, path);
-    this.#refusals.count += 1;
-    const now = Date.now();
-    if (now - this.#refusals.lastWarnMs < REFUSAL_WARN_MS) return;
-    this.#log('webhook: refused admission reviews', { reason, path, refusedSinceLastWarning: this.#refusals.count, inFlight: this.#inFlight, inFlightBytes: this.#inFlightBytes }, 'warn');
-    this.#refusals.count = 0;
-    this.#refusals.lastWarnMs = now;
+    this.#refusals?.refused(reason, path, { status: code, inFlight: this.#inFlight, inFlightBytes: this.#inFlightBytes });
   }
 
   async #review(req: IncomingMessage, res: ServerResponse, reviewer: AdmissionReviewer, path: string, maxBody: number): Promise<void> {
     const body = await readBody(req, maxBody);
-    if (body === undefined) return sendText(res, 413, `the body exceeds ${maxBody} bytes`, true);
+    if (body === undefined) {
+      // A body sent without a length (chunked) is refused once it passes the limit.
+      sendText(res, 413, `the body exceeds ${maxBody} bytes`, true);
+      return this.#refusals?.refused('body_too_large', path, { status: 413 });
+    }
     const parsed = parseAdmissionReview(body);
     if ('error' in parsed) return sendText(res, 400, parsed.error);
     const { request } = parsed;
