@@ -6,6 +6,7 @@ import { Type, type TSchema, type TUnsafe } from '@sinclair/typebox';
 import type { V1Affinity, V1PodSecurityContext, V1ResourceRequirements, V1SecurityContext, V1Toleration, V1TopologySpreadConstraint } from '@kubernetes/client-node';
 import { DestinationSchema } from './destination-schema.ts';
 import { stringEnum } from './schema-nodes.ts';
+import { stringMap } from '@quorum/kit/schema';
 import type { EtcdClusterMetadata, KubeValue } from './etcdcluster.ts';
 import { MIN_REPLICAS, MAX_REPLICAS, DEFAULT_REPLICAS, DEFAULT_VERSION, VERSION_PATTERN, DEFAULT_REPOSITORY, DEFAULT_STORAGE_SIZE, NAME_PATTERN, MAX_NAME_LENGTH, QUANTITY_PATTERN, RETENTION_PATTERN, EXTRA_ARG_PATTERN, ALLOWED_FLAGS, ETCD_DEFAULT_HEARTBEAT_MS, ETCD_DEFAULT_ELECTION_MS, MAX_ELECTION_TIMEOUT_MS, MAX_QUOTA_BACKEND_BYTES, ETCD_DEFAULT_QUOTA_BYTES, DEFRAG_MIN_FREE_BYTES, DEFRAG_COOLDOWN_MS, MAX_STALE_PEER_RESTARTS, RENEW_WHEN_REMAINING_FRACTION, EXPIRY_WARNING_DAYS, ANTI_AFFINITIES, DISASTER_RECOVERY_POLICIES, RECLAIM_POLICIES, AUTO_COMPACTION_MODES, ACCESS_MODES, EMPTY_DIR_MEDIA, PHASES, HALT_REASONS, BEFORE_VERSION_CHANGE, CONDITION_STATUSES, RULES, MEMBER_POD_SECURITY, MEMBER_CONTAINER_SECURITY, DEFAULT_ETCD_RESOURCES, DEFRAG_REASONS, TLS_MODES, SELECTOR_OPERATORS, RECOVERY_METHODS } from './etcdcluster.ts';
 
@@ -28,11 +29,6 @@ function fractionText(fraction: number): string {
 }
 
 // ---- helpers for schema nodes TypeBox does not express in a structural form ----
-
-function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, string>> {
-  // `additionalProperties` rather than TypeBox's patternProperties, which Kubernetes does not accept.
-  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string' } });
-}
 
 /** A default object as a description writes it: `runAsNonRoot true, capabilities drop ALL`. */
 function fieldsText(value: object): string {

@@ -2,11 +2,7 @@
 import { Type, type TUnsafe } from '@sinclair/typebox';
 import type { Condition } from '@quorum/runtime';
 import { conditionSchema } from '@quorum/runtime/crd';
-
-/** A string enum: an `enum` rather than TypeBox's anyOf-of-consts, since structural schemas cannot type a node inside anyOf. */
-export function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
+export { stringEnum } from '@quorum/kit/schema';
 
 /** status.conditions: metav1.Conditions keyed by type, limited to `types`. */
 export function conditionList(description: string, types: readonly string[], typeDescription: string): TUnsafe<Condition[]> {

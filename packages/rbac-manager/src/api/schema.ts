@@ -1,25 +1,17 @@
 // The RBACDefinition's schemas (TypeBox): the CRD's structural schema (crd.ts) and the API section of docs/rbac.md
 // (docs.ts) are generated from them, and rbacdefinition.ts takes its types from them. Loaded by the generators and
 // the installers, never by the manager's reconcile path (docs/memory.md).
-import { Type, type TUnsafe } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { Condition, ObjectMeta } from '@quorum/runtime';
 import { conditionSchema } from '@quorum/runtime/crd';
+import { labelMap, stringEnum } from '@quorum/kit/schema';
 import { API_VERSION, BINDING_NAME_PATTERN, BINDING_STATES, DURATION_PATTERN, KIND, NAMESPACE_PATTERN, RULES, SELECTOR_OPERATORS, SKIP_REASONS, SUBJECT_KINDS } from './rbacdefinition.ts';
-
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  // An `enum` rather than TypeBox's anyOf-of-consts: structural schemas cannot type a node inside anyOf.
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
-
-function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, string>> {
-  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string', maxLength: 63 } });
-}
 
 const roleName = (what: string): ReturnType<typeof Type.String> => Type.String({ description: what, minLength: 1, maxLength: 253 });
 
 export const LabelSelectorSchema = Type.Object(
   {
-    matchLabels: Type.Optional(stringMap({ description: 'Labels a namespace must have, all of them.', maxProperties: 64 })),
+    matchLabels: Type.Optional(labelMap({ description: 'Labels a namespace must have, all of them.', maxProperties: 64 })),
     matchExpressions: Type.Optional(
       Type.Array(
         Type.Object(

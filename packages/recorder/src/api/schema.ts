@@ -2,27 +2,18 @@
 // docs/recorder.md (docs.ts) and the spec's schema as data (schema-data.ts, generated, which the recorder's
 // defaulting reads) come from them; changerecorder.ts takes its types from them. Loaded by the generators, the
 // installers and tests, not by the recorder's process.
-import { Type, type TUnsafe } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { Condition, ObjectMeta } from '@quorum/runtime';
 import { conditionSchema } from '@quorum/runtime/crd';
+import { labelMap, stringEnum } from '@quorum/kit/schema';
 import { CREDENTIAL_KEYS, ENDPOINT_PATTERN } from '@quorum/storage';
 import { API_VERSION, DEFAULT_MAX_VERSIONS_PER_OBJECT, DEFAULT_RESOURCES, GROUP_PATTERN, KIND, KIND_PATTERN, MAX_AGE_PATTERN, MAX_MAX_VERSIONS_PER_OBJECT, NAMESPACE_PATTERN, NAME_GLOB_PATTERN, OPTIONAL_DEFAULT_RESOURCES, RULES, SECRET_MODES, SECRET_NAME_PATTERN, SELECTOR_OPERATORS, STORAGE_PATH_PATTERN } from './changerecorder.ts';
-
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  // An `enum` rather than TypeBox's anyOf-of-consts: structural schemas cannot type a node inside anyOf.
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
-
-function stringMap(options: Record<string, unknown>): TUnsafe<Record<string, string>> {
-  // `additionalProperties` rather than TypeBox's patternProperties, which Kubernetes does not accept.
-  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string', maxLength: 63 } });
-}
 
 // ---- spec ----
 
 export const LabelSelectorSchema = Type.Object(
   {
-    matchLabels: Type.Optional(stringMap({ description: 'Labels a namespace must have, all of them.', maxProperties: 64 })),
+    matchLabels: Type.Optional(labelMap({ description: 'Labels a namespace must have, all of them.', maxProperties: 64 })),
     matchExpressions: Type.Optional(
       Type.Array(
         Type.Object(
