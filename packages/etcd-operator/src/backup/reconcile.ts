@@ -2,8 +2,8 @@
 // Job's pod), plan (plan.ts), report (status first: Running is recorded before the Job exists, so a crash in
 // between resumes the same backup), act (create the Job). Failures speak: a Failed phase with the reason as a
 // condition, a Warning event, a warn log and a metric; success sets the last-success metrics.
-import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result, type Secret } from '@quorum/runtime';
-import type { EtcdBackup, EtcdBackupStatus } from '../api/etcdbackup.ts';
+import { AlreadyExistsError, getControllerOf, isControlledBy, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result, type Secret } from '@quorum/runtime';
+import { BACKUP_KIND, type EtcdBackup, type EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../names.ts';
 import type { EtcdClients } from '../etcd/clients.ts';
@@ -13,7 +13,7 @@ import { clientCredentials, clientIdentitySecret } from '../tls/cluster-secrets.
 import { EtcdBackups, Jobs } from '../resources.ts';
 import { checkCredentials } from './credentials.ts';
 import { backupJob, backupJobName, observeJob, podsOfJob } from './job.ts';
-import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';
+import { planBackup, type BackupAction, type ForeignJob, type ObservedMember } from './plan.ts';
 
 /** The last success (time, size, duration) is not here: the operator reads it from the EtcdBackup cache (operator/metrics.ts). */
 export interface BackupMetrics {
@@ -54,10 +54,13 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
     // ---- observe ----
     const cluster = deps.clusters.store.get(`${namespace}/${clusterName}`);
     const jobName = backupJobName(backup);
-    const job = deps.jobs.store.get(`${namespace}/${jobName}`);
+    // Only a Job this backup controls is its Job: one found by name alone may be anyone's (foreignJob).
+    const found = deps.jobs.store.get(`${namespace}/${jobName}`);
+    const job = found && isControlledBy(found, { kind: BACKUP_KIND, metadata: backup.metadata }) ? found : undefined;
+    const foreignJob = found && !job ? foreignJobOf(found, now.getTime()) : undefined;
     const observedJob = job ? observeJob(job, podsOfJob(job, deps.pods.store.byIndex('namespace', namespace)), now.getTime()) : undefined;
     // Members are asked only when a member must be chosen: a running backup needs nothing from etcd.
-    const members = !job && cluster ? await observeMembers(cluster, deps, signal) : [];
+    const members = !found && cluster ? await observeMembers(cluster, deps, signal) : [];
     // Its credentials Secret is looked at (metadata only) before a Job would mount it, never after.
     const credentials = job ? undefined : await checkCredentials(deps.client, namespace, backup.spec.destination, signal);
 
@@ -71,6 +74,7 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
       now: now.getTime(),
       cannotStartGraceMs: deps.cannotStartGraceMs ?? DEFAULT_CANNOT_START_GRACE_MS,
       ...(credentials ? { credentials } : {}),
+      ...(foreignJob ? { foreignJob } : {}),
     });
 
     // ---- report, then act ----
@@ -102,9 +106,9 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
         const complete = (c: EtcdBackupStatus['conditions']): string => { const x = c?.find((y) => y.type === 'Complete'); return `${x?.status}/${x?.reason}`; };
         if (complete(next.conditions) !== complete(status.conditions)) {
           await writeStatus(next, 'status Running (waiting)');
-          if (action.reason === 'JobCannotStart') {
-            event('Warning', 'BackupJobCannotStart', action.message);
-            log.warn({ backup: name, cluster: clusterName }, action.message);
+          if (action.reason === 'JobCannotStart' || action.reason === 'JobNameTaken') {
+            event('Warning', `Backup${action.reason}`, action.message);
+            log.warn({ backup: name, cluster: clusterName, reason: action.reason }, action.message);
           }
         }
         return { requeueAfter: action.requeueAfterMs };
@@ -158,6 +162,13 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
       }
     }
   };
+}
+
+/** A Job in the way of the backup's own, as the planner sees it: since its creation (kept across operator restarts). */
+function foreignJobOf(job: Job, now: number): ForeignJob {
+  const controller = getControllerOf(job);
+  const created = Date.parse(job.metadata.creationTimestamp ?? '');
+  return { name: job.metadata.name ?? '', ...(controller ? { controller: `${controller.kind} ${controller.name}` } : {}), since: Number.isFinite(created) ? Math.min(created, now) : now };
 }
 
 /** Each member pod's own status: health, leadership, applied index and size (the snapshot source is chosen from them). */

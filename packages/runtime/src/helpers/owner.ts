@@ -47,6 +47,17 @@ export function getControllerOf(obj: KubeObject): OwnerReference | undefined {
   return obj.metadata.ownerReferences?.find((r) => r.controller === true);
 }
 
+/**
+ * Whether `owner` controls `obj`: its controlling owner reference carries `owner`'s uid (and kind, when `owner`
+ * has one). An object found by a predictable name may be anyone's: only one this holds for may be used, adopted,
+ * read for results or deleted on the owner's behalf. Never by name or labels, which anyone may copy.
+ */
+export function isControlledBy(obj: KubeObject, owner: Pick<KubeObject, 'kind' | 'metadata'>): boolean {
+  const uid = owner.metadata.uid;
+  const controller = getControllerOf(obj);
+  return !!uid && controller?.uid === uid && (owner.kind === undefined || controller.kind === owner.kind);
+}
+
 /** Whether any owner reference of `obj` (controller or not) names `owner`'s uid. */
 export function isOwnedBy(obj: KubeObject, owner: KubeObject): boolean {
   const uid = owner.metadata.uid;

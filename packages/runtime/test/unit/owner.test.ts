@@ -1,6 +1,6 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { AlreadyOwnedError, getControllerOf, isOwnedBy, setControllerReference } from '../../src/helpers/owner.ts';
+import { AlreadyOwnedError, getControllerOf, isControlledBy, isOwnedBy, setControllerReference } from '../../src/helpers/owner.ts';
 import type { KubeObject } from '../../src/object.ts';
 
 const cluster: KubeObject = { apiVersion: 'quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'main', namespace: 'db', uid: 'uid-1' } };
@@ -68,4 +68,14 @@ test('getControllerOf and isOwnedBy', () => {
   assert.equal(isOwnedBy(obj, { metadata: { name: 'main', uid: 'someone-else' } }), false);
   assert.equal(isOwnedBy(obj, { metadata: { name: 'main' } }), false);
   assert.equal(isOwnedBy(pod(), cluster), false);
+});
+
+test('isControlledBy: only a controlling reference with the owner\'s uid (and kind) counts', () => {
+  const ref = { apiVersion: 'quorum.dev/v1alpha1', kind: 'EtcdCluster', name: 'main', uid: 'uid-1' };
+  assert.equal(isControlledBy(setControllerReference(cluster, pod()), cluster), true);
+  assert.equal(isControlledBy(pod({ ownerReferences: [ref] }), cluster), false, 'an owner, not the controller');
+  assert.equal(isControlledBy(pod({ ownerReferences: [{ ...ref, uid: 'uid-old', controller: true }] }), cluster), false, 'a former object of the same name');
+  assert.equal(isControlledBy(pod({ ownerReferences: [{ ...ref, kind: 'Other', controller: true }] }), cluster), false, 'the uid under another kind');
+  assert.equal(isControlledBy(pod({ labels: { app: 'main' } }), cluster), false, 'labels and name prove nothing');
+  assert.equal(isControlledBy(pod({ ownerReferences: [{ ...ref, uid: '', controller: true }] }), { metadata: { name: 'main' } }), false, 'an owner without a uid controls nothing');
 });
