@@ -1,17 +1,19 @@
 // /metrics over HTTPS for callers allowed to read it (metrics-auth.ts), on a port of its own: the probes stay
 // plain HTTP for the kubelet, which sends no token. As controller-runtime's metrics server with SecureServing.
 //
-// The certificate is the files given (a Secret's tls.crt/tls.key, e.g. from cert-manager; read at start), or
-// else a self-signed one issued at start in a short-lived child process (webhook/certs.ts: the X.509 code's
+// The certificate is the files given (a Secret's tls.crt/tls.key, e.g. from cert-manager), followed as they
+// rotate (webhook/cert-reloader.ts, as the webhook server's: a renewed Secret is served without a restart, and a
+// half-written one is not taken), or else a self-signed one issued at start in a short-lived child process (webhook/certs.ts: the X.509 code's
 // memory is not kept). Prometheus then scrapes with insecure_skip_verify: the bearer token, not the server's
 // identity, is what protects the metrics, and a scraper that trusted a CA would need one it could not get.
-import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostname } from 'node:os';
 import type { Registry } from 'prom-client';
 import type { Logger } from 'pino';
 import type { Client } from '../client/client.ts';
+import type { RetryMetrics } from '../watch/retry-reporter.ts';
+import { CertificateReloader, type KeyPair } from '../webhook/cert-reloader.ts';
 import { generateCertificates } from '../webhook/certs.ts';
 import { MetricsAuthorizer } from './metrics-auth.ts';
 
@@ -23,6 +25,8 @@ export interface SecureMetricsOptions {
   /** PEM certificate and key files; both or neither. Default: a self-signed certificate issued at start. */
   certFile?: string;
   keyFile?: string;
+  /** How often the files are read again besides watching their directories. Default 10 s. */
+  certPollIntervalMs?: number;
   /** DNS names of the self-signed certificate. Default `localhost` and the host name (the pod's name). */
   dnsNames?: string[];
   /** How long an allowed or refused token is remembered. Default 10 s. */
@@ -43,14 +47,18 @@ export class SecureMetricsServer {
   readonly #authorizer: MetricsAuthorizer;
   readonly #options: SecureMetricsOptions;
   readonly #log: Logger;
+  readonly #retries: RetryMetrics | undefined;
   #server: Server | undefined;
+  #reloader: CertificateReloader | undefined;
   #inFlight = 0;
 
-  constructor(client: Client, registry: Registry, options: SecureMetricsOptions, log: Logger) {
+  /** `retries`: failed reloads of the certificate files count in `runtime_retries_total{component="metrics/certificates"}`. */
+  constructor(client: Client, registry: Registry, options: SecureMetricsOptions, log: Logger, retries?: RetryMetrics) {
     if ((options.certFile === undefined) !== (options.keyFile === undefined)) throw new Error('secure metrics: give certFile and keyFile together, or neither');
     this.#registry = registry;
     this.#options = options;
     this.#log = log;
+    this.#retries = retries;
     this.#authorizer = new MetricsAuthorizer(client, { ttlMs: options.cacheTtlMs, maxEntries: options.cacheMaxEntries });
   }
 
@@ -68,9 +76,12 @@ export class SecureMetricsServer {
       server.listen(this.#options.port, this.#options.host ?? '0.0.0.0', resolve);
     });
     this.#server = server;
+    this.#reloader?.start();
   }
 
   async close(): Promise<void> {
+    await this.#reloader?.stop();
+    this.#reloader = undefined;
     const server = this.#server;
     if (!server) return;
     await new Promise<void>((resolve) => {
@@ -79,9 +90,24 @@ export class SecureMetricsServer {
     });
   }
 
-  async #keyPair(): Promise<{ cert: string; key: string }> {
+  async #keyPair(): Promise<KeyPair> {
     const { certFile, keyFile } = this.#options;
-    if (certFile !== undefined && keyFile !== undefined) return { cert: await readFile(certFile, 'utf8'), key: await readFile(keyFile, 'utf8') };
+    if (certFile !== undefined && keyFile !== undefined) {
+      this.#reloader = new CertificateReloader({
+        name: 'metrics',
+        certFile,
+        keyFile,
+        pollIntervalMs: this.#options.certPollIntervalMs ?? 10_000,
+        metrics: this.#retries,
+        logger: (msg, fields, level) => this.#log[level ?? 'info'](fields ?? {}, msg),
+        // Reported only after listen() started the reloader, with the server in place.
+        onChange: (pair) => {
+          this.#server?.setSecureContext({ ...pair, minVersion: 'TLSv1.2' });
+          this.#log.info({ certFile }, 'metrics: serving rotated certificate');
+        },
+      });
+      return this.#reloader.load();
+    }
     const issued = await generateCertificates({ dnsNames: this.#options.dnsNames ?? ['localhost', hostname()], ipAddresses: ['127.0.0.1'] });
     return { cert: `${issued.cert}${issued.caCert}`, key: issued.key };
   }

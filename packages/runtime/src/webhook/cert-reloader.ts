@@ -4,7 +4,9 @@
 // filesystems where fs.watch reports nothing (network mounts, some container overlays). The poll is a retry
 // loop: while the files cannot be read or do not form a usable pair, the current pair keeps serving and the
 // reloader says so (warn at most every 30 s, with the error and for how long; info when a check succeeds
-// again; `runtime_retries_total{component="webhook/certificates"}` when given metrics).
+// again; `runtime_retries_total{component="webhook/certificates"}` when given metrics). A CA file beside the pair
+// (the CA client certificates must be signed by) is followed the same way, so it too changes without a restart.
+// Used by the webhook server (its certificate and its client CA) and the secure metrics server (its certificate).
 import { watch, type FSWatcher } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createSecureContext } from 'node:tls';
@@ -14,6 +16,8 @@ import { RetryReporter, retryReason, type RetryLog, type RetryMetrics } from '..
 export interface KeyPair {
   cert: string;
   key: string;
+  /** The CA file's PEM, when the reloader follows one. */
+  ca?: string;
 }
 
 export type WebhookLogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -32,11 +36,15 @@ export function webhookRetryLog(logger: WebhookLogger): RetryLog {
 export interface CertificateReloaderOptions {
   certFile: string;
   keyFile: string;
-  /** Called with each new pair that forms a usable TLS context. */
+  /** A CA (PEM) to follow with the pair, e.g. the one client certificates must be signed by. */
+  caFile?: string | undefined;
+  /** Called with each new pair (and CA) that forms a usable TLS context. */
   onChange: (pair: KeyPair) => void;
   logger: WebhookLogger;
   pollIntervalMs: number;
-  metrics?: RetryMetrics;
+  metrics?: RetryMetrics | undefined;
+  /** The retry component, and the prefix of log lines (`<name>: …`). Default `webhook`: `webhook/certificates`. */
+  name?: string;
   /** Injectable clock for the reporter (tests). */
   now?: () => number;
 }
@@ -58,10 +66,10 @@ export class CertificateReloader {
   constructor(options: CertificateReloaderOptions) {
     this.#options = options;
     this.#reporter = new RetryReporter({
-      component: 'webhook/certificates',
+      component: `${options.name ?? 'webhook'}/certificates`,
       log: webhookRetryLog(options.logger),
       metrics: options.metrics,
-      fields: { certFile: options.certFile, keyFile: options.keyFile },
+      fields: { certFile: options.certFile, keyFile: options.keyFile, ...(options.caFile ? { caFile: options.caFile } : {}) },
       now: options.now,
     });
   }
@@ -74,22 +82,23 @@ export class CertificateReloader {
   /** Reads the pair for the first time; throws if it is missing or unusable. */
   async load(): Promise<KeyPair> {
     const pair = await this.#read();
-    createSecureContext(pair);
+    usable(pair, this.#options.caFile);
     this.#current = pair;
     return pair;
   }
 
   start(): void {
-    for (const dir of new Set([dirname(this.#options.certFile), dirname(this.#options.keyFile)])) {
+    const files = [this.#options.certFile, this.#options.keyFile, ...(this.#options.caFile ? [this.#options.caFile] : [])];
+    for (const dir of new Set(files.map((f) => dirname(f)))) {
       try {
         const watcher = watch(dir, { persistent: false }, () => this.#scheduleCheck());
         watcher.on('error', (err) => {
-          this.#options.logger('webhook: stopped watching certificate directory; polling only', { dir, error: err.message }, 'warn');
+          this.#options.logger(`${this.#options.name ?? 'webhook'}: stopped watching certificate directory; polling only`, { dir, error: err.message }, 'warn');
           watcher.close();
         });
         this.#watchers.push(watcher);
       } catch (err) {
-        this.#options.logger('webhook: cannot watch certificate directory; polling only', { dir, error: (err as Error).message }, 'warn');
+        this.#options.logger(`${this.#options.name ?? 'webhook'}: cannot watch certificate directory; polling only`, { dir, error: (err as Error).message }, 'warn');
       }
     }
     this.#poll = setInterval(() => void this.check(), this.#options.pollIntervalMs).unref();
@@ -135,10 +144,10 @@ export class CertificateReloader {
       this.#refuse('cannot read certificate files; keeping the current ones', err);
       return;
     }
-    if (this.#current && pair.cert === this.#current.cert && pair.key === this.#current.key) return this.#reporter.succeeded();
+    if (this.#current && pair.cert === this.#current.cert && pair.key === this.#current.key && pair.ca === this.#current.ca) return this.#reporter.succeeded();
     try {
       // Also catches a new certificate whose key has not been written yet: their keys do not match.
-      createSecureContext(pair);
+      usable(pair, this.#options.caFile);
     } catch (err) {
       this.#refuse('new certificate files are not usable yet; keeping the current ones', err);
       return;
@@ -153,6 +162,14 @@ export class CertificateReloader {
   }
 
   #read(): Promise<KeyPair> {
-    return Promise.all([readFile(this.#options.certFile, 'utf8'), readFile(this.#options.keyFile, 'utf8')]).then(([cert, key]) => ({ cert, key }));
+    const { certFile, keyFile, caFile } = this.#options;
+    return Promise.all([readFile(certFile, 'utf8'), readFile(keyFile, 'utf8'), caFile ? readFile(caFile, 'utf8') : undefined]).then(([cert, key, ca]) => ({ cert, key, ...(ca === undefined ? {} : { ca }) }));
   }
+}
+
+/** Throws unless the files form a TLS context: the key matches the certificate, and the CA file holds a certificate. */
+function usable(pair: KeyPair, caFile: string | undefined): void {
+  // An empty or half-written CA would make OpenSSL trust nothing, and refuse every caller.
+  if (caFile && !pair.ca?.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${caFile} holds no PEM certificate`);
+  createSecureContext(pair);
 }

@@ -43,7 +43,7 @@ export interface WebhookServerOptions {
   keyFile: string;
   /** Default: JSON lines on stderr. */
   logger?: WebhookLogger;
-  /** How often to re-read the certificate files besides watching them. Default 10 s. */
+  /** How often to re-read the certificate files (and the client CA) besides watching them. Default 10 s. */
   certPollIntervalMs?: number;
   /** Counts failed certificate reloads (`runtime_retries_total{component="webhook/certificates"}`): pass a manager's `metrics.retries`. */
   metrics?: RetryMetrics;
@@ -74,7 +74,11 @@ export interface WebhookServerOptions {
  * refused in the TLS handshake; one whose certificate's common name is not allowed gets 403.
  */
 export interface WebhookClientAuth {
-  /** PEM file of the CA (or CAs) that sign the API server's client certificate; read at start. */
+  /**
+   * PEM file of the CA (or CAs) that sign the API server's client certificate: must hold one at start, then is
+   * followed like the serving certificate (a ConfigMap or Secret volume updated in place takes effect without a
+   * restart; a version that holds no certificate is not taken, and the current CA keeps serving).
+   */
   caFile: string;
   /** Common names accepted (e.g. `kube-apiserver-webhook-client`); empty or unset: any certificate the CA signed. */
   allowedNames?: readonly string[];
@@ -146,20 +150,23 @@ export class WebhookServer {
   async start(signal?: AbortSignal): Promise<void> {
     if (this.#server) throw new Error('the webhook server has already started');
     signal?.throwIfAborted();
+    const caFile = this.#clientAuth?.caFile;
+    if (caFile !== undefined) await checkClientCA(caFile);
     const reloader = new CertificateReloader({
       certFile: this.#options.certFile,
       keyFile: this.#options.keyFile,
+      caFile,
       logger: this.#log,
       pollIntervalMs: this.#options.certPollIntervalMs ?? 10_000,
       metrics: this.#options.metrics,
       // Changes are only reported after reloader.start(), by which time the server is listening.
-      onChange: (pair) => {
-        // A new context replaces the whole old one: the client CA goes in again.
-        this.#server?.setSecureContext({ ...pair, ...(clientTLS.ca ? { ca: clientTLS.ca } : {}) });
-        this.#log('webhook: serving rotated certificate', { certFile: this.#options.certFile });
+      onChange: (files) => {
+        // A new context replaces the whole old one: certificate, key and client CA together.
+        this.#server?.setSecureContext({ ...files, minVersion: 'TLSv1.2' });
+        this.#log('webhook: serving rotated certificate files', { certFile: this.#options.certFile, ...(caFile ? { clientCAFile: caFile } : {}) });
       },
     });
-    const clientTLS = await clientTLSOptions(this.#clientAuth);
+    const clientTLS = caFile === undefined ? {} : { requestCert: true, rejectUnauthorized: true };
     const server = createServer({ ...(await reloader.load()), ...clientTLS, minVersion: 'TLSv1.2' }, (req, res) => {
       this.#serve(req, res).catch((err: unknown) => {
         this.#log('webhook: failed to answer', { path: req.url, error: err instanceof Error ? err.message : String(err) });
@@ -299,14 +306,12 @@ export class WebhookServer {
   }
 }
 
-/** The server's TLS options that ask every caller for a certificate of the CA and refuse the handshake without one. */
-async function clientTLSOptions(auth: WebhookClientAuth | undefined): Promise<{ ca?: string; requestCert?: boolean; rejectUnauthorized?: boolean }> {
-  if (!auth) return {};
-  const ca = await readFile(auth.caFile, 'utf8').catch((err: Error) => {
-    throw new Error(`the webhook's client CA ${auth.caFile} cannot be read: ${err.message}`);
+/** Fails start() with a clear word when the client CA is missing or empty (the reloader then follows it). */
+async function checkClientCA(caFile: string): Promise<void> {
+  const ca = await readFile(caFile, 'utf8').catch((err: Error) => {
+    throw new Error(`the webhook's client CA ${caFile} cannot be read: ${err.message}`);
   });
-  if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`the webhook's client CA ${auth.caFile} holds no PEM certificate`);
-  return { ca, requestCert: true, rejectUnauthorized: true };
+  if (!ca.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`the webhook's client CA ${caFile} holds no PEM certificate`);
 }
 
 /** The body as text, or undefined when it is larger than `limit` (the rest is discarded). */

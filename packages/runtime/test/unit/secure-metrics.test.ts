@@ -4,11 +4,18 @@
 // operator's monitoring integration test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { connect } from 'node:tls';
 import pino from 'pino';
 import { Manager } from '../../src/manager/manager.ts';
+import { RuntimeMetrics } from '../../src/manager/metrics.ts';
 import { MetricsAuthorizer } from '../../src/manager/metrics-auth.ts';
-import { scriptedServer } from './retry-support.ts';
+import { SecureMetricsServer } from '../../src/manager/secure-metrics.ts';
+import { generateCertificates, writeCertificates } from '../../src/webhook/certs.ts';
+import { metricValue, scriptedServer } from './retry-support.ts';
 
 const silent = pino({ level: 'silent' });
 
@@ -93,4 +100,43 @@ test('metrics authorizer: a decision is reused within its TTL, asked again after
   } finally {
     await api.close();
   }
+});
+
+/** Whether a TLS handshake with the server succeeds trusting only `ca` (its certificate's IP SAN is checked too). */
+function handshake(port: number, ca: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host: '127.0.0.1', port, ca }, () => {
+      socket.end();
+      resolve(true);
+    });
+    socket.on('error', () => resolve(false));
+  });
+}
+
+test('secure metrics: certificate files rotated on disk are served without a restart; a broken pair is not taken, and counted', async (t) => {
+  const dir = await mkdtemp(join(tmpdir(), 'secure-metrics-certs-'));
+  t.after(() => rm(dir, { recursive: true, force: true }));
+  const first = await generateCertificates({ ipAddresses: ['127.0.0.1'], validityDays: 1 });
+  await writeCertificates(dir, first);
+  const api = await fakeReviews();
+  t.after(() => api.close());
+  const metrics = new RuntimeMetrics({ processMetrics: false });
+  const server = new SecureMetricsServer(api.client, metrics.registry, { port: 0, host: '127.0.0.1', certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), certPollIntervalMs: 50 }, silent, metrics.retries);
+  await server.listen();
+  t.after(() => server.close());
+  assert.equal(await handshake(server.port, first.caCert), true);
+
+  const renewed = await generateCertificates({ ipAddresses: ['127.0.0.1'], validityDays: 1 });
+  await writeCertificates(dir, renewed);
+  for (let i = 0; i < 200 && !(await handshake(server.port, renewed.caCert)); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.equal(await handshake(server.port, renewed.caCert), true, 'the renewed certificate is served');
+  assert.equal(await handshake(server.port, first.caCert), false, 'the old one no longer');
+  assert.equal((await scrape(server.port, 'reader')).status, 200, 'and /metrics still answers over it');
+
+  // A certificate whose key has not been written yet (mid-rotation) is not taken: the renewed pair keeps serving.
+  const next = await generateCertificates({ ipAddresses: ['127.0.0.1'], validityDays: 1 });
+  await writeFile(join(dir, 'tls.crt'), `${next.cert}${next.caCert}`);
+  for (let i = 0; i < 200 && !(await metricValue(metrics, 'runtime_retries_total', { component: 'metrics/certificates' })); i++) await new Promise((r) => setTimeout(r, 25));
+  assert.ok((await metricValue(metrics, 'runtime_retries_total', { component: 'metrics/certificates' }))! >= 1);
+  assert.equal(await handshake(server.port, renewed.caCert), true);
 });

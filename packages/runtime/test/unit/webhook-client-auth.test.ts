@@ -1,9 +1,10 @@
 // Client certificates on the webhook server (issue 23, finding 1): with `clientAuth`, only a caller with a
 // certificate of the configured CA (the API server's admission client certificate) is answered. Without one,
 // or with one of another CA, the TLS handshake is refused; with one whose common name is not allowed, 403.
+// The CA file is followed: a CA replaced on disk takes effect without a restart.
 // Over real HTTPS on 127.0.0.1, with certificates issued in process.
 import assert from 'node:assert/strict';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rename, rm, writeFile } from 'node:fs/promises';
 import { request as httpsRequest } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -136,4 +137,40 @@ test('without clientAuth nothing changes: a caller without a certificate is answ
   await server.start();
   t.after(() => server.stop());
   assert.deepEqual(await call(server.port), { status: 200 });
+});
+
+test('a client CA changed on disk takes effect without a restart; a file without a certificate is not taken', async (t) => {
+  const caDir = await mkdtemp(join(tmpdir(), 'webhook-client-ca-rotating-'));
+  t.after(() => rm(caDir, { recursive: true, force: true }));
+  const caFile = join(caDir, 'ca.crt');
+  // As a ConfigMap volume updates: the new content renamed into place.
+  const replace = async (content: string): Promise<void> => {
+    await writeFile(`${caFile}.tmp`, content);
+    await rename(`${caFile}.tmp`, caFile);
+  };
+  await replace(clientCA.certificatePem);
+  const server = new WebhookServer({ port: 0, host: '127.0.0.1', certFile: join(dir, 'tls.crt'), keyFile: join(dir, 'tls.key'), logger: () => undefined, certPollIntervalMs: 50, clientAuth: { caFile } });
+  server.registerValidating('/review', () => ({ allowed: true }));
+  await server.start();
+  t.after(() => server.stop());
+  const accepted = async (cert: IssuedCertificate): Promise<boolean> => 'status' in (await call(server.port, cert));
+  const until = async (what: string, check: () => Promise<boolean>): Promise<void> => {
+    for (let i = 0; i < 200 && !(await check()); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    assert.ok(await check(), what);
+  };
+  assert.equal(await accepted(apiServer), true);
+  assert.equal(await accepted(stranger), false);
+
+  await replace(otherCA.certificatePem);
+  await until('the new CA is trusted', () => accepted(stranger));
+  assert.equal(await accepted(apiServer), false, 'the old CA no longer');
+
+  await replace('not a certificate\n');
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  assert.equal(await accepted(stranger), true, 'a broken CA file leaves the current CA in place');
+  assert.equal(await accepted(apiServer), false);
+
+  await replace(`${clientCA.certificatePem}${otherCA.certificatePem}`);
+  await until('both CAs of a bundle are trusted', () => accepted(apiServer));
+  assert.equal(await accepted(stranger), true);
 });
