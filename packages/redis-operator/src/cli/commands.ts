@@ -7,7 +7,7 @@ import { Client } from '@quorum/runtime';
 import { operatorManifests, type ManifestOptions } from '../deploy/manifests.ts';
 
 export const REDIS_USAGE = `usage: quorum redis <install|uninstall|manifests|image> [options]
-  install      installs or updates the Redis operator (CRD, RBAC, Deployment) and waits until it serves
+  install      installs or updates the Redis operator (CRD, RBAC, Deployment, admission webhook) and waits until it serves
   uninstall    removes the operator; the CRD, every Redis, its pods, claims and Secrets stay
   manifests    prints what install applies (YAML)
   image        builds the operator's image and the Redis 7.0.15 image (OCI archives), prints "NAME ARCHIVE"
@@ -17,6 +17,7 @@ options:
   --watch-namespace NS     manage the Redises of this namespace only (a Role there instead of a ClusterRole)
   --image IMAGE            the operator's image
   --redis-repository REPO  the server image's repository; its tag is spec.version (default quorum.dev/redis)
+  --no-webhooks            no admission webhook (the credentials check of RedisBackups: the operator's label check remains)
   --no-wait                install: do not wait for the rollout
   --load-with COMMAND      image
   --kubeconfig FILE  --context NAME`;
@@ -45,6 +46,7 @@ export function parseRedisArgs(argv: readonly string[]): RedisArgs {
         image: { type: 'string' },
         'redis-repository': { type: 'string' },
         'no-wait': { type: 'boolean', default: false },
+        'no-webhooks': { type: 'boolean', default: false },
         'load-with': { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -66,6 +68,7 @@ export function parseRedisArgs(argv: readonly string[]): RedisArgs {
       ...(values['watch-namespace'] !== undefined ? { watchNamespace: values['watch-namespace'] } : {}),
       ...(values.image !== undefined ? { image: values.image } : {}),
       ...(values['redis-repository'] !== undefined ? { redisRepository: values['redis-repository'] } : {}),
+      ...(values['no-webhooks'] ? { webhooks: false } : {}),
     },
     wait: !values['no-wait'],
     ...(values['load-with'] !== undefined ? { loadWith: values['load-with'] } : {}),

@@ -1,14 +1,16 @@
 // Everything that runs the Redis operator, generated from code: the CRD, a ServiceAccount with least-privilege
 // RBAC (a Role in the watched namespace when it watches one, else a ClusterRole; the Lease in its own namespace),
-// and a one-replica Deployment under the restricted Pod Security Standard. The rules are the calls the
+// a one-replica Deployment under the restricted Pod Security Standard, and the admission webhook (its Service,
+// configuration and the RBAC of its serving certificate; webhooks/credentials.ts). The rules are the calls the
 // reconciler makes (reconcile/act.ts, observe.ts, status writes, events) and the informers it runs.
 import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { redisBackupCRD, redisCRD } from '../api/crd.ts';
 import { BACKUP_PLURAL } from '../api/backup.ts';
 import { GROUP, PLURAL } from '../api/redis.ts';
-import { DEFAULT_REDIS_REPOSITORY, METRICS_PORT, OPERATOR_IMAGE } from '../operator/config.ts';
+import { DEFAULT_REDIS_REPOSITORY, METRICS_PORT, OPERATOR_IMAGE, WEBHOOK_CERT_SECRET, WEBHOOK_PORT, WEBHOOK_SERVICE } from '../operator/config.ts';
 import { LEASE_NAME } from '../operator/operator.ts';
+import { VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../webhooks/credentials.ts';
 
 export { OPERATOR_IMAGE, OPERATOR_VERSION } from '../operator/config.ts';
 export const NAME = 'quorum-redis-operator';
@@ -30,7 +32,14 @@ export interface ManifestOptions {
   /** Watch one namespace only: the rules become a Role there. */
   watchNamespace?: string;
   redisRepository?: string;
+  /** Install the admission webhook (default true): the credentials check of RedisBackups and bootstraps. */
+  webhooks?: boolean;
 }
+
+/** The webhook's ClusterRole: its configuration is cluster-scoped, whatever the install's scope. */
+export const WEBHOOK_CLUSTER_ROLE = `${NAME}-webhooks`;
+/** Its serving certificate's Role, in the operator's namespace. */
+export const WEBHOOK_CERT_ROLE = `${NAME}-webhook-certs`;
 
 interface Rule {
   apiGroups: string[];
@@ -66,6 +75,7 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
   const ns = options.namespace ?? 'quorum-system';
   const watch = options.watchNamespace ?? '';
   const scoped = watch !== '';
+  const webhooks = options.webhooks ?? true;
   const meta = (name: string, namespace?: string): KubeObject['metadata'] => ({ name, ...(namespace ? { namespace } : {}), labels });
   const subject = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
   const roleKind = scoped ? 'Role' : 'ClusterRole';
@@ -84,7 +94,55 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
     { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: meta(`${NAME}-metrics-auth`), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${NAME}-metrics-auth` }, subjects: subject } as KubeObject,
     // Bound to nothing: bind a scraper's service account to it to let it read the operator's /metrics.
     { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(METRICS_READER_CLUSTER_ROLE), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] } as KubeObject,
+    ...(webhooks ? webhookAccess(ns) : []),
     deployment(ns, options),
+    // Last: the API server calls the webhook once the operator can answer it (failurePolicy Ignore until then).
+    ...(webhooks ? webhookObjects(ns, scoped ? watch : undefined) : []),
+  ];
+}
+
+/**
+ * The webhook's RBAC: the CA published into its configuration (cluster-scoped, by name), and its serving
+ * certificate's Secret in the operator's namespace (created by the first replica, then read and renewed by name).
+ * The SubjectAccessReviews it makes are the metrics-auth ClusterRole's `create`.
+ */
+function webhookAccess(ns: string): KubeObject[] {
+  const rbac = 'rbac.authorization.k8s.io/v1';
+  const subjects = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
+  const role = (kind: 'Role' | 'ClusterRole', name: string, namespace: string | undefined, rules: object[]): KubeObject[] => [
+    { apiVersion: rbac, kind, metadata: { name, ...(namespace ? { namespace } : {}), labels }, rules } as KubeObject,
+    { apiVersion: rbac, kind: `${kind}Binding`, metadata: { name, ...(namespace ? { namespace } : {}), labels }, roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind, name }, subjects } as KubeObject,
+  ];
+  return [
+    ...role('ClusterRole', WEBHOOK_CLUSTER_ROLE, undefined, [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: [VALIDATING_WEBHOOK], verbs: ['get', 'patch'] }]),
+    ...role('Role', WEBHOOK_CERT_ROLE, ns, [
+      // A create cannot be limited by name.
+      { apiGroups: [''], resources: ['secrets'], verbs: ['create'] },
+      { apiGroups: [''], resources: ['secrets'], resourceNames: [WEBHOOK_CERT_SECRET], verbs: ['get', 'update'] },
+    ]),
+  ];
+}
+
+/**
+ * The webhook's Service and configuration: creates of RedisBackups and Redises (their backup is fixed at
+ * creation), failurePolicy Ignore (the controllers check the Secret's label again), and with `watchNamespace` only
+ * that namespace's: objects elsewhere are another install's business.
+ */
+function webhookObjects(ns: string, watchNamespace: string | undefined): KubeObject[] {
+  const namespaceSelector = watchNamespace ? { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [watchNamespace] }] } } : {};
+  const webhooks = Object.entries(VALIDATING_WEBHOOKS).map(([resource, w]) => ({
+    name: w.name,
+    clientConfig: { service: { name: WEBHOOK_SERVICE, namespace: ns, path: w.path, port: 443 } },
+    rules: [{ apiGroups: [GROUP], apiVersions: ['v1alpha1'], operations: ['CREATE'], resources: [resource], scope: 'Namespaced' }],
+    sideEffects: 'None',
+    admissionReviewVersions: ['v1'],
+    failurePolicy: 'Ignore',
+    timeoutSeconds: 5,
+    ...namespaceSelector,
+  }));
+  return [
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: WEBHOOK_SERVICE, namespace: ns, labels }, spec: { selector: { 'app.kubernetes.io/name': NAME }, ports: [{ name: 'webhook', port: 443, targetPort: 'webhook' }] } } as KubeObject,
+    { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: VALIDATING_WEBHOOK, labels }, webhooks } as KubeObject,
   ];
 }
 
@@ -98,6 +156,11 @@ function deployment(ns: string, options: ManifestOptions): KubeObject {
     { name: 'METRICS_PORT', value: String(METRICS_PORT) },
     // Backup Jobs and restore init containers run the operator's own image (it carries the agent).
     { name: 'OPERATOR_IMAGE', value: options.image ?? OPERATOR_IMAGE },
+    { name: 'WEBHOOKS', value: String(options.webhooks ?? true) },
+    { name: 'WEBHOOK_PORT', value: String(WEBHOOK_PORT) },
+    { name: 'WEBHOOK_SERVICE', value: WEBHOOK_SERVICE },
+    // The serving certificate is written there (the root filesystem is read-only).
+    { name: 'CERT_DIR', value: '/tmp/webhook-certs' },
   ];
   return {
     apiVersion: 'apps/v1',
@@ -118,13 +181,15 @@ function deployment(ns: string, options: ManifestOptions): KubeObject {
               imagePullPolicy: 'IfNotPresent',
               env,
               // /metrics over HTTPS, for bearer tokens bound to the metrics-reader ClusterRole (the probes serve no metrics).
-              ports: [{ name: 'probes', containerPort: PROBE_PORT }, { name: 'metrics', containerPort: METRICS_PORT }],
+              ports: [{ name: 'probes', containerPort: PROBE_PORT }, { name: 'metrics', containerPort: METRICS_PORT }, { name: 'webhook', containerPort: WEBHOOK_PORT }],
               readinessProbe: { httpGet: { path: '/readyz', port: PROBE_PORT }, periodSeconds: 5 },
               livenessProbe: { httpGet: { path: '/healthz', port: PROBE_PORT }, periodSeconds: 10, failureThreshold: 6 },
               resources: { requests: { cpu: '50m', memory: '96Mi' }, limits: { memory: '256Mi' } },
               securityContext: restrictedContainerSecurity(),
+              volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
             },
           ],
+          volumes: [{ name: 'tmp', emptyDir: { sizeLimit: '16Mi' } }],
         },
       },
     },

@@ -14,7 +14,18 @@ export interface RedisOperatorConfig {
   redisRepository: string;
   /** The operator's own image, which backup Jobs and restore init containers run (it carries the agent). */
   agentImage: string;
+  /** Serve the admission webhook (WEBHOOKS, default true; the manifests register it). */
+  webhooks: boolean;
+  /** WEBHOOK_PORT (default 9443), the Service the configuration calls (WEBHOOK_SERVICE) and where the serving certificate is written (CERT_DIR). */
+  webhookPort: number;
+  webhookServiceName: string;
+  certDir: string;
 }
+
+/** The webhook's Service and the Secret its serving certificate is kept in (the operator's namespace; not the etcd operator's). */
+export const WEBHOOK_SERVICE = 'quorum-redis-webhook';
+export const WEBHOOK_CERT_SECRET = 'quorum-redis-webhook-certs';
+export const WEBHOOK_PORT = 9443;
 
 export const METRICS_PORT = 8443;
 export const DEFAULT_REDIS_REPOSITORY = 'quorum.dev/redis';
@@ -23,10 +34,9 @@ export const OPERATOR_VERSION = '0.1.0';
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/redis-operator:${OPERATOR_VERSION}`;
 
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RedisOperatorConfig {
-  const probe = Number(env['PROBE_PORT'] ?? 8081);
-  if (!Number.isInteger(probe) || probe < 0) throw new Error(`PROBE_PORT must be a port number, got ${JSON.stringify(env['PROBE_PORT'])}`);
-  const metrics = Number(env['METRICS_PORT'] ?? METRICS_PORT);
-  if (!Number.isInteger(metrics) || metrics < 0) throw new Error(`METRICS_PORT must be a port number, got ${JSON.stringify(env['METRICS_PORT'])}`);
+  const probe = port(env, 'PROBE_PORT', 8081);
+  const metrics = port(env, 'METRICS_PORT', METRICS_PORT);
+  const webhook = port(env, 'WEBHOOK_PORT', WEBHOOK_PORT);
   return {
     namespace: env['POD_NAMESPACE'] ?? 'quorum-system',
     watchNamespace: env['WATCH_NAMESPACE'] ?? '',
@@ -36,5 +46,15 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RedisOperat
     metricsPort: metrics,
     redisRepository: env['REDIS_REPOSITORY'] || DEFAULT_REDIS_REPOSITORY,
     agentImage: env['OPERATOR_IMAGE'] || OPERATOR_IMAGE,
+    webhooks: env['WEBHOOKS'] !== 'false',
+    webhookPort: webhook,
+    webhookServiceName: env['WEBHOOK_SERVICE'] || WEBHOOK_SERVICE,
+    certDir: env['CERT_DIR'] || '/tmp/quorum-redis-webhook-certs',
   };
+}
+
+function port(env: NodeJS.ProcessEnv, name: string, fallback: number): number {
+  const value = Number(env[name] ?? fallback);
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a port number, got ${JSON.stringify(env[name])}`);
+  return value;
 }

@@ -1,5 +1,6 @@
 // The operator process: a manager with the Redis controller. Instances and Sentinels are read over the Redis
 // protocol (redis/readings.ts); the caches hold only the operator's own objects (label managed-by).
+import { webhookServing } from '@quorum/kit';
 import { ConfigMaps, Jobs, Manager, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
 import { redisBackupReconciler } from '../backup/reconcile.ts';
 import { OPERATOR_IMAGE } from './config.ts';
@@ -10,6 +11,8 @@ import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
 import { RedisBackups, Redises } from '../resources.ts';
 import { registerBackupMetrics, registerRedisMetrics } from './metrics.ts';
+import { WEBHOOK_CERT_SECRET } from './config.ts';
+import { credentialsWebhookDeps, validateCredentials, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../webhooks/credentials.ts';
 
 export const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
 export const LEASE_NAME = 'quorum-redis-operator';
@@ -23,6 +26,18 @@ export interface RedisOperatorOptions {
   /** The image backup Jobs and restore init containers run: the operator's own, which carries the agent. */
   agentImage?: string;
   afterWrite?: ReconcilerDeps['afterWrite'];
+  /** Serve the admission webhook (the installed operator does; an operator run in a test process need not). */
+  webhook?: WebhookOptions;
+}
+
+export interface WebhookOptions {
+  /** The operator's namespace: its serving certificate's Secret and the Service are there. */
+  namespace: string;
+  service: string;
+  certDir: string;
+  port: number;
+  /** How long it keeps answering after the stop signal (default 5 s: the endpoint's removal reaches kube-proxy). */
+  drainMs?: number;
 }
 
 export async function createRedisOperator(options: RedisOperatorOptions = {}): Promise<Manager> {
@@ -82,5 +97,39 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     // Claims have no owner with reclaimPolicy Retain: map them by label.
     .watches(PersistentVolumeClaims, byInstance, scope)
     .complete(redisReconciler(deps));
+  if (options.webhook) addWebhook(manager, options.webhook);
   return manager;
+}
+
+/**
+ * The validating webhook on every replica (the kit's webhookServing: the serving certificate from its Secret, the
+ * CA published into the configuration, renewed): may the requesting user get the credentials Secret a RedisBackup,
+ * or a Redis's bootstrap backup, would have mounted, and is it labelled for backups (webhooks/credentials.ts)?
+ */
+function addWebhook(manager: Manager, options: WebhookOptions): void {
+  const webhook = webhookServing({
+    name: 'webhooks',
+    client: manager.client,
+    namespace: options.namespace,
+    service: options.service,
+    secretName: WEBHOOK_CERT_SECRET,
+    secretLabels: { [LABELS.managedBy]: MANAGED_BY },
+    certDir: options.certDir,
+    port: options.port,
+    configurations: { validating: [VALIDATING_WEBHOOK] },
+    register: (server) => {
+      const validate = validateCredentials(credentialsWebhookDeps(manager.client));
+      server.registerValidating(VALIDATING_WEBHOOKS.redisbackups.path, validate);
+      server.registerValidating(VALIDATING_WEBHOOKS.redises.path, validate);
+    },
+    log: manager.log,
+    metrics: manager.metrics,
+    drainMs: options.drainMs ?? 5000,
+  });
+  // Not ready until it answers: the API server calls it for every RedisBackup and Redis created.
+  manager.addReadyCheck('webhook', () => {
+    const problem = webhook.problem();
+    if (problem !== undefined) throw new Error(problem);
+  });
+  manager.add(webhook);
 }

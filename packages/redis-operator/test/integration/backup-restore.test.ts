@@ -1,16 +1,19 @@
 // A RedisBackup on localkube, against a real MinIO (the s3 addon) and real redis-server: keys written with the
 // data checker (acknowledged once WAIT 1 confirms a replica has them) are backed up from the replica, streamed by
 // the agent's Job over the replication protocol, hash-verified; a new Redis bootstrapped from that backup has every
-// acknowledged key. Bad input is refused by the API server with the field named.
+// acknowledged key. Bad input is refused by the API server with the field named. Then the operator is installed from
+// its manifests (the image already loaded, a Role in the namespace): its admission webhook refuses a RedisBackup whose
+// author (impersonated) may create RedisBackups but not get the credentials Secret it names (no confused deputy).
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive redis-operator
 // @shared addons/s3
 // @timeout 8m: image assembly on a cold cache (the operator's image carries the agent), then two small Redises
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Secrets } from '@quorum/runtime';
+import { Client, connect, RoleBindings, Roles, Secrets } from '@quorum/runtime';
 import { eventually } from '@quorum/localkube/testing';
 import { REDIS_BACKUP_CREDENTIALS_LABEL } from '../../src/api/backup.ts';
+import { install, uninstall } from '../../src/deploy/install.ts';
 import { RedisBackups } from '../../src/resources.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
 import { redisReaders, settled, startRedisEnv, type RedisTestEnv } from './support.ts';
@@ -30,8 +33,10 @@ before(async () => {
   console.log(`set-up: ${seconds(started)} s`);
 });
 
+let installed = false;
 after(async () => {
   await t?.stopOperator();
+  if (installed) await uninstall(t.env.client, { watchNamespace: t.ns }).catch(() => undefined);
   await t?.env.stop();
 });
 
@@ -86,4 +91,33 @@ test('bad input is refused by the API server with the field named', async () => 
   await assert.rejects(redisReaders(t, 'aof').create({ ...SMALL, persistence: { rdb: true, aof: true }, bootstrap: { fromBackup: { backupName: 'b1' } } }), /spec\.persistence\.aof must be false with spec\.bootstrap\.fromBackup/);
   await assert.rejects(t.env.client.mergePatch(RedisBackups, { namespace: t.ns, name: 'b1' }, { spec: { redisName: 'dst' } }), /spec is immutable/);
   console.log(`whole file: ${seconds(started)} s`);
+});
+
+test('installed from its manifests, the webhook refuses a RedisBackup naming a Secret its author may not get, naming the Secret', async () => {
+  const start = Date.now();
+  await t.stopOperator();
+  installed = true;
+  await install(t.env.client, { image: t.operatorImage!, watchNamespace: t.ns });
+  console.log(`install → operator ready, webhook CA published: ${seconds(start)} s`);
+  // RBAC as the API server decides it: mallory may create RedisBackups, and get no Secret.
+  const rbac = 'rbac.authorization.k8s.io';
+  const write = { fieldManager: 'quorum-tests' };
+  await t.env.client.create(Roles, { apiVersion: `${rbac}/v1`, kind: 'Role', metadata: { name: 'backup-author', namespace: t.ns }, rules: [{ apiGroups: ['redis.quorum.dev'], resources: ['redisbackups'], verbs: ['create', 'get'] }] }, write);
+  await t.env.client.create(RoleBindings, { apiVersion: `${rbac}/v1`, kind: 'RoleBinding', metadata: { name: 'backup-author', namespace: t.ns }, roleRef: { apiGroup: rbac, kind: 'Role', name: 'backup-author' }, subjects: [{ apiGroup: rbac, kind: 'User', name: 'mallory' }] }, write);
+  const admin = await connect({ kubeconfig: t.env.kube.kubeconfig });
+  const mallory = new Client({ ...admin, headers: async () => ({ ...(await admin.headers()), 'Impersonate-User': 'mallory' }) });
+  // The S3 Secret is labelled for backups: only the access review stands in mallory's way.
+  const steal = (dryRun: boolean): Promise<unknown> => mallory.create(RedisBackups, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackup', metadata: { name: 'steal', namespace: t.ns }, spec: { redisName: 'src', destination: destination() } }, { dryRun });
+  const refusal = new RegExp(`spec\\.destination\\.s3\\.credentialsSecret "${s3.secretName}": mallory may not get the Secret ${s3.secretName} in namespace ${t.ns}.*a pod of the operator would mount it with the operator's identity`);
+  try {
+    // Until the API server reaches the webhook (its endpoints, kube-proxy), it fails open: dry runs make nothing meanwhile.
+    await eventually('the webhook refuses mallory', () => steal(true).then(() => false, (err: Error) => refusal.test(err.message) || Promise.reject(err)), { timeoutMs: 30_000, intervalMs: 500 });
+    await assert.rejects(steal(false), (err: Error) => (assert.match(err.message, refusal), true));
+    assert.equal(await t.env.client.find(RedisBackups, { namespace: t.ns, name: 'steal' }), undefined, 'nothing is created');
+    // An admin who may get every Secret passes the webhook (server-side dry run: admission in full, nothing made).
+    await t.env.client.create(RedisBackups, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackup', metadata: { name: 'own', namespace: t.ns }, spec: { redisName: 'src', destination: destination() } }, { dryRun: true });
+  } finally {
+    mallory.close();
+  }
+  console.log(`install and webhook check: ${seconds(start)} s`);
 });

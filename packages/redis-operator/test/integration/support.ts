@@ -14,6 +14,8 @@ export interface RedisTestEnv {
   ns: string;
   /** Stops the in-process operator (and waits for it). */
   stopOperator(): Promise<void>;
+  /** The operator's image as loaded into the nodes (with `agentImage`): an install from the manifests runs it. */
+  operatorImage?: string;
 }
 
 export interface RedisEnvOptions {
@@ -40,6 +42,7 @@ export async function startRedisEnv(options: RedisEnvOptions = {}): Promise<Redi
   return {
     env,
     ns,
+    ...(agent ? { operatorImage: agent.name } : {}),
     stopOperator: async () => {
       stop.abort();
       await running.catch(() => undefined);

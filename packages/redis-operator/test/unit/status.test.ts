@@ -124,16 +124,18 @@ test('the manifests grant only what the reconciler uses: Secrets get, create and
   const scoped = operatorManifests({ watchNamespace: 'apps' });
   const kinds = scoped.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
   assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps'), kinds.join(' '));
-  // Cluster-wide only what /metrics needs (TokenReview, SubjectAccessReview: cluster-scoped kinds) and the
-  // metrics-reader role, which grants nothing until a scraper is bound to it.
+  // Cluster-wide only what /metrics and the webhook need (TokenReview, SubjectAccessReview: cluster-scoped kinds;
+  // the webhook's own configuration, by name) and the metrics-reader role, which grants nothing until a scraper is
+  // bound to it.
   const clusterRoles = scoped.filter((o) => o.kind === 'ClusterRole') as (KubeObject & { rules: unknown[] })[];
   assert.deepEqual(clusterRoles.map((r) => [r.metadata.name, r.rules]), [
     ['quorum-redis-operator-metrics-auth', [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }, { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] }]],
     ['quorum-redis-operator-metrics-reader', [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]],
+    ['quorum-redis-operator-webhooks', [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: ['quorum-redis-validating'], verbs: ['get', 'patch'] }]],
   ]);
   assert.ok(operatorManifests().some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'quorum-redis-operator'));
   const container = (scoped.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } } }).spec.template.spec.containers[0]!;
-  assert.deepEqual(container.ports, [{ name: 'probes', containerPort: 8081 }, { name: 'metrics', containerPort: 8443 }], '/metrics on its own HTTPS port');
+  assert.deepEqual(container.ports, [{ name: 'probes', containerPort: 8081 }, { name: 'metrics', containerPort: 8443 }, { name: 'webhook', containerPort: 9443 }], '/metrics on its own HTTPS port');
 });
 
 test('metrics come from status: the step under way by its kind, and a halted rollout with its pod and reason', () => {
