@@ -4,19 +4,16 @@
 // of it but its metadata.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyMergePatch } from '@quorum/kit';
-import { createLogger, NotFoundError, Store, type AdmissionRequest, type Client, type EventInput, type KubeObject, type OpenObject, type Operation, type UserInfo } from '@quorum/runtime';
-import { Writable } from 'node:stream';
+import { NotFoundError, type AdmissionRequest, type Client, type KubeObject, type Operation, type UserInfo } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { BACKUP_CREDENTIALS_LABEL, checkCredentials, credentialsRefusal } from '../../src/backup/credentials.ts';
 import { planBackup } from '../../src/backup/plan.ts';
-import { etcdBackupReconciler } from '../../src/backup/reconcile.ts';
-import { EtcdClients } from '../../src/etcd/clients.ts';
 import { planRestore } from '../../src/restore/plan.ts';
 import { validateEtcdBackup } from '../../src/webhooks/etcdbackup.ts';
 import { validateEtcdCluster } from '../../src/webhooks/etcdcluster.ts';
 import { secretAccessReviews, withCredentialsAccess, type SecretAccess } from '../../src/webhooks/credentials.ts';
+import { backupReconcilerFixture } from './backup-reconciler-fixture.ts';
 
 const USER: UserInfo = { username: 'mallory', uid: 'u-7', groups: ['devs', 'system:authenticated'], extra: { scopes: ['a'] } };
 const S3 = (secret: string): EtcdBackup['spec']['destination'] => ({ s3: { bucket: 'quorum', credentialsSecret: secret } });
@@ -119,32 +116,13 @@ test('an unlabelled Secret fails the backup before any Job, and the restore befo
 });
 
 test('the backup controller: an unlabelled Secret is Failed with the reason, a Warning event, and no Job', async () => {
-  const backups = new Store<EtcdBackup>();
-  const clusters = new Store<EtcdCluster>();
-  backups.upsert({ ...backup(), metadata: { name: 'b', namespace: 'team', uid: 'b-uid', generation: 1 } });
-  clusters.upsert({ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'c', namespace: 'team' }, spec: { replicas: 1 } });
-  const created: string[] = [];
-  const client = {
-    request: (_m: string, path: string) => Promise.resolve({ kind: 'PartialObjectMetadata', metadata: { name: path.split('/').at(-1), labels: { app: 'db' } } }),
-    create: (_t: unknown, obj: KubeObject) => (created.push(obj.kind ?? ''), Promise.resolve(obj)),
-    mergePatch(_t: unknown, _k: unknown, patch: { status: EtcdBackup['status'] }): Promise<KubeObject> {
-      const current = backups.get('team/b')!;
-      backups.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as EtcdBackup['status'] });
-      return Promise.resolve(current);
-    },
-  } as unknown as Client;
-  const events: EventInput[] = [];
-  const reconcile = etcdBackupReconciler({
-    client, backups: { store: backups }, clusters: { store: clusters }, pods: { store: new Store<OpenObject>() }, jobs: { store: new Store<OpenObject>() },
-    etcd: new EtcdClients(), events: { record: (_o: KubeObject, e: EventInput) => void events.push(e) }, agentImage: 'quorum:test',
-  });
-  const log = createLogger({ level: 'warn', destination: new Writable({ write: (_c, _e, done) => done() }) });
-  await reconcile({ namespace: 'team', name: 'b' }, { signal: new AbortController().signal, log, retries: 0 });
-  const status = backups.get('team/b')?.status;
+  const fixture = backupReconcilerFixture({ ...backup(), metadata: { name: 'b', namespace: 'team', uid: 'b-uid', generation: 1 } }, { credentialsLabels: { app: 'db' } });
+  await fixture.reconcile('team', 'b');
+  const status = fixture.backups.get('team/b')?.status;
   assert.equal(status?.phase, 'Failed');
   const failed = status?.conditions?.find((c) => c.type === 'Failed');
   assert.equal(failed?.reason, 'CredentialsNotLabelled');
   assert.match(failed?.message ?? '', /credentials Secret victim-db is not labelled etcd\.quorum\.dev\/backup-credentials=true/);
-  assert.deepEqual(events.map((e) => [e.type, e.reason]), [['Warning', 'BackupFailed']]);
-  assert.deepEqual(created, [], 'no Job');
+  assert.deepEqual(fixture.events.map((e) => [e.type, e.reason]), [['Warning', 'BackupFailed']]);
+  assert.deepEqual(fixture.writes, [], 'no Job');
 });

@@ -3,17 +3,13 @@
 // is never used, read for results, adopted or deleted: the backup says whose it is (JobNameTaken), waits for it to
 // go, and fails once the wait passes its bound. The planner, then the reconciler against in-memory stores.
 import assert from 'node:assert/strict';
-import { Writable } from 'node:stream';
 import { test } from 'node:test';
-import { applyMergePatch } from '@quorum/kit';
-import { createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type OpenObject, type Pod } from '@quorum/runtime';
+import type { EventInput, Job, Pod } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
-import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { BACKUP_CREDENTIALS_LABEL } from '../../src/backup/credentials.ts';
 import { backupJobName, JOB_CONTROLLER_UID_LABEL } from '../../src/backup/job.ts';
 import { JOB_NAME_TAKEN_GRACE_MS, planBackup, type BackupObserved } from '../../src/backup/plan.ts';
-import { etcdBackupReconciler } from '../../src/backup/reconcile.ts';
-import { EtcdClients } from '../../src/etcd/clients.ts';
+import { backupReconcilerFixture } from './backup-reconciler-fixture.ts';
 
 const NOW = Date.parse('2026-11-28T04:00:00Z');
 const member = { name: 'c-1', healthy: true, leader: false, learner: false, hasLeader: true, appliedIndex: '1', dbSize: 1 };
@@ -54,33 +50,11 @@ const podWithResult: Pod = {
 };
 
 async function reconcileWith(job: Job, status: EtcdBackup['status'] = {}, now = NOW): Promise<{ backup: EtcdBackup; writes: string[]; events: EventInput[]; requeueAfter: number | undefined }> {
-  const backups = new Store<EtcdBackup>();
-  const clusters = new Store<EtcdCluster>();
-  const jobs = new Store<OpenObject>();
-  const pods = new Store<OpenObject>();
-  backups.upsert({ ...backup, status });
-  clusters.upsert({ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'c', namespace: 'team' }, spec: { replicas: 1 } });
-  jobs.upsert(job);
-  pods.upsert(podWithResult);
-  const writes: string[] = [];
-  const client = {
-    request: () => Promise.resolve({ kind: 'PartialObjectMetadata', metadata: { name: 'creds', labels: { [BACKUP_CREDENTIALS_LABEL]: 'true' } } }),
-    create: (_t: unknown, obj: KubeObject) => (writes.push(`create ${obj.kind}`), Promise.resolve(obj)),
-    delete: (_t: unknown, key: { name: string }) => (writes.push(`delete ${key.name}`), Promise.resolve()),
-    mergePatch(_t: unknown, _k: unknown, patch: { status: EtcdBackup['status'] }): Promise<KubeObject> {
-      const current = backups.get('team/b')!;
-      backups.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as EtcdBackup['status'] });
-      return Promise.resolve(current);
-    },
-  } as unknown as Client;
-  const events: EventInput[] = [];
-  const reconcile = etcdBackupReconciler({
-    client, backups: { store: backups }, clusters: { store: clusters }, pods: { store: pods }, jobs: { store: jobs },
-    etcd: new EtcdClients(), events: { record: (_o: KubeObject, e: EventInput) => void events.push(e) }, agentImage: 'quorum:test', now: () => new Date(now),
-  });
-  const log = createLogger({ level: 'warn', destination: new Writable({ write: (_c, _e, done) => done() }) });
-  const result = await reconcile({ namespace: 'team', name: 'b' }, { signal: new AbortController().signal, log, retries: 0 });
-  return { backup: backups.get('team/b')!, writes, events, requeueAfter: result?.requeueAfter };
+  const fixture = backupReconcilerFixture({ ...backup, status }, { credentialsLabels: { [BACKUP_CREDENTIALS_LABEL]: 'true' }, now });
+  fixture.jobs.upsert(job);
+  fixture.pods.upsert(podWithResult);
+  const result = await fixture.reconcile('team', 'b');
+  return { backup: fixture.backups.get('team/b')!, writes: fixture.writes, events: fixture.events, requeueAfter: result?.requeueAfter };
 }
 
 const complete = (b: EtcdBackup): { status: string; reason?: string; message: string } | undefined => b.status?.conditions?.find((c) => c.type === 'Complete');
