@@ -167,9 +167,12 @@ export class CertificateReloader {
   }
 }
 
-/** Throws unless the files form a TLS context: the key matches the certificate, and the CA file holds a certificate. */
+/** Throws unless the files form a TLS context: a certificate and its key, and a certificate in the CA file. */
 function usable(pair: KeyPair, caFile: string | undefined): void {
-  // An empty or half-written CA would make OpenSSL trust nothing, and refuse every caller.
+  // createSecureContext takes an empty certificate or key (a file caught mid-write) as none given, and the server
+  // would then fail every handshake; an empty CA would make it trust nothing, refusing every caller.
+  if (!pair.cert.includes('-----BEGIN CERTIFICATE-----')) throw new Error('the certificate file holds no PEM certificate');
+  if (!pair.key.includes('PRIVATE KEY-----')) throw new Error('the key file holds no PEM private key');
   if (caFile && !pair.ca?.includes('-----BEGIN CERTIFICATE-----')) throw new Error(`${caFile} holds no PEM certificate`);
   createSecureContext(pair);
 }

@@ -15,7 +15,7 @@ import { RuntimeMetrics } from '../../src/manager/metrics.ts';
 import { MetricsAuthorizer } from '../../src/manager/metrics-auth.ts';
 import { SecureMetricsServer } from '../../src/manager/secure-metrics.ts';
 import { generateCertificates, writeCertificates } from '../../src/webhook/certs.ts';
-import { metricValue, scriptedServer } from './retry-support.ts';
+import { scriptedServer } from './retry-support.ts';
 
 const silent = pino({ level: 'silent' });
 
@@ -133,10 +133,20 @@ test('secure metrics: certificate files rotated on disk are served without a res
   assert.equal(await handshake(server.port, first.caCert), false, 'the old one no longer');
   assert.equal((await scrape(server.port, 'reader')).status, 200, 'and /metrics still answers over it');
 
-  // A certificate whose key has not been written yet (mid-rotation) is not taken: the renewed pair keeps serving.
+  // Files caught mid-rotation are not taken, and the renewed pair keeps serving: a certificate file still empty
+  // (createSecureContext alone would take it as no certificate, and every handshake would fail), then one whose
+  // key has not been written yet.
   const next = await generateCertificates({ ipAddresses: ['127.0.0.1'], validityDays: 1 });
-  await writeFile(join(dir, 'tls.crt'), `${next.cert}${next.caCert}`);
-  for (let i = 0; i < 200 && !(await metricValue(metrics, 'runtime_retries_total', { component: 'metrics/certificates' })); i++) await new Promise((r) => setTimeout(r, 25));
-  assert.ok((await metricValue(metrics, 'runtime_retries_total', { component: 'metrics/certificates' }))! >= 1);
-  assert.equal(await handshake(server.port, renewed.caCert), true);
+  // Summed over reasons: an empty file and a mismatched key fail for different ones.
+  const reloadFailures = async (): Promise<number> => {
+    const { values } = await metrics.registry.getSingleMetric('runtime_retries_total')!.get();
+    return values.filter((v) => v.labels['component'] === 'metrics/certificates').reduce((sum, v) => sum + v.value, 0);
+  };
+  for (const content of ['', next.cert]) {
+    const before = await reloadFailures();
+    await writeFile(join(dir, 'tls.crt'), content);
+    for (let i = 0; i < 200 && (await reloadFailures()) === before; i++) await new Promise((r) => setTimeout(r, 25));
+    assert.ok((await reloadFailures()) > before, `counted: ${JSON.stringify(content.slice(0, 30))}`);
+    assert.equal(await handshake(server.port, renewed.caCert), true, `still serving the renewed pair after ${JSON.stringify(content.slice(0, 30))}`);
+  }
 });
