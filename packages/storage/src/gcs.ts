@@ -78,7 +78,7 @@ export class GcsStore implements ObjectStore {
       throw this.#classify(err, 'download', key);
     }
     const stream = file.createReadStream({ validation: 'crc32c' });
-    return withErrors(stream, (err) => this.#classify(err, 'download', key), opts.signal);
+    return withErrors(stream, (err) => this.#classify(err, 'download', key), opts.signal, destroyOnceAnswered(stream));
   }
 
   async delete(key: string, opts: CallOptions = {}): Promise<void> {
@@ -150,4 +150,22 @@ export async function openGcs(destination: GcsLocation, credentialsDir: string |
     }
   }
   return new GcsStore(destination, serviceAccount, options);
+}
+
+/**
+ * How a download given up early ends its SDK stream. The SDK pipes a late answer into the stream it returned
+ * without checking that it is still open, and that throws ERR_STREAM_UNABLE_TO_PIPE as an unhandled rejection,
+ * which ends the process (googleapis/google-cloud-node#9242; seen when a store call's timeout fired before a
+ * slow bucket answered). So a stream whose request has no answer yet is destroyed only once the answer came
+ * (the SDK emits `response` just before piping it); a request that fails instead ends the stream itself.
+ */
+function destroyOnceAnswered(stream: Readable): (source: Readable) => void {
+  let answered = false;
+  stream.once('response', () => {
+    answered = true;
+  });
+  return (source) => {
+    if (answered) source.destroy();
+    else source.once('response', () => setImmediate(() => source.destroy()));
+  };
 }

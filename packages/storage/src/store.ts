@@ -145,7 +145,7 @@ export async function guardedUpload(body: Readable, opts: UploadOptions, send: (
  * StorageUnreachable naming the server), which an abort of `signal` destroys, and whose destruction
  * releases `source`.
  */
-export function withErrors(source: Readable, classify: (err: unknown) => unknown, signal?: AbortSignal): Readable {
+export function withErrors(source: Readable, classify: (err: unknown) => unknown, signal?: AbortSignal, destroySource: (source: Readable) => void = (s) => s.destroy()): Readable {
   const out = new PassThrough({ highWaterMark: 1024 * 1024 });
   source.pipe(out);
   source.on('error', (err) => {
@@ -160,7 +160,7 @@ export function withErrors(source: Readable, classify: (err: unknown) => unknown
   signal?.addEventListener('abort', onAbort, { once: true });
   out.on('close', () => {
     signal?.removeEventListener('abort', onAbort);
-    if (!source.destroyed) source.destroy();
+    if (!source.destroyed) destroySource(source);
   });
   return out;
 }

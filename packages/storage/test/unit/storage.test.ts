@@ -400,3 +400,48 @@ test('against a server that accepts and never answers, every call of the GCS, Az
     store.close();
   }
 });
+
+test('a GCS download given up before the bucket answers ends without an unhandled rejection when the answer comes late', async (t) => {
+  // The SDK pipes a late answer into the stream it returned without checking it is open (googleapis/google-cloud-node#9242):
+  // destroyed early, it threw ERR_STREAM_UNABLE_TO_PIPE as an unhandled rejection, which ends a process.
+  const { createServer } = await import('node:http');
+  const held: import('node:http').ServerResponse[] = [];
+  let mediaAsked: () => void = () => undefined;
+  const asked = new Promise<void>((resolve) => (mediaAsked = resolve));
+  const server = createServer((req, res) => {
+    if (req.url?.includes('alt=media')) {
+      held.push(res);
+      mediaAsked();
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ kind: 'storage#object', name: 'x/late', bucket: BUCKET, size: '6', generation: '1' }));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.after(() => server.close());
+  const address = server.address();
+  assert.ok(typeof address === 'object' && address !== null);
+  const scratch = await mkdtemp(join(tmpdir(), 'storage-late-'));
+  t.after(() => rm(scratch, { recursive: true, force: true }));
+  const store = await openStore({ gcs: { bucket: BUCKET, endpoint: `http://127.0.0.1:${address.port}`, credentialsSecret: 'gcs' } }, await credentialsDir(scratch, 'gcs', {}));
+  t.after(() => store.close());
+  const unhandled: unknown[] = [];
+  const record = (err: unknown): void => void unhandled.push(err);
+  process.on('unhandledRejection', record);
+  t.after(() => process.off('unhandledRejection', record));
+
+  const abort = new AbortController();
+  const stream = await store.download('x/late', { signal: abort.signal });
+  const read = (async () => {
+    for await (const chunk of stream) void chunk;
+  })();
+  await asked;
+  abort.abort(new Error('the store call timed out'));
+  await assert.rejects(read, /timed out/);
+  // The answer comes after the caller gave up; the client closing the connection is the sign it was taken in.
+  const answer = held[0]!;
+  const closed = new Promise<void>((resolve) => answer.on('close', () => resolve()));
+  answer.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': '6' }).write('rec');
+  await closed;
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(unhandled, []);
+});
