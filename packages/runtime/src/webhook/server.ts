@@ -152,20 +152,7 @@ export class WebhookServer {
     signal?.throwIfAborted();
     const caFile = this.#clientAuth?.caFile;
     if (caFile !== undefined) await checkClientCA(caFile);
-    const reloader = new CertificateReloader({
-      certFile: this.#options.certFile,
-      keyFile: this.#options.keyFile,
-      caFile,
-      logger: this.#log,
-      pollIntervalMs: this.#options.certPollIntervalMs ?? 10_000,
-      metrics: this.#options.metrics,
-      // Changes are only reported after reloader.start(), by which time the server is listening.
-      onChange: (files) => {
-        // A new context replaces the whole old one: certificate, key and client CA together.
-        this.#server?.setSecureContext({ ...files, minVersion: 'TLSv1.2' });
-        this.#log('webhook: serving rotated certificate files', { certFile: this.#options.certFile, ...(caFile ? { clientCAFile: caFile } : {}) });
-      },
-    });
+    const reloader = this.#certificateReloader(caFile);
     const clientTLS = caFile === undefined ? {} : { requestCert: true, rejectUnauthorized: true };
     const server = createServer({ ...(await reloader.load()), ...clientTLS, minVersion: 'TLSv1.2' }, (req, res) => {
       this.#serve(req, res).catch((err: unknown) => {
@@ -175,13 +162,7 @@ export class WebhookServer {
       });
     });
     server.requestTimeout = REQUEST_TIMEOUT_MS;
-    const refusals = (this.#refusals = new RefusalTally({
-      webhook: this.#options.name ?? 'webhook',
-      log: this.#log,
-      metrics: this.#options.refusalMetrics,
-      onRefused: this.#options.onRefused,
-      reasons: this.#clientAuth?.allowedNames?.length ? WEBHOOK_REFUSALS : WEBHOOK_REFUSALS.filter((r) => r !== 'client_certificate_name'),
-    }));
+    const refusals = (this.#refusals = this.#refusalTally());
     // Anything that reaches the port can fail handshakes as fast as it likes: counted and spaced like the rest.
     server.on('tlsClientError', (err) => refusals.refused('tls_handshake', '', { error: err.message.trim(), clientCertificates: this.#clientAuth ? 'required' : 'not asked for' }));
     await new Promise<void>((resolve, reject) => {
@@ -202,6 +183,35 @@ export class WebhookServer {
       this.#abort = { signal, listener };
     }
     this.#log('webhook: listening', { host: this.#options.host ?? '*', port: this.#port, paths: [...this.#reviewers.keys()], clientCertificates: this.#clientAuth ? 'required' : 'not asked for' });
+  }
+
+  /** Follows the certificate files, and the client CA when one is required. */
+  #certificateReloader(caFile: string | undefined): CertificateReloader {
+    return new CertificateReloader({
+      certFile: this.#options.certFile,
+      keyFile: this.#options.keyFile,
+      caFile,
+      logger: this.#log,
+      pollIntervalMs: this.#options.certPollIntervalMs ?? 10_000,
+      metrics: this.#options.metrics,
+      // Changes are only reported after reloader.start(), by which time the server is listening.
+      onChange: (files) => {
+        // A new context replaces the whole old one: certificate, key and client CA together.
+        this.#server?.setSecureContext({ ...files, minVersion: 'TLSv1.2' });
+        this.#log('webhook: serving rotated certificate files', { certFile: this.#options.certFile, ...(caFile ? { clientCAFile: caFile } : {}) });
+      },
+    });
+  }
+
+  #refusalTally(): RefusalTally {
+    return new RefusalTally({
+      webhook: this.#options.name ?? 'webhook',
+      log: this.#log,
+      metrics: this.#options.refusalMetrics,
+      onRefused: this.#options.onRefused,
+      // A name refusal only where names are given: no series that can never move.
+      reasons: this.#clientAuth?.allowedNames?.length ? WEBHOOK_REFUSALS : WEBHOOK_REFUSALS.filter((r) => r !== 'client_certificate_name'),
+    });
   }
 
   /** Stops accepting connections and resolves when in-flight reviews have been answered (or cut after a few seconds). */
