@@ -122,3 +122,20 @@ export {
   type SecretContents,
   type SecretObject,
 } from './tls/secrets.ts';
+// Each operator's per-object NetworkPolicy: the policy, the operator's own pods as a peer, clientsFrom's schema and rule.
+export {
+  ingressPolicy,
+  namespaceNamed,
+  networkPeerJsonSchema,
+  operatorPeer,
+  peerSelectorsWellFormed,
+  SAME_NAMESPACE,
+  SELECTOR_OPERATORS,
+  selectorValuesRule,
+  type IngressPolicy,
+  type IngressPolicyOptions,
+  type LabelSelector,
+  type LabelSelectorRequirement,
+  type NetworkPeer,
+  type SelectorCelRule,
+} from './network-policy.ts';

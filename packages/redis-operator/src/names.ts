@@ -16,6 +16,8 @@ export const LABELS = {
   role: 'redis.quorum.dev/role',
 } as const;
 export const MANAGED_BY = 'quorum-redis-operator';
+/** The operator's own pods (its Deployment's selector): each Redis's NetworkPolicy admits them. */
+export const OPERATOR_POD_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/name': 'quorum-redis-operator' };
 /** A Redis annotation: setting it to a new value retries a halted rolling update (docs/redis.md). */
 export const RETRY_ROLLOUT_ANNOTATION = 'redis.quorum.dev/retry-rollout';
 export const APP = 'redis';
@@ -38,6 +40,8 @@ export const names = {
   caSecret: (redis: string): string => `${redis}-ca`,
   /** The certificate every instance and Sentinel serves, with the CA bundle clients verify it by (ca.crt). */
   tlsSecret: (redis: string): string => `${redis}-tls`,
+  /** Who may reach the Redis's pods (spec.network). */
+  networkPolicy: (redis: string): string => redis,
 };
 
 /** A pod's stable DNS name (the headless Service's record); survives restarts, unlike its IP. */

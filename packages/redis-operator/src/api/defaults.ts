@@ -1,7 +1,7 @@
 // A Redis spec as the operator uses it: the schema's defaults applied in code (the object may predate a
 // default, or the CRD may be older than this code), and each CEL rule mirrored under the same message, with
 // the offending field named (a refused config directive by its own path, e.g. spec.config.replicaof).
-import { destinationIssues, endpointAllowed, ENDPOINT_RULE } from '@quorum/kit';
+import { destinationIssues, endpointAllowed, ENDPOINT_RULE, peerSelectorsWellFormed } from '@quorum/kit';
 import { applySchemaDefaults, validateAgainstSchema } from '@quorum/runtime/crd';
 import { BACKUP_RULES, type RedisBackupSpec } from './backup.ts';
 import { ALLOWED_CONFIG, ENGINES, RULES, STRUCTURED_CONFIG, SUPPORTED_VERSIONS, type RedisSpec } from './redis.ts';
@@ -44,6 +44,7 @@ export function validateSpec(spec: DefaultedSpec, old?: DefaultedSpec): string[]
     if (user.name === 'default') errors.push(RULES.userNotDefault.message);
     if (/(^| )(nopass|resetpass|reset|off)( |$)/.test(user.rules)) errors.push(RULES.userRulesNoPassword.message);
   }
+  if (!(spec.network?.clientsFrom ?? []).every(peerSelectorsWellFormed)) errors.push(RULES.selectorValues.message);
   if (old !== undefined && (spec.tls.disabled === true) !== (old.tls.disabled === true)) errors.push(RULES.tlsStaysOn.message);
   if (old !== undefined && (spec.storage.size !== old.storage.size || spec.storage.storageClassName !== old.storage.storageClassName)) {
     errors.push(RULES.storageImmutable.message);

@@ -5,6 +5,7 @@
 import { Type, type TUnsafe } from '@sinclair/typebox';
 import type { Condition, ObjectMeta } from '@quorum/runtime';
 import { conditionSchema } from '@quorum/runtime/crd';
+import { networkPeerJsonSchema, type NetworkPeer } from '@quorum/kit';
 import { DestinationSchema } from './destination-schema.ts';
 import { ENGINES, DEFAULT_ENGINE, DEFAULT_VERSION, MAX_REPLICAS, DEFAULT_REPLICAS, MAX_SENTINELS, DEFAULT_SENTINELS, DEFAULT_DOWN_AFTER_MS, DEFAULT_FAILOVER_TIMEOUT_MS, DEFAULT_MIN_REPLICAS_MAX_LAG_S, DEFAULT_STORAGE_SIZE, NAME_PATTERN, MAX_NAME_LENGTH, QUANTITY_PATTERN, BYTES_PATTERN, CONFIG_VALUE_PATTERN, MAXMEMORY_POLICIES, RECLAIM_POLICIES, PHASES, ROLES, CONDITION_TYPES, ALLOWED_CONFIG, RULES, USER_NAME_PATTERN, USER_RULES_PATTERN, HALT_REASONS } from './redis.ts';
 
@@ -144,6 +145,24 @@ export const BootstrapSchema = Type.Object(
   { description: 'What a new Redis starts from; fixed at creation. Unset: empty.' },
 );
 
+export const NetworkSchema = Type.Object(
+  {
+    policy: Type.Optional(
+      Type.Boolean({
+        description:
+          "Whether the operator keeps a NetworkPolicy `<name>` for the Redis's pods (docs/redis.md): instances (6379) from the Redis's own pods, the operator's pods, the Redis's backup Jobs and clientsFrom; Sentinels (26379) from the Redis's own pods, the operator's pods and clientsFrom; every other ingress to them is refused where the network enforces NetworkPolicy. Unset: true. false: no policy (the operator deletes the one it made).",
+      }),
+    ),
+    clientsFrom: Type.Optional(
+      Type.Array(Type.Unsafe<NetworkPeer>(networkPeerJsonSchema('Redis', RULES.selectorValues)), {
+        description: "Who may connect to the instances (6379) and the Sentinels (26379), besides the Redis's own pods, the operator and the Redis's backup Jobs. Unset: every pod of the Redis's namespace. []: no one else.",
+        maxItems: 32,
+      }),
+    ),
+  },
+  { description: "Who may reach the Redis over the network. On by default: a NetworkPolicy admitting clients from the Redis's namespace only." },
+);
+
 export const RedisSpecSchema = Type.Object(
   {
     engine: stringEnum(ENGINES, { description: 'Which server runs: Redis, or Valkey (its BSD-licensed continuation). Changing it from redis to valkey is a rolling update, like a version change; back from valkey to redis is refused.', default: DEFAULT_ENGINE }),
@@ -182,6 +201,7 @@ export const RedisSpecSchema = Type.Object(
       }),
     ),
     bootstrap: Type.Optional(BootstrapSchema),
+    network: Type.Optional(NetworkSchema),
   },
   { description: 'The desired Redis: one primary, its replicas and its Sentinels.', default: {}, 'x-kubernetes-validations': [RULES.supportedVersion, RULES.minReplicasToWrite, RULES.engineForward, RULES.bootstrapImmutable, RULES.bootstrapWithoutAof, RULES.tlsStaysOn] },
 );

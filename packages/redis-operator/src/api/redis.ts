@@ -5,6 +5,7 @@
 // Every field is built: a field whose
 // behaviour does not exist yet is absent, so the API server rejects it instead of accepting it silently.
 import type { Static } from '@sinclair/typebox';
+import { selectorValuesRule } from '@quorum/kit';
 import type { ConfigDirectiveSchema, RedisSpecSchema, InstanceStatusSchema, SentinelStatusSchema, RolloutStatusSchema, PlannedFailoverSchema, BootstrapStatusSchema, TlsStatusSchema, RedisStatusSchema } from './redis-schema.ts';
 
 export const GROUP = 'redis.quorum.dev';
@@ -167,6 +168,8 @@ export const RULES = {
     rule: '!(has(self.disabled) && self.disabled && has(self.secretName))',
     message: 'spec.tls.secretName cannot be set with spec.tls.disabled',
   },
+  // On each spec.network.clientsFrom peer, for both of its selectors (the kit's rule, as the etcd operator's).
+  selectorValues: selectorValuesRule('spec.network.clientsFrom'),
   storageImmutable: {
     rule: '(has(self.storageClassName) == has(oldSelf.storageClassName)) && (!has(self.storageClassName) || self.storageClassName == oldSelf.storageClassName) && (!has(self.size) || !has(oldSelf.size) || self.size == oldSelf.size)',
     message: 'spec.storage.size and spec.storage.storageClassName cannot change after creation; spec.storage.reclaimPolicy can',

@@ -425,6 +425,144 @@ export const RedisSpecSchemaData: SchemaNode = {
           }
         }
       }
+    },
+    "network": {
+      "description": "Who may reach the Redis over the network. On by default: a NetworkPolicy admitting clients from the Redis's namespace only.",
+      "type": "object",
+      "properties": {
+        "policy": {
+          "description": "Whether the operator keeps a NetworkPolicy `<name>` for the Redis's pods (docs/redis.md): instances (6379) from the Redis's own pods, the operator's pods, the Redis's backup Jobs and clientsFrom; Sentinels (26379) from the Redis's own pods, the operator's pods and clientsFrom; every other ingress to them is refused where the network enforces NetworkPolicy. Unset: true. false: no policy (the operator deletes the one it made).",
+          "type": "boolean"
+        },
+        "clientsFrom": {
+          "description": "Who may connect to the instances (6379) and the Sentinels (26379), besides the Redis's own pods, the operator and the Redis's backup Jobs. Unset: every pod of the Redis's namespace. []: no one else.",
+          "maxItems": 32,
+          "type": "array",
+          "items": {
+            "type": "object",
+            "description": "A NetworkPolicyPeer (networking.k8s.io/v1) without ipBlock: namespaceSelector, podSelector, or both (pods of those labels in those namespaces).",
+            "minProperties": 1,
+            "properties": {
+              "namespaceSelector": {
+                "type": "object",
+                "description": "Namespaces whose pods may connect ({} for every namespace). Without podSelector: every pod of those namespaces; unset: the Redis's own namespace.",
+                "properties": {
+                  "matchLabels": {
+                    "type": "object",
+                    "description": "Labels an object must carry, each with this value.",
+                    "maxProperties": 64,
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  },
+                  "matchExpressions": {
+                    "type": "array",
+                    "description": "Requirements an object must meet, all of them.",
+                    "maxItems": 32,
+                    "items": {
+                      "type": "object",
+                      "description": "A label selector requirement.",
+                      "required": [
+                        "key",
+                        "operator"
+                      ],
+                      "properties": {
+                        "key": {
+                          "type": "string",
+                          "description": "The label key.",
+                          "minLength": 1,
+                          "maxLength": 317
+                        },
+                        "operator": {
+                          "type": "string",
+                          "description": "In, NotIn, Exists or DoesNotExist.",
+                          "enum": [
+                            "In",
+                            "NotIn",
+                            "Exists",
+                            "DoesNotExist"
+                          ]
+                        },
+                        "values": {
+                          "type": "array",
+                          "description": "The values of In and NotIn; none for Exists and DoesNotExist.",
+                          "maxItems": 64,
+                          "items": {
+                            "type": "string",
+                            "description": "A label value.",
+                            "maxLength": 63
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              },
+              "podSelector": {
+                "type": "object",
+                "description": "Pods that may connect ({} for every pod), in the namespaces namespaceSelector selects, or in the Redis's own namespace when it is unset.",
+                "properties": {
+                  "matchLabels": {
+                    "type": "object",
+                    "description": "Labels an object must carry, each with this value.",
+                    "maxProperties": 64,
+                    "additionalProperties": {
+                      "type": "string"
+                    }
+                  },
+                  "matchExpressions": {
+                    "type": "array",
+                    "description": "Requirements an object must meet, all of them.",
+                    "maxItems": 32,
+                    "items": {
+                      "type": "object",
+                      "description": "A label selector requirement.",
+                      "required": [
+                        "key",
+                        "operator"
+                      ],
+                      "properties": {
+                        "key": {
+                          "type": "string",
+                          "description": "The label key.",
+                          "minLength": 1,
+                          "maxLength": 317
+                        },
+                        "operator": {
+                          "type": "string",
+                          "description": "In, NotIn, Exists or DoesNotExist.",
+                          "enum": [
+                            "In",
+                            "NotIn",
+                            "Exists",
+                            "DoesNotExist"
+                          ]
+                        },
+                        "values": {
+                          "type": "array",
+                          "description": "The values of In and NotIn; none for Exists and DoesNotExist.",
+                          "maxItems": 64,
+                          "items": {
+                            "type": "string",
+                            "description": "A label value.",
+                            "maxLength": 63
+                          }
+                        }
+                      }
+                    }
+                  }
+                }
+              }
+            },
+            "x-kubernetes-validations": [
+              {
+                "rule": "(!has(self.namespaceSelector) || !has(self.namespaceSelector.matchExpressions) || self.namespaceSelector.matchExpressions.all(e, (e.operator == 'In' || e.operator == 'NotIn') == (has(e.values) && size(e.values) > 0))) && (!has(self.podSelector) || !has(self.podSelector.matchExpressions) || self.podSelector.matchExpressions.all(e, (e.operator == 'In' || e.operator == 'NotIn') == (has(e.values) && size(e.values) > 0)))",
+                "message": "spec.network.clientsFrom[]: a matchExpressions entry with operator In or NotIn needs values, and one with Exists or DoesNotExist takes none"
+              }
+            ]
+          }
+        }
+      }
     }
   }
 };

@@ -70,9 +70,14 @@ export interface BackupJobOptions {
   agentImage: string;
 }
 
+/** The labels every backup Job of the Redis `redis` and its pod carry: the Redis's NetworkPolicy admits these pods to 6379. */
+export function backupPodLabels(redis: string): Record<string, string> {
+  return { [LABELS.managedBy]: MANAGED_BY, [LABELS.name]: 'redis-backup', [BACKUP_OF_LABEL]: redis };
+}
+
 export function backupJob(backup: { metadata: { name?: string; namespace?: string; uid?: string }; spec: RedisBackupSpec }, o: BackupJobOptions): Job {
   const destination = destinationVolumes(backup.spec.destination);
-  const labels = { [LABELS.managedBy]: MANAGED_BY, [LABELS.name]: 'redis-backup', [BACKUP_OF_LABEL]: o.redis, [BACKUP_LABEL]: backup.metadata.name! };
+  const labels = { ...backupPodLabels(o.redis), [BACKUP_LABEL]: backup.metadata.name! };
   const password: Volume = { name: 'redis-auth', secret: { secretName: o.auth.secretName, defaultMode: 0o440, items: [{ key: o.auth.key, path: 'password' }] } };
   const tls = o.tlsSecretName !== undefined
     ? { volumes: [{ name: 'redis-tls', secret: { secretName: o.tlsSecretName, defaultMode: 0o440, items: [{ key: 'ca.crt', path: 'ca.crt' }] } }], mounts: [{ name: 'redis-tls', mountPath: TLS_CA_DIR, readOnly: true }], args: [`--tls-ca-file=${TLS_CA_DIR}/ca.crt`] }

@@ -10,6 +10,7 @@ import { BACKUP_PLURAL } from '../api/backup.ts';
 import { GROUP, PLURAL } from '../api/redis.ts';
 import { DEFAULT_REDIS_REPOSITORY, METRICS_PORT, OPERATOR_IMAGE, WEBHOOK_CERT_SECRET, WEBHOOK_PORT, WEBHOOK_SERVICE } from '../operator/config.ts';
 import { LEASE_NAME } from '../operator/operator.ts';
+import { OPERATOR_POD_LABELS } from '../names.ts';
 import { VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../webhooks/credentials.ts';
 
 export { OPERATOR_IMAGE, OPERATOR_VERSION } from '../operator/config.ts';
@@ -66,10 +67,14 @@ export const RULES: readonly Rule[] = [
   // backup's credentials Secret is read as metadata only (its label), never its data. TLS: the CA and the served
   // certificate are created, and the certificate replaced (update) when it is renewed; a user's TLS Secret is read.
   { apiGroups: [''], resources: ['secrets'], verbs: ['get', 'create', 'update'] },
+  // Each Redis's NetworkPolicy: created (get: whose is the one at its name, when the create finds one), kept by
+  // server-side apply, deleted once spec.network.policy is false.
+  { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
-const labels = { 'app.kubernetes.io/name': NAME, 'app.kubernetes.io/part-of': 'quorum' };
+// The pod labels are what each Redis's NetworkPolicy admits as the operator's pods (OPERATOR_POD_LABELS).
+const labels = { ...OPERATOR_POD_LABELS, 'app.kubernetes.io/part-of': 'quorum' };
 
 export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
   const ns = options.namespace ?? 'quorum-system';
@@ -141,7 +146,7 @@ function webhookObjects(ns: string, watchNamespace: string | undefined): KubeObj
     ...namespaceSelector,
   }));
   return [
-    { apiVersion: 'v1', kind: 'Service', metadata: { name: WEBHOOK_SERVICE, namespace: ns, labels }, spec: { selector: { 'app.kubernetes.io/name': NAME }, ports: [{ name: 'webhook', port: 443, targetPort: 'webhook' }] } } as KubeObject,
+    { apiVersion: 'v1', kind: 'Service', metadata: { name: WEBHOOK_SERVICE, namespace: ns, labels }, spec: { selector: { ...OPERATOR_POD_LABELS }, ports: [{ name: 'webhook', port: 443, targetPort: 'webhook' }] } } as KubeObject,
     { apiVersion: 'admissionregistration.k8s.io/v1', kind: 'ValidatingWebhookConfiguration', metadata: { name: VALIDATING_WEBHOOK, labels }, webhooks } as KubeObject,
   ];
 }
@@ -168,7 +173,7 @@ function deployment(ns: string, options: ManifestOptions): KubeObject {
     metadata: { name: NAME, namespace: ns, labels },
     spec: {
       replicas: 1,
-      selector: { matchLabels: { 'app.kubernetes.io/name': NAME } },
+      selector: { matchLabels: { ...OPERATOR_POD_LABELS } },
       template: {
         metadata: { labels },
         spec: {

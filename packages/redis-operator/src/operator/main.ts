@@ -13,6 +13,7 @@ const manager = await createRedisOperator({
   },
   image: (_engine, version) => `${config.redisRepository}:${version}`,
   agentImage: config.agentImage,
+  operatorNamespace: config.namespace,
   ...(config.webhooks ? { webhook: { namespace: config.namespace, service: config.webhookServiceName, certDir: config.certDir, port: config.webhookPort } } : {}),
 });
 manager.log.info({ watchNamespace: config.watchNamespace || '(all)', leaderElection: config.leaderElection }, 'quorum redis operator starting');

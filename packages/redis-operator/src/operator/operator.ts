@@ -1,7 +1,7 @@
 // The operator process: a manager with the Redis controller. Instances and Sentinels are read over the Redis
 // protocol (redis/readings.ts); the caches hold only the operator's own objects (label managed-by).
 import { webhookServing } from '@quorum/kit';
-import { ConfigMaps, Jobs, Manager, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
+import { ConfigMaps, Jobs, Manager, NetworkPolicies, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
 import { redisBackupReconciler } from '../backup/reconcile.ts';
 import { OPERATOR_IMAGE } from './config.ts';
 import { serverImage } from '../image/names.ts';
@@ -26,6 +26,8 @@ export interface RedisOperatorOptions {
   /** The image backup Jobs and restore init containers run: the operator's own, which carries the agent. */
   agentImage?: string;
   afterWrite?: ReconcilerDeps['afterWrite'];
+  /** The namespace the operator's pods run in (POD_NAMESPACE): each Redis's NetworkPolicy admits them. Default quorum-system. */
+  operatorNamespace?: string;
   /** Serve the admission webhook (the installed operator does; an operator run in a test process need not). */
   webhook?: WebhookOptions;
 }
@@ -54,6 +56,9 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     claims: manager.informer(PersistentVolumeClaims, scope),
     services: manager.informer(Services, scope),
     configMaps: manager.informer(ConfigMaps, scope),
+    networkPolicies: manager.informer(NetworkPolicies, scope),
+    // Each Redis's NetworkPolicy admits the operator's pods from its own namespace.
+    ...(options.operatorNamespace !== undefined ? { network: { operatorNamespace: options.operatorNamespace } } : {}),
     events: manager.eventRecorder({ controller: 'redis.quorum.dev/operator', instance: process.env['POD_NAME'] ?? 'local' }),
     readers: { instance: readInstance, sentinel: readSentinel, replicaOf, sentinelFailover, failoverTo, resetSentinel, reloadTLS },
     image: options.image ?? serverImage,
@@ -94,6 +99,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     .owns(Pods, scope)
     .owns(Services, scope)
     .owns(ConfigMaps, scope)
+    .owns(NetworkPolicies, scope)
     // Claims have no owner with reclaimPolicy Retain: map them by label.
     .watches(PersistentVolumeClaims, byInstance, scope)
     .complete(redisReconciler(deps));

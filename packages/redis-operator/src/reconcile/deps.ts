@@ -1,6 +1,7 @@
 // What the Redis reconciler is given: the API client, the informer caches it reads, how it reads instances and
 // Sentinels, and the operator's settings (operator.ts fills them; tests fill them directly).
-import type { Client, EventRecorder, Informer, OpenObject } from '@quorum/runtime';
+import type { Client, EventRecorder, Informer, NetworkPolicy, OpenObject } from '@quorum/runtime';
+import type { NetworkPolicyOptions } from '../render/network-policy.ts';
 import type { InstanceReading, SentinelReading } from '../plan/types.ts';
 import type { Endpoint } from '../redis/readings.ts';
 import type { RedisBackupObject, RedisObject } from '../resources.ts';
@@ -25,6 +26,9 @@ export interface ReconcilerDeps {
   claims: Pick<Informer<OpenObject>, 'store'>;
   services: Pick<Informer<OpenObject>, 'store'>;
   configMaps: Pick<Informer<OpenObject>, 'store'>;
+  networkPolicies: Pick<Informer<NetworkPolicy>, 'store'>;
+  /** Whom each Redis's NetworkPolicy admits as the operator's pods; unset: the defaults (reconcile/network-policy.ts). */
+  network?: NetworkPolicyOptions;
   events: Pick<EventRecorder, 'record'>;
   readers: Readers;
   /** The RedisBackups, for spec.bootstrap.fromBackup. */

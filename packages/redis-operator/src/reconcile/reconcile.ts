@@ -4,7 +4,7 @@
 // Warning event comes after 30 s and another past the bound (kit StepVoice), and the log warns.
 import { nextStepRecord, retryDelayMs, StepVoice, DEFAULT_STEP_DEADLINE_MS, writeStatus, type StepRefusal } from '@quorum/kit';
 import { ApiError, setCondition, type Reconciler, type Result } from '@quorum/runtime';
-import { applyDefaults, validateSpec } from '../api/defaults.ts';
+import { applyDefaults, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
 import type { RedisStatus } from '../api/redis.ts';
 import { plan, STEADY_RESYNC_MS } from '../plan/plan.ts';
 import { stepName, type Action } from '../plan/types.ts';
@@ -12,6 +12,8 @@ import { Redises, type RedisObject } from '../resources.ts';
 import { act } from './act.ts';
 import { FIELD_MANAGER, type ReconcilerDeps } from './deps.ts';
 import { observe } from './observe.ts';
+import { reconcileNetworkPolicy } from './network-policy.ts';
+import { LABELS } from '../names.ts';
 import { buildStatus } from './status.ts';
 
 export type { ReconcilerDeps } from './deps.ts';
@@ -40,12 +42,41 @@ function eventReason(action: Action): string {
   return 'Step';
 }
 
+interface PolicyProblem {
+  reason: 'NetworkPolicyConflict' | 'NetworkPolicyRefused';
+  message: string;
+}
+
+/** The Redis's NetworkPolicy kept as its spec says (reconcile/network-policy.ts); what stands in the way, if anything. */
+async function keepNetworkPolicy(deps: ReconcilerDeps, redis: RedisObject, spec: DefaultedSpec, signal: AbortSignal, log: { info(o: object, m: string): void }): Promise<PolicyProblem | undefined> {
+  const ref = { name: redis.metadata.name ?? '', namespace: redis.metadata.namespace ?? '', uid: redis.metadata.uid ?? '' };
+  try {
+    const outcome = await reconcileNetworkPolicy(deps, ref, spec, signal);
+    if (outcome !== undefined && 'conflict' in outcome) return { reason: 'NetworkPolicyConflict', message: outcome.conflict };
+    if (outcome !== undefined) {
+      deps.events.record(redis, { type: 'Normal', reason: 'NetworkPolicy', action: 'NetworkPolicy', note: outcome.done });
+      log.info({}, outcome.done);
+      await deps.afterWrite?.('network-policy');
+    }
+    return undefined;
+  } catch (err) {
+    if (signal.aborted) throw err;
+    return { reason: 'NetworkPolicyRefused', message: `could not keep the NetworkPolicy ${ref.name} (retried at every reconcile): ${err instanceof Error ? err.message : String(err)}` };
+  }
+}
+
+function hasPods(deps: ReconcilerDeps, namespace: string, name: string): boolean {
+  return deps.pods.store.byIndex('namespace', namespace).some((p) => p.metadata.labels?.[LABELS.instance] === name);
+}
+
 export function redisReconciler(deps: ReconcilerDeps): Reconciler {
   const voice = new StepVoice({ retryingReason: 'StepRetrying', stalledReason: 'StepStalled' });
   const refusals = new Map<string, StepRefusal>();
   // The halt a Redis last got a Warning for: a reconcile that reads the status before its own halt reached the
   // cache plans the same halt again, which is written again but not announced twice.
   const announcedHalts = new Map<string, string>();
+  // The NetworkPolicy problem each Redis last got a Warning for (a conflict, a refused write): said once, not every 2 s.
+  const announcedPolicyProblems = new Map<string, string>();
   const stepDeadlineMs = deps.stepDeadlineMs ?? DEFAULT_STEP_DEADLINE_MS;
 
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
@@ -56,6 +87,7 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
       voice.forget(key);
       refusals.delete(key);
       announcedHalts.delete(key);
+      announcedPolicyProblems.delete(key);
       return {};
     }
     const now = deps.now?.() ?? new Date();
@@ -67,6 +99,15 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
       log.warn({ invalid: errors }, 'invalid spec: nothing changed');
       return {};
     }
+    const problem = await keepNetworkPolicy(deps, redis, spec, signal, log);
+    if (problem === undefined) announcedPolicyProblems.delete(key);
+    else if (announcedPolicyProblems.get(key) !== problem.message) {
+      announcedPolicyProblems.set(key, problem.message);
+      deps.events.record(redis, { type: 'Warning', reason: problem.reason, action: 'NetworkPolicy', note: problem.message });
+      log.warn({ reason: problem.reason }, problem.message);
+    }
+    // A new Redis gets no pod before its policy: none is ever open. A running one keeps being managed meanwhile.
+    if (problem?.reason === 'NetworkPolicyRefused' && !hasPods(deps, namespace, name)) return { requeueAfter: 10_000 };
     const seen = await observe(deps, redis, spec, now);
     const action: Action = plan(seen.observed);
     const refusal = refusals.get(key);

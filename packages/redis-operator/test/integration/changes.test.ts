@@ -5,15 +5,19 @@
 // to 1 (reclaimPolicy Delete) removes the highest instance, failing over first if it is the primary, deletes its
 // claim and makes every Sentinel forget it, again with 0 acknowledged writes lost; then spec.engine redis 7.0.15 →
 // valkey 8.0.1 (Debian bookworm-backports) is rolled in place, Sentinels included, with 0 acknowledged writes lost.
+// Its NetworkPolicy (on by default; localkube enforces NetworkPolicy): a pod of its namespace reaches 6379 and 26379,
+// a pod of another namespace neither, while the Redis keeps working.
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive redis-operator
 // @timeout 12m: image assembly on a cold cache (apt downloads), then a create, three rollouts and a scale-down
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { PersistentVolumeClaims, Pods } from '@quorum/runtime';
+import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+import { NetworkPolicies, PersistentVolumeClaims, Pods } from '@quorum/runtime';
 import { eventually } from '@quorum/localkube/testing';
 import { Redis } from 'ioredis';
 import type { RedisStatus } from '../../src/api/redis.ts';
+import { redisImage } from '../../src/image/names.ts';
 import { buildValkeyImage } from '../../src/image/valkey.ts';
 import { podsOfEntries } from '../../src/redis/readings.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
@@ -22,11 +26,15 @@ import { available, redisReaders, settled, startRedisEnv, type RedisTestEnv } fr
 const NAME = 'shop';
 let t: RedisTestEnv;
 let redis: ReturnType<typeof redisReaders>;
+let otherNs = '';
 
 before(async () => {
   t = await startRedisEnv();
   await t.env.kube.loadImage((await buildValkeyImage()).archive);
   redis = redisReaders(t, NAME);
+  // Started now, to come up while the first test runs: a probe in the Redis's namespace and one in another.
+  otherNs = await t.env.namespace('redis-out');
+  await Promise.all([probePod(t.ns), probePod(otherNs)]);
 });
 
 after(async () => {
@@ -76,6 +84,49 @@ test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes settled', async
   await redis.create({ replicas: 2, storage: { size: '64Mi', reclaimPolicy: 'Delete' } });
   await settledStatus('Available, 3 instances and 3 Sentinels agreeing', 3);
   console.log(`apply → settled: ${seconds(started)} s`);
+});
+
+const PROBE = 'probe';
+
+/** A pod of the Redis image that serves nothing (redis-server without a port): it has redis-cli for probeRedis. */
+async function probePod(namespace: string): Promise<void> {
+  await t.env.client.create(Pods, {
+    apiVersion: 'v1',
+    kind: 'Pod',
+    metadata: { name: PROBE, namespace },
+    spec: {
+      automountServiceAccountToken: false,
+      terminationGracePeriodSeconds: 0,
+      securityContext: restrictedPodSecurity(),
+      containers: [{ name: PROBE, image: redisImage(), imagePullPolicy: 'IfNotPresent', command: ['/usr/bin/redis-server', '--port', '0', '--save', ''], securityContext: restrictedContainerSecurity() }],
+    },
+  });
+}
+
+/** From the probe of `namespace`, a TLS PING to host:port: `open` (PONG, or NOAUTH: the server answered), `refused` (a policy's REJECT), or what redis-cli said. */
+async function probeRedis(namespace: string, host: string, port: number): Promise<string> {
+  const out = await t.env.kube.kubectl(['exec', '-n', namespace, PROBE, '--', '/usr/bin/redis-cli', '--tls', '--insecure', '-h', host, '-p', String(port), 'PING'], { allowFailure: true });
+  if (/PONG|NOAUTH/.test(out)) return 'open';
+  return /Connection refused/.test(out) ? 'refused' : out.trim();
+}
+
+test("its NetworkPolicy: the Redis's namespace reaches 6379 and 26379, another namespace neither, and the Redis keeps working", async () => {
+  const started = Date.now();
+  const policy = await t.env.client.get(NetworkPolicies, { namespace: t.ns, name: NAME });
+  assert.ok(policy.metadata.ownerReferences?.some((r) => r.kind === 'Redis' && r.name === NAME && r.controller === true), 'owned by the Redis');
+  const status = (await redis.status())!;
+  const [primary, sentinel] = [await redis.podIP(status.primary!), await redis.podIP(`${NAME}-sentinel-0`)];
+  const running = async (namespace: string): Promise<boolean> => !!(await t.env.client.get(Pods, { namespace, name: PROBE })).status?.containerStatuses?.[0]?.state?.running;
+  await eventually('both probes running', async () => (await running(t.ns)) && (await running(otherNs)), { timeoutMs: 60_000 });
+  // The positive signal first: the policy agent has synced the namespace's probe into its allow rules.
+  await eventually("the Redis's namespace reaches an instance and a Sentinel, by pod IP and Service", async () =>
+    (await probeRedis(t.ns, primary, 6379)) === 'open' && (await probeRedis(t.ns, sentinel, 26379)) === 'open' && (await probeRedis(t.ns, await redis.serviceIP(NAME), 6379)) === 'open', { timeoutMs: 60_000, intervalMs: 1000 });
+  for (const [what, host, port] of [['an instance', primary, 6379], ['the primary Service', await redis.serviceIP(NAME), 6379], ['a Sentinel', sentinel, 26379], ['the Sentinel Service', await redis.serviceIP(`${NAME}-sentinel`), 26379]] as const) {
+    assert.equal(await probeRedis(otherNs, host, port), 'refused', `another namespace must not reach ${what} (${host}:${port})`);
+  }
+  // The Redis keeps working behind it: replicas linked, Sentinels agreeing (the next test writes through it).
+  await settledStatus('still settled behind its policy', 3);
+  console.log(`NetworkPolicy checks: ${seconds(started)} s`);
 });
 
 test('a config change is rolled out replicas first, then a planned failover, then the old primary: 0 acknowledged writes lost', async () => {
