@@ -30,9 +30,22 @@ export interface ObservedBackup {
   /** undefined: the Redis does not exist. */
   redis?: { replicas: number; instances: readonly SourceInstance[] };
   credentials?: CredentialsRefusal;
-  /** The current attempt's Job, when it exists. */
+  /** The current attempt's Job, when it exists and this backup controls it. */
   job?: AttemptOutcome;
+  /** A Job at the current attempt's Job name that this backup does not control: never read, used or deleted. */
+  foreignJob?: ForeignJob;
 }
+
+/** A Job in the way of the attempt's own: its name, who controls it, and since when it is in the way (ms). */
+export interface ForeignJob {
+  name: string;
+  /** `kind name` of its controller, or undefined when it has none. */
+  controller?: string;
+  since: number;
+}
+
+/** How long an attempt waits for a Job in the way of its own to go before the backup fails. */
+export const JOB_NAME_TAKEN_BOUND_MS = 5 * 60_000;
 
 export type BackupAction =
   | { type: 'done' }
@@ -62,9 +75,22 @@ function startNext(o: ObservedBackup, failure?: { reason: string; message: strin
   return { type: 'wait', reason: 'NoSource', message: `waiting: ${what}`, requeueAfterMs: 5000 };
 }
 
+/**
+ * Someone else's Job holds the name this attempt's Job must have: its pods' results are not this backup's, and it is
+ * not the operator's to delete. Wait, saying whose it is, until it is gone or the bound passes.
+ */
+function jobNameTaken(job: ForeignJob, now: number): BackupAction {
+  const whose = job.controller ? `it is controlled by ${job.controller}, not by this RedisBackup` : 'it has no controller (it was not made for this RedisBackup)';
+  const waited = now - job.since;
+  const message = `Job ${job.name} is in the way of this backup's Job: ${whose}; the operator never reads, uses or deletes it`;
+  if (waited >= JOB_NAME_TAKEN_BOUND_MS) return { type: 'fail', reason: 'JobNameTaken', message: `${message} (waited ${Math.round(waited / 1000)} s). Create the RedisBackup again: a new one gets other Job names` };
+  return { type: 'wait', reason: 'JobNameTaken', message: `${message}; waiting up to ${JOB_NAME_TAKEN_BOUND_MS / 60_000} min for it to be deleted`, requeueAfterMs: 15_000 };
+}
+
 export function planBackup(o: ObservedBackup): BackupAction {
   if (o.phase === 'Succeeded' || o.phase === 'Failed') return { type: 'done' };
   if (o.redis === undefined) return { type: 'fail', reason: 'RedisNotFound', message: 'the Redis named by spec.redisName does not exist in this namespace' };
+  if (o.foreignJob) return jobNameTaken(o.foreignJob, o.now);
   const job = o.job;
   if (job?.type === 'running') return { type: 'wait', reason: 'Streaming', message: `streaming the RDB from ${o.source ?? 'the source'} (attempt ${o.attempts} of ${MAX_BACKUP_ATTEMPTS})`, requeueAfterMs: 5000 };
   if (job?.type === 'stored') return { type: 'succeed', result: job };

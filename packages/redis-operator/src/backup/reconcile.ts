@@ -3,14 +3,14 @@
 // is recorded before its Job exists, so a crash in between resumes the same attempt), act (create the Job). A failed
 // attempt speaks before the next one starts: status.lastFailure, a Warning event, a warn log and a metric.
 import { checkCredentials } from '@quorum/kit';
-import { AlreadyExistsError, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
-import { MAX_BACKUP_ATTEMPTS, REDIS_BACKUP_CREDENTIALS_LABEL, type RedisBackupStatus } from '../api/backup.ts';
+import { AlreadyExistsError, getControllerOf, isControlledBy, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
+import { BACKUP_KIND, MAX_BACKUP_ATTEMPTS, REDIS_BACKUP_CREDENTIALS_LABEL, type RedisBackupStatus } from '../api/backup.ts';
 import { applyDefaults } from '../api/defaults.ts';
 import { names, podHost } from '../names.ts';
 import { RedisBackups, Jobs, type RedisBackupObject, type RedisObject } from '../resources.ts';
 import { FIELD_MANAGER } from '../reconcile/deps.ts';
 import { attemptOutcome, backupJob, backupJobName } from './job.ts';
-import { planBackup, type BackupAction, type ObservedBackup, type SourceInstance } from './plan.ts';
+import { planBackup, type BackupAction, type ForeignJob, type ObservedBackup, type SourceInstance } from './plan.ts';
 import { servedSecretName } from '../tls/certificates.ts';
 
 export interface BackupMetrics {
@@ -35,13 +35,34 @@ function sourceInstances(redis: RedisObject): SourceInstance[] {
   return (redis.status?.instances ?? []).map((i) => ({ name: i.name, role: i.role, ready: i.ready, linkUp: i.linkStatus === 'up', ...(i.lagBytes !== undefined ? { lagBytes: i.lagBytes } : {}) }));
 }
 
-function observeJob(deps: BackupReconcilerDeps, backup: RedisBackupObject, namespace: string, attempts: number): ObservedBackup['job'] {
-  if (attempts === 0) return undefined;
+/**
+ * The current attempt's Job: only one this backup controls is its Job, and only that Job's own pods (controlled by
+ * it) are read for the result. A Job found by name alone may be anyone's (foreignJob); one without the operator's
+ * labels is not in the cache, so the API is asked while the attempt's Job is not seen there.
+ */
+async function observeJob(deps: BackupReconcilerDeps, backup: RedisBackupObject, namespace: string, status: RedisBackupStatus, now: number): Promise<Pick<ObservedBackup, 'job' | 'foreignJob'>> {
+  const attempts = status.attempts ?? 0;
+  if (attempts === 0) return {};
   const jobName = backupJobName(backup, attempts);
-  const job = deps.jobs.store.get(`${namespace}/${jobName}`);
-  if (!job) return undefined;
-  const pods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName);
-  return attemptOutcome(job, pods);
+  const found = deps.jobs.store.get(`${namespace}/${jobName}`) ?? (await deps.client.find(Jobs, { namespace, name: jobName }));
+  if (!found) return {};
+  if (!isControlledBy(found, { kind: BACKUP_KIND, metadata: backup.metadata })) return { foreignJob: foreignJobOf(found, attemptStart(status, now), now) };
+  const pods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName && isControlledBy(p, found));
+  return { job: attemptOutcome(found, pods) };
+}
+
+/** When the current attempt began: the previous one's failure (recorded with it), else the backup's start. */
+function attemptStart(status: RedisBackupStatus, now: number): number {
+  const at = Date.parse(status.lastFailure?.at ?? status.startedAt ?? '');
+  return Number.isFinite(at) ? at : now;
+}
+
+/** A Job in the way, as the planner sees it: in the way since it or the attempt came, whichever is later (kept across restarts). */
+function foreignJobOf(job: Job, attemptStartedAt: number, now: number): ForeignJob {
+  const controller = getControllerOf(job);
+  const created = Date.parse(job.metadata.creationTimestamp ?? '');
+  const since = Math.min(now, Math.max(attemptStartedAt, Number.isFinite(created) ? created : now));
+  return { name: job.metadata.name ?? '', ...(controller ? { controller: `${controller.kind} ${controller.name}` } : {}), since };
 }
 
 function conditionsFor(status: RedisBackupStatus, action: BackupAction, generation: number, now: Date): RedisBackupStatus['conditions'] {
@@ -71,7 +92,7 @@ export function redisBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
     const spec = backup.spec;
     const redis = deps.redises.store.get(`${namespace}/${spec.redisName}`);
     const attempts = status.attempts ?? 0;
-    const job = observeJob(deps, backup, namespace, attempts);
+    const { job, foreignJob } = await observeJob(deps, backup, namespace, status, now.getTime());
     const credentials = job === undefined ? await checkCredentials(deps.client, namespace, spec.destination, REDIS_BACKUP_CREDENTIALS_LABEL, signal) : undefined;
     const action = planBackup({
       ...(status.phase ? { phase: status.phase } : {}),
@@ -82,6 +103,7 @@ export function redisBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
       ...(redis ? { redis: { replicas: applyDefaults(redis.spec).replicas, instances: sourceInstances(redis) } } : {}),
       ...(credentials ? { credentials } : {}),
       ...(job ? { job } : {}),
+      ...(foreignJob ? { foreignJob } : {}),
     });
     const write = async (next: RedisBackupStatus, what: string): Promise<void> => {
       await deps.client.mergePatch(RedisBackups, { namespace, name }, { status: { ...next, observedGeneration: backup.metadata.generation ?? 0, conditions: conditionsFor(status, action, backup.metadata.generation ?? 0, now) } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
@@ -97,9 +119,9 @@ export function redisBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
         const complete = status.conditions?.find((c) => c.type === 'Complete');
         if (complete?.reason !== action.reason) {
           await write({ ...status, phase: status.phase ?? 'Pending', ...(status.startedAt ? {} : { startedAt: now.toISOString() }) }, `status ${action.reason}`);
-          if (action.reason === 'NoSource') {
-            event('Warning', 'BackupWaiting', action.message);
-            log.warn({ backup: name, redis: spec.redisName }, action.message);
+          if (action.reason === 'NoSource' || action.reason === 'JobNameTaken') {
+            event('Warning', action.reason === 'NoSource' ? 'BackupWaiting' : 'BackupJobNameTaken', action.message);
+            log.warn({ backup: name, redis: spec.redisName, reason: action.reason }, action.message);
           }
         }
         return { requeueAfter: action.requeueAfterMs };

@@ -1,17 +1,21 @@
 // The RedisBackup reconciler with fake caches and client: an attempt is recorded before its Job exists; a failed
 // attempt is voiced (status.lastFailure, a Warning event, the metric) before the next Job; the agent's result
-// makes it Succeeded with the size, hash and location; an unlabelled credentials Secret fails it before any Job.
+// makes it Succeeded with the size, hash and location; an unlabelled credentials Secret fails it before any Job; a
+// Job at the attempt's name that the backup does not control is never read or used (JobNameTaken), nor are pods
+// that only carry its name.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { applyMergePatch } from '@quorum/kit';
-import { createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type Pod } from '@quorum/runtime';
+import { AlreadyExistsError, createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type Pod } from '@quorum/runtime';
+import { JOB_NAME_TAKEN_BOUND_MS } from '../../src/backup/plan.ts';
+import { backupJobName } from '../../src/backup/job.ts';
 import { redisBackupReconciler } from '../../src/backup/reconcile.ts';
 import type { RedisBackupObject, RedisObject } from '../../src/resources.ts';
 
 const SHA = 'c'.repeat(64);
 
-function world(secretLabels: Record<string, string>) {
+function world(secretLabels: Record<string, string>, options: { inTheApi?: Job; clock?: { now: number } } = {}) {
   const backups = new Store<RedisBackupObject>();
   const redises = new Store<RedisObject>();
   const jobs = new Store<Job>();
@@ -27,7 +31,13 @@ function world(secretLabels: Record<string, string>) {
   const created: Job[] = [];
   const client = {
     request: () => Promise.resolve({ kind: 'PartialObjectMetadata', metadata: { name: 's3', labels: secretLabels } }),
-    create: (_t: unknown, obj: Job) => (created.push(obj), jobs.upsert(obj), Promise.resolve(obj)),
+    create: (_t: unknown, obj: Job) => {
+      if (options.inTheApi?.metadata.name === obj.metadata.name) return Promise.reject(new AlreadyExistsError('POST', '/jobs', 409, { reason: 'AlreadyExists', message: 'exists' }));
+      const made = { ...obj, metadata: { ...obj.metadata, uid: `job-uid-${created.length + 1}` } };
+      return (created.push(made), jobs.upsert(made), Promise.resolve(made));
+    },
+    // A Job without the operator's labels is not in the cache: the reconciler asks the API for it.
+    find: (_t: unknown, key: { name: string }) => Promise.resolve(options.inTheApi?.metadata.name === key.name ? options.inTheApi : undefined),
     mergePatch(_t: unknown, _k: unknown, patch: { status: RedisBackupObject['status'] }): Promise<KubeObject> {
       const current = backups.get('team/b')!;
       backups.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as RedisBackupObject['status'] });
@@ -40,13 +50,16 @@ function world(secretLabels: Record<string, string>) {
     client, backups: { store: backups }, redises: { store: redises }, jobs: { store: jobs }, pods: { store: pods },
     events: { record: (_o: KubeObject, e: EventInput) => void events.push(e) }, agentImage: 'op:test',
     metrics: { attemptFailed: (l) => void failures.push(l.reason) },
+    ...(options.clock ? { now: () => new Date(options.clock!.now) } : {}),
   });
   const log = createLogger({ level: 'warn', destination: new Writable({ write: (_c, _e, done) => done() }) });
   const run = () => reconcile({ namespace: 'team', name: 'b' }, { signal: new AbortController().signal, log, retries: 0 });
-  /** The Job's pod ended with the agent's result line as its termination message. */
-  const finish = (job: Job, message: string, exitCode: number): void =>
-    void pods.upsert({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `${job.metadata.name}-x`, namespace: 'team', labels: { 'batch.kubernetes.io/job-name': job.metadata.name! } }, status: { containerStatuses: [{ name: 'backup', ready: false, restartCount: 0, image: '', imageID: '', state: { terminated: { exitCode, message } } }] } });
-  return { backups, created, events, failures, run, finish, status: () => backups.get('team/b')?.status };
+  /** The Job's pod (controlled by it, unless `controlled` is false) ended with the agent's result line as its termination message. */
+  const finish = (job: Job, message: string, exitCode: number, controlled = true): void => {
+    const owner = controlled ? { ownerReferences: [{ apiVersion: 'batch/v1', kind: 'Job', name: job.metadata.name!, uid: job.metadata.uid!, controller: true }] } : {};
+    pods.upsert({ apiVersion: 'v1', kind: 'Pod', metadata: { name: `${job.metadata.name}-x`, namespace: 'team', labels: { 'batch.kubernetes.io/job-name': job.metadata.name! }, ...owner }, status: { containerStatuses: [{ name: 'backup', ready: false, restartCount: 0, image: '', imageID: '', state: { terminated: { exitCode, message } } }] } });
+  };
+  return { backups, jobs, created, events, failures, run, finish, status: () => backups.get('team/b')?.status };
 }
 
 test('attempt 1 fails and is voiced, attempt 2 stores the RDB: Succeeded with its size, hash and location, from the replica', async () => {
@@ -84,4 +97,56 @@ test('an unlabelled credentials Secret fails the backup with the reason and a Wa
   assert.match(failed?.message ?? '', /not labelled redis\.quorum\.dev\/backup-credentials=true/);
   assert.deepEqual(w.events.map((e) => [e.type, e.reason]), [['Warning', 'BackupFailed']]);
   assert.deepEqual(w.created, []);
+});
+
+const RESULT = `{"ok":true,"key":"forged.rdb","location":"s3://bk/forged.rdb","sizeBytes":1,"sha256":"${SHA}","serverVersion":"7.0.15"}`;
+const LABELLED = { 'redis.quorum.dev/backup-credentials': 'true' };
+/** A Job at the name of attempt `attempt` of backup b, controlled by `controller` (or by nothing). */
+const squatter = (attempt: number, controller?: { kind: string; name: string; uid: string }): Job => ({
+  apiVersion: 'batch/v1',
+  kind: 'Job',
+  metadata: { name: backupJobName({ metadata: { name: 'b', uid: 'b-uid' } }, attempt), namespace: 'team', uid: 'squat-uid', creationTimestamp: '2026-11-28T00:00:00Z', ...(controller ? { ownerReferences: [{ apiVersion: 'redis.quorum.dev/v1alpha1', ...controller, controller: true }] } : {}) },
+});
+
+test('a Job at the attempt\'s name that this backup does not control is never read or used: JobNameTaken names it, then fails past its bound', async () => {
+  for (const foreign of [squatter(1), squatter(1, { kind: 'RedisBackup', name: 'other', uid: 'other-uid' })]) {
+    const clock = { now: Date.parse('2026-11-28T01:00:00Z') };
+    const w = world(LABELLED, { clock });
+    await w.run(); // attempt 1 recorded, its Job made
+    const own = w.created[0]!;
+    // Replaced by someone else's Job of that name (the cache sees it), whose pod claims a result.
+    assert.equal(own.metadata.name, foreign.metadata.name);
+    w.jobs.upsert(foreign);
+    w.finish(foreign, RESULT, 0);
+    await w.run();
+    const complete = w.status()?.conditions?.find((c) => c.type === 'Complete');
+    assert.equal(complete?.reason, 'JobNameTaken');
+    assert.match(complete?.message ?? '', new RegExp(`Job ${foreign.metadata.name} is in the way of this backup's Job: ${foreign.metadata.ownerReferences ? 'it is controlled by RedisBackup other' : 'it has no controller'}`));
+    assert.equal(w.status()?.phase, 'Running', 'its pod\'s result is not read');
+    assert.ok(w.events.some((e) => e.type === 'Warning' && e.reason === 'BackupJobNameTaken'));
+    assert.equal(w.created.length, 1, 'no Job is made over it');
+    clock.now += JOB_NAME_TAKEN_BOUND_MS;
+    await w.run();
+    assert.equal(w.status()?.phase, 'Failed');
+    assert.equal(w.status()?.conditions?.find((c) => c.type === 'Failed')?.reason, 'JobNameTaken');
+    assert.equal(w.created.length, 1);
+  }
+});
+
+test('a foreign Job without the operator\'s labels (not in the cache) is found through the API; a pod that only carries the Job\'s name is not read', async () => {
+  const w = world(LABELLED, { inTheApi: squatter(2) });
+  await w.run();
+  const own = w.created[0]!;
+  // A pod labelled with the Job's name but not controlled by it: not the attempt's result.
+  w.finish(own, RESULT, 0, false);
+  await w.run();
+  assert.equal(w.status()?.phase, 'Running');
+  assert.equal(w.status()?.attempts, 1);
+  // Attempt 1 fails; attempt 2's name is held by an unlabelled Job the cache does not hold.
+  w.finish(own, '{"ok":false,"reason":"SourceRefused","message":"NOMASTERLINK"}', 1);
+  await w.run();
+  assert.equal(w.status()?.attempts, 2);
+  await w.run();
+  assert.equal(w.status()?.conditions?.find((c) => c.type === 'Complete')?.reason, 'JobNameTaken');
+  assert.equal(w.created.length, 1, 'nothing is made over the foreign Job');
 });
