@@ -7,7 +7,7 @@
 import type { Client, ListOptions, RawWatchEvent } from '../client/client.ts';
 import { ApiError, GoneError } from '../client/errors.ts';
 import type { ResourceType } from '../client/resources.ts';
-import { objectKeyString, type KubeObject } from '../object.ts';
+import type { KubeList, KubeObject } from '../object.ts';
 import { sleep } from '../timers.ts';
 import { Backoff, type BackoffOptions } from './backoff.ts';
 import type { RetryReporter } from './retry-reporter.ts';
@@ -48,10 +48,44 @@ export class ShortWatchError extends Error {
   override name = 'ShortWatch';
 }
 
-interface Known {
-  resourceVersion: string;
-  name: string;
-  namespace?: string;
+/**
+ * What the consumer has been told exists: namespace ('' when cluster-scoped) → name → resourceVersion, enough
+ * to emit deletes after a relist. Kept by namespace then name, with the strings the objects already hold, so
+ * it costs no key string or record per object: an informer's store holds the objects themselves (issue 24).
+ */
+class KnownVersions {
+  readonly #byNamespace = new Map<string, Map<string, string>>();
+
+  get(obj: KubeObject): string | undefined {
+    return this.#byNamespace.get(obj.metadata.namespace ?? '')?.get(obj.metadata.name ?? '');
+  }
+
+  set(obj: KubeObject): void {
+    const namespace = obj.metadata.namespace ?? '';
+    let names = this.#byNamespace.get(namespace);
+    if (!names) this.#byNamespace.set(namespace, (names = new Map<string, string>()));
+    names.set(obj.metadata.name ?? '', obj.metadata.resourceVersion ?? '');
+  }
+
+  delete(obj: KubeObject): void {
+    const namespace = obj.metadata.namespace ?? '';
+    const names = this.#byNamespace.get(namespace);
+    names?.delete(obj.metadata.name ?? '');
+    if (names?.size === 0) this.#byNamespace.delete(namespace);
+  }
+
+  /** Removes every entry `listed` lacks and returns them, each as the metadata of the version last known. */
+  removeAbsent(listed: KnownVersions): KubeObject[] {
+    const gone: KubeObject[] = [];
+    for (const [namespace, names] of this.#byNamespace) {
+      for (const [name, resourceVersion] of names) {
+        const stub = { metadata: { name, namespace: namespace || undefined, resourceVersion } };
+        if (listed.get(stub) === undefined) gone.push(stub);
+      }
+    }
+    for (const stub of gone) this.delete(stub);
+    return gone;
+  }
 }
 
 export async function* watcher<T extends KubeObject>(client: Client, type: ResourceType<T>, options: WatcherOptions): AsyncGenerator<WatcherEvent<T>> {
@@ -64,30 +98,16 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
   // and relists at once; one within SHORT_WATCH_MS of it would relist in a hot loop (a server that keeps
   // refusing the version it just listed at), so it backs off like any other failure.
   let listedAt = -Infinity;
-  // What the consumer has been told exists, by key: enough to emit deletes after a relist.
-  let known = new Map<string, Known>();
+  const known = new KnownVersions();
   let resourceVersion: string | undefined;
 
   while (!signal.aborted) {
     try {
       if (resourceVersion === undefined) {
-        const listed = await listAll(client, type, { ...selectors, signal }, options.pageSize ?? 500, (err) =>
+        // Page by page, so a big list is never held whole, raw, beside the consumer's copy of it.
+        resourceVersion = yield* listChanges(client, type, { ...selectors, signal }, options.pageSize ?? 500, known, (err) =>
           reporter?.retried('ExpiredContinue', err, `${type.plural}: the list's continue token expired; listing again in one request`),
         );
-        const next = new Map<string, Known>();
-        for (const obj of listed.items) {
-          const key = objectKeyString(obj);
-          const rv = obj.metadata.resourceVersion ?? '';
-          next.set(key, { resourceVersion: rv, name: obj.metadata.name ?? '', namespace: obj.metadata.namespace });
-          const before = known.get(key);
-          if (!before) yield { type: 'added', object: obj };
-          else if (before.resourceVersion !== rv) yield { type: 'modified', object: obj };
-        }
-        for (const [key, gone] of known) {
-          if (!next.has(key)) yield { type: 'deleted', object: { metadata: { name: gone.name, namespace: gone.namespace, resourceVersion: gone.resourceVersion } } as T };
-        }
-        known = next;
-        resourceVersion = listed.resourceVersion;
         listedAt = performance.now();
         yield { type: 'synced', resourceVersion };
       }
@@ -125,13 +145,12 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
             if (rv) resourceVersion = rv;
             continue;
           }
-          const key = objectKeyString(event.object);
           if (event.type === 'DELETED') {
-            known.delete(key);
+            known.delete(event.object);
             yield { type: 'deleted', object: event.object };
           } else {
-            const existed = known.has(key);
-            known.set(key, { resourceVersion: rv ?? '', name: event.object.metadata.name ?? '', namespace: event.object.metadata.namespace });
+            const existed = known.get(event.object) !== undefined;
+            known.set(event.object);
             yield { type: existed ? 'modified' : 'added', object: event.object };
           }
           if (rv) resourceVersion = rv;
@@ -177,39 +196,50 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
 }
 
 /**
- * Lists in pages. When a continue token expires mid-list (the list took longer than compaction allows),
- * lists once more in a single request, as client-go's pager does: starting the paged list over could expire
- * the same way every time, forever.
+ * Lists in pages, telling each listed object as it arrives (added, or modified when its resourceVersion is not
+ * the one `known` has) and, once the list is whole, every object `known` has that it lacks as deleted; returns
+ * the list's resourceVersion. When a continue token expires mid-list (the list took longer than compaction
+ * allows), lists once more in a single request, as client-go's pager does: starting the paged list over could
+ * expire the same way every time, forever. `known` is kept current as objects are told, so a list that fails
+ * half way leaves it saying what the consumer heard.
  */
-async function listAll<T extends KubeObject>(
+async function* listChanges<T extends KubeObject>(
   client: Client,
   type: ResourceType<T>,
   options: ListOptions,
   pageSize: number,
+  known: KnownVersions,
   onExpired: (err: GoneError) => void,
-): Promise<{ items: T[]; resourceVersion: string }> {
-  const items: T[] = [];
-  const collect = (page: { items: T[] }): void => {
-    for (const item of page.items) items.push({ ...item, apiVersion: item.apiVersion ?? type.apiVersion, kind: item.kind ?? type.kind });
-  };
+): AsyncGenerator<WatcherEvent<T>, string> {
+  let listed = new KnownVersions();
   let cont: string | undefined;
   let resourceVersion = '';
-  try {
-    do {
-      const page = await client.list(type, { ...options, limit: pageSize, continue: cont });
-      collect(page);
-      cont = page.metadata.continue || undefined;
-      resourceVersion = page.metadata.resourceVersion ?? '';
-    } while (cont);
-    return { items, resourceVersion };
-  } catch (err) {
-    if (!(err instanceof GoneError) || cont === undefined) throw err;
-    onExpired(err);
+  let whole = false;
+  for (;;) {
+    let page: KubeList<T>;
+    try {
+      page = await client.list(type, whole ? options : { ...options, limit: pageSize, continue: cont });
+    } catch (err) {
+      if (whole || !(err instanceof GoneError) || cont === undefined) throw err;
+      onExpired(err);
+      whole = true;
+      listed = new KnownVersions();
+      continue;
+    }
+    cont = whole ? undefined : page.metadata.continue || undefined;
+    resourceVersion = page.metadata.resourceVersion ?? '';
+    for (const item of page.items) {
+      const obj = { ...item, apiVersion: item.apiVersion ?? type.apiVersion, kind: item.kind ?? type.kind };
+      const before = known.get(obj);
+      listed.set(obj);
+      known.set(obj);
+      if (before === undefined) yield { type: 'added', object: obj };
+      else if (before !== (obj.metadata.resourceVersion ?? '')) yield { type: 'modified', object: obj };
+    }
+    if (!cont) break;
   }
-  items.length = 0;
-  const whole = await client.list(type, options);
-  collect(whole);
-  return { items, resourceVersion: whole.metadata.resourceVersion ?? '' };
+  for (const gone of known.removeAbsent(listed)) yield { type: 'deleted', object: gone as T };
+  return resourceVersion;
 }
 
 function statusError(status: unknown): ApiError {
