@@ -10,6 +10,7 @@ import type { RateLimiter } from '../queue/rate-limiter.ts';
 import { defaultControllerRateLimiter } from '../queue/rate-limiter.ts';
 import { WorkQueue } from '../queue/workqueue.ts';
 import { RetryReporter } from '../watch/retry-reporter.ts';
+import { ReconcileScope } from './reconcile-scope.ts';
 import { TerminalError, type Reconciler, type Request, type Result } from './reconciler.ts';
 
 /** Reporters of recovered keys kept (for warn spacing) before they are swept. */
@@ -80,9 +81,7 @@ export class Controller {
 
   async #process(key: string, shutdown: AbortSignal): Promise<void> {
     const request = parseKey(key);
-    const log = this.#log.child({ namespace: request.namespace || undefined, name: request.name, reconcileID: crypto.randomUUID().slice(0, 8) });
-    const timeout = AbortSignal.timeout(this.#options.reconcileTimeoutMs);
-    const signal = AbortSignal.any([shutdown, timeout]);
+    const scope = new ReconcileScope(this.#log, request, shutdown, this.#options.reconcileTimeoutMs, this.queue.numRequeues(key));
     const started = performance.now();
     const controller = this.name;
     this.#metrics.activeWorkers.inc({ controller });
@@ -90,7 +89,7 @@ export class Controller {
     try {
       // Awaited even past its timeout: returning early would let another worker take the same key while
       // this reconcile still runs. The signal tells it to stop.
-      result = await this.#reconcile(request, { signal, log, retries: this.queue.numRequeues(key) });
+      result = await this.#reconcile(request, scope);
     } catch (err) {
       const seconds = (performance.now() - started) / 1000;
       this.#metrics.reconcileTime.observe({ controller }, seconds);
@@ -99,18 +98,19 @@ export class Controller {
         this.#metrics.reconcileTotal.inc({ controller, result: 'terminal' });
         this.queue.forget(key);
         this.#reporters.delete(key);
-        log.error({ err }, 'reconcile failed with a terminal error; not retrying');
+        scope.log.error({ err }, 'reconcile failed with a terminal error; not retrying');
       } else if (shutdown.aborted) {
         this.#metrics.reconcileTotal.inc({ controller, result: 'error' });
-        log.info('reconcile interrupted by shutdown');
+        scope.log.info('reconcile interrupted by shutdown');
       } else {
         this.#metrics.reconcileTotal.inc({ controller, result: 'error' });
         const retryInMs = this.queue.addRateLimited(key);
-        const failure = timeout.aborted ? new Error(`reconcile timed out after ${this.#options.reconcileTimeoutMs} ms`, { cause: err }) : err;
+        const failure = scope.timedOut ? new Error(`reconcile timed out after ${this.#options.reconcileTimeoutMs} ms`, { cause: err }) : err;
         this.#reporterFor(key, request).failed(failure, { retryInMs });
       }
       return;
     } finally {
+      scope.end();
       this.#metrics.activeWorkers.dec({ controller });
     }
     this.#metrics.reconcileTime.observe({ controller }, (performance.now() - started) / 1000);
