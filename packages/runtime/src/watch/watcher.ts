@@ -23,7 +23,7 @@ export interface WatcherOptions {
   namespace?: string;
   labelSelector?: string;
   fieldSelector?: string;
-  /** Page size of lists. */
+  /** Page size of lists (default LIST_PAGE_SIZE). */
   pageSize?: number;
   /** Reconnect when a watch connection delivers nothing (not even a bookmark) for this long. */
   watchdogMs?: number;
@@ -39,6 +39,14 @@ export interface WatcherOptions {
    */
   healthyAfterMs?: number;
 }
+
+/**
+ * Objects per list page. Small enough that a page's parsed objects (a few hundred KiB with their managedFields)
+ * die in V8's young generation, even at the operator images' 1 MiB semi-space, once the consumer has taken
+ * its copy: at 500 they were promoted and left old space fragmented (10,000 ConfigMaps of 1 KiB: heap committed
+ * 33 → 31.5 MiB, RSS about 5 MiB less); few enough requests that a list of 1,000 objects is 4 of them (issue 24).
+ */
+const LIST_PAGE_SIZE = 250;
 
 /** A watch the server ends this soon, having sent nothing, is a failure: reconnecting at once could spin. */
 export const SHORT_WATCH_MS = 1_000;
@@ -105,7 +113,7 @@ export async function* watcher<T extends KubeObject>(client: Client, type: Resou
     try {
       if (resourceVersion === undefined) {
         // Page by page, so a big list is never held whole, raw, beside the consumer's copy of it.
-        resourceVersion = yield* listChanges(client, type, { ...selectors, signal }, options.pageSize ?? 500, known, (err) =>
+        resourceVersion = yield* listChanges(client, type, { ...selectors, signal }, options.pageSize ?? LIST_PAGE_SIZE, known, (err) =>
           reporter?.retried('ExpiredContinue', err, `${type.plural}: the list's continue token expired; listing again in one request`),
         );
         listedAt = performance.now();
