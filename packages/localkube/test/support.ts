@@ -22,6 +22,9 @@ export function useCluster(prefix: string): Suite {
     suite.kube = await LocalKube.attach(stateDir);
     suite.namespace = `${prefix}-${Date.now().toString(36)}`;
     await suite.kube.client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name: suite.namespace } });
+    // Pods are refused until the namespace's `default` ServiceAccount exists, made by the controller manager a
+    // moment later (a cold run's node-failure test created its pod first: 403, serviceaccount "default" not found).
+    await eventually(`the ServiceAccount ${suite.namespace}/default`, () => suite.kube.client.get(`/api/v1/namespaces/${suite.namespace}/serviceaccounts/default`).then(() => true, () => false), { intervalMs: 100 });
   });
   after(async () => {
     await suite.kube.client.delete(`/api/v1/namespaces/${suite.namespace}`);
