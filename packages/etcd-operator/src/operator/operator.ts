@@ -298,7 +298,7 @@ export async function createOperator(options: OperatorOptions): Promise<Manager>
         server.registerValidating(VALIDATING_WEBHOOKS.etcdrestores.path, withCredentialsAccess(validateEtcdRestore, access));
       },
       log: manager.log,
-      metrics: manager.metrics.retries,
+      metrics: manager.metrics,
       // Keep answering while the endpoint removal reaches every kube-proxy, then stop.
       drainMs: config.webhookDrainMs,
     });

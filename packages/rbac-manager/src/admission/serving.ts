@@ -1,7 +1,7 @@
 // The escalation webhook served by the kit's webhookServing: one CA and certificate kept in a Secret in the
 // manager's namespace (the first replica to start makes it), the CA published into the configuration below.
 import { webhookServing, type WebhookServing } from '@quorum/kit';
-import type { Client, Logger, RetryMetrics } from '@quorum/runtime';
+import type { Client, Logger, RuntimeMetrics } from '@quorum/runtime';
 import type { RBACDefinition } from '../api/rbacdefinition.ts';
 import { ESCALATION_WEBHOOK_PATH, escalationWebhook, subjectAccessReviewer } from './webhook.ts';
 
@@ -17,7 +17,8 @@ export interface EscalationServingOptions {
   certDir: string;
   port: number;
   log: Logger;
-  metrics?: RetryMetrics;
+  /** The manager's metrics: refused requests and failed certificate renewals are counted there. */
+  metrics?: RuntimeMetrics;
 }
 
 /** On every replica (admission needs no leadership); `problem()` says why it is not serving yet. */

@@ -23,7 +23,7 @@ if (config.webhookPort > 0) {
     certDir: config.certDir,
     port: config.webhookPort,
     log: manager.log.child({ component: 'escalation-webhook' }),
-    metrics: manager.metrics.retries,
+    metrics: manager.metrics,
   });
   manager.add(webhook);
   manager.addReadyCheck('escalation-webhook', () => {

@@ -98,7 +98,7 @@ export class Manager implements ControllerHost {
     this.#namespaces = defaultNamespaces(options);
     this.log = options.logger ?? createLogger();
     this.metrics = new RuntimeMetrics();
-    this.secureMetrics = options.secureMetrics ? new SecureMetricsServer(client, this.metrics.registry, options.secureMetrics, this.log) : undefined;
+    this.secureMetrics = options.secureMetrics ? new SecureMetricsServer(client, this.metrics.registry, options.secureMetrics, this.log, this.metrics.retries) : undefined;
     this.probes = new ProbeServer(this.secureMetrics ? undefined : this.metrics.registry);
     client.observe((method, path, code) => this.metrics.apiRequests.inc({ method, code: String(code), resource: resourceOf(path) }));
     this.elector = options.leaderElection ? new LeaderElector(client, options.leaderElection, this.log, this.metrics.retries) : undefined;
