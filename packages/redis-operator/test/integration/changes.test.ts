@@ -88,7 +88,7 @@ test('a Redis with 1 primary, 2 replicas and 3 Sentinels becomes settled', async
 
 const PROBE = 'probe';
 
-/** A pod of the Redis image that serves nothing (redis-server without a port): it has redis-cli for probeRedis. */
+/** A pod of the Redis image with redis-cli for probeRedis (a redis-server on a port of its own keeps it running: one on no port exits). */
 async function probePod(namespace: string): Promise<void> {
   await t.env.client.create(Pods, {
     apiVersion: 'v1',
@@ -98,7 +98,7 @@ async function probePod(namespace: string): Promise<void> {
       automountServiceAccountToken: false,
       terminationGracePeriodSeconds: 0,
       securityContext: restrictedPodSecurity(),
-      containers: [{ name: PROBE, image: redisImage(), imagePullPolicy: 'IfNotPresent', command: ['/usr/bin/redis-server', '--port', '0', '--save', ''], securityContext: restrictedContainerSecurity() }],
+      containers: [{ name: PROBE, image: redisImage(), imagePullPolicy: 'IfNotPresent', command: ['/usr/bin/redis-server', '--port', '16379', '--save', ''], securityContext: restrictedContainerSecurity() }],
     },
   });
 }
