@@ -139,3 +139,4 @@ export {
   type NetworkPeer,
   type SelectorCelRule,
 } from './network-policy.ts';
+export { jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, type ForeignJob, type JobNameTaken } from './foreign-job.ts';

@@ -2,7 +2,10 @@
 // the cluster's members as etcd reports them and the backup Job, the one next step. A backup is one attempt:
 // the Job never retries (backoffLimit 0), so a stored snapshot is never written twice.
 import type { BackupPhase } from '../api/etcdbackup.ts';
+import { jobNameTaken, type ForeignJob } from '@quorum/kit';
 import type { CredentialsRefusal } from './credentials.ts';
+
+export type { ForeignJob } from '@quorum/kit';
 
 export interface ObservedMember {
   name: string;
@@ -51,17 +54,6 @@ export interface BackupObserved {
   foreignJob?: ForeignJob;
 }
 
-/** A Job in the way of the backup's own: its name, who controls it, and since when it is there (ms). */
-export interface ForeignJob {
-  name: string;
-  /** `kind name` of its controller, or undefined when it has none. */
-  controller?: string;
-  since: number;
-}
-
-/** How long a backup waits for a Job in the way of its own to go before it fails. */
-export const JOB_NAME_TAKEN_GRACE_MS = 5 * 60_000;
-
 export type BackupAction =
   | { type: 'startJob'; member: string; dbSize: number }
   | { type: 'succeed'; result: Extract<AgentResult, { ok: true }> }
@@ -86,19 +78,6 @@ export function pickMember(members: ObservedMember[]): ObservedMember | undefine
   return pool.reduce<ObservedMember | undefined>((best, m) => (!best || newer(m.appliedIndex, best.appliedIndex) ? m : best), undefined);
 }
 
-/**
- * Someone else's Job holds the name this backup's Job must have (names are predictable): its pods' results are not
- * this backup's and it is not the operator's to delete. Wait, saying whose it is, until it is gone or the bound
- * passes; a backup created again gets another Job name (the name carries its UID).
- */
-function jobNameTaken(job: ForeignJob, now: number): BackupAction {
-  const whose = job.controller ? `it is controlled by ${job.controller}, not by this EtcdBackup` : 'it has no controller (it was not made for this EtcdBackup)';
-  const waited = now - job.since;
-  const message = `Job ${job.name} is in the way of this backup's Job: ${whose}; the operator never reads, adopts or deletes it`;
-  if (waited >= JOB_NAME_TAKEN_GRACE_MS) return { type: 'fail', reason: 'JobNameTaken', message: `${message} (waited ${Math.round(waited / 1000)} s). Create the EtcdBackup again: a new one gets another Job name` };
-  return { type: 'wait', reason: 'JobNameTaken', message: `${message}; waiting up to ${JOB_NAME_TAKEN_GRACE_MS / 60_000} min for it to be deleted`, requeueAfterMs: 15_000 };
-}
-
 export function planBackup(o: BackupObserved): BackupAction {
   if (o.phase === 'Succeeded' || o.phase === 'Failed') return { type: 'done' };
 
@@ -121,7 +100,7 @@ export function planBackup(o: BackupObserved): BackupAction {
   // No Job mounts a Secret its owner did not mark for backups (the webhook's access check may have been skipped).
   if (o.credentials) return { type: 'fail', reason: o.credentials.reason, message: o.credentials.message };
   if (!o.clusterExists) return { type: 'fail', reason: 'ClusterNotFound', message: 'the EtcdCluster named by spec.clusterName does not exist in this namespace' };
-  if (o.foreignJob) return jobNameTaken(o.foreignJob, o.now);
+  if (o.foreignJob) return jobNameTaken(o.foreignJob, o.now, 'EtcdBackup');
   // Running without a Job: the operator stopped between recording Running and creating it. Creating it now
   // is safe: no snapshot was stored (only the Job stores one, once).
   if (o.phase === 'Running' && o.recordedMember) {

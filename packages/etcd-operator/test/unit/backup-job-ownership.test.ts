@@ -8,7 +8,8 @@ import type { EventInput, Job, Pod } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { BACKUP_CREDENTIALS_LABEL } from '../../src/backup/credentials.ts';
 import { backupJobName, JOB_CONTROLLER_UID_LABEL } from '../../src/backup/job.ts';
-import { JOB_NAME_TAKEN_GRACE_MS, planBackup, type BackupObserved } from '../../src/backup/plan.ts';
+import { JOB_NAME_TAKEN_BOUND_MS } from '@quorum/kit';
+import { planBackup, type BackupObserved } from '../../src/backup/plan.ts';
 import { backupReconcilerFixture } from './backup-reconciler-fixture.ts';
 
 const NOW = Date.parse('2026-11-28T04:00:00Z');
@@ -24,7 +25,7 @@ test('the planner: a foreign Job at the name is a visible wait naming it, then a
   assert.equal(waiting.requeueAfterMs, 15_000);
   // Recorded Running (the operator stopped after the status write): the same, not a second Job attempt.
   assert.equal(planBackup(base({ phase: 'Running', recordedMember: 'c-1', foreignJob })).type, 'wait');
-  const failed = planBackup(base({ foreignJob: { name: 'b-backup-1234abcd', since: NOW - JOB_NAME_TAKEN_GRACE_MS } }));
+  const failed = planBackup(base({ foreignJob: { name: 'b-backup-1234abcd', since: NOW - JOB_NAME_TAKEN_BOUND_MS } }));
   assert.ok(failed.type === 'fail' && failed.reason === 'JobNameTaken' && /has no controller/.test(failed.message) && /Create the EtcdBackup again/.test(failed.message), JSON.stringify(failed));
   assert.deepEqual(planBackup(base()), { type: 'startJob', member: 'c-1', dbSize: 1 }, 'without it, the Job is made');
 });
@@ -77,7 +78,7 @@ test("the reconciler: a Running backup never takes the result of a foreign Job's
   assert.equal(waiting.backup.status?.phase, 'Running');
   assert.equal(waiting.backup.status?.sha256, undefined, 'the forged result was not read');
   assert.equal(complete(waiting.backup)?.reason, 'JobNameTaken');
-  const failed = await reconcileWith(foreign, running, NOW + JOB_NAME_TAKEN_GRACE_MS);
+  const failed = await reconcileWith(foreign, running, NOW + JOB_NAME_TAKEN_BOUND_MS);
   assert.equal(failed.backup.status?.phase, 'Failed');
   assert.equal(failed.backup.status?.conditions?.find((c) => c.type === 'Failed')?.reason, 'JobNameTaken');
   assert.deepEqual(failed.writes, []);

@@ -2,7 +2,9 @@
 // replica, never the primary unless the Redis has no replicas (then status says so); each attempt is a Job of one
 // try, and a failed attempt is retried up to MAX_BACKUP_ATTEMPTS with the failure recorded and announced.
 import { MAX_BACKUP_ATTEMPTS, type BackupPhase } from '../api/backup.ts';
-import type { CredentialsRefusal } from '@quorum/kit';
+import { jobNameTaken, type CredentialsRefusal, type ForeignJob } from '@quorum/kit';
+
+export type { ForeignJob } from '@quorum/kit';
 
 /** How long a backup waits for a replica that is ready and linked before it fails. */
 export const SOURCE_WAIT_BOUND_MS = 5 * 60_000;
@@ -36,17 +38,6 @@ export interface ObservedBackup {
   foreignJob?: ForeignJob;
 }
 
-/** A Job in the way of the attempt's own: its name, who controls it, and since when it is in the way (ms). */
-export interface ForeignJob {
-  name: string;
-  /** `kind name` of its controller, or undefined when it has none. */
-  controller?: string;
-  since: number;
-}
-
-/** How long an attempt waits for a Job in the way of its own to go before the backup fails. */
-export const JOB_NAME_TAKEN_BOUND_MS = 5 * 60_000;
-
 export type BackupAction =
   | { type: 'done' }
   | { type: 'wait'; reason: string; message: string; requeueAfterMs: number }
@@ -75,22 +66,10 @@ function startNext(o: ObservedBackup, failure?: { reason: string; message: strin
   return { type: 'wait', reason: 'NoSource', message: `waiting: ${what}`, requeueAfterMs: 5000 };
 }
 
-/**
- * Someone else's Job holds the name this attempt's Job must have: its pods' results are not this backup's, and it is
- * not the operator's to delete. Wait, saying whose it is, until it is gone or the bound passes.
- */
-function jobNameTaken(job: ForeignJob, now: number): BackupAction {
-  const whose = job.controller ? `it is controlled by ${job.controller}, not by this RedisBackup` : 'it has no controller (it was not made for this RedisBackup)';
-  const waited = now - job.since;
-  const message = `Job ${job.name} is in the way of this backup's Job: ${whose}; the operator never reads, uses or deletes it`;
-  if (waited >= JOB_NAME_TAKEN_BOUND_MS) return { type: 'fail', reason: 'JobNameTaken', message: `${message} (waited ${Math.round(waited / 1000)} s). Create the RedisBackup again: a new one gets other Job names` };
-  return { type: 'wait', reason: 'JobNameTaken', message: `${message}; waiting up to ${JOB_NAME_TAKEN_BOUND_MS / 60_000} min for it to be deleted`, requeueAfterMs: 15_000 };
-}
-
 export function planBackup(o: ObservedBackup): BackupAction {
   if (o.phase === 'Succeeded' || o.phase === 'Failed') return { type: 'done' };
   if (o.redis === undefined) return { type: 'fail', reason: 'RedisNotFound', message: 'the Redis named by spec.redisName does not exist in this namespace' };
-  if (o.foreignJob) return jobNameTaken(o.foreignJob, o.now);
+  if (o.foreignJob) return jobNameTaken(o.foreignJob, o.now, 'RedisBackup');
   const job = o.job;
   if (job?.type === 'running') return { type: 'wait', reason: 'Streaming', message: `streaming the RDB from ${o.source ?? 'the source'} (attempt ${o.attempts} of ${MAX_BACKUP_ATTEMPTS})`, requeueAfterMs: 5000 };
   if (job?.type === 'stored') return { type: 'succeed', result: job };

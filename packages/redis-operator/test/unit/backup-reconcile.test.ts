@@ -8,7 +8,7 @@ import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { applyMergePatch } from '@quorum/kit';
 import { AlreadyExistsError, createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type Pod } from '@quorum/runtime';
-import { JOB_NAME_TAKEN_BOUND_MS } from '../../src/backup/plan.ts';
+import { JOB_NAME_TAKEN_BOUND_MS } from '@quorum/kit';
 import { backupJobName } from '../../src/backup/job.ts';
 import { redisBackupReconciler } from '../../src/backup/reconcile.ts';
 import type { RedisBackupObject, RedisObject } from '../../src/resources.ts';
