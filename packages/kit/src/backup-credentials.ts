@@ -5,7 +5,7 @@
 // credentials label (`<group>/backup-credentials=true`), read as metadata only: the credentials never reach the
 // operator's process. (Admission webhooks add a SubjectAccessReview of the requesting user where an operator has
 // them; they fail open, so this check is the one that always holds.)
-import { isNotFound, type Client } from '@quorum/runtime';
+import { isNotFound, subjectAccessReview, SubjectAccessReviews, type Client, type UserInfo } from '@quorum/runtime';
 import type { Destination } from './backup-destination.ts';
 
 export const BACKUP_CREDENTIALS_LABEL_VALUE = 'true';
@@ -50,4 +50,18 @@ export async function checkCredentials(client: Pick<Client, 'request'>, namespac
   const secret = credentialsSecretOf(destination);
   if (secret === undefined) return undefined;
   return credentialsRefusal(secret, await secretLabels(client, namespace, secret, signal), label);
+}
+
+/** Whether `user` may get the Secret `name` in `namespace`, and the authorizer's words when not. */
+export type SecretAccess = (user: UserInfo, namespace: string, name: string) => Promise<{ allowed: boolean; reason: string }>;
+
+/**
+ * SecretAccess as the API server's authorizer answers it, for an admission webhook that admits an object naming a
+ * Secret only when its author may read that Secret (the operator needs `create subjectaccessreviews`).
+ */
+export function secretAccessReviews(client: Pick<Client, 'create'>): SecretAccess {
+  return async (user, namespace, name) => {
+    const status = (await client.create(SubjectAccessReviews, subjectAccessReview(user, { verb: 'get', group: '', resource: 'secrets', namespace, name }))).status;
+    return { allowed: status?.allowed === true, reason: status?.reason || status?.evaluationError || '' };
+  };
 }

@@ -101,7 +101,7 @@ export {
   type S3Destination,
   type S3DestinationSchemaType,
 } from './backup-destination.ts';
-export { BACKUP_CREDENTIALS_LABEL_VALUE, checkCredentials, credentialsRefusal, credentialsSecretOf, type CredentialsRefusal } from './backup-credentials.ts';
+export { BACKUP_CREDENTIALS_LABEL_VALUE, checkCredentials, credentialsRefusal, credentialsSecretOf, secretAccessReviews, type CredentialsRefusal, type SecretAccess } from './backup-credentials.ts';
 export { compactTimestamp, MAX_RESULT_BYTES, resultLine, retryWhileUnreachable, type Reached } from './backup-agent.ts';
 // Operator-managed TLS in Secrets (CA and leaf certificates issued, checked, renewed; ownership of their names).
 export { bundleFingerprints, oneLineName, OID, pemBlocks, pemCertificates } from './tls/x509.ts';

@@ -5,22 +5,13 @@
 // operator makes would mount, with the operator's identity, a Secret its author could not read: a confused
 // deputy. The operator's own check (backup/credentials.ts: the Secret must be labelled for backups) stands
 // behind this one, since the webhooks fail open.
-import { subjectAccessReview, SubjectAccessReviews, type AdmissionRequest, type Client, type UserInfo, type ValidatingHandler, type ValidationResult } from '@quorum/runtime';
+import type { SecretAccess } from '@quorum/kit';
+import type { AdmissionRequest, ValidatingHandler, ValidationResult } from '@quorum/runtime';
 import { isPlainObject } from '@quorum/runtime/crd';
 import type { Destination } from '../api/destination.ts';
 import { credentialsSecretOf } from '../backup/credentials.ts';
 
-/** Whether `user` may get the Secret `name` in `namespace`, and the authorizer's words when not. */
-export type SecretAccess = (user: UserInfo, namespace: string, name: string) => Promise<{ allowed: boolean; reason: string }>;
-
-/** SecretAccess as the API server answers it (the operator needs `create subjectaccessreviews`). */
-export function secretAccessReviews(client: Pick<Client, 'create'>): SecretAccess {
-  return async (user, namespace, name) => {
-    const review = await client.create(SubjectAccessReviews, subjectAccessReview(user, { verb: 'get', group: '', resource: 'secrets', namespace, name }));
-    const status = review.status;
-    return { allowed: status?.allowed === true, reason: status?.reason || status?.evaluationError || '' };
-  };
-}
+export { secretAccessReviews, type SecretAccess } from '@quorum/kit';
 
 /** A Secret an admitted object names, and the words that name the field in a refusal. */
 export interface NamedSecret {

@@ -8,8 +8,10 @@
 // Webhooks fail open (failurePolicy Ignore), so the controllers check the label again before any Job or pod mounts
 // the Secret (backup/reconcile.ts, reconcile/observe.ts); the endpoint rule (https, or http to an in-cluster
 // Service) is the CRD's CEL, which the API server always applies.
-import { checkCredentials, credentialsSecretOf, type CredentialsRefusal } from '@quorum/kit';
-import { SubjectAccessReviews, errorText, subjectAccessReview, type AdmissionRequest, type Client, type KubeObject, type UserInfo, type ValidatingHandler, type ValidationResult } from '@quorum/runtime';
+import { checkCredentials, credentialsSecretOf, secretAccessReviews, type CredentialsRefusal, type SecretAccess } from '@quorum/kit';
+import { errorText, type AdmissionRequest, type Client, type KubeObject, type ValidatingHandler, type ValidationResult } from '@quorum/runtime';
+
+export { secretAccessReviews, type SecretAccess } from '@quorum/kit';
 import { BACKUP_KIND, REDIS_BACKUP_CREDENTIALS_LABEL } from '../api/backup.ts';
 import type { BackupDestination } from '../api/destination.ts';
 import { GROUP, KIND } from '../api/redis.ts';
@@ -22,17 +24,6 @@ export const VALIDATING_WEBHOOKS = {
   redisbackups: { name: `credentials.redisbackups.${GROUP}`, path: '/validate-redisbackup' },
   redises: { name: `credentials.redises.${GROUP}`, path: '/validate-redis' },
 } as const;
-
-/** Whether `user` may get the Secret `name` in `namespace`, and the authorizer's words when not. */
-export type SecretAccess = (user: UserInfo, namespace: string, name: string) => Promise<{ allowed: boolean; reason: string }>;
-
-/** SecretAccess as the API server answers it (the operator's ClusterRole grants `create subjectaccessreviews`). */
-export function secretAccessReviews(client: Pick<Client, 'create'>): SecretAccess {
-  return async (user, namespace, name) => {
-    const status = (await client.create(SubjectAccessReviews, subjectAccessReview(user, { verb: 'get', group: '', resource: 'secrets', namespace, name }))).status;
-    return { allowed: status?.allowed === true, reason: status?.reason || status?.evaluationError || '' };
-  };
-}
 
 /** The credentials Secret an admitted object would have mounted, and the words that name it in a refusal. */
 export interface NamedCredentials {
