@@ -139,4 +139,5 @@ export {
   type NetworkPeer,
   type SelectorCelRule,
 } from './network-policy.ts';
+export { DEFAULT_TENANT_NAMESPACES, scopedRoles, tenantNamespaces, tenantNamespaceSelector, type ScopedRoleOptions, type TenantScopeOptions } from './tenant-scope.ts';
 export { jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, type ForeignJob, type JobNameTaken } from './foreign-job.ts';
