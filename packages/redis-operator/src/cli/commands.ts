@@ -14,7 +14,9 @@ export const REDIS_USAGE = `usage: quorum redis <install|uninstall|manifests|ima
                for each; --load-with COMMAND loads them (e.g. --load-with 'npx localkube load-image')
 options:
   --namespace NS           where the operator runs (default quorum-system)
-  --watch-namespace NS     manage the Redises of this namespace only (a Role there instead of a ClusterRole)
+  --namespaces A,B         the tenant namespaces whose Redises the operator manages, with a Role and RoleBinding
+                           in each (default: default; kube-system is refused); each must exist
+  --cluster-wide           every namespace, with a ClusterRole (instead of --namespaces)
   --image IMAGE            the operator's image
   --redis-repository REPO  the server image's repository; its tag is spec.version (default quorum.dev/redis)
   --no-webhooks            no admission webhook (the credentials check of RedisBackups: the operator's label check remains)
@@ -42,7 +44,8 @@ export function parseRedisArgs(argv: readonly string[]): RedisArgs {
       strict: true,
       options: {
         namespace: { type: 'string', short: 'n' },
-        'watch-namespace': { type: 'string' },
+        namespaces: { type: 'string' },
+        'cluster-wide': { type: 'boolean', default: false },
         image: { type: 'string' },
         'redis-repository': { type: 'string' },
         'no-wait': { type: 'boolean', default: false },
@@ -65,7 +68,8 @@ export function parseRedisArgs(argv: readonly string[]): RedisArgs {
     action,
     manifest: {
       ...(values.namespace !== undefined ? { namespace: values.namespace } : {}),
-      ...(values['watch-namespace'] !== undefined ? { watchNamespace: values['watch-namespace'] } : {}),
+      ...(values.namespaces !== undefined ? { namespaces: values.namespaces.split(',').map((ns) => ns.trim()).filter(Boolean) } : {}),
+      ...(values['cluster-wide'] ? { clusterWide: true } : {}),
       ...(values.image !== undefined ? { image: values.image } : {}),
       ...(values['redis-repository'] !== undefined ? { redisRepository: values['redis-repository'] } : {}),
       ...(values['no-webhooks'] ? { webhooks: false } : {}),

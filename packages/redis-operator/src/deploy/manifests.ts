@@ -1,9 +1,10 @@
 // Everything that runs the Redis operator, generated from code: the CRD, a ServiceAccount with least-privilege
-// RBAC (a Role in the watched namespace when it watches one, else a ClusterRole; the Lease in its own namespace),
+// RBAC (a Role and RoleBinding in each tenant namespace, by default `default`; a ClusterRole only for a
+// cluster-wide install; the Lease in its own namespace),
 // a one-replica Deployment under the restricted Pod Security Standard, and the admission webhook (its Service,
 // configuration and the RBAC of its serving certificate; webhooks/credentials.ts). The rules are the calls the
 // reconciler makes (reconcile/act.ts, observe.ts, status writes, events) and the informers it runs.
-import { restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+import { restrictedContainerSecurity, restrictedPodSecurity, scopedRoles, tenantNamespaces, tenantNamespaceSelector } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { redisBackupCRD, redisCRD } from '../api/crd.ts';
 import { BACKUP_PLURAL } from '../api/backup.ts';
@@ -19,7 +20,7 @@ export const NAME = 'quorum-redis-operator';
 export const METRICS_READER_CLUSTER_ROLE = `${NAME}-metrics-reader`;
 /**
  * /metrics (HTTPS) checks its caller's bearer token (TokenReview) and asks whether it may get /metrics
- * (SubjectAccessReview): both cluster-scoped, so a ClusterRole even when the operator watches one namespace.
+ * (SubjectAccessReview): both cluster-scoped, so a ClusterRole even for a namespace-scoped install.
  */
 export const METRICS_AUTH_RULES = [
   { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
@@ -30,7 +31,15 @@ const PROBE_PORT = 8081;
 export interface ManifestOptions {
   namespace?: string;
   image?: string;
-  /** Watch one namespace only: the rules become a Role there. */
+  /**
+   * The tenant namespaces: the operator manages the Redises (and backups) of these only, under a Role and
+   * RoleBinding in each (default: `default`, where the examples go); the webhook selects only them. Each must
+   * exist before the install; kube-system is refused.
+   */
+  namespaces?: readonly string[];
+  /** Every namespace, under a ClusterRole (instead of `namespaces`; default false). */
+  clusterWide?: boolean;
+  /** One tenant namespace: `namespaces: [watchNamespace]` (the former option, kept for its callers). */
   watchNamespace?: string;
   redisRepository?: string;
   /** Install the admission webhook (default true): the credentials check of RedisBackups and bootstraps. */
@@ -48,21 +57,25 @@ interface Rule {
   verbs: string[];
 }
 
-/** What the reconciler does with each kind (the informers list and watch; act creates, patches, deletes). */
+/**
+ * What the reconciler does with each kind (the informers list and watch; act creates, patches, deletes): exactly
+ * the calls it makes, which test/unit/rbac.test.ts checks against the sources. Reads go to the informers' caches,
+ * so most kinds have no `get`.
+ */
 export const RULES: readonly Rule[] = [
-  { apiGroups: [GROUP], resources: [PLURAL], verbs: ['get', 'list', 'watch'] },
+  { apiGroups: [GROUP], resources: [PLURAL], verbs: ['list', 'watch'] },
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['patch'] },
-  // A bootstrap from a backup reads the RedisBackup it names (get, through the cache).
+  // get: the webhook reads the RedisBackup a Redis's bootstrap names (the controllers read it from the cache).
   { apiGroups: [GROUP], resources: [BACKUP_PLURAL], verbs: ['get', 'list', 'watch'] },
   { apiGroups: [GROUP], resources: [`${BACKUP_PLURAL}/status`], verbs: ['patch'] },
   // One Job per backup attempt; never patched or deleted (each RedisBackup owns its Jobs: they go with it).
   { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create'] },
-  { apiGroups: [''], resources: ['pods'], verbs: ['get', 'list', 'watch', 'create', 'delete', 'patch'] },
+  { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete', 'patch'] },
   // Claims are deleted only on a scale-down with reclaimPolicy Delete.
-  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
-  { apiGroups: [''], resources: ['services'], verbs: ['get', 'list', 'watch', 'create'] },
+  { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'create', 'delete'] },
+  { apiGroups: [''], resources: ['services'], verbs: ['list', 'watch', 'create'] },
   // Server-side apply of the ConfigMap is a patch (create included).
-  { apiGroups: [''], resources: ['configmaps'], verbs: ['get', 'list', 'watch', 'create', 'patch'] },
+  { apiGroups: [''], resources: ['configmaps'], verbs: ['list', 'watch', 'create', 'patch'] },
   // The password: read (a user's Secret, or the generated one) and generated once; never listed or watched. A
   // backup's credentials Secret is read as metadata only (its label), never its data. TLS: the CA and the served
   // certificate are created, and the certificate replaced (update) when it is renewed; a user's TLS Secret is read.
@@ -73,17 +86,25 @@ export const RULES: readonly Rule[] = [
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
+/**
+ * The tenant namespaces an install's options ask for, checked (kube-system refused); undefined for a
+ * cluster-wide install. `watchNamespace` is one tenant namespace, not to be given with the others.
+ */
+export function redisTenantNamespaces(options: Pick<ManifestOptions, 'namespaces' | 'clusterWide' | 'watchNamespace'>): readonly string[] | undefined {
+  if (options.watchNamespace === undefined) return tenantNamespaces(options, 'its Redises');
+  if (options.namespaces !== undefined || options.clusterWide) throw new Error('watchNamespace is one tenant namespace: give it, namespaces or clusterWide, not two of them');
+  return tenantNamespaces({ namespaces: [options.watchNamespace] }, 'its Redises');
+}
+
 // The pod labels are what each Redis's NetworkPolicy admits as the operator's pods (OPERATOR_POD_LABELS).
 const labels = { ...OPERATOR_POD_LABELS, 'app.kubernetes.io/part-of': 'quorum' };
 
 export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
   const ns = options.namespace ?? 'quorum-system';
-  const watch = options.watchNamespace ?? '';
-  const scoped = watch !== '';
+  const tenants = redisTenantNamespaces(options);
   const webhooks = options.webhooks ?? true;
   const meta = (name: string, namespace?: string): KubeObject['metadata'] => ({ name, ...(namespace ? { namespace } : {}), labels });
   const subject = [{ kind: 'ServiceAccount', name: NAME, namespace: ns }];
-  const roleKind = scoped ? 'Role' : 'ClusterRole';
   const rbac = 'rbac.authorization.k8s.io/v1';
   return [
     // Shared with the other operators: no labels of ours on it.
@@ -91,8 +112,7 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
     redisCRD(),
     redisBackupCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME, ns) },
-    { apiVersion: rbac, kind: roleKind, metadata: meta(NAME, scoped ? watch : undefined), rules: RULES } as KubeObject,
-    { apiVersion: rbac, kind: scoped ? 'RoleBinding' : 'ClusterRoleBinding', metadata: meta(NAME, scoped ? watch : undefined), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: roleKind, name: NAME }, subjects: subject } as KubeObject,
+    ...scopedRoles(tenants, { name: NAME, labels, rules: RULES, serviceAccount: { name: NAME, namespace: ns } }),
     { apiVersion: rbac, kind: 'Role', metadata: meta(`${NAME}-leader-election`, ns), rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEASE_NAME], verbs: ['get', 'update'] }] } as KubeObject,
     { apiVersion: rbac, kind: 'RoleBinding', metadata: meta(`${NAME}-leader-election`, ns), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${NAME}-leader-election` }, subjects: subject } as KubeObject,
     { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(`${NAME}-metrics-auth`), rules: METRICS_AUTH_RULES } as KubeObject,
@@ -100,9 +120,9 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
     // Bound to nothing: bind a scraper's service account to it to let it read the operator's /metrics.
     { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(METRICS_READER_CLUSTER_ROLE), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] } as KubeObject,
     ...(webhooks ? webhookAccess(ns) : []),
-    deployment(ns, options),
+    deployment(ns, options, tenants),
     // Last: the API server calls the webhook once the operator can answer it (failurePolicy Ignore until then).
-    ...(webhooks ? webhookObjects(ns, scoped ? watch : undefined) : []),
+    ...(webhooks ? webhookObjects(ns, tenants) : []),
   ];
 }
 
@@ -130,11 +150,11 @@ function webhookAccess(ns: string): KubeObject[] {
 
 /**
  * The webhook's Service and configuration: creates of RedisBackups and Redises (their backup is fixed at
- * creation), failurePolicy Ignore (the controllers check the Secret's label again), and with `watchNamespace` only
- * that namespace's: objects elsewhere are another install's business.
+ * creation), failurePolicy Ignore (the controllers check the Secret's label again), and for a namespace-scoped
+ * install only the tenant namespaces': objects elsewhere are another install's business.
  */
-function webhookObjects(ns: string, watchNamespace: string | undefined): KubeObject[] {
-  const namespaceSelector = watchNamespace ? { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [watchNamespace] }] } } : {};
+function webhookObjects(ns: string, tenants: readonly string[] | undefined): KubeObject[] {
+  const namespaceSelector = tenantNamespaceSelector(tenants);
   const webhooks = Object.entries(VALIDATING_WEBHOOKS).map(([resource, w]) => ({
     name: w.name,
     clientConfig: { service: { name: WEBHOOK_SERVICE, namespace: ns, path: w.path, port: 443 } },
@@ -151,11 +171,12 @@ function webhookObjects(ns: string, watchNamespace: string | undefined): KubeObj
   ];
 }
 
-function deployment(ns: string, options: ManifestOptions): KubeObject {
+function deployment(ns: string, options: ManifestOptions, tenants: readonly string[] | undefined): KubeObject {
   const env = [
     { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
     { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
-    { name: 'WATCH_NAMESPACE', value: options.watchNamespace ?? '' },
+    // The tenant namespaces, comma-separated; empty: every namespace (cluster-wide).
+    { name: 'WATCH_NAMESPACES', value: tenants?.join(',') ?? '' },
     { name: 'REDIS_REPOSITORY', value: options.redisRepository ?? DEFAULT_REDIS_REPOSITORY },
     { name: 'PROBE_PORT', value: String(PROBE_PORT) },
     { name: 'METRICS_PORT', value: String(METRICS_PORT) },

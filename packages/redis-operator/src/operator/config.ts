@@ -3,8 +3,8 @@
 export interface RedisOperatorConfig {
   /** The operator's namespace: where its leader-election Lease lives. */
   namespace: string;
-  /** Watch only this namespace (a Role instead of a ClusterRole); every namespace when empty. */
-  watchNamespace: string;
+  /** WATCH_NAMESPACES (comma-separated): the tenant namespaces, each watched on its own (a Role in each); every namespace when empty. */
+  watchNamespaces: readonly string[];
   podName: string;
   leaderElection: boolean;
   probePort: number;
@@ -39,7 +39,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RedisOperat
   const webhook = port(env, 'WEBHOOK_PORT', WEBHOOK_PORT);
   return {
     namespace: env['POD_NAMESPACE'] ?? 'quorum-system',
-    watchNamespace: env['WATCH_NAMESPACE'] ?? '',
+    watchNamespaces: [...new Set((env['WATCH_NAMESPACES'] ?? '').split(',').map((ns) => ns.trim()).filter(Boolean))],
     podName: env['POD_NAME'] ?? 'quorum-redis-operator-local',
     leaderElection: env['LEADER_ELECTION'] !== 'false',
     probePort: probe,

@@ -8,7 +8,7 @@ const manager = await createRedisOperator({
   manager: {
     probePort: config.probePort,
     ...(config.metricsPort > 0 ? { secureMetrics: { port: config.metricsPort } } : {}),
-    ...(config.watchNamespace ? { namespace: config.watchNamespace } : {}),
+    ...(config.watchNamespaces.length > 0 ? { namespaces: config.watchNamespaces } : {}),
     ...(config.leaderElection ? { leaderElection: { name: LEASE_NAME, namespace: config.namespace, identity: config.podName } } : {}),
   },
   image: (_engine, version) => `${config.redisRepository}:${version}`,
@@ -16,7 +16,7 @@ const manager = await createRedisOperator({
   operatorNamespace: config.namespace,
   ...(config.webhooks ? { webhook: { namespace: config.namespace, service: config.webhookServiceName, certDir: config.certDir, port: config.webhookPort } } : {}),
 });
-manager.log.info({ watchNamespace: config.watchNamespace || '(all)', leaderElection: config.leaderElection }, 'quorum redis operator starting');
+manager.log.info({ watchNamespaces: config.watchNamespaces.length > 0 ? config.watchNamespaces : '(all)', leaderElection: config.leaderElection }, 'quorum redis operator starting');
 try {
   await manager.start(shutdownSignal());
   process.exit(0);

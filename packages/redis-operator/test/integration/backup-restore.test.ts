@@ -36,7 +36,7 @@ before(async () => {
 let installed = false;
 after(async () => {
   await t?.stopOperator();
-  if (installed) await uninstall(t.env.client, { watchNamespace: t.ns }).catch(() => undefined);
+  if (installed) await uninstall(t.env.client, { namespaces: [t.ns] }).catch(() => undefined);
   await t?.env.stop();
 });
 
@@ -97,7 +97,7 @@ test('installed from its manifests, the webhook refuses a RedisBackup naming a S
   const start = Date.now();
   await t.stopOperator();
   installed = true;
-  await install(t.env.client, { image: t.operatorImage!, watchNamespace: t.ns });
+  await install(t.env.client, { image: t.operatorImage!, namespaces: [t.ns] });
   console.log(`install → operator ready, webhook CA published: ${seconds(start)} s`);
   // RBAC as the API server decides it: mallory may create RedisBackups, and get no Secret.
   const rbac = 'rbac.authorization.k8s.io';

@@ -119,9 +119,9 @@ test('a primary that answers but is not labelled yet is not Available: clients r
   assert.equal(condition(buildStatus({ observed: { ...o, pods }, action: { type: 'label-role', pod: 'cache-0', role: 'primary' }, step: undefined, generation: 1, previous: undefined, now, stepDeadlineMs: 120_000 }), 'Available'), 'False');
 });
 
-test('the manifests grant only what the reconciler uses: Secrets get, create and update (TLS renewal), a Role when one namespace is watched', () => {
+test('the manifests grant only what the reconciler uses: Secrets get, create and update (TLS renewal), a Role in the tenant namespace', () => {
   assert.deepEqual(RULES.find((r) => r.resources.includes('secrets'))?.verbs, ['get', 'create', 'update']);
-  const scoped = operatorManifests({ watchNamespace: 'apps' });
+  const scoped = operatorManifests({ namespaces: ['apps'] });
   const kinds = scoped.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
   assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps'), kinds.join(' '));
   // Cluster-wide only what /metrics and the webhook need (TokenReview, SubjectAccessReview: cluster-scoped kinds;
@@ -133,7 +133,7 @@ test('the manifests grant only what the reconciler uses: Secrets get, create and
     ['quorum-redis-operator-metrics-reader', [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]],
     ['quorum-redis-operator-webhooks', [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: ['quorum-redis-validating'], verbs: ['get', 'patch'] }]],
   ]);
-  assert.ok(operatorManifests().some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'quorum-redis-operator'));
+  assert.ok(operatorManifests({ clusterWide: true }).some((o) => o.kind === 'ClusterRole' && o.metadata.name === 'quorum-redis-operator'), 'cluster-wide only when asked for');
   const container = (scoped.find((o) => o.kind === 'Deployment') as KubeObject & { spec: { template: { spec: { containers: { ports: { name: string; containerPort: number }[] }[] } } } }).spec.template.spec.containers[0]!;
   assert.deepEqual(container.ports, [{ name: 'probes', containerPort: 8081 }, { name: 'metrics', containerPort: 8443 }, { name: 'webhook', containerPort: 9443 }], '/metrics on its own HTTPS port');
 });

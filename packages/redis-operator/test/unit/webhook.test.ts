@@ -76,7 +76,7 @@ test('the manifests install the webhook: creates of both kinds, failing open, on
     assert.ok(found, `${kind} ${name}`);
     return found as unknown as Record<string, unknown>;
   };
-  const scoped = operatorManifests({ watchNamespace: 'shop' });
+  const scoped = operatorManifests({ namespaces: ['shop'] });
   const config = find(scoped, 'ValidatingWebhookConfiguration', VALIDATING_WEBHOOK) as { webhooks: { rules: { operations: string[]; resources: string[] }[]; failurePolicy: string; namespaceSelector?: unknown; clientConfig: { service: { name: string; namespace: string } } }[] };
   assert.deepEqual(config.webhooks.map((w) => w.rules[0]!.resources[0]).sort(), ['redisbackups', 'redises']);
   for (const w of config.webhooks) {
@@ -93,8 +93,8 @@ test('the manifests install the webhook: creates of both kinds, failing open, on
   assert.deepEqual(certRole.rules.find((r) => r.resourceNames)?.resourceNames, [WEBHOOK_CERT_SECRET]);
   // The SubjectAccessReviews are the metrics-auth ClusterRole's, which every install has.
   assert.ok(JSON.stringify(find(scoped, 'ClusterRole', 'quorum-redis-operator-metrics-auth')).includes('subjectaccessreviews'));
-  // Cluster-wide (npm start): every namespace. Without webhooks: none of it, and the operator serves none.
-  assert.equal((find(operatorManifests(), 'ValidatingWebhookConfiguration', VALIDATING_WEBHOOK) as { webhooks: { namespaceSelector?: unknown }[] }).webhooks[0]!.namespaceSelector, undefined);
+  // Cluster-wide (only when asked for): every namespace. Without webhooks: none of it, and the operator serves none.
+  assert.equal((find(operatorManifests({ clusterWide: true }), 'ValidatingWebhookConfiguration', VALIDATING_WEBHOOK) as { webhooks: { namespaceSelector?: unknown }[] }).webhooks[0]!.namespaceSelector, undefined);
   const none = operatorManifests({ webhooks: false });
   assert.ok(!none.some((o) => o.kind === 'ValidatingWebhookConfiguration' || o.metadata.name === WEBHOOK_CLUSTER_ROLE || o.metadata.name === WEBHOOK_CERT_ROLE));
   assert.match(JSON.stringify(none.find((o) => o.kind === 'Deployment')), /"name":"WEBHOOKS","value":"false"/);
