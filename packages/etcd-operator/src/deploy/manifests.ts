@@ -2,7 +2,7 @@
 // least-privilege RBAC (exactly what the controllers and webhooks call), a 2-replica Deployment with leader
 // election and its PodDisruptionBudget, the webhook Service and configurations. `quorum manifests` prints them; the Helm chart and
 // `quorum install` use the same objects.
-import { RESTRICTED_NAMESPACE_LABELS, restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+import { DEFAULT_TENANT_NAMESPACES, RESTRICTED_NAMESPACE_LABELS, restrictedContainerSecurity, restrictedPodSecurity, tenantNamespaces as checkedTenantNamespaces } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { etcdBackupCRD, etcdBackupScheduleCRD, etcdClusterCRD, etcdRestoreCRD } from '../api/crd.ts';
 import { OPERATOR_SELECTOR } from '../names.ts';
@@ -46,28 +46,15 @@ export interface ManifestOptions {
 }
 
 /** Where an install without `namespaces` or `clusterWide` manages clusters: the examples' namespace. */
-export const DEFAULT_NAMESPACES: readonly string[] = ['default'];
-
-/** A namespace name (an RFC 1123 label). */
-const NAMESPACE_NAME = /^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/;
+export const DEFAULT_NAMESPACES: readonly string[] = DEFAULT_TENANT_NAMESPACES;
 
 /**
  * The tenant namespaces an install's options ask for, checked, without repeats; undefined for a cluster-wide
  * install. kube-system is refused: the operator creates pods with its own identity, and no etcd cluster of
- * Quorum's belongs beside the control plane's.
+ * Quorum's belongs beside the control plane's (the kit's check, shared with the Redis operator).
  */
 export function tenantNamespaces(options: Pick<ManifestOptions, 'namespaces' | 'clusterWide'>): readonly string[] | undefined {
-  if (options.clusterWide) {
-    if (options.namespaces !== undefined) throw new Error('give either the tenant namespaces (--namespaces, value namespaces) or every namespace (--cluster-wide, value clusterWide), not both');
-    return undefined;
-  }
-  const namespaces = [...new Set(options.namespaces ?? DEFAULT_NAMESPACES)];
-  if (namespaces.length === 0) throw new Error('namespaces must name at least one namespace (or ask for every namespace: --cluster-wide, value clusterWide)');
-  for (const ns of namespaces) {
-    if (!NAMESPACE_NAME.test(ns)) throw new Error(`namespaces: ${JSON.stringify(ns)} is not a namespace name`);
-    if (ns === 'kube-system') throw new Error('namespaces: kube-system is refused: the operator would create pods and read Secrets beside the control plane; give the namespaces its etcd clusters go in');
-  }
-  return namespaces;
+  return checkedTenantNamespaces(options, 'its etcd clusters');
 }
 
 type Obj = KubeObject & Record<string, unknown>;
