@@ -2,16 +2,13 @@
 // the reference in docs/redis.md (docs.ts) and the schemas as data the operator reads at run time (schema-data.ts,
 // generated) are built from them, and the API module takes its types from them with `import type`. Loaded by the
 // generators, the installers and tests, not by the operator's process (docs/memory.md).
-import { Type, type TUnsafe } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { Condition, ObjectMeta } from '@quorum/runtime';
 import { conditionSchema } from '@quorum/runtime/crd';
+import { stringEnum } from '@quorum/kit/schema';
 import { DestinationSchema } from './destination-schema.ts';
 import { MAX_NAME_LENGTH, NAME_PATTERN } from './redis.ts';
 import { BACKUP_PHASES, BACKUP_CONDITION_TYPES, MAX_BACKUP_ATTEMPTS, BACKUP_RULES } from './backup.ts';
-
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
 
 export const RedisBackupSpecSchema = Type.Object(
   {

@@ -2,22 +2,13 @@
 // the reference in docs/redis.md (docs.ts) and the schemas as data the operator reads at run time (schema-data.ts,
 // generated) are built from them, and the API module takes its types from them with `import type`. Loaded by the
 // generators, the installers and tests, not by the operator's process (docs/memory.md).
-import { Type, type TUnsafe } from '@sinclair/typebox';
+import { Type } from '@sinclair/typebox';
 import type { Condition, ObjectMeta } from '@quorum/runtime';
 import { conditionSchema } from '@quorum/runtime/crd';
+import { stringEnum, stringMap } from '@quorum/kit/schema';
 import { networkPeerJsonSchema, type NetworkPeer } from '@quorum/kit';
 import { DestinationSchema } from './destination-schema.ts';
 import { ENGINES, DEFAULT_ENGINE, DEFAULT_VERSION, MAX_REPLICAS, DEFAULT_REPLICAS, MAX_SENTINELS, DEFAULT_SENTINELS, DEFAULT_DOWN_AFTER_MS, DEFAULT_FAILOVER_TIMEOUT_MS, DEFAULT_MIN_REPLICAS_MAX_LAG_S, DEFAULT_STORAGE_SIZE, NAME_PATTERN, MAX_NAME_LENGTH, QUANTITY_PATTERN, BYTES_PATTERN, CONFIG_VALUE_PATTERN, MAXMEMORY_POLICIES, RECLAIM_POLICIES, PHASES, ROLES, CONDITION_TYPES, ALLOWED_CONFIG, RULES, USER_NAME_PATTERN, USER_RULES_PATTERN, HALT_REASONS } from './redis.ts';
-
-/** A string enum: an `enum` rather than TypeBox's anyOf-of-consts, which a structural schema cannot type. */
-function stringEnum<const T extends readonly string[]>(values: T, options: Record<string, unknown>): TUnsafe<T[number]> {
-  return Type.Unsafe<T[number]>({ ...options, type: 'string', enum: [...values] });
-}
-
-function stringMap(options: Record<string, unknown>, value: Record<string, unknown>): TUnsafe<Record<string, string>> {
-  // `additionalProperties` rather than TypeBox's patternProperties, which Kubernetes does not accept.
-  return Type.Unsafe<Record<string, string>>({ ...options, type: 'object', additionalProperties: { type: 'string', ...value } });
-}
 
 // ---- spec ----
 
