@@ -4,8 +4,7 @@
 // cluster: @quorum/localkube's testing entry builds on this one to start (or attach to) a local one.
 import { Client } from '../client/client.ts';
 import { connect, type Connection } from '../client/config.ts';
-import { Namespaces, ServiceAccounts } from '../client/resources.ts';
-import { waitFor } from '../helpers/wait.ts';
+import { Namespaces } from '../client/resources.ts';
 
 export { eventually, type EventuallyOptions } from './eventually.ts';
 
@@ -48,9 +47,6 @@ export class TestEnv {
     const name = `${prefix}-${Date.now().toString(36)}-${Math.floor(Math.random() * 1296).toString(36)}`;
     await this.client.create(Namespaces, { apiVersion: 'v1', kind: 'Namespace', metadata: { name, ...(options.labels ? { labels: options.labels } : {}) } });
     this.#namespaces.push(name);
-    // A pod is refused until the namespace's `default` ServiceAccount exists, which the controller manager makes
-    // a moment later (seconds, under load): a namespace is ready for pods only once it does.
-    await waitFor(`the ServiceAccount ${name}/default`, async () => (await this.client.get(ServiceAccounts, { namespace: name, name: 'default' }).catch(() => undefined)) !== undefined, { timeoutMs: 60_000, intervalMs: 100 });
     return name;
   }
 
