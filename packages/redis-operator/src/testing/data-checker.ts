@@ -73,8 +73,11 @@ export class RedisDataChecker {
         const replicas = (await redis.call('WAIT', '1', String(this.#options.waitMs ?? 1000))) as number;
         if (replicas >= 1) this.#acked.set(key, value);
         else this.#unacked++;
-      } catch {
+      } catch (err) {
         this.#unacked++;
+        // A command that timed out may be waiting on a connection to a partitioned server, which TCP keeps open
+        // for minutes (no reset comes back): connect again, through the Service, as a client with a bound would.
+        if (err instanceof Error && /timed out/i.test(err.message)) redis.disconnect(true);
         await pause(100);
       }
     }

@@ -1,0 +1,139 @@
+// A Redis recovering by itself from losing pods, on localkube with real redis-server and redis-sentinel:
+// - a Sentinel and the primary lost together: the two Sentinels left fail over, and the one made anew monitors
+//   the new primary (not the one the Redis started with), no acknowledged write lost;
+// - every pod deleted at once: the set comes back by itself, on the same primary, with the same data;
+// - with `sentinel.replicas: 0` the operator is the authority: the primary's pod deleted, it promotes the replica,
+//   no acknowledged write lost.
+// What this file needs, for the test harness (docs/testing.md):
+// An in-process operator of its own namespace; it installs nothing (the files that install hold redis-operator).
+// @exclusive none
+// @timeout 12m: image assembly on a cold cache, two creates, three recoveries with 120-240 s bounds each
+import assert from 'node:assert/strict';
+import { after, before, test } from 'node:test';
+import { Pods } from '@quorum/runtime';
+import { eventually } from '@quorum/localkube/testing';
+import { Redis } from 'ioredis';
+import type { RedisStatus } from '../../src/api/redis.ts';
+import { RedisDataChecker } from '../../src/testing/data-checker.ts';
+import { available, redisReaders, settled, startRedisEnv, type RedisTestEnv } from './support.ts';
+
+const NAME = 'mend';
+const SOLO = 'solo';
+let t: RedisTestEnv;
+let redis: ReturnType<typeof redisReaders>;
+let solo: ReturnType<typeof redisReaders>;
+
+before(async () => {
+  t = await startRedisEnv();
+  redis = redisReaders(t, NAME);
+  solo = redisReaders(t, SOLO);
+  // Both made now, to come up side by side.
+  await redis.create({ replicas: 2, storage: { size: '64Mi' } });
+  await solo.create({ replicas: 1, sentinel: { replicas: 0 }, storage: { size: '64Mi' } });
+});
+
+after(async () => {
+  await t?.stopOperator();
+  await t?.env.stop();
+});
+
+const seconds = (since: number): string => ((Date.now() - since) / 1000).toFixed(1);
+
+async function settledStatus(reader: ReturnType<typeof redisReaders>, what: string, instances: number, sentinels: number, timeoutMs = 240_000): Promise<RedisStatus> {
+  return eventually(what, async () => {
+    const s = await reader.status();
+    return settled(s, instances, 0, sentinels) ? s! : undefined;
+  }, { timeoutMs, intervalMs: 500 });
+}
+
+async function checkerOf(reader: ReturnType<typeof redisReaders>, name: string): Promise<RedisDataChecker> {
+  return new RedisDataChecker({ host: await reader.serviceIP(name), port: 6379, password: await reader.password(), tls: await reader.serviceTLS(name), writers: 4 });
+}
+
+async function assertNoneLost(checker: RedisDataChecker): Promise<void> {
+  const report = await checker.verify(60_000);
+  console.log(`checker: ${report.acknowledged} acknowledged, ${report.unacknowledged} unacknowledged, ${report.lost.length} lost`);
+  assert.deepEqual(report.lost, []);
+  assert.ok(report.acknowledged >= 100);
+}
+
+/** With the checker writing: deletes `pods` at once, waits for a primary other than `old` taking acknowledged writes. */
+async function failOverAfterDeleting(reader: ReturnType<typeof redisReaders>, checker: RedisDataChecker, old: string, pods: string[]): Promise<RedisStatus> {
+  await eventually('acknowledged writes before the fault', () => checker.acknowledged >= 50, { timeoutMs: 30_000, intervalMs: 100 });
+  const deleted = Date.now();
+  await Promise.all(pods.map((name) => t.env.client.delete(Pods, { namespace: t.ns, name })));
+  const s = await eventually(`a primary other than ${old}, Available`, async () => {
+    const st = await reader.status();
+    return available(st) && st?.primary !== undefined && st.primary !== old ? st : undefined;
+  }, { timeoutMs: 120_000, intervalMs: 250 });
+  const acked = checker.acknowledged;
+  await eventually(`writes acknowledged through ${s.primary}`, () => checker.acknowledged >= acked + 50, { timeoutMs: 60_000, intervalMs: 100 });
+  console.log(`${pods.join(' and ')} deleted → ${s.primary} primary and writes acknowledged through it: ${seconds(deleted)} s`);
+  return s;
+}
+
+test('a Redis of 1 primary, 2 replicas and 3 Sentinels, and one of 1 primary, 1 replica and no Sentinel, settle', async () => {
+  await Promise.all([settledStatus(redis, `${NAME} settled`, 3, 3), settledStatus(solo, `${SOLO} settled`, 2, 0)]);
+});
+
+test('a Sentinel and the primary lost together: the two left fail over, and the Sentinel made anew monitors the new primary', async () => {
+  const old = (await redis.status())!.primary!;
+  const lostSentinel = `${NAME}-sentinel-0`;
+  const checker = await checkerOf(redis, NAME);
+  checker.start();
+  let primary = '';
+  try {
+    primary = (await failOverAfterDeleting(redis, checker, old, [old, lostSentinel])).primary!;
+  } finally {
+    await checker.stop();
+  }
+  await settledStatus(redis, 'settled again, 3 Sentinels agreeing', 3, 3);
+  const pw = await redis.password();
+  const sentinel = new Redis({ host: await redis.podIP(lostSentinel), port: 26379, password: pw, tls: await redis.podTLS(lostSentinel), maxRetriesPerRequest: 1 });
+  try {
+    const [host] = (await sentinel.call('SENTINEL', 'GET-MASTER-ADDR-BY-NAME', NAME)) as string[];
+    assert.ok(host?.startsWith(`${primary}.`), `${lostSentinel} monitors ${primary}, not ${host}`);
+  } finally {
+    sentinel.disconnect();
+  }
+  await assertNoneLost(checker);
+});
+
+test('every pod deleted at once: the set comes back by itself, on the same primary, with the same data', async () => {
+  const before = (await redis.status())!;
+  const checker = await checkerOf(redis, NAME);
+  checker.start();
+  try {
+    await eventually('acknowledged writes', () => checker.acknowledged >= 200, { timeoutMs: 30_000, intervalMs: 100 });
+  } finally {
+    await checker.stop();
+  }
+  const listed = (await t.env.client.list(Pods, { namespace: t.ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items;
+  assert.equal(listed.length, 6, `3 instances and 3 Sentinels: ${listed.map((p) => p.metadata.name).join(', ')}`);
+  const oldUIDs = new Set(listed.map((p) => p.metadata.uid));
+  const deleted = Date.now();
+  await Promise.all(listed.map((p) => t.env.client.delete(Pods, { namespace: t.ns, name: p.metadata.name! })));
+  // The positive signal before "settled": every pod is a new one (a settled status read now could be the old one).
+  await eventually('every pod made anew', async () => {
+    const now = (await t.env.client.list(Pods, { namespace: t.ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items;
+    return now.length === 6 && now.every((p) => !oldUIDs.has(p.metadata.uid) && !p.metadata.deletionTimestamp);
+  }, { timeoutMs: 120_000, intervalMs: 500 });
+  const s = await settledStatus(redis, 'settled after every pod was deleted', 3, 3);
+  console.log(`every pod deleted → settled: ${seconds(deleted)} s (primary ${s.primary}, before ${before.primary})`);
+  assert.equal(s.primary, before.primary, 'the primary the Sentinels last decided comes back as primary');
+  await assertNoneLost(checker);
+});
+
+test('with no Sentinel, the operator promotes the replica when the primary pod is deleted', async () => {
+  const old = (await solo.status())!.primary!;
+  const checker = await checkerOf(solo, SOLO);
+  checker.start();
+  try {
+    await failOverAfterDeleting(solo, checker, old, [old]);
+  } finally {
+    await checker.stop();
+  }
+  const s = await settledStatus(solo, `${old} back as a replica, settled`, 2, 0);
+  assert.equal(s.instances?.find((i) => i.name === old)?.role, 'replica');
+  await assertNoneLost(checker);
+});
