@@ -31,7 +31,7 @@ import {
   usersWebhookPolicy,
   WEBHOOK_CLIENT_CA_DIR,
 } from './manifests.ts';
-import { WEBHOOK_CLIENT_CA_CONFIGMAP } from '../attribution/webhook.ts';
+import { WEBHOOK_CLIENT_CA_CONFIGMAP, WEBHOOK_PORT } from '../attribution/webhook.ts';
 
 export const CHART_DIR = 'deploy/helm/quorum-recorder';
 
@@ -126,7 +126,7 @@ function webhookCallersTemplate(indent: string): string {
 
 /** Warns after an install whose policy admits every address to the webhook's port (no pod CIDR given or found). */
 const NOTES = `{{- if and .Values.attribution.users (not .Values.attribution.apiServerCIDRs) (not (include "quorum-recorder.podCIDRs" . | fromJsonArray)) }}
-WARNING: the users webhook's NetworkPolicy admits every address to port 9443, pods included: no Node has
+WARNING: the users webhook's NetworkPolicy admits every address to port ${WEBHOOK_PORT}, pods included: no Node has
 spec.podCIDRs and attribution.podCIDRs is empty. Set attribution.apiServerCIDRs (the API server's addresses)
 or attribution.podCIDRs (docs/recorder.md).
 {{- end }}

@@ -14,7 +14,7 @@ import { ForbiddenError, NetworkPolicies, Nodes, NotFoundError, ValidatingWebhoo
 import { API_VERSION, KIND, type ChangeRecorder } from '../api/changerecorder.ts';
 import { applyDefaults, validateSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
-import { USERS_WEBHOOK_CONFIGURATION } from '../attribution/webhook.ts';
+import { USERS_WEBHOOK_CONFIGURATION, WEBHOOK_PORT } from '../attribution/webhook.ts';
 import { NAME, recorderManifests, storageSecretsOf, usersWebhookObjects, usersWebhookPolicy, webhookClientCAConfigMap, type RecorderManifestOptions } from './manifests.ts';
 import { derivationProblem, deriveRecordedKinds, manifestKinds, type DerivedKinds } from './rbac.ts';
 
@@ -123,7 +123,7 @@ async function webhookCallers(client: Client, options: RecorderInstallOptions): 
     return { podCIDRs: found.cidrs, said: `every address but the Nodes' pod CIDRs ${found.cidrs.join(', ')} (where pods share the nodes' subnets, e.g. EKS's VPC CNI, give --api-server-cidr)`, warnings: [] };
   }
   const why = found.forbidden ? `the Nodes could not be listed (${found.forbidden})` : 'no Node has spec.podCIDRs (its CNI allocates pod addresses itself)';
-  return { podCIDRs: [], warnings: [`the users webhook's NetworkPolicy admits every address to port 9443, pods included: ${why}. Give the API server's addresses (--api-server-cidr) or the cluster's pod CIDRs (--pod-cidr)`] };
+  return { podCIDRs: [], warnings: [`the users webhook's NetworkPolicy admits every address to port ${WEBHOOK_PORT}, pods included: ${why}. Give the API server's addresses (--api-server-cidr) or the cluster's pod CIDRs (--pod-cidr)`] };
 }
 
 /** Rolled out as `kubectl rollout status` judges it: the kit's judgement, for a Deployment as the recorder reads it. */
