@@ -26,6 +26,14 @@ export interface NetworkPeer {
   podSelector?: LabelSelector;
 }
 
+/** Addresses outside the pod selectors' reach (the API server, nodes): a CIDR, less the ranges in `except`. */
+export interface IpBlockPeer {
+  ipBlock: { cidr: string; except?: string[] };
+}
+
+/** Who an ingress rule admits: pods (NetworkPeer) or addresses (IpBlockPeer). */
+export type IngressPeer = NetworkPeer | IpBlockPeer;
+
 /** Every pod of the object's own namespace: what clientsFrom means when it is unset. */
 export const SAME_NAMESPACE: readonly NetworkPeer[] = [{ podSelector: {} }];
 
@@ -43,12 +51,12 @@ export interface IngressPolicyOptions {
   name: string;
   namespace: string;
   labels: Record<string, string>;
-  /** The object the policy belongs to (it goes with it). */
-  ownerReferences: OwnerReference[];
+  /** The object the policy belongs to (it goes with it); unset for a policy an install applies, which has no owner. */
+  ownerReferences?: OwnerReference[];
   /** The pods the policy selects: every other ingress to them is refused. */
   podLabels: Record<string, string>;
-  /** Each TCP port, and who may connect to it. */
-  ingress: readonly { ports: readonly number[]; from: readonly NetworkPeer[] }[];
+  /** Each TCP port, and who may connect to it (`from` unset: every source, as NetworkPolicy says). */
+  ingress: readonly { ports: readonly number[]; from?: readonly IngressPeer[] }[];
 }
 
 export type IngressPolicy = NetworkPolicy & { apiVersion: string; kind: string };
@@ -58,11 +66,14 @@ export function ingressPolicy(o: IngressPolicyOptions): IngressPolicy {
   return {
     apiVersion: 'networking.k8s.io/v1',
     kind: 'NetworkPolicy',
-    metadata: { name: o.name, namespace: o.namespace, labels: o.labels, ownerReferences: o.ownerReferences },
+    metadata: { name: o.name, namespace: o.namespace, labels: o.labels, ...(o.ownerReferences ? { ownerReferences: o.ownerReferences } : {}) },
     spec: {
       podSelector: { matchLabels: o.podLabels },
       policyTypes: ['Ingress'],
-      ingress: o.ingress.map((rule) => ({ from: rule.from.map((peer) => structuredClone(peer)), ports: rule.ports.map((port) => ({ protocol: 'TCP', port })) })),
+      ingress: o.ingress.map((rule) => ({
+        ...(rule.from ? { from: rule.from.map((peer) => structuredClone(peer)) } : {}),
+        ports: rule.ports.map((port) => ({ protocol: 'TCP', port })),
+      })),
     },
   };
 }

@@ -7,6 +7,7 @@ import { runCommand, type CommandIO } from '@quorum/kit';
 import { Client } from '@quorum/runtime';
 import type { ChangeRecorder } from '../api/changerecorder.ts';
 import { installRecorder, planRecorderInstall, type RecorderInstallOptions } from '../deploy/install.ts';
+import { webhookCallerPeers } from '../deploy/manifests.ts';
 import { UsageError } from './errors.ts';
 
 export const INSTALL_USAGE = `usage: quorum history install [-f FILE]... [options]
@@ -37,6 +38,11 @@ options:
                                 admission webhooks: the users webhook then answers only callers with
                                 one (without it, any pod that reaches it can forge who changed what)
   --webhook-client-name NAME    a common name allowed among those certificates; repeatable (default any)
+  --api-server-cidr CIDR        the API server's addresses: the recorder's NetworkPolicy admits the users
+                                webhook's port from these only (managed clusters: docs/recorder.md says
+                                where to find them); repeatable. Default: every address but the pods'
+  --pod-cidr CIDR               the cluster's pod CIDRs, refused the webhook's port when --api-server-cidr
+                                is not given (default: the Nodes' spec.podCIDRs); repeatable
   --log-level LEVEL             the recorder's log level (default info)
   --recorder-namespace NS       where the recorder runs (default quorum-system)
   --kubeconfig FILE  --context NAME`;
@@ -73,6 +79,8 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
         'users-webhook': { type: 'boolean', default: false },
         'webhook-client-ca': { type: 'string' },
         'webhook-client-name': { type: 'string', multiple: true },
+        'api-server-cidr': { type: 'string', multiple: true },
+        'pod-cidr': { type: 'string', multiple: true },
         'log-level': { type: 'string' },
         'recorder-namespace': { type: 'string' },
         kubeconfig: { type: 'string' },
@@ -97,6 +105,8 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
   if (v['history-group'] !== undefined) options.historyGroups = v['history-group'];
   if (v['users-webhook']) options.usersWebhook = true;
   if (v['webhook-client-name'] !== undefined) options.webhookClientNames = v['webhook-client-name'];
+  if (v['api-server-cidr'] !== undefined) options.apiServerCIDRs = cidrsOf('--api-server-cidr', v['api-server-cidr']);
+  if (v['pod-cidr'] !== undefined) options.podCIDRs = cidrsOf('--pod-cidr', v['pod-cidr']);
   if (v['cluster-wide']) options.clusterWide = true;
   if (v['log-level'] !== undefined) options.logLevel = v['log-level'];
   return {
@@ -108,6 +118,16 @@ export function parseInstallArgs(argv: readonly string[], env: Record<string, st
     ...(v.kubeconfig !== undefined ? { kubeconfig: v.kubeconfig } : {}),
     ...(v.context !== undefined ? { context: v.context } : {}),
   };
+}
+
+/** The CIDRs of a repeated option, refused (naming the option) as the manifests would refuse them. */
+function cidrsOf(option: string, values: string[]): string[] {
+  try {
+    webhookCallerPeers({ podCIDRs: values });
+  } catch (err) {
+    throw new UsageError(`${option}: ${(err as Error).message.replace(/^podCIDRs: /, '')}`);
+  }
+  return values;
 }
 
 /** The ChangeRecorders of a YAML file; anything else in it is refused by file and document. */
@@ -137,6 +157,7 @@ async function install(args: InstallArgs, io: CommandIO): Promise<void> {
     const options = { ...args.options, recorders, ...(args.webhookClientCAFile !== undefined ? { webhookClientCA: await readFile(args.webhookClientCAFile, 'utf8') } : {}) };
     if (args.print) {
       const plan = await planRecorderInstall(client, options);
+      for (const warning of plan.warnings) io.stderr.write(`quorum history install: warning: ${warning}\n`);
       io.stdout.write([...plan.manifests, ...plan.recorders].map((o) => stringify(o, { lineWidth: 0 })).join('---\n'));
       return;
     }

@@ -9,7 +9,9 @@
 // for given ChangeRecorders (the rules of its quorum-recorder-recorded Roles). They are granted by a Role and
 // RoleBinding in each of rbac.namespaces (kube-system refused), or, with rbac.clusterWide, by the ClusterRole
 // with Namespaces. The users webhook (attribution.users) is called for the same kinds in the same namespaces:
-// its rules and namespaceSelector come from the same values, so they cannot disagree.
+// its rules and namespaceSelector come from the same values, so they cannot disagree. Its NetworkPolicy admits
+// the webhook's port from attribution.apiServerCIDRs, else from every address but the pods': attribution.podCIDRs,
+// or the Nodes' spec.podCIDRs, which the chart reads at install time (Helm's lookup; `helm template` reads none).
 import { stringify } from 'yaml';
 import { GROUP, PLURAL } from '../api/changerecorder.ts';
 import { changeRecorderCRDYAML } from '../api/crd.ts';
@@ -26,9 +28,10 @@ import {
   recordedNamespaceObjects,
   recorderManifests,
   usersWebhookObjects,
+  usersWebhookPolicy,
   WEBHOOK_CLIENT_CA_DIR,
 } from './manifests.ts';
-import { WEBHOOK_CLIENT_CA_CONFIGMAP } from '../attribution/webhook.ts';
+import { WEBHOOK_CLIENT_CA_CONFIGMAP, WEBHOOK_PORT } from '../attribution/webhook.ts';
 
 export const CHART_DIR = 'deploy/helm/quorum-recorder';
 
@@ -46,6 +49,7 @@ const SENTINELS = {
   recordedRules: 'quorum-sentinel-recordedrules',
   clientCA: '-----BEGIN CERTIFICATE-----quorum-sentinel-clientca',
   clientName: 'quorum-sentinel-clientname',
+  callers: 'quorum-sentinel-callers',
 } as const;
 
 const TEMPLATE: [string, string][] = [
@@ -78,7 +82,55 @@ export const RANGES = {
   /** The API server's client CA: its ConfigMap, and the Deployment's volume, mount and variable for it. */
   clientCA: '{{- if .Values.attribution.apiServerClientCA }}',
   clientNames: '{{- if and .Values.attribution.apiServerClientCA .Values.attribution.apiServerClientNames }}',
+  /** The users webhook's callers in its NetworkPolicy: opens the block that WEBHOOK_CALLERS_END closes. */
+  webhookCallers: '{{- if .Values.attribution.apiServerCIDRs }}',
 } as const;
+
+/** Closes the callers' block (RANGES.webhookCallers). */
+export const WEBHOOK_CALLERS_END = '{{- end }}{{/* the users webhook\'s callers */}}';
+
+/** The pod CIDRs refused the webhook's port (JSON): attribution.podCIDRs, or every Node's spec.podCIDRs; sorted, each once. */
+const POD_CIDRS_HELPER = `{{- define "quorum-recorder.podCIDRs" -}}
+{{- $pods := .Values.attribution.podCIDRs | default list }}
+{{- if not $pods }}{{- range (lookup "v1" "Node" "" "").items }}{{- $pods = concat $pods (.spec.podCIDRs | default list) }}{{- end }}{{- end }}
+{{- $pods | uniq | sortAlpha | toJson }}
+{{- end }}
+`;
+
+/** webhookCallerPeers() in Helm's template language, its list items at `indent`. */
+function webhookCallersTemplate(indent: string): string {
+  const everyBut = (cidr: string, family: string): string[] => [
+    `{{- if or ${family} (not $pods) }}`,
+    `${indent}- ipBlock:`,
+    `${indent}    cidr: ${JSON.stringify(cidr)}`,
+    `{{- with ${family} }}`,
+    `${indent}    except: {{ toJson . }}`,
+    '{{- end }}',
+    '{{- end }}',
+  ];
+  return [
+    RANGES.webhookCallers,
+    '{{- range (.Values.attribution.apiServerCIDRs | uniq | sortAlpha) }}',
+    `${indent}- ipBlock:`,
+    `${indent}    cidr: {{ . | quote }}`,
+    '{{- end }}',
+    '{{- else }}',
+    '{{- $pods := include "quorum-recorder.podCIDRs" . | fromJsonArray }}',
+    '{{- $v4 := list }}{{- $v6 := list }}',
+    '{{- range $pods }}{{- if contains ":" . }}{{- $v6 = append $v6 . }}{{- else }}{{- $v4 = append $v4 . }}{{- end }}{{- end }}',
+    ...everyBut('0.0.0.0/0', '$v4'),
+    ...everyBut('::/0', '$v6'),
+    WEBHOOK_CALLERS_END,
+  ].join('\n');
+}
+
+/** Warns after an install whose policy admits every address to the webhook's port (no pod CIDR given or found). */
+const NOTES = `{{- if and .Values.attribution.users (not .Values.attribution.apiServerCIDRs) (not (include "quorum-recorder.podCIDRs" . | fromJsonArray)) }}
+WARNING: the users webhook's NetworkPolicy admits every address to port ${WEBHOOK_PORT}, pods included: no Node has
+spec.podCIDRs and attribution.podCIDRs is empty. Set attribution.apiServerCIDRs (the API server's addresses)
+or attribution.podCIDRs (docs/recorder.md).
+{{- end }}
+`;
 
 const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
 
@@ -105,7 +157,10 @@ export const VALUES = {
   // apiServerClientCA: the CA (PEM) of the client certificate the API server presents to admission webhooks
   // (--admission-control-config-file); the webhook then answers only callers with one, of the common names in
   // apiServerClientNames (empty: any it signed). Empty: any caller that reaches the webhook's port (docs/security.md).
-  attribution: { users: false, apiServerClientCA: '', apiServerClientNames: [] as string[] },
+  // apiServerCIDRs: the API server's addresses; the webhook's port admits only them (its NetworkPolicy, where a
+  // policy agent enforces it). Empty: every address but the pods' (podCIDRs; empty: the Nodes' spec.podCIDRs,
+  // read at install). Where pods share the nodes' subnets (EKS's VPC CNI) set apiServerCIDRs (docs/recorder.md).
+  attribution: { users: false, apiServerClientCA: '', apiServerClientNames: [] as string[], apiServerCIDRs: [] as string[], podCIDRs: [] as string[] },
 };
 
 const indentOf = (line: string): number => line.length - line.trimStart().length;
@@ -127,6 +182,18 @@ function rangeOverItem(text: string, sentinel: string, open: string, replacement
   let item = lines.slice(start, end).join('\n');
   for (const [from, to] of replacements) item = item.replaceAll(from, to);
   return [...lines.slice(0, start), open, item, '{{- end }}', ...lines.slice(end)].join('\n');
+}
+
+/** The users webhook's NetworkPolicy, its callers (the webhook port's `from`) a sentinel that becomes webhookCallersTemplate. */
+function webhookPolicyWithSentinel(): object {
+  const policy = structuredClone(usersWebhookPolicy(SENTINELS.namespace)) as unknown as { spec: { ingress: { from?: unknown; ports: unknown }[] } };
+  const rule = policy.spec.ingress.find((r) => r.from !== undefined);
+  if (!rule) throw new Error("helm: the NetworkPolicy has no rule for the webhook's callers");
+  const { ports } = rule;
+  delete rule.from;
+  delete (rule as { ports?: unknown }).ports;
+  Object.assign(rule, { from: SENTINELS.callers, ports });
+  return policy;
 }
 
 export function helmChart(): Record<string, string> {
@@ -183,11 +250,15 @@ export function helmChart(): Record<string, string> {
       const line = (sentinel: string, field: string): [string, string] => [new RegExp(`${field}:\\n\\s*- ${sentinel}`).exec(text)![0], `${field}: {{ toJson .${field} }}`];
       text = rangeOverItem(text, SENTINELS.ruleGroup, RANGES.webhookRules, [line(SENTINELS.ruleGroup, 'apiGroups'), line(SENTINELS.ruleResource, 'resources')]);
     }
+    if (text.includes(SENTINELS.callers)) {
+      text = text.replace(new RegExp(`^( *)- from: ${SENTINELS.callers}$`, 'm'), (_, indent: string) => `${indent}- from:\n${webhookCallersTemplate(`${indent}    `)}`);
+    }
     if (/quorum-sentinel/.test(text)) throw new Error(`helm: a sentinel left in ${(o as { kind?: string }).kind}`);
     return text;
   };
   const sentinelScope = { clusterWide: false, namespaces: [SENTINELS.recordedNamespace] };
-  const webhookObjects = usersWebhookObjects(SENTINELS.namespace, [{ group: SENTINELS.ruleGroup, kind: 'Sentinel' }], { [`${SENTINELS.ruleGroup}/Sentinel`]: SENTINELS.ruleResource }, sentinelScope);
+  // The NetworkPolicy first, as the manifests put it before the Deployment (Helm sorts by kind anyway).
+  const webhookObjects = [webhookPolicyWithSentinel(), ...usersWebhookObjects(SENTINELS.namespace, [{ group: SENTINELS.ruleGroup, kind: 'Sentinel' }], { [`${SENTINELS.ruleGroup}/Sentinel`]: SENTINELS.ruleResource }, sentinelScope)];
   // One Role and RoleBinding, whose namespace is the range's and whose rules are the values'. Inside the range
   // the release's namespace is `$.Release.Namespace`.
   const namespaceObjects = recordedNamespaceObjects(SENTINELS.namespace, sentinelScope, [{ group: '', kind: 'Sentinel' }]).map((o) => (o.kind === 'Role' ? { ...o, rules: SENTINELS.recordedRules } : o));
@@ -199,5 +270,7 @@ export function helmChart(): Record<string, string> {
     'templates/recorder.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${objects.map(render).join('---\n')}`,
     'templates/recorded-namespaces.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${KUBE_SYSTEM_GUARD}\n${RANGES.recordedNamespaces}\n${namespaceObjects.map((o) => `---\n${inRange(render(o))}`).join('')}{{- end }}\n`,
     'templates/users-webhook.yaml': `# Generated by packages/recorder/scripts/generate.ts from src/deploy/manifests.ts.\n${RANGES.usersWebhook}\n${webhookObjects.map(render).join('---\n')}{{- end }}\n`,
+    'templates/_helpers.tpl': `{{/* Generated by packages/recorder/scripts/generate.ts. */}}\n${POD_CIDRS_HELPER}`,
+    'templates/NOTES.txt': `{{/* Generated by packages/recorder/scripts/generate.ts. */}}\n${NOTES}`,
   };
 }

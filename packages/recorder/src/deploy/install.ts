@@ -6,15 +6,16 @@
 // given ChangeRecorder's Ready condition. uninstallRecorder() removes the recorder and keeps every record.
 // The users webhook is installed when a ChangeRecorder asks for users (spec.attribution.users) or when told
 // to, and removed by an install that has none: a configuration left behind would call a recorder that no
-// longer answers it.
+// longer answers it. With it goes the recorder's NetworkPolicy, whose callers of the webhook's port are the API
+// server's CIDRs when given, else every address but the pods': the Nodes' spec.podCIDRs, read here.
 import type { V1Deployment } from '@kubernetes/client-node';
-import { applyManifests, removeManifests, rolledOut as kitRolledOut, waitCaBundlesPublished, waitFor, waitRolledOut } from '@quorum/kit';
-import { NotFoundError, ValidatingWebhookConfigurations, type Client, type OpenObject } from '@quorum/runtime';
+import { applyManifests, describeObject, removeManifests, rolledOut as kitRolledOut, waitCaBundlesPublished, waitFor, waitRolledOut, type ApplyManifestsOptions, type RemoveManifestsOptions } from '@quorum/kit';
+import { ForbiddenError, NetworkPolicies, Nodes, NotFoundError, ValidatingWebhookConfigurations, type Client, type KubeObject, type OpenObject } from '@quorum/runtime';
 import { API_VERSION, KIND, type ChangeRecorder } from '../api/changerecorder.ts';
 import { applyDefaults, validateSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
-import { USERS_WEBHOOK_CONFIGURATION } from '../attribution/webhook.ts';
-import { NAME, recorderManifests, storageSecretsOf, usersWebhookObjects, webhookClientCAConfigMap, type RecorderManifestOptions } from './manifests.ts';
+import { USERS_WEBHOOK_CONFIGURATION, WEBHOOK_PORT } from '../attribution/webhook.ts';
+import { NAME, recorderManifests, storageSecretsOf, usersWebhookObjects, usersWebhookPolicy, webhookClientCAConfigMap, type RecorderManifestOptions } from './manifests.ts';
 import { derivationProblem, deriveRecordedKinds, manifestKinds, type DerivedKinds } from './rbac.ts';
 
 export const INSTALL_FIELD_MANAGER = 'quorum-history-install';
@@ -45,6 +46,10 @@ export interface RecorderInstallPlan {
   usersWebhook: boolean;
   /** The ChangeRecorders (of derivedFrom) that ask for users. */
   usersFor: string[];
+  /** With the users webhook, who its NetworkPolicy admits to its port, in words (the install logs it). */
+  webhookCallers?: string;
+  /** What the operator should know before trusting that policy: set when it admits every address (no pod CIDR found). */
+  warnings: string[];
 }
 
 export interface RecorderInstallResult extends RecorderInstallPlan {
@@ -88,8 +93,37 @@ export async function planRecorderInstall(client: Client, options: RecorderInsta
   const storageSecrets = [...new Set([...(options.storageSecrets ?? []), ...storageSecretsOf(all)])].sort();
   const usersFor = all.filter((r) => applyDefaults(r.spec).attribution.users).map((r) => r.metadata.name!).sort();
   const usersWebhook = options.usersWebhook === true || usersFor.length > 0;
-  const manifests = recorderManifests({ ...manifestOptions, ...manifestKinds(derived), storageSecrets, usersWebhook }) as OpenObject[];
-  return { manifests, recorders, derivedFrom: [...byName.keys()].sort(), derived, usersWebhook, usersFor };
+  const callers = usersWebhook ? await webhookCallers(client, options) : { podCIDRs: [], warnings: [] };
+  const manifests = recorderManifests({ ...manifestOptions, ...manifestKinds(derived), storageSecrets, usersWebhook, podCIDRs: callers.podCIDRs }) as OpenObject[];
+  return { manifests, recorders, derivedFrom: [...byName.keys()].sort(), derived, usersWebhook, usersFor, warnings: callers.warnings, ...(callers.said ? { webhookCallers: callers.said } : {}) };
+}
+
+/** The Nodes' spec.podCIDRs (spec.podCIDR on a node without the list), each once; none when the user may not list Nodes. */
+async function nodePodCIDRs(client: Client): Promise<{ cidrs: string[]; forbidden?: string }> {
+  try {
+    const nodes = (await client.list(Nodes)).items;
+    const cidrs = nodes.flatMap((n) => n.spec?.podCIDRs ?? (n.spec?.podCIDR ? [n.spec.podCIDR] : []));
+    return { cidrs: [...new Set(cidrs.filter((c): c is string => typeof c === 'string' && c.length > 0))].sort() };
+  } catch (err) {
+    if (err instanceof ForbiddenError) return { cidrs: [], forbidden: err.message };
+    throw err;
+  }
+}
+
+/**
+ * Who the users webhook's NetworkPolicy admits: the API server's CIDRs when given; else every address but the
+ * pods' (podCIDRs, or the Nodes'). A cluster whose Nodes carry no pod CIDR (CNIs with their own IPAM: Calico,
+ * Cilium's cluster pool) leaves the port open to every address, which the install says.
+ */
+async function webhookCallers(client: Client, options: RecorderInstallOptions): Promise<{ podCIDRs: string[]; said?: string; warnings: string[] }> {
+  if (options.apiServerCIDRs?.length) return { podCIDRs: [], said: `only ${options.apiServerCIDRs.join(', ')} (--api-server-cidr)`, warnings: [] };
+  if (options.podCIDRs?.length) return { podCIDRs: [...options.podCIDRs], said: `every address but the pod CIDRs ${options.podCIDRs.join(', ')} (--pod-cidr)`, warnings: [] };
+  const found = await nodePodCIDRs(client);
+  if (found.cidrs.length) {
+    return { podCIDRs: found.cidrs, said: `every address but the Nodes' pod CIDRs ${found.cidrs.join(', ')} (where pods share the nodes' subnets, e.g. EKS's VPC CNI, give --api-server-cidr)`, warnings: [] };
+  }
+  const why = found.forbidden ? `the Nodes could not be listed (${found.forbidden})` : 'no Node has spec.podCIDRs (its CNI allocates pod addresses itself)';
+  return { podCIDRs: [], warnings: [`the users webhook's NetworkPolicy admits every address to port ${WEBHOOK_PORT}, pods included: ${why}. Give the API server's addresses (--api-server-cidr) or the cluster's pod CIDRs (--pod-cidr)`] };
 }
 
 /** Rolled out as `kubectl rollout status` judges it: the kit's judgement, for a Deployment as the recorder reads it. */
@@ -99,13 +133,15 @@ export async function installRecorder(client: Client, options: RecorderInstallOp
   const log = options.log ?? (() => undefined);
   const plan = await planRecorderInstall(client, options);
   log(`role derived from ${plan.derivedFrom.length ? `ChangeRecorder(s) ${plan.derivedFrom.join(', ')}` : 'the default kinds (no ChangeRecorder given or found)'}: get, list, watch on ${plan.derived.granted.map((k) => `${k.resource}${k.group ? `.${k.group}` : ''}`).join(', ')}`);
+  for (const warning of plan.warnings) log(`warning: ${warning}`);
   const write = { fieldManager: INSTALL_FIELD_MANAGER, force: true, fieldValidation: 'Strict' } as const;
-  await applyManifests(client, plan.manifests, { ...write, log });
+  await applyWithPolicy(client, plan.manifests, { ...write, log });
   const ns = options.namespace ?? 'quorum-system';
   if (plan.usersWebhook) {
     log(`users webhook installed${plan.usersFor.length ? ` for ChangeRecorder(s) ${plan.usersFor.join(', ')}` : ''}: UPDATE and DELETE of the same kinds, failurePolicy Ignore`);
+    if (plan.webhookCallers) log(`its port admits (NetworkPolicy ${NAME}, where a policy agent enforces it) ${plan.webhookCallers}`);
   } else {
-    await removeManifests(client, usersWebhookObjects(ns), { log: (line) => log(`${line} (no ChangeRecorder asks for users)`) });
+    await removeWithPolicy(client, [...usersWebhookObjects(ns), usersWebhookPolicy(ns)], { log: (line) => log(`${line} (no ChangeRecorder asks for users)`) });
   }
   for (const r of plan.recorders) {
     await client.apply(ChangeRecorders, r, write);
@@ -150,5 +186,40 @@ async function readyCondition(client: Client, name: string, timeoutMs: number): 
 export async function uninstallRecorder(client: Client, options: Pick<RecorderManifestOptions, 'namespace'> = {}): Promise<void> {
   // With the users webhook's objects, whether or not it was installed: deleting what is absent is nothing.
   const ns = options.namespace ?? 'quorum-system';
-  await removeManifests(client, [...recorderManifests({ namespace: ns, usersWebhook: true }), webhookClientCAConfigMap(ns, '')], { keep: ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim'] });
+  await removeWithPolicy(client, [...recorderManifests({ namespace: ns, usersWebhook: true }), webhookClientCAConfigMap(ns, '')], { keep: ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim'] });
+}
+
+// The kit's installer writes the kinds operators ship in their manifests, NetworkPolicy not among them (yet):
+// the recorder writes its policy itself, in its place among the others.
+const isPolicy = (o: KubeObject): boolean => o.kind === NetworkPolicies.kind;
+const policyKey = (o: KubeObject): { namespace: string; name: string } => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' });
+
+/** applyManifests, the NetworkPolicy applied between the objects before it and those after it. */
+async function applyWithPolicy(client: Client, objects: readonly OpenObject[], options: ApplyManifestsOptions & { force: true }): Promise<void> {
+  let batch: OpenObject[] = [];
+  for (const obj of objects) {
+    if (!isPolicy(obj)) {
+      batch.push(obj);
+      continue;
+    }
+    await applyManifests(client, batch, options);
+    batch = [];
+    await client.apply(NetworkPolicies, obj, { fieldManager: options.fieldManager, fieldValidation: options.fieldValidation, force: true });
+    options.log?.(`applied ${describeObject(obj)}`);
+  }
+  await applyManifests(client, batch, options);
+}
+
+/** removeManifests, then the NetworkPolicy; one already gone is no error. */
+async function removeWithPolicy(client: Client, objects: readonly KubeObject[], options: RemoveManifestsOptions): Promise<void> {
+  await removeManifests(client, objects.filter((o) => !isPolicy(o)), options);
+  if (options.keep?.includes(NetworkPolicies.kind)) return;
+  for (const policy of objects.filter(isPolicy)) {
+    try {
+      await client.delete(NetworkPolicies, policyKey(policy));
+      options.log?.(`removed ${describeObject(policy)}`);
+    } catch (err) {
+      if (!(err instanceof NotFoundError)) throw err;
+    }
+  }
 }

@@ -12,8 +12,10 @@
 // (test/unit/rbac-calls.test.ts compares them). Events about ChangeRecorders go to the `default` namespace
 // (they are cluster-scoped), through a Role there. With usersWebhook, also the validating admission webhook
 // that tells who made each change (attribution/webhook.ts), called for UPDATE and DELETE of the same kinds in
-// the same namespaces, and the RBAC for its certificate and CA.
-import { RESTRICTED_NAMESPACE_LABELS, restrictedContainerSecurity, restrictedPodSecurity } from '@quorum/kit';
+// the same namespaces, the RBAC for its certificate and CA, and a NetworkPolicy that admits its port only from
+// the API server's addresses (where a policy agent enforces it; usersWebhookPolicy).
+import { isIP } from 'node:net';
+import { ingressPolicy, RESTRICTED_NAMESPACE_LABELS, restrictedContainerSecurity, restrictedPodSecurity, type IpBlockPeer } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { API_VERSION, DEFAULT_RESOURCES, KIND, OPTIONAL_DEFAULT_RESOURCES, type ChangeRecorder, type GroupKind } from '../api/changerecorder.ts';
 import { applyDefaults } from '../api/defaults.ts';
@@ -54,6 +56,8 @@ export const REFUSED_NAMESPACE = 'kube-system';
 const NAMESPACE_NAME_LABEL = 'kubernetes.io/metadata.name';
 /** The ClusterRole and Role of the users webhook: its CA in the configuration, its certificate Secret. */
 export const USERS_WEBHOOK_ROLE = 'quorum-recorder-webhook';
+/** The probes' port (/healthz, /readyz; config.ts's PROBE_PORT default, which the manifests leave as it is). */
+export const PROBE_PORT = 8081;
 /** Where the webhook's certificate files go: an emptyDir, the root filesystem being read-only. */
 const CERT_DIR = '/tmp/webhook-certs';
 /**
@@ -117,6 +121,14 @@ export interface RecorderManifestOptions {
   webhookClientCA?: string;
   /** The common names allowed among those certificates (e.g. localkube's `kube-apiserver-webhook-client`); default any. */
   webhookClientNames?: readonly string[];
+  /**
+   * The API server's addresses (CIDRs): with usersWebhook, the recorder's NetworkPolicy admits the webhook's
+   * port from these only. Unset: from every address but podCIDRs'. Set it where pods share the nodes' subnets
+   * (EKS's VPC CNI): there no CIDR tells a pod from the API server.
+   */
+  apiServerCIDRs?: readonly string[];
+  /** The cluster's pod CIDRs, refused the webhook's port when apiServerCIDRs is unset (the install reads the Nodes' spec.podCIDRs). */
+  podCIDRs?: readonly string[];
   logLevel?: string;
 }
 
@@ -291,6 +303,48 @@ export function usersWebhookObjects(ns: string, kinds: readonly GroupKind[] = AL
   ];
 }
 
+/** A CIDR (`address/prefix`, IPv4 or IPv6) as written; throws, naming the option, when it is not one. */
+function checkedCIDR(cidr: string, option: string): string {
+  const [address = '', prefix, ...rest] = cidr.trim().split('/');
+  const family = isIP(address);
+  const bits = Number(prefix);
+  if (family === 0 || rest.length > 0 || prefix === undefined || !/^\d+$/.test(prefix) || bits > (family === 4 ? 32 : 128)) {
+    throw new Error(`${option}: ${JSON.stringify(cidr)} is not a CIDR (an address and a prefix length, e.g. 10.0.0.0/28 or fd00::/64)`);
+  }
+  return cidr.trim();
+}
+
+const uniqueSorted = (values: readonly string[]): string[] => [...new Set(values)].sort();
+
+/**
+ * Who may call the users webhook's port: the API server's CIDRs when given; otherwise every address but the
+ * pods' (each family with pod CIDRs: its whole range less them; with none known, both ranges whole, which
+ * admits every caller, as without a policy: the install warns).
+ */
+export function webhookCallerPeers(callers: Pick<RecorderManifestOptions, 'apiServerCIDRs' | 'podCIDRs'> = {}): IpBlockPeer[] {
+  if (callers.apiServerCIDRs?.length) return uniqueSorted(callers.apiServerCIDRs.map((c) => checkedCIDR(c, 'apiServerCIDRs'))).map((cidr) => ({ ipBlock: { cidr } }));
+  const pods = uniqueSorted((callers.podCIDRs ?? []).map((c) => checkedCIDR(c, 'podCIDRs')));
+  const [v4, v6] = [pods.filter((c) => !c.includes(':')), pods.filter((c) => c.includes(':'))];
+  const everyBut = (cidr: string, except: string[]): IpBlockPeer => ({ ipBlock: { cidr, ...(except.length ? { except } : {}) } });
+  return [...(v4.length || !pods.length ? [everyBut('0.0.0.0/0', v4)] : []), ...(v6.length || !pods.length ? [everyBut('::/0', v6)] : [])];
+}
+
+/**
+ * The recorder pod's ingress, with the users webhook: its port from the API server's addresses only
+ * (webhookCallerPeers), so that no pod can post a forged AdmissionReview where a policy agent enforces it; the
+ * history endpoint, /metrics and the probes from every source, as without a policy (the history endpoint and
+ * /metrics authenticate each caller; the kubelet probes from the node).
+ */
+export function usersWebhookPolicy(ns: string, callers: Pick<RecorderManifestOptions, 'apiServerCIDRs' | 'podCIDRs'> = {}): Obj {
+  return ingressPolicy({
+    name: NAME,
+    namespace: ns,
+    labels,
+    podLabels: selector,
+    ingress: [{ ports: [HISTORY_PORT, METRICS_PORT, PROBE_PORT] }, { ports: [WEBHOOK_PORT], from: webhookCallerPeers(callers) }],
+  });
+}
+
 /** A Role and RoleBinding in each recorded namespace: list and watch on the namespaced kinds, nothing when cluster-wide. */
 export function recordedNamespaceObjects(ns: string, scope: RecordedScope, kinds: readonly RecordedKind[] = ALL_DEFAULT_RESOURCES, plurals?: Readonly<Record<string, string>>): Obj[] {
   const rules = namespacedRecordedRules(kinds, plurals);
@@ -356,6 +410,8 @@ export function recorderManifests(options: RecorderManifestOptions = {}): Obj[] 
     },
     // Before the Deployment, whose pod mounts it.
     ...(options.webhookClientCA !== undefined ? [webhookClientCAConfigMap(ns, options.webhookClientCA)] : []),
+    // Before the Deployment too: its pod never serves the webhook unguarded.
+    ...(options.usersWebhook ? [usersWebhookPolicy(ns, options)] : []),
     deployment(ns, options),
     {
       apiVersion: 'v1',
@@ -427,7 +483,7 @@ function deployment(ns: string, options: RecorderManifestOptions): Obj {
                 env('LOG_LEVEL', options.logLevel ?? 'info'),
               ],
               ports: [
-                { name: 'probes', containerPort: 8081 },
+                { name: 'probes', containerPort: PROBE_PORT },
                 // /metrics over HTTPS, for bearer tokens bound to the metrics-reader ClusterRole (the probes serve no metrics).
                 { name: 'metrics', containerPort: METRICS_PORT },
                 { name: HISTORY_PORT_NAME, containerPort: HISTORY_PORT },

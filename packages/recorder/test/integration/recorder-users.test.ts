@@ -5,7 +5,9 @@
 // the records, read through `quorum history` as another user, name that user beside the field manager.
 //
 // The webhook answers only the API server (issue 23, finding 1): it is installed with localkube's webhook client
-// CA, and a pod's forged AdmissionReview fails the TLS handshake while its history port answers the same pod.
+// CA and with its NetworkPolicy (the webhook's port from every address but the pods'), which localkube's policy
+// agent enforces: a pod cannot even connect to the webhook's port, while its history port answers the same pod
+// and the API server's reviews still arrive (localkube's API server calls from the host, which the agent admits).
 //
 // The recorder runs in a namespace of its own that the suite deletes; uninstallRecorder removes the cluster-wide
 // objects, the ValidatingWebhookConfiguration among them, so no webhook outlives the file.
@@ -13,8 +15,8 @@
 // @exclusive recorder
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Client, ConfigMaps, Pods, RoleBindings, Roles, ServiceAccounts, connect } from '@quorum/runtime';
-import { APISERVER_WEBHOOK_CLIENT_NAME } from '@quorum/localkube';
+import { Client, ConfigMaps, NetworkPolicies, Pods, RoleBindings, Roles, ServiceAccounts, connect } from '@quorum/runtime';
+import { APISERVER_WEBHOOK_CLIENT_NAME, topology } from '@quorum/localkube';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
 import { API_VERSION, KIND, type ChangeRecorder } from '../../src/api/changerecorder.ts';
 import { historyCommand } from '../../src/cli/history.ts';
@@ -22,7 +24,8 @@ import { buildRecorderImage } from '../../src/deploy/image.ts';
 import { installRecorder, uninstallRecorder } from '../../src/deploy/install.ts';
 import type { RecordsResponse, RecordSummary } from '../../src/history/protocol.ts';
 import { ChangeRecorders } from '../../src/resources.ts';
-import { USERS_WEBHOOK_PATH } from '../../src/attribution/webhook.ts';
+import { USERS_WEBHOOK_PATH, WEBHOOK_PORT } from '../../src/attribution/webhook.ts';
+import { NAME } from '../../src/deploy/manifests.ts';
 import { HISTORY_PORT, HISTORY_SERVICE } from '../../src/history/protocol.ts';
 
 const USER = 'alice@example.com';
@@ -96,6 +99,9 @@ before(async () => {
     log,
     webhookClientCA,
     webhookClientNames: [APISERVER_WEBHOOK_CLIENT_NAME],
+    // localkube's Nodes carry no spec.podCIDRs (its CNI's host-local ranges are per node, not allocated by the
+    // controller-manager), so the install is told the pod network, as --pod-cidr tells it on such clusters.
+    podCIDRs: [topology.POD_NETWORK],
   });
   assert.equal(result.usersWebhook, true);
   assert.deepEqual(result.ready.map((r) => [r.status, r.reason]), [['True', 'Recording']], JSON.stringify(result.ready));
@@ -177,7 +183,13 @@ const call = (port, path, method, body) => new Promise((resolve) => {
 })();
 `;
 
-test("a pod's forged AdmissionReview is refused in the TLS handshake; the user's real edit from that version is hers, not Ambiguous", async () => {
+test("a pod cannot connect to the webhook's port (its NetworkPolicy) while its history port answers it; the user's real edit from that version is hers, not Ambiguous", async () => {
+  // The positive signal first: the policy is in the API, refusing the pod network, and since it was applied the
+  // API server's reviews have been arriving (before(): an edit attributed to the user).
+  const policy = await env.client.get(NetworkPolicies, { namespace: recorderNs, name: NAME });
+  const webhookRule = policy.spec?.ingress?.find((rule) => rule.ports?.some((p) => p.port === WEBHOOK_PORT));
+  assert.deepEqual(webhookRule?.from, [{ ipBlock: { cidr: '0.0.0.0/0', except: [topology.POD_NETWORK] } }], JSON.stringify(policy.spec));
+  assert.ok((await records('warm-up')).some((r) => r.changedBy?.user === USER), 'a real review recorded under the policy');
   const cm = await env.client.create(ConfigMaps, { metadata: { name: 'forged', namespace: appNs }, data: { v: '1' } });
   const review = {
     apiVersion: 'admission.k8s.io/v1',
@@ -226,7 +238,8 @@ test("a pod's forged AdmissionReview is refused in the TLS handshake; the user's
   const outcome = JSON.parse(output.split('\n').at(-1)!) as { webhook: { status?: number; error?: string }; history: { status?: number; error?: string } };
   assert.ok(outcome.history.status !== undefined, `the pod reaches the recorder's Service (its history port answers): ${output}`);
   assert.equal(outcome.webhook.status, undefined, `the forged review got an HTTP answer: ${output}`);
-  assert.match(outcome.webhook.error ?? '', /certificate|alert|ECONNRESET|EPROTO|socket hang up/i, output);
+  // Refused before any TLS (the policy agent's REJECT), not in the handshake (the client CA, behind it).
+  assert.match(outcome.webhook.error ?? '', /ECONNREFUSED|timeout|ETIMEDOUT/i, output);
 
   // The real edit from the same version: had the forgery been remembered, two users for one version would say Ambiguous.
   await alice.apply(ConfigMaps, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'forged', namespace: appNs }, data: { v: '2' } }, { fieldManager: EDITOR, force: true });

@@ -224,14 +224,15 @@ test('an install applies every object with strict field validation, the CRD esta
     'Role/quorum-recorder-webhook',
     'ClusterRoleBinding/quorum-recorder-webhook',
     'ClusterRole/quorum-recorder-webhook',
-  ], 'no ChangeRecorder asks for users: a users webhook an earlier install left is removed');
+    'NetworkPolicy/quorum-recorder',
+  ], 'no ChangeRecorder asks for users: a users webhook an earlier install left is removed, and its NetworkPolicy');
 
   deleted.length = 0;
   await uninstallRecorder(client, { namespace: 'ops' });
   assert.ok(!deleted.some((d) => /^(Namespace|CustomResourceDefinition|PersistentVolumeClaim)\//.test(d)), `kept: ${deleted.join(', ')}`);
   assert.deepEqual(
     new Set(deleted.map((d) => d.split('/')[0])),
-    new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount', 'ValidatingWebhookConfiguration', 'ConfigMap']),
+    new Set(['Service', 'Deployment', 'RoleBinding', 'Role', 'ClusterRoleBinding', 'ClusterRole', 'ServiceAccount', 'ValidatingWebhookConfiguration', 'ConfigMap', 'NetworkPolicy']),
     'an object already gone is no error',
   );
 });
@@ -282,4 +283,50 @@ test('a ChangeRecorder that asks for users brings the users webhook, on the kind
 
   assert.equal(parseInstallArgs(['--users-webhook']).options.usersWebhook, true);
   assert.equal(parseInstallArgs([]).options.usersWebhook, undefined);
+});
+
+test("the users webhook's NetworkPolicy refuses the Nodes' pod CIDRs, read at install; none found (or Nodes forbidden) is said; the API server's CIDRs, given, are used as they are", async () => {
+  const usersRecorder = recorder('audited', { namespaces: { names: ['app'] }, resources: [{ group: '', kind: 'ConfigMap' }], attribution: { users: true } });
+  let nodeLists = 0;
+  const withNodes = (nodes: unknown[] | 'forbidden'): Client => {
+    const base = fakeClient([usersRecorder]);
+    return {
+      request: (...args: Parameters<Client['request']>) => base.request(...args),
+      list: (type: { kind: string }, ...rest: unknown[]) => {
+        if (type.kind !== 'Node') return (base.list as (...a: unknown[]) => unknown)(type, ...rest);
+        nodeLists++;
+        return nodes === 'forbidden' ? Promise.reject(apiError('GET', '/api/v1/nodes', 403, { message: 'nodes is forbidden' })) : Promise.resolve({ metadata: {}, items: nodes });
+      },
+    } as unknown as Client;
+  };
+  const webhookFrom = (plan: { manifests: readonly { kind?: string }[] }): unknown => {
+    const policy = plan.manifests.find((o) => o.kind === 'NetworkPolicy') as unknown as { spec: { ingress: { from?: unknown; ports: { port: number }[] }[] } };
+    return policy.spec.ingress.find((r) => r.ports.some((p) => p.port === 9443))!.from;
+  };
+  const dualStack = [{ spec: { podCIDR: '10.244.0.0/24', podCIDRs: ['10.244.0.0/24', 'fd00::/64'] } }, { spec: { podCIDR: '10.244.1.0/24' } }, { spec: {} }];
+  const found = await planRecorderInstall(withNodes(dualStack), {});
+  assert.deepEqual(webhookFrom(found), [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/24', '10.244.1.0/24'] } }, { ipBlock: { cidr: '::/0', except: ['fd00::/64'] } }]);
+  assert.deepEqual(found.warnings, []);
+  assert.match(found.webhookCallers ?? '', /every address but the Nodes' pod CIDRs 10\.244\.0\.0\/24, 10\.244\.1\.0\/24, fd00::\/64/);
+
+  for (const [nodes, why] of [[[{ spec: {} }], /no Node has spec\.podCIDRs/], ['forbidden', /the Nodes could not be listed .*forbidden/]] as const) {
+    const none = await planRecorderInstall(withNodes(nodes as unknown[] | 'forbidden'), {});
+    assert.deepEqual(webhookFrom(none), [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }]);
+    assert.equal(none.warnings.length, 1);
+    assert.match(none.warnings[0]!, /admits every address to port 9443, pods included/);
+    assert.match(none.warnings[0]!, why);
+  }
+
+  nodeLists = 0;
+  const given = await planRecorderInstall(withNodes(dualStack), { apiServerCIDRs: ['172.16.0.0/28'] });
+  assert.deepEqual(webhookFrom(given), [{ ipBlock: { cidr: '172.16.0.0/28' } }]);
+  const pods = await planRecorderInstall(withNodes(dualStack), { podCIDRs: ['100.64.0.0/16'] });
+  assert.deepEqual(webhookFrom(pods), [{ ipBlock: { cidr: '0.0.0.0/0', except: ['100.64.0.0/16'] } }]);
+  const without = await planRecorderInstall(withNodes('forbidden'), { recorders: [recorder('plain', { namespaces: { names: ['app'] } })], includeExisting: false });
+  assert.ok(!without.manifests.some((o) => o.kind === 'NetworkPolicy') && without.warnings.length === 0, 'no webhook: no policy, nothing to warn of');
+  assert.equal(nodeLists, 0, 'the Nodes are read only when the policy needs them');
+
+  const args = parseInstallArgs(['--api-server-cidr', '172.16.0.0/28', '--api-server-cidr', '10.0.0.2/32', '--pod-cidr', 'fd00::/48']);
+  assert.deepEqual([args.options.apiServerCIDRs, args.options.podCIDRs], [['172.16.0.0/28', '10.0.0.2/32'], ['fd00::/48']]);
+  assert.throws(() => parseInstallArgs(['--api-server-cidr', '10.0.0.2']), (err: unknown) => err instanceof UsageError && /--api-server-cidr: "10\.0\.0\.2" is not a CIDR/.test(err.message));
 });

@@ -18,8 +18,11 @@ import {
   STORAGE_ROOT,
   storageSecretsOf,
   USERS_WEBHOOK_ROLE,
+  PROBE_PORT,
+  webhookCallerPeers,
 } from '../../src/deploy/manifests.ts';
-import { USERS_WEBHOOK_CERT_SECRET, USERS_WEBHOOK_CONFIGURATION, USERS_WEBHOOK_PATH, WEBHOOK_CLIENT_CA_CONFIGMAP } from '../../src/attribution/webhook.ts';
+import { HISTORY_PORT } from '../../src/history/protocol.ts';
+import { USERS_WEBHOOK_CERT_SECRET, USERS_WEBHOOK_CONFIGURATION, USERS_WEBHOOK_PATH, WEBHOOK_CLIENT_CA_CONFIGMAP, WEBHOOK_PORT } from '../../src/attribution/webhook.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import { applyDefaults, validateSpec } from '../../src/api/defaults.ts';
 import type { ChangeRecorder, ChangeRecorderSpec, GroupKind } from '../../src/api/changerecorder.ts';
@@ -215,3 +218,48 @@ test('the recorder\'s namespace enforces, warns and audits the restricted Pod Se
   assert.deepEqual(pod.containers[0]!.securityContext['capabilities'], { drop: ['ALL'] });
 });
 
+
+interface PolicyRule {
+  from?: { ipBlock: { cidr: string; except?: string[] } }[];
+  ports: { protocol: string; port: number }[];
+}
+
+/** The recorder's NetworkPolicy among the manifests, its rules by port. */
+function policyOf(options: Parameters<typeof recorderManifests>[0]): { podSelector: unknown; policyTypes: string[]; byPort: Map<number, PolicyRule> } | undefined {
+  const objects = recorderManifests(options);
+  const policy = objects.find((o) => o.kind === 'NetworkPolicy') as { spec: { podSelector: unknown; policyTypes: string[]; ingress: PolicyRule[] } } | undefined;
+  if (!policy) return undefined;
+  assert.ok(objects.findIndex((o) => o.kind === 'NetworkPolicy') < objects.findIndex((o) => o.kind === 'Deployment'), 'applied before the pod exists');
+  const byPort = new Map(policy.spec.ingress.flatMap((rule) => rule.ports.map((p): [number, PolicyRule] => [p.port, rule])));
+  return { podSelector: policy.spec.podSelector, policyTypes: policy.spec.policyTypes, byPort };
+}
+
+test("the users webhook's NetworkPolicy: its port from the API server's CIDRs, or every address but the pods'; every other port the pod serves from anyone, as before", () => {
+  assert.equal(policyOf({}), undefined, 'no webhook, no policy');
+  const deployment = recorderManifests({ usersWebhook: true }).find((o) => o.kind === 'Deployment') as unknown as { spec: { selector: { matchLabels: unknown }; template: { spec: { containers: { ports: { containerPort: number }[] }[] } } } };
+  const served = deployment.spec.template.spec.containers[0]!.ports.map((p) => p.containerPort).sort();
+
+  const open = policyOf({ usersWebhook: true })!;
+  assert.deepEqual(open.podSelector, deployment.spec.selector, "the recorder's pods");
+  assert.deepEqual(open.policyTypes, ['Ingress'], 'what the recorder dials is not restricted');
+  assert.deepEqual([...open.byPort.keys()].sort(), served, 'every port the container serves has a rule: none is closed by accident');
+  for (const port of [HISTORY_PORT, PROBE_PORT, configFromEnv({}).metricsPort]) assert.equal(open.byPort.get(port)!.from, undefined, `port ${port}: every source`);
+  assert.deepEqual(open.byPort.get(WEBHOOK_PORT)!.from, [{ ipBlock: { cidr: '0.0.0.0/0' } }, { ipBlock: { cidr: '::/0' } }], 'no pod CIDR known: every address (the install warns)');
+
+  const pods = policyOf({ usersWebhook: true, podCIDRs: ['10.244.1.0/24', 'fd00:10:244::/64', '10.244.0.0/24', '10.244.1.0/24'] })!;
+  assert.deepEqual(pods.byPort.get(WEBHOOK_PORT)!.from, [
+    { ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/24', '10.244.1.0/24'] } },
+    { ipBlock: { cidr: '::/0', except: ['fd00:10:244::/64'] } },
+  ], 'dual-stack: each family less its pod CIDRs, each once');
+  assert.deepEqual(webhookCallerPeers({ podCIDRs: ['10.244.0.0/16'] }), [{ ipBlock: { cidr: '0.0.0.0/0', except: ['10.244.0.0/16'] } }], 'IPv4 pods only: no IPv6 range to admit');
+  assert.deepEqual(webhookCallerPeers({ podCIDRs: ['fd00::/48'] }), [{ ipBlock: { cidr: '::/0', except: ['fd00::/48'] } }], 'IPv6 pods only');
+
+  const apiServer = policyOf({ usersWebhook: true, apiServerCIDRs: ['172.16.0.32/28', '10.0.0.2/32'], podCIDRs: ['10.244.0.0/16'] })!;
+  assert.deepEqual(apiServer.byPort.get(WEBHOOK_PORT)!.from, [{ ipBlock: { cidr: '10.0.0.2/32' } }, { ipBlock: { cidr: '172.16.0.32/28' } }], "the API server's CIDRs only; the pod CIDRs then unused");
+  for (const port of [HISTORY_PORT, PROBE_PORT]) assert.equal(apiServer.byPort.get(port)!.from, undefined);
+
+  for (const bad of ['10.0.0.1', '10.0.0.0/33', 'fd00::/129', 'example.com/8', '10.0.0.0/8/1', '10.0.0.0/x']) {
+    assert.throws(() => recorderManifests({ usersWebhook: true, apiServerCIDRs: [bad] }), /apiServerCIDRs: .* is not a CIDR/, bad);
+    assert.throws(() => webhookCallerPeers({ podCIDRs: [bad] }), /podCIDRs: .* is not a CIDR/, bad);
+  }
+});
