@@ -9,7 +9,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { parse } from 'yaml';
-import { APISERVER_WEBHOOK_CLIENT_NAME, LocalKube } from '../packages/localkube/src/index.ts';
+import { APISERVER_WEBHOOK_CLIENT_NAME, LocalKube, topology } from '../packages/localkube/src/index.ts';
 import { minioImageArchive } from '../packages/localkube/src/storage/servers.ts';
 import { progress, step } from '../packages/localkube/src/progress.ts';
 import { Client, Secrets, Services } from '../packages/runtime/src/index.ts';
@@ -90,7 +90,8 @@ const sample = sampleChangeRecorder(ns);
 const webhookClientCA = await kube.webhookClientCA().catch(() => undefined);
 const recorded = await step(`installing the change recorder from its manifests, with ChangeRecorder ${sample.metadata.name} for namespace ${ns}`, () =>
   // Its users webhook answers only the API server's client certificate (a localkube started before it had one: any caller).
-  installRecorder(client, { image: recorderImage.name, recorders: [sample], readyTimeoutMs: 120_000, log: (m) => progress(`  ${m}`), ...(webhookClientCA ? { webhookClientCA, webhookClientNames: [APISERVER_WEBHOOK_CLIENT_NAME] } : {}) }),
+  // localkube's Nodes carry no spec.podCIDRs: the users-webhook's NetworkPolicy is told the pod network.
+  installRecorder(client, { image: recorderImage.name, recorders: [sample], podCIDRs: [topology.POD_NETWORK], readyTimeoutMs: 120_000, log: (m) => progress(`  ${m}`), ...(webhookClientCA ? { webhookClientCA, webhookClientNames: [APISERVER_WEBHOOK_CLIENT_NAME] } : {}) }),
 );
 // localkube's kubeconfig authenticates with a client certificate, which the API server cannot pass on to the
 // recorder's history endpoint: `quorum history` needs a token. A reader that may view namespace default
