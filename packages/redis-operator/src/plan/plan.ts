@@ -146,5 +146,11 @@ function planReload(o: Observed): Action | undefined {
 }
 
 export function plan(o: Observed): Action {
-  return planFoundation(o) ?? planPods(o) ?? planLabels(o) ?? planReplication(o) ?? planReload(o) ?? planChanges(o) ?? { type: 'none' };
+  const foundation = planFoundation(o);
+  if (foundation !== undefined) return foundation;
+  // A pod waited for must not hold the `<name>` Service back: an old primary's pod stuck terminating on a stopped
+  // node waits for its kubelet (minutes), and the primary the authority decided must serve meanwhile.
+  const pods = planPods(o);
+  if (pods !== undefined && pods.type !== 'wait') return pods;
+  return planLabels(o) ?? pods ?? planReplication(o) ?? planReload(o) ?? planChanges(o) ?? { type: 'none' };
 }

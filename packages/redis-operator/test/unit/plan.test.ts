@@ -115,6 +115,18 @@ test('a Sentinel failover is followed: the decision recorded, then the old prima
   assert.deepEqual(plan({ ...recorded, pods: back, instances: rejoined }), { type: 'label-role', pod: 'cache-0', role: 'replica' });
 });
 
+test("the old primary's pod stuck terminating (its node stopped) does not hold the Service back: the decided primary is labelled meanwhile", () => {
+  const pods = new Map(healthy().pods).set(...pod('cache-0', { roleLabel: 'primary', ready: false, deleting: true }));
+  const sentinels = new Map([['cache-sentinel-0', says('cache-2')], ['cache-sentinel-1', says('cache-2')], ['cache-sentinel-2', silent]]);
+  const instances = new Map([['cache-0', { ok: false as const, error: 'timeout' }], ['cache-1', replicaOf('cache-2')], ['cache-2', master(120)]]);
+  const o = healthy({ pods, sentinels, instances });
+  const recorded = { ...o, config: { ...o.config!, primary: 'cache-2', sentinelConf: o.desired.sentinelConf('cache-2') } };
+  assert.deepEqual(plan(recorded), { type: 'label-role', pod: 'cache-2', role: 'primary' });
+  const labelled = { ...recorded, pods: new Map(pods).set(...pod('cache-2', { roleLabel: 'primary' })) };
+  assert.equal(plan(labelled).type, 'wait', 'then it waits for the terminating pod');
+  assert.equal((plan(labelled) as { reason?: string }).reason, 'PodTerminating');
+});
+
 test('a minority of Sentinels changes nothing: the recorded primary keeps its label', () => {
   const sentinels = new Map([['cache-sentinel-0', says('cache-1')], ['cache-sentinel-1', silent], ['cache-sentinel-2', silent]]);
   assert.equal(decidedPrimary(healthy({ sentinels })), undefined);
