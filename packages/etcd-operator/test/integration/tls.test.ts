@@ -6,6 +6,7 @@
 //   names design §3.2 gives them;
 // - the etcd.quorum.dev/rotate-certificates annotation has every member serve new certificates on both ports
 //   without a restart (same pod UIDs, same restart counts), while writing, with no acknowledged write lost;
+// (the CA rotation is in tls-ca-rotation.test.ts, so that the two files run side by side)
 // - plaintext (tls.disabled) to TLS in place, while writing (first over http, then over https): every member first gets the
 //   certificates (peer `trust`, client `both`), then each member's peer URL is switched to https and its pod
 //   restarted on https only, the leader last; same members, IDs and volumes; turning TLS off is refused.
@@ -16,19 +17,18 @@
 // @timeout 60m: rotations and in-place changes bounded at 10-15 minutes each
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
-import { connect, type PeerCertificate } from 'node:tls';
 import { after, before, test } from 'node:test';
-import { PersistentVolumeClaims, Pods, Secrets, Services, type Client } from '@quorum/runtime';
+import { PersistentVolumeClaims } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
 import { memberHost } from '../../src/names.ts';
 import { CLIENT_TLS_ANNOTATION } from '../../src/tls/members.ts';
 import { RESTRICTED_NAMESPACE_LABELS } from '../../src/deploy/manifests.ts';
-import { EtcdClient, type EtcdTls } from '../../src/etcd/client.ts';
+import { EtcdClient } from '../../src/etcd/client.ts';
 import { EtcdClusters } from '../../src/resources.ts';
 import { DataChecker } from '../../src/testing/data-checker.ts';
-import { clientTLSSecretName, memberTLSSecretName } from '../../src/tls/secrets.ts';
+import { memberTLSSecretName } from '../../src/tls/secrets.ts';
 import { applyCluster, eventually, getCluster, setUpOperator, verifyNoWriteLost, waitAvailable, type ClusterState } from './support.ts';
+import { TLS_SPEC, tlsViews, type PodObj } from './tls-support.ts';
 
 let env: TestEnv;
 const checkers: DataChecker[] = [];
@@ -41,107 +41,7 @@ after(async () => {
   await env.stop();
 });
 
-interface PodObj {
-  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string>; deletionTimestamp?: string };
-  status?: { podIP?: string; containerStatuses?: { name: string; restartCount: number }[] };
-}
-
-const TLS_SPEC = { replicas: 3, tls: { peer: {}, client: {} } };
-const describe = (s: ClusterState): string => JSON.stringify({ conditions: s.cluster.status?.conditions?.map((c) => `${c.type}=${c.status} ${c.reason}: ${c.message}`), tls: s.cluster.status?.tls, members: s.members }, null, 2);
-const pods = async (ns: string, name: string): Promise<PodObj[]> => ((await env.client.list(Pods, { namespace: ns, labelSelector: `app.kubernetes.io/instance=${name}` })).items as unknown as PodObj[]);
-interface CoreEvent {
-  reason?: string;
-  message?: string;
-}
-async function events(ns: string, name: string): Promise<CoreEvent[]> {
-  const out = await env.kube.kubectl(['get', 'events', '-n', ns, '--field-selector', `involvedObject.name=${name}`, '-o', 'json']);
-  return (JSON.parse(out) as { items: CoreEvent[] }).items;
-}
-const restarts = (p: PodObj): number => p.status?.containerStatuses?.find((c) => c.name === 'etcd')?.restartCount ?? 0;
-
-async function secretData(client: Client, ns: string, name: string): Promise<Record<string, string>> {
-  const s = await client.get(Secrets, { namespace: ns, name });
-  return Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
-}
-
-/** The client identity applications get: <cluster>-client-tls, with the client Service's name to verify the members by. */
-async function clientIdentity(ns: string, name: string): Promise<EtcdTls> {
-  const data = await secretData(env.client, ns, clientTLSSecretName(name));
-  return { ca: data['ca.crt']!, cert: data['tls.crt']!, key: data['tls.key']!, servername: `${name}-client.${ns}.svc` };
-}
-
-async function serviceIP(ns: string, name: string): Promise<string> {
-  const svc = (await env.client.get(Services, { namespace: ns, name: `${name}-client` })) as unknown as { spec: { clusterIP: string } };
-  return svc.spec.clusterIP;
-}
-
-/** The certificate a TLS listener serves, with the handshake's outcome (a refusal of our certificate, or none). */
-function served(host: string, port: number, options: { servername: string; ca: string; cert?: string; key?: string }): Promise<{ certificate?: PeerCertificate; error?: string }> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, ...options, timeout: 5000 }, () => {
-      const certificate = socket.getPeerCertificate();
-      // TLS 1.3 sends the server's verdict on our certificate after the handshake: read once to hear it.
-      socket.once('data', () => undefined);
-      setTimeout(() => {
-        socket.destroy();
-        resolve({ certificate });
-      }, 300);
-    });
-    socket.on('timeout', () => socket.destroy(new Error('timed out')));
-    socket.on('error', (err: Error) => resolve({ error: err.message }));
-  });
-}
-
-/** GET over TLS; resolves with the HTTP status, rejects with the TLS alert. */
-function httpsGet(options: { host: string; port: number; servername: string; ca: string; cert: string; key: string }, path: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = httpsRequest({ ...options, path, timeout: 5000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode ?? 0);
-    });
-    req.on('timeout', () => req.destroy(new Error('timed out')));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
-async function startChecker(ns: string, name: string): Promise<DataChecker> {
-  // A client that retries (3 times, like the upgrade tests): a request fails only if every retry did.
-  const checker = new DataChecker({ endpoints: [`https://${await serviceIP(ns, name)}:2379`], tls: await clientIdentity(ns, name), ratePerSecond: 20, retries: 3 });
-  checkers.push(checker);
-  checker.start();
-  await eventually('the data checker writing over mutual TLS', () => checker.stats().acknowledged >= 20, { timeoutMs: 60_000 });
-  return checker;
-}
-
-/** Each member's served certificate (fingerprint) on 2379 (with the client identity) and 2380 (with the member's own peer certificate). */
-async function servedCertificates(ns: string, name: string): Promise<Map<string, { client?: string; peer?: string; clientError?: string; peerError?: string }>> {
-  const identity = await clientIdentity(ns, name);
-  const out = new Map<string, { client?: string; peer?: string; clientError?: string; peerError?: string }>();
-  for (const p of await pods(ns, name)) {
-    if (!p.status?.podIP || p.metadata.deletionTimestamp) continue;
-    const member = p.metadata.name;
-    const own = await secretData(env.client, ns, memberTLSSecretName(member));
-    const servername = memberHost(name, ns, member);
-    const client = await served(p.status.podIP, 2379, { servername, ca: identity.ca!, cert: identity.cert!, key: identity.key! });
-    const peer = await served(p.status.podIP, 2380, { servername, ca: own['peer-ca.crt']!, cert: own['peer.crt']!, key: own['peer.key']! });
-    out.set(member, {
-      ...(client.certificate ? { client: client.certificate.fingerprint256 } : { clientError: client.error }),
-      ...(peer.certificate ? { peer: peer.certificate.fingerprint256 } : { peerError: peer.error }),
-    });
-  }
-  return out;
-}
-
-/** The certificates each member's Secret holds now (server.crt for 2379, peer.crt for 2380), by SHA-256 fingerprint as TLS reports it. */
-async function secretCertificates(ns: string, members: string[]): Promise<Map<string, { client: string; peer: string }>> {
-  const out = new Map<string, { client: string; peer: string }>();
-  for (const m of members) {
-    const d = await secretData(env.client, ns, memberTLSSecretName(m));
-    out.set(m, { client: new X509Certificate(d['server.crt']!).fingerprint256, peer: new X509Certificate(d['peer.crt']!).fingerprint256 });
-  }
-  return out;
-}
+const { describe, pods, events, restarts, secretData, clientIdentity, serviceIP, httpsGet, startChecker, servedCertificates, secretCertificates } = tlsViews(() => env, checkers);
 
 test('a new cluster without spec.tls gets operator-managed TLS by default: Available, reachable only with the client certificate, https peer URLs, the names of design §3.2', async () => {
   const ns = await env.namespace('tls-new', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
@@ -319,72 +219,6 @@ test('plaintext to TLS in place while writing: every member gets its certificate
 
   // TLS cannot be turned off in place: refused, and nothing changes.
   await assert.rejects(applyCluster(env.client, ns, NAME, { replicas: 3 }), /spec.tls cannot be removed/);
-  await env.client.delete(EtcdClusters, { namespace: ns, name: NAME });
-  await eventually(`the pods of ${NAME} gone`, async () => (await pods(ns, NAME)).length === 0, { timeoutMs: 120_000, intervalMs: 1000 });
-});
-
-test('rotate-ca while writing: each operator-managed CA goes through TrustNew, Reissue and DropOld; every member ends serving certificates of the new CAs; same members; no acknowledged write lost', async () => {
-  const ns = await env.namespace('tls-ca', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
-  const NAME = 'ca';
-  await applyCluster(env.client, ns, NAME, TLS_SPEC);
-  const before = await waitAvailable(env.client, ns, NAME, 3, 300_000);
-  const ids = (s: ClusterState): string[] => s.members.map((m) => `${m.name}=${m.id}`).sort();
-  const caCert = async (secret: string): Promise<X509Certificate> => new X509Certificate((await secretData(env.client, ns, secret))['tls.crt']!);
-  const oldPeerCA = await caCert(`${NAME}-peer-ca`);
-  const oldClientCA = await caCert(`${NAME}-client-ca`);
-  const first = await startChecker(ns, NAME);
-
-  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: NAME }, { metadata: { annotations: { 'etcd.quorum.dev/rotate-ca': 'e2e-ca-1' } } });
-  // An application moves to the new client certificate once it is signed by the new client CA (the Reissue step),
-  // well before the old CA is dropped: the members first have to serve the new one, which takes the kubelet's refresh.
-  await eventually('the client certificate signed by the new client CA', async () => {
-    const ca = await caCert(`${NAME}-client-ca`);
-    const leaf = new X509Certificate((await secretData(env.client, ns, clientTLSSecretName(NAME)))['tls.crt']!);
-    return ca.fingerprint256 !== oldClientCA.fingerprint256 && leaf.verify(ca.publicKey);
-  }, { timeoutMs: 900_000, intervalMs: 1000 });
-  const second = await startChecker(ns, NAME);
-  await first.stop();
-
-  const done = await eventually('both CAs rotated: one CA in each bundle, the rotation token recorded, no rotation and no step in status', async () => {
-    const peer = await secretData(env.client, ns, `${NAME}-peer-ca`);
-    const client = await secretData(env.client, ns, `${NAME}-client-ca`);
-    const s = await getCluster(env.client, ns, NAME);
-    const finished = [peer, client].every((d) => d['rotation-token'] === 'e2e-ca-1' && !d['previous.crt'] && !d['next.crt'] && (d['ca.crt'] ?? '').match(/BEGIN CERTIFICATE/g)?.length === 1) &&
-      s.available && !s.cluster.status?.rollout && !s.cluster.status?.tls?.peer?.caRotation && !s.cluster.status?.tls?.client?.caRotation &&
-      // Steady too: right after DropOld the members' Secrets are reissued and a member restarts (status.step
-      // names it) while neither rollout nor caRotation is set; dialing the members then found one not serving.
-      !s.cluster.status?.step;
-    return finished ? s : undefined;
-  }, { timeoutMs: 900_000, intervalMs: 2000 });
-  const newPeerCA = await caCert(`${NAME}-peer-ca`);
-  const newClientCA = await caCert(`${NAME}-client-ca`);
-  assert.notEqual(newPeerCA.fingerprint256, oldPeerCA.fingerprint256);
-  assert.notEqual(newClientCA.fingerprint256, oldClientCA.fingerprint256);
-  assert.deepEqual(ids(done), ids(before), 'the same members, with the same IDs');
-
-  // Every member serves certificates of the new CAs on both ports, and trusts only them: the old client
-  // certificate (kept by the first checker's identity) is refused now.
-  const identity = await clientIdentity(ns, NAME);
-  for (const p of await pods(ns, NAME)) {
-    const own = await secretData(env.client, ns, memberTLSSecretName(p.metadata.name));
-    const servername = memberHost(NAME, ns, p.metadata.name);
-    const client = await served(p.status!.podIP!, 2379, { servername, ca: identity.ca!, cert: identity.cert!, key: identity.key! });
-    const peer = await served(p.status!.podIP!, 2380, { servername, ca: own['peer-ca.crt']!, cert: own['peer.crt']!, key: own['peer.key']! });
-    assert.ok(client.certificate && new X509Certificate(client.certificate.raw).verify(newClientCA.publicKey), `${p.metadata.name} serves clients a certificate of the new client CA`);
-    assert.ok(peer.certificate && new X509Certificate(peer.certificate.raw).verify(newPeerCA.publicKey), `${p.metadata.name} serves peers a certificate of the new peer CA`);
-  }
-  const seen = await events(ns, NAME);
-  assert.equal(seen.filter((e) => e.reason === 'CARotation').length, 6, 'three steps for each CA');
-  for (const reason of ['MemberRemoved', 'UpgradeFailed', 'StepStalled']) assert.ok(!seen.some((e) => e.reason === reason), `no ${reason}`);
-
-  const afterRotation = second.stats().acknowledged;
-  await eventually('the second data checker acknowledged 50 more writes after the rotation', () => second.stats().acknowledged >= afterRotation + 50, { timeoutMs: 120_000 });
-  await verifyNoWriteLost(second, 'CA rotation, new client certificate', { minAcknowledged: 70 });
-  const firstReport = await first.verify({ endpoints: [`https://${await serviceIP(ns, NAME)}:2379`], tls: identity, timeoutMs: 60_000 });
-  process.stderr.write(`data checker (CA rotation, old client certificate): ${firstReport.acknowledged} acknowledged, ${firstReport.unacknowledged} failed or unacknowledged, lost ${firstReport.lost.length}, corrupted ${firstReport.corrupted.length}\n`);
-  assert.ok(firstReport.acknowledged >= 20);
-  assert.deepEqual(firstReport.lost, []);
-  assert.deepEqual(firstReport.corrupted, []);
   await env.client.delete(EtcdClusters, { namespace: ns, name: NAME });
   await eventually(`the pods of ${NAME} gone`, async () => (await pods(ns, NAME)).length === 0, { timeoutMs: 120_000, intervalMs: 1000 });
 });
