@@ -140,4 +140,4 @@ export {
   type SelectorCelRule,
 } from './network-policy.ts';
 export { DEFAULT_TENANT_NAMESPACES, scopedRoles, tenantNamespaces, tenantNamespaceSelector, type ScopedRoleOptions, type TenantScopeOptions } from './tenant-scope.ts';
-export { jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, type ForeignJob, type JobNameTaken } from './foreign-job.ts';
+export { foreignJobOf, jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, JOB_NAME_TAKEN_RECHECK_MS, type ForeignJob, type JobNameTaken, type JobNameTakenWording } from './foreign-job.ts';

@@ -2,6 +2,7 @@
 // the clock, its EtcdBackups and the Jobs that delete expired stored backups, the one next step (planSchedule)
 // and the status to report (scheduleStatus). A scheduled time is identified by its own instant: a backup is
 // named after it, so a repeated decision (a crash, a stale cache) meets AlreadyExists instead of a second backup.
+import { jobNameTaken, type ForeignJob, type JobNameTaken } from '@quorum/kit';
 import { setCondition } from '@quorum/runtime';
 import type { CronExpression } from 'cron-parser';
 import type { BackupPhase } from '../api/etcdbackup.ts';
@@ -44,8 +45,10 @@ export interface ScheduleObserved {
   /** status.lastScheduleTime (ms). */
   lastScheduleTime?: number;
   backups: ScheduledBackup[];
-  /** By backup UID. */
+  /** By backup UID: the prune Jobs the backups control. */
   pruneJobs: ReadonlyMap<string, PruneJob>;
+  /** By backup UID: a Job at a backup's prune Job name that the backup does not control (never read nor deleted). */
+  foreignPruneJobs?: ReadonlyMap<string, ForeignJob>;
   now: number;
   /** How long after a failed prune Job it is run again. */
   pruneRetryMs: number;
@@ -63,6 +66,14 @@ export type ScheduleAction =
   | { type: 'idle'; requeueAfterMs: number | undefined };
 
 export const DEFAULT_PRUNE_RETRY_MS = 10 * 60_000;
+
+/** A foreign Job at a backup's prune Job name: wait for it to go, saying whose it is; past the bound, say retention is stuck. */
+export function pruneJobNameTaken(job: ForeignJob, now: number): JobNameTaken {
+  return jobNameTaken(job, now, 'EtcdBackup', {
+    ownJob: "this expired backup's prune Job",
+    remedy: 'Delete that Job (the operator will not) for retention to go on; until then this backup and its stored object are kept',
+  });
+}
 
 const finished = (b: ScheduledBackup): boolean => b.phase === 'Succeeded' || b.phase === 'Failed';
 
@@ -123,6 +134,13 @@ export function planSchedule(o: ScheduleObserved): ScheduleAction {
     if (backup.deleting) continue;
     // Only a Succeeded backup has a stored object; a Failed one left nothing that looks complete.
     if (backup.phase !== 'Succeeded' || !backup.key) return { type: 'deleteRecord', backup, storedObjectDeleted: false };
+    const foreign = o.foreignPruneJobs?.get(backup.uid);
+    if (foreign) {
+      // Never read nor deleted: looked at again soon while it may still go, then at the retry cadence.
+      const taken = pruneJobNameTaken(foreign, o.now);
+      wakeUps.push(o.now + (taken.type === 'wait' ? taken.requeueAfterMs : o.pruneRetryMs));
+      continue;
+    }
     const job = o.pruneJobs.get(backup.uid);
     if (!job) return { type: 'startPrune', backup };
     if (job.succeeded) return { type: 'deleteRecord', backup, storedObjectDeleted: true };
@@ -191,12 +209,20 @@ export function scheduleStatus(o: ScheduleObserved, action: ScheduleAction, prev
     conditions = condition(conditions, { type: 'BackupsFailing', status: 'False', reason: 'LastBackupSucceeded', message: `backup ${newestFinished.name} succeeded` });
   }
 
-  const failedPrunes = expiredBackups(o.backups, o.retention, o.now).flatMap((b) => {
+  const expired = expiredBackups(o.backups, o.retention, o.now);
+  const failedPrunes = expired.flatMap((b) => {
     const job = o.pruneJobs.get(b.uid);
     return job?.failed ? [`${b.name}: ${job.message ?? 'the delete Job failed'}`] : [];
   });
-  if (failedPrunes.length > 0) {
-    conditions = condition(conditions, { type: 'RetentionFailing', status: 'True', reason: 'DeleteFailed', message: `expired backups could not be deleted from the store (retried every ${Math.round(o.pruneRetryMs / 60_000)} min): ${failedPrunes.join('; ')}` });
+  const takenNames = expired.flatMap((b) => {
+    const foreign = b.deleting ? undefined : o.foreignPruneJobs?.get(b.uid);
+    return foreign ? [`${b.name}: ${pruneJobNameTaken(foreign, o.now).message}`] : [];
+  });
+  const deleteFailed = failedPrunes.length > 0 ? `expired backups could not be deleted from the store (retried every ${Math.round(o.pruneRetryMs / 60_000)} min): ${failedPrunes.join('; ')}` : undefined;
+  if (takenNames.length > 0) {
+    conditions = condition(conditions, { type: 'RetentionFailing', status: 'True', reason: 'JobNameTaken', message: [`expired backups wait for Jobs in the way of their prune Jobs: ${takenNames.join('; ')}`, deleteFailed].filter(Boolean).join('. ') });
+  } else if (deleteFailed) {
+    conditions = condition(conditions, { type: 'RetentionFailing', status: 'True', reason: 'DeleteFailed', message: deleteFailed });
   } else if (conditions.some((c) => c.type === 'RetentionFailing')) {
     conditions = condition(conditions, { type: 'RetentionFailing', status: 'False', reason: 'Deleted', message: 'expired backups are deleted' });
   }

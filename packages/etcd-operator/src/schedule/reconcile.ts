@@ -1,7 +1,7 @@
 // The EtcdBackupSchedule reconciler: observe (the schedule, its EtcdBackups, the Jobs deleting expired stored
 // backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
 // report (the status, written only when it changed, and the metrics), then requeue at the next scheduled time.
-import { writeStatus } from '@quorum/kit';
+import { foreignJobOf, writeStatus, type ForeignJob } from '@quorum/kit';
 import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
@@ -9,9 +9,9 @@ import { FIELD_MANAGER } from '../names.ts';
 import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
 import { scheduleHashSeed } from '../cron.ts';
-import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
+import { DEFAULT_PRUNE_RETRY_MS, durationMs, expiredBackups, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
 import { podsOfJob } from '../backup/job.ts';
-import { observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
+import { isOwnPruneJob, observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
 
 export interface ScheduleReconcilerDeps {
   client: Client;
@@ -57,6 +57,33 @@ function observeBackup(backup: EtcdBackup): ScheduledBackup {
   };
 }
 
+/**
+ * The prune Jobs of the schedule's backups, by backup UID: only a Job a backup controls (isOwnPruneJob) is its
+ * prune Job; another at that name is foreign, never read nor deleted. The cache holds only Jobs with the
+ * operator's labels, so for an expired backup whose Job is not there the API is asked: a Job without them would
+ * otherwise meet every create with AlreadyExists, unseen.
+ */
+async function observePruneJobs(deps: ScheduleReconcilerDeps, namespace: string, owned: EtcdBackup[], expired: ScheduledBackup[], now: number, signal: AbortSignal): Promise<{ pruneJobs: Map<string, PruneJob>; foreignPruneJobs: Map<string, ForeignJob> }> {
+  const pruneJobs = new Map<string, PruneJob>();
+  const foreignPruneJobs = new Map<string, ForeignJob>();
+  const toPrune = new Set(expired.filter((b) => b.phase === 'Succeeded' && b.key && !b.deleting).map((b) => b.uid));
+  for (const backup of owned) {
+    const uid = backup.metadata.uid ?? '';
+    const key = { namespace, name: pruneJobName(backup) };
+    const job = deps.jobs.store.get(`${namespace}/${key.name}`) ?? (toPrune.has(uid) ? await jobNamed(deps.client, key, signal) : undefined);
+    if (!job) continue;
+    if (isOwnPruneJob(job, backup)) pruneJobs.set(uid, observePruneJob(job, podsOfJob(job, deps.pods.store.byIndex('namespace', namespace))));
+    else foreignPruneJobs.set(uid, foreignJobOf(job, now));
+  }
+  return { pruneJobs, foreignPruneJobs };
+}
+
+/** The Job of that name, asked of the API by a list with a name field selector: the operator's role lists Jobs, it does not get them. */
+async function jobNamed(client: Client, key: { namespace: string; name: string }, signal: AbortSignal): Promise<Job | undefined> {
+  const list = await client.list(Jobs, { namespace: key.namespace, fieldSelector: `metadata.name=${key.name}`, signal });
+  return list.items[0];
+}
+
 export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reconciler {
   // The labels each schedule's series were last set under: a deleted schedule (or a changed clusterName)
   // must not leave gauges behind, and its cluster is not known any more once it is gone.
@@ -85,24 +112,21 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       .byIndex('namespace', namespace)
       .filter((b) => b.metadata.labels?.[SCHEDULE_LABEL] === name && b.metadata.ownerReferences?.some((o) => o.uid === schedule.metadata.uid));
     const byName = new Map(owned.map((b) => [b.metadata.name!, b]));
-    const pruneJobs = new Map<string, PruneJob>();
-    for (const backup of owned) {
-      const jobName = pruneJobName(backup);
-      const job = deps.jobs.store.get(`${namespace}/${jobName}`);
-      if (!job) continue;
-      pruneJobs.set(backup.metadata.uid ?? '', observePruneJob(job, podsOfJob(job, deps.pods.store.byIndex('namespace', namespace))));
-    }
+    const backups = owned.map(observeBackup);
     const maxAgeMs = spec.retention?.maxAge ? durationMs(spec.retention.maxAge) : undefined;
+    const retention = { ...(spec.retention?.maxCount !== undefined ? { maxCount: spec.retention.maxCount } : {}), ...(maxAgeMs !== undefined ? { maxAgeMs } : {}) };
+    const { pruneJobs, foreignPruneJobs } = await observePruneJobs(deps, namespace, owned, expiredBackups(backups, retention, now.getTime()), now.getTime(), signal);
     const lastScheduleTime = status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : NaN;
     const observed = {
       schedule: spec.schedule,
       hashSeed: scheduleHashSeed(namespace, name),
       suspend: spec.suspend ?? false,
-      retention: { ...(spec.retention?.maxCount !== undefined ? { maxCount: spec.retention.maxCount } : {}), ...(maxAgeMs !== undefined ? { maxAgeMs } : {}) },
+      retention,
       createdAt: Date.parse(schedule.metadata.creationTimestamp ?? '') || 0,
       ...(Number.isFinite(lastScheduleTime) ? { lastScheduleTime } : {}),
-      backups: owned.map(observeBackup),
+      backups,
       pruneJobs,
+      foreignPruneJobs,
       now: now.getTime(),
       pruneRetryMs: deps.pruneRetryMs ?? DEFAULT_PRUNE_RETRY_MS,
     };
@@ -139,10 +163,11 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       event('Warning', 'BackupScheduleInvalid', ready.message);
       log.warn({ schedule: name }, ready.message);
     }
-    const retention = next.conditions?.find((c) => c.type === 'RetentionFailing');
-    if (retention?.status === 'True' && status.conditions?.find((c) => c.type === 'RetentionFailing')?.status !== 'True') {
-      event('Warning', 'BackupPruneFailed', retention.message);
-      log.warn({ schedule: name }, retention.message);
+    const retentionNow = next.conditions?.find((c) => c.type === 'RetentionFailing');
+    const retentionBefore = status.conditions?.find((c) => c.type === 'RetentionFailing');
+    if (retentionNow?.status === 'True' && (retentionBefore?.status !== 'True' || retentionBefore.reason !== retentionNow.reason)) {
+      event('Warning', retentionNow.reason === 'JobNameTaken' ? 'BackupPruneJobNameTaken' : 'BackupPruneFailed', retentionNow.message);
+      log.warn({ schedule: name, reason: retentionNow.reason }, retentionNow.message);
     }
     if (await writeStatus(deps.client, EtcdBackupSchedules, { namespace, name }, status, next, { fieldManager: FIELD_MANAGER, signal })) {
       await deps.afterWrite?.('schedule status');
