@@ -7,7 +7,7 @@ import { getControllerOf, isControlledBy, type Job, type Pod } from '@quorum/run
 import { BACKUP_API_VERSION, BACKUP_KIND, type EtcdBackup } from '../api/etcdbackup.ts';
 import { AGENT_SCRIPT, destinationVolumes, RESTRICTED_CONTAINER, RESTRICTED_POD, parseAgentResult } from '../backup/job.ts';
 import { LABELS } from '../names.ts';
-import type { PruneJob } from './plan.ts';
+import type { PruneJob } from '@quorum/kit';
 
 /** On a schedule's EtcdBackups and prune Jobs: the schedule's name. */
 export const SCHEDULE_LABEL = 'etcd.quorum.dev/schedule';

@@ -1,15 +1,14 @@
 // The EtcdBackupSchedule reconciler: observe (the schedule, its EtcdBackups, the Jobs deleting expired stored
 // backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
 // report (the status, written only when it changed, and the metrics), then requeue at the next scheduled time.
-import { foreignJobOf, writeStatus, type ForeignJob } from '@quorum/kit';
+import { DEFAULT_PRUNE_RETRY_MS, durationMs, expiredBackups, foreignJobOf, planSchedule, scheduleHashSeed, writeStatus, type ForeignJob, type PruneJob, type ScheduleAction, type ScheduledBackup } from '@quorum/kit';
 import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import { FIELD_MANAGER } from '../names.ts';
 import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
-import { scheduleHashSeed } from '../cron.ts';
-import { DEFAULT_PRUNE_RETRY_MS, durationMs, expiredBackups, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
+import { scheduleStatus } from './plan.ts';
 import { podsOfJob } from '../backup/job.ts';
 import { isOwnPruneJob, observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
 

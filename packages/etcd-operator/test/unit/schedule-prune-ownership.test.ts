@@ -5,11 +5,11 @@
 // `controller`) are still the backup's. The planner, the ownership check, then the reconciler against in-memory stores.
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { applyMergePatch, JOB_NAME_TAKEN_BOUND_MS } from '@quorum/kit';
+import { applyMergePatch, JOB_NAME_TAKEN_BOUND_MS, planSchedule, type ScheduleObserved, type ScheduledBackup } from '@quorum/kit';
 import { AlreadyExistsError, createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../../src/api/etcdbackupschedule.ts';
-import { planSchedule, scheduleStatus, type ScheduleObserved, type ScheduledBackup } from '../../src/schedule/plan.ts';
+import { scheduleStatus } from '../../src/schedule/plan.ts';
 import { isOwnPruneJob, pruneJob, pruneJobName } from '../../src/schedule/prune-job.ts';
 import { etcdBackupScheduleReconciler } from '../../src/schedule/reconcile.ts';
 
