@@ -278,3 +278,39 @@ export function durationMs(text: string): number | undefined {
   for (const [, amount, , u] of text.matchAll(/([0-9]+(\.[0-9]+)?)(h|m|s)/g)) total += Number(amount) * unit[u as keyof typeof unit];
   return total;
 }
+
+/** A backup of a schedule is named after the scheduled time (Unix seconds), so one time never gets two. */
+export function scheduledBackupName(schedule: string, scheduledAt: number): string {
+  return `${schedule}-${Math.floor(scheduledAt / 1000)}`;
+}
+
+/** A backup object as a schedule reads it: its metadata, and the status fields every backup kind has. */
+export interface ScheduledBackupRecord {
+  metadata: { name?: string; uid?: string; annotations?: Record<string, string>; creationTimestamp?: string; deletionTimestamp?: string };
+  status?: { phase?: ScheduledBackupPhase; completedAt?: string; key?: string; conditions?: Condition[] };
+}
+
+/** The scheduled time a backup was made for: its annotation, else its name's suffix, else its creation. */
+function scheduledAt(backup: ScheduledBackupRecord, annotation: string): number {
+  const annotated = Date.parse(backup.metadata.annotations?.[annotation] ?? '');
+  if (Number.isFinite(annotated)) return annotated;
+  const fromName = /-(\d+)$/.exec(backup.metadata.name ?? '')?.[1];
+  return fromName ? Number(fromName) * 1000 : Date.parse(backup.metadata.creationTimestamp ?? '') || 0;
+}
+
+/** A backup object of the schedule as the planner sees it; `annotation` holds the scheduled time it was made for. */
+export function observeScheduledBackup(backup: ScheduledBackupRecord, annotation: string): ScheduledBackup {
+  const s = backup.status ?? {};
+  const completedAt = s.completedAt ? Date.parse(s.completedAt) : NaN;
+  const failed = s.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
+  return {
+    name: backup.metadata.name!,
+    uid: backup.metadata.uid ?? '',
+    scheduledAt: scheduledAt(backup, annotation),
+    phase: s.phase,
+    ...(Number.isFinite(completedAt) ? { completedAt } : {}),
+    ...(s.key ? { key: s.key } : {}),
+    ...(failed ? { failure: { reason: failed.reason, message: failed.message } } : {}),
+    deleting: !!backup.metadata.deletionTimestamp,
+  };
+}

@@ -148,8 +148,10 @@ export {
   dueTime,
   durationMs,
   expiredBackups,
+  observeScheduledBackup,
   planSchedule,
   pruneJobNameTaken,
+  scheduledBackupName,
   skippedByForbid,
   type BackupScheduleContext,
   type BackupScheduleFailure,
@@ -158,5 +160,6 @@ export {
   type ScheduleAction,
   type ScheduledBackup,
   type ScheduledBackupPhase,
+  type ScheduledBackupRecord,
   type ScheduleObserved,
 } from './backup-schedule.ts';

@@ -1,7 +1,7 @@
 // The EtcdBackupSchedule reconciler: observe (the schedule, its EtcdBackups, the Jobs deleting expired stored
 // backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
 // report (the status, written only when it changed, and the metrics), then requeue at the next scheduled time.
-import { DEFAULT_PRUNE_RETRY_MS, durationMs, expiredBackups, foreignJobOf, planSchedule, scheduleHashSeed, writeStatus, type ForeignJob, type PruneJob, type ScheduleAction, type ScheduledBackup } from '@quorum/kit';
+import { DEFAULT_PRUNE_RETRY_MS, durationMs, expiredBackups, foreignJobOf, observeScheduledBackup, planSchedule, scheduledBackupName, scheduleHashSeed, writeStatus, type ForeignJob, type PruneJob, type ScheduleAction, type ScheduledBackup } from '@quorum/kit';
 import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
@@ -28,33 +28,7 @@ export interface ScheduleReconcilerDeps {
   afterWrite?: (what: string) => Promise<void> | void;
 }
 
-/** A backup of a schedule is named after the scheduled time (Unix seconds), so one time never gets two. */
-export function scheduledBackupName(schedule: string, scheduledAt: number): string {
-  return `${schedule}-${Math.floor(scheduledAt / 1000)}`;
-}
-
-function scheduledAt(backup: EtcdBackup): number {
-  const annotated = Date.parse(backup.metadata.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '');
-  if (Number.isFinite(annotated)) return annotated;
-  const fromName = /-(\d+)$/.exec(backup.metadata.name ?? '')?.[1];
-  return fromName ? Number(fromName) * 1000 : Date.parse(backup.metadata.creationTimestamp ?? '') || 0;
-}
-
-function observeBackup(backup: EtcdBackup): ScheduledBackup {
-  const s = backup.status ?? {};
-  const completedAt = s.completedAt ? Date.parse(s.completedAt) : NaN;
-  const failed = s.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
-  return {
-    name: backup.metadata.name!,
-    uid: backup.metadata.uid ?? '',
-    scheduledAt: scheduledAt(backup),
-    phase: s.phase,
-    ...(Number.isFinite(completedAt) ? { completedAt } : {}),
-    ...(s.key ? { key: s.key } : {}),
-    ...(failed ? { failure: { reason: failed.reason, message: failed.message } } : {}),
-    deleting: !!backup.metadata.deletionTimestamp,
-  };
-}
+export { scheduledBackupName } from '@quorum/kit';
 
 /**
  * The prune Jobs of the schedule's backups, by backup UID: only a Job a backup controls (isOwnPruneJob) is its
@@ -111,7 +85,7 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       .byIndex('namespace', namespace)
       .filter((b) => b.metadata.labels?.[SCHEDULE_LABEL] === name && b.metadata.ownerReferences?.some((o) => o.uid === schedule.metadata.uid));
     const byName = new Map(owned.map((b) => [b.metadata.name!, b]));
-    const backups = owned.map(observeBackup);
+    const backups = owned.map((b) => observeScheduledBackup(b, SCHEDULED_AT_ANNOTATION));
     const maxAgeMs = spec.retention?.maxAge ? durationMs(spec.retention.maxAge) : undefined;
     const retention = { ...(spec.retention?.maxCount !== undefined ? { maxCount: spec.retention.maxCount } : {}), ...(maxAgeMs !== undefined ? { maxAgeMs } : {}) };
     const { pruneJobs, foreignPruneJobs } = await observePruneJobs(deps, namespace, owned, expiredBackups(backups, retention, now.getTime()), now.getTime(), signal);
