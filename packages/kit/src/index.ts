@@ -142,4 +142,26 @@ export {
   type SelectorCelRule,
 } from './network-policy.ts';
 export { DEFAULT_TENANT_NAMESPACES, scopedRoles, tenantNamespaces, tenantNamespaceSelector, type ScopedRoleOptions, type TenantScopeOptions } from './tenant-scope.ts';
-export { jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, type ForeignJob, type JobNameTaken } from './foreign-job.ts';
+export { foreignJobOf, jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, JOB_NAME_TAKEN_RECHECK_MS, type ForeignJob, type JobNameTaken, type JobNameTakenWording } from './foreign-job.ts';
+export { latestTime, nextTime, parseSchedule, scheduleHashSeed, type ParsedSchedule } from './backup-schedule-cron.ts';
+export {
+  backupScheduleStatus,
+  DEFAULT_PRUNE_RETRY_MS,
+  dueTime,
+  durationMs,
+  expiredBackups,
+  observeScheduledBackup,
+  planSchedule,
+  pruneJobNameTaken,
+  scheduledBackupName,
+  skippedByForbid,
+  type BackupScheduleContext,
+  type BackupScheduleFailure,
+  type BackupScheduleStatus,
+  type PruneJob,
+  type ScheduleAction,
+  type ScheduledBackup,
+  type ScheduledBackupPhase,
+  type ScheduledBackupRecord,
+  type ScheduleObserved,
+} from './backup-schedule.ts';

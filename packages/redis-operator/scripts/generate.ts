@@ -3,7 +3,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
-import { BACKUP_CRD_FILE, CRD_FILE, redisBackupCRDYAML, redisCRDYAML, SCHEMA_DATA_FILE, schemaDataSource } from '../src/api/crd.ts';
+import { BACKUP_CRD_FILE, CRD_FILE, redisBackupCRDYAML, redisBackupScheduleCRDYAML, redisCRDYAML, SCHEDULE_CRD_FILE, SCHEMA_DATA_FILE, schemaDataSource } from '../src/api/crd.ts';
 import { DOCS_FILE, withReference } from '../src/api/docs.ts';
 
 const packageDir = join(import.meta.dirname, '..');
@@ -15,6 +15,7 @@ await writeGenerated(
     [join(packageDir, CRD_FILE), redisCRDYAML()],
     [join(packageDir, SCHEMA_DATA_FILE), schemaDataSource()],
     [join(packageDir, BACKUP_CRD_FILE), redisBackupCRDYAML()],
+    [join(packageDir, SCHEDULE_CRD_FILE), redisBackupScheduleCRDYAML()],
     [docs, withReference(await readFile(docs, 'utf8').catch(() => '# Redis\n'))],
   ],
   repoRoot,

@@ -2,6 +2,7 @@
 import { resource, type KubeObject } from '@quorum/runtime';
 import { BACKUP_KIND, BACKUP_PLURAL, type RedisBackupSpec, type RedisBackupStatus } from './api/backup.ts';
 import { API_VERSION, KIND, PLURAL, type RedisStatus } from './api/redis.ts';
+import { SCHEDULE_KIND, SCHEDULE_PLURAL, type RedisBackupScheduleSpec, type RedisBackupScheduleStatus } from './api/schedule.ts';
 
 export { Jobs } from '@quorum/runtime';
 
@@ -12,3 +13,6 @@ export type RedisBackupObject = KubeObject & { spec: RedisBackupSpec; status?: R
 
 export const Redises = resource<RedisObject>(API_VERSION, KIND, PLURAL, true);
 export const RedisBackups = resource<RedisBackupObject>(API_VERSION, BACKUP_KIND, BACKUP_PLURAL, true);
+/** A RedisBackupSchedule: the API server validated the spec against the CRD; the schedule is parsed in code (kit). */
+export type RedisBackupScheduleObject = KubeObject & { spec: RedisBackupScheduleSpec; status?: RedisBackupScheduleStatus };
+export const RedisBackupSchedules = resource<RedisBackupScheduleObject>(API_VERSION, SCHEDULE_KIND, SCHEDULE_PLURAL, true);

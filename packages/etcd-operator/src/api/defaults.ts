@@ -32,7 +32,7 @@ import {
   type Path,
 } from '@quorum/runtime/crd';
 import { isPvcKey, PVC_KEY_RULE } from '@quorum/storage';
-import { parseSchedule } from '../cron.ts';
+import { parseSchedule } from '@quorum/kit';
 
 export type { FieldError } from '@quorum/runtime/crd';
 

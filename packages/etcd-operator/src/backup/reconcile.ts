@@ -2,7 +2,8 @@
 // Job's pod), plan (plan.ts), report (status first: Running is recorded before the Job exists, so a crash in
 // between resumes the same backup), act (create the Job). Failures speak: a Failed phase with the reason as a
 // condition, a Warning event, a warn log and a metric; success sets the last-success metrics.
-import { AlreadyExistsError, getControllerOf, isControlledBy, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result, type Secret } from '@quorum/runtime';
+import { foreignJobOf } from '@quorum/kit';
+import { AlreadyExistsError, isControlledBy, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result, type Secret } from '@quorum/runtime';
 import { BACKUP_KIND, type EtcdBackup, type EtcdBackupStatus } from '../api/etcdbackup.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS, FIELD_MANAGER } from '../names.ts';
@@ -13,7 +14,7 @@ import { clientCredentials, clientIdentitySecret } from '../tls/cluster-secrets.
 import { EtcdBackups, Jobs } from '../resources.ts';
 import { checkCredentials } from './credentials.ts';
 import { backupJob, backupJobName, observeJob, podsOfJob } from './job.ts';
-import { planBackup, type BackupAction, type ForeignJob, type ObservedMember } from './plan.ts';
+import { planBackup, type BackupAction, type ObservedMember } from './plan.ts';
 
 /** The last success (time, size, duration) is not here: the operator reads it from the EtcdBackup cache (operator/metrics.ts). */
 export interface BackupMetrics {
@@ -162,13 +163,6 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
       }
     }
   };
-}
-
-/** A Job in the way of the backup's own, as the planner sees it: since its creation (kept across operator restarts). */
-function foreignJobOf(job: Job, now: number): ForeignJob {
-  const controller = getControllerOf(job);
-  const created = Date.parse(job.metadata.creationTimestamp ?? '');
-  return { name: job.metadata.name ?? '', ...(controller ? { controller: `${controller.kind} ${controller.name}` } : {}), since: Number.isFinite(created) ? Math.min(created, now) : now };
 }
 
 /** Each member pod's own status: health, leadership, applied index and size (the snapshot source is chosen from them). */

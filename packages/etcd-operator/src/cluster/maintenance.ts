@@ -2,7 +2,7 @@
 // the statuses observeEtcd reads anyway, and what status.maintenance records of what was done.
 import { DEFRAG_SCHEDULE_SEED } from '../api/defaults.ts';
 import { ETCD_DEFAULT_QUOTA_BYTES, type DefragRecord, type MaintenanceStatus } from '../api/etcdcluster.ts';
-import { latestTime, parseSchedule } from '../cron.ts';
+import { latestTime, parseSchedule } from '@quorum/kit';
 import type { MaintenanceResult } from './act/context.ts';
 import type { EtcdView } from './observe-members.ts';
 import type { ObservedSpace } from './plan/types.ts';

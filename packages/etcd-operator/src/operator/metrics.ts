@@ -13,7 +13,7 @@ import type { EtcdBackup } from '../api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import type { EtcdCluster } from '../api/etcdcluster.ts';
 import { LABELS } from '../names.ts';
-import { latestTime, nextTime, parseSchedule, scheduleHashSeed } from '../cron.ts';
+import { latestTime, nextTime, parseSchedule, scheduleHashSeed } from '@quorum/kit';
 
 type ClusterLabels = 'namespace' | 'cluster';
 type MemberLabels = ClusterLabels | 'member';

@@ -3,8 +3,7 @@
 // sets them (etcdBackupScheduleReconciler, `metrics`); the operator backs them with its registry.
 import { CronExpressionParser } from 'cron-parser';
 import type { EtcdBackupScheduleStatus } from '../api/etcdbackupschedule.ts';
-import { parseSchedule } from '../cron.ts';
-import { skippedByForbid, type ScheduleObserved } from './plan.ts';
+import { parseSchedule, skippedByForbid, type ScheduleObserved } from '@quorum/kit';
 
 export interface ScheduleLabels {
   namespace: string;

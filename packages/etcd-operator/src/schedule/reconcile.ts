@@ -1,17 +1,16 @@
 // The EtcdBackupSchedule reconciler: observe (the schedule, its EtcdBackups, the Jobs deleting expired stored
 // backups), plan (plan.ts: one step), act (create a backup, start or retry a delete Job, delete a record),
 // report (the status, written only when it changed, and the metrics), then requeue at the next scheduled time.
-import { writeStatus } from '@quorum/kit';
+import { DEFAULT_PRUNE_RETRY_MS, durationMs, expiredBackups, foreignJobOf, observeScheduledBackup, planSchedule, scheduledBackupName, scheduleHashSeed, writeStatus, type ForeignJob, type PruneJob, type ScheduleAction, type ScheduledBackup } from '@quorum/kit';
 import { AlreadyExistsError, NotFoundError, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../api/etcdbackup.ts';
 import { SCHEDULE_API_VERSION, SCHEDULE_KIND, type EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
 import { FIELD_MANAGER } from '../names.ts';
 import { EtcdBackupSchedules, EtcdBackups, Jobs } from '../resources.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleMetrics, type SkipReason } from './metrics.ts';
-import { scheduleHashSeed } from '../cron.ts';
-import { DEFAULT_PRUNE_RETRY_MS, durationMs, planSchedule, scheduleStatus, type PruneJob, type ScheduleAction, type ScheduledBackup } from './plan.ts';
+import { scheduleStatus } from './plan.ts';
 import { podsOfJob } from '../backup/job.ts';
-import { observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
+import { isOwnPruneJob, observePruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
 
 export interface ScheduleReconcilerDeps {
   client: Client;
@@ -29,32 +28,33 @@ export interface ScheduleReconcilerDeps {
   afterWrite?: (what: string) => Promise<void> | void;
 }
 
-/** A backup of a schedule is named after the scheduled time (Unix seconds), so one time never gets two. */
-export function scheduledBackupName(schedule: string, scheduledAt: number): string {
-  return `${schedule}-${Math.floor(scheduledAt / 1000)}`;
+export { scheduledBackupName } from '@quorum/kit';
+
+/**
+ * The prune Jobs of the schedule's backups, by backup UID: only a Job a backup controls (isOwnPruneJob) is its
+ * prune Job; another at that name is foreign, never read nor deleted. The cache holds only Jobs with the
+ * operator's labels, so for an expired backup whose Job is not there the API is asked: a Job without them would
+ * otherwise meet every create with AlreadyExists, unseen.
+ */
+async function observePruneJobs(deps: ScheduleReconcilerDeps, namespace: string, owned: EtcdBackup[], expired: ScheduledBackup[], now: number, signal: AbortSignal): Promise<{ pruneJobs: Map<string, PruneJob>; foreignPruneJobs: Map<string, ForeignJob> }> {
+  const pruneJobs = new Map<string, PruneJob>();
+  const foreignPruneJobs = new Map<string, ForeignJob>();
+  const toPrune = new Set(expired.filter((b) => b.phase === 'Succeeded' && b.key && !b.deleting).map((b) => b.uid));
+  for (const backup of owned) {
+    const uid = backup.metadata.uid ?? '';
+    const key = { namespace, name: pruneJobName(backup) };
+    const job = deps.jobs.store.get(`${namespace}/${key.name}`) ?? (toPrune.has(uid) ? await jobNamed(deps.client, key, signal) : undefined);
+    if (!job) continue;
+    if (isOwnPruneJob(job, backup)) pruneJobs.set(uid, observePruneJob(job, podsOfJob(job, deps.pods.store.byIndex('namespace', namespace))));
+    else foreignPruneJobs.set(uid, foreignJobOf(job, now));
+  }
+  return { pruneJobs, foreignPruneJobs };
 }
 
-function scheduledAt(backup: EtcdBackup): number {
-  const annotated = Date.parse(backup.metadata.annotations?.[SCHEDULED_AT_ANNOTATION] ?? '');
-  if (Number.isFinite(annotated)) return annotated;
-  const fromName = /-(\d+)$/.exec(backup.metadata.name ?? '')?.[1];
-  return fromName ? Number(fromName) * 1000 : Date.parse(backup.metadata.creationTimestamp ?? '') || 0;
-}
-
-function observeBackup(backup: EtcdBackup): ScheduledBackup {
-  const s = backup.status ?? {};
-  const completedAt = s.completedAt ? Date.parse(s.completedAt) : NaN;
-  const failed = s.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
-  return {
-    name: backup.metadata.name!,
-    uid: backup.metadata.uid ?? '',
-    scheduledAt: scheduledAt(backup),
-    phase: s.phase,
-    ...(Number.isFinite(completedAt) ? { completedAt } : {}),
-    ...(s.key ? { key: s.key } : {}),
-    ...(failed ? { failure: { reason: failed.reason, message: failed.message } } : {}),
-    deleting: !!backup.metadata.deletionTimestamp,
-  };
+/** The Job of that name, asked of the API by a list with a name field selector: the operator's role lists Jobs, it does not get them. */
+async function jobNamed(client: Client, key: { namespace: string; name: string }, signal: AbortSignal): Promise<Job | undefined> {
+  const list = await client.list(Jobs, { namespace: key.namespace, fieldSelector: `metadata.name=${key.name}`, signal });
+  return list.items[0];
 }
 
 export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reconciler {
@@ -85,24 +85,21 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       .byIndex('namespace', namespace)
       .filter((b) => b.metadata.labels?.[SCHEDULE_LABEL] === name && b.metadata.ownerReferences?.some((o) => o.uid === schedule.metadata.uid));
     const byName = new Map(owned.map((b) => [b.metadata.name!, b]));
-    const pruneJobs = new Map<string, PruneJob>();
-    for (const backup of owned) {
-      const jobName = pruneJobName(backup);
-      const job = deps.jobs.store.get(`${namespace}/${jobName}`);
-      if (!job) continue;
-      pruneJobs.set(backup.metadata.uid ?? '', observePruneJob(job, podsOfJob(job, deps.pods.store.byIndex('namespace', namespace))));
-    }
+    const backups = owned.map((b) => observeScheduledBackup(b, SCHEDULED_AT_ANNOTATION));
     const maxAgeMs = spec.retention?.maxAge ? durationMs(spec.retention.maxAge) : undefined;
+    const retention = { ...(spec.retention?.maxCount !== undefined ? { maxCount: spec.retention.maxCount } : {}), ...(maxAgeMs !== undefined ? { maxAgeMs } : {}) };
+    const { pruneJobs, foreignPruneJobs } = await observePruneJobs(deps, namespace, owned, expiredBackups(backups, retention, now.getTime()), now.getTime(), signal);
     const lastScheduleTime = status.lastScheduleTime ? Date.parse(status.lastScheduleTime) : NaN;
     const observed = {
       schedule: spec.schedule,
       hashSeed: scheduleHashSeed(namespace, name),
       suspend: spec.suspend ?? false,
-      retention: { ...(spec.retention?.maxCount !== undefined ? { maxCount: spec.retention.maxCount } : {}), ...(maxAgeMs !== undefined ? { maxAgeMs } : {}) },
+      retention,
       createdAt: Date.parse(schedule.metadata.creationTimestamp ?? '') || 0,
       ...(Number.isFinite(lastScheduleTime) ? { lastScheduleTime } : {}),
-      backups: owned.map(observeBackup),
+      backups,
       pruneJobs,
+      foreignPruneJobs,
       now: now.getTime(),
       pruneRetryMs: deps.pruneRetryMs ?? DEFAULT_PRUNE_RETRY_MS,
     };
@@ -139,10 +136,11 @@ export function etcdBackupScheduleReconciler(deps: ScheduleReconcilerDeps): Reco
       event('Warning', 'BackupScheduleInvalid', ready.message);
       log.warn({ schedule: name }, ready.message);
     }
-    const retention = next.conditions?.find((c) => c.type === 'RetentionFailing');
-    if (retention?.status === 'True' && status.conditions?.find((c) => c.type === 'RetentionFailing')?.status !== 'True') {
-      event('Warning', 'BackupPruneFailed', retention.message);
-      log.warn({ schedule: name }, retention.message);
+    const retentionNow = next.conditions?.find((c) => c.type === 'RetentionFailing');
+    const retentionBefore = status.conditions?.find((c) => c.type === 'RetentionFailing');
+    if (retentionNow?.status === 'True' && (retentionBefore?.status !== 'True' || retentionBefore.reason !== retentionNow.reason)) {
+      event('Warning', retentionNow.reason === 'JobNameTaken' ? 'BackupPruneJobNameTaken' : 'BackupPruneFailed', retentionNow.message);
+      log.warn({ schedule: name, reason: retentionNow.reason }, retentionNow.message);
     }
     if (await writeStatus(deps.client, EtcdBackupSchedules, { namespace, name }, status, next, { fieldManager: FIELD_MANAGER, signal })) {
       await deps.afterWrite?.('schedule status');

@@ -6,8 +6,7 @@ import type { AdmissionRequest, ValidatingHandler } from '@quorum/runtime';
 import { formatPath, isPlainObject, type Issue } from '@quorum/runtime/crd';
 import { toFieldErrors, type ValidationIssue } from '../api/defaults.ts';
 import type { EtcdBackupSchedule } from '../api/etcdbackupschedule.ts';
-import { parseSchedule, scheduleHashSeed } from '../cron.ts';
-import { durationMs } from '../schedule/plan.ts';
+import { durationMs, parseSchedule, scheduleHashSeed } from '@quorum/kit';
 import { admissionResult, backupDestinationIssues, type AdmissionChecks } from './admission.ts';
 import { CREDENTIALS_ACCESS_CHECK } from './credentials.ts';
 

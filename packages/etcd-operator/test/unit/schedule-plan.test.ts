@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
-import { applyMergePatch } from '@quorum/kit';
+import { applyMergePatch, durationMs, expiredBackups, parseSchedule, planSchedule, type PruneJob, type ScheduleObserved, type ScheduledBackup } from '@quorum/kit';
 import test from 'node:test';
 import { AlreadyExistsError, createLogger, Store, type Client, type KubeObject, type OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../../src/api/etcdbackupschedule.ts';
 import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleTimes, type SkipReason } from '../../src/schedule/metrics.ts';
-import { parseSchedule } from '../../src/cron.ts';
-import { durationMs, expiredBackups, planSchedule, scheduleStatus, type PruneJob, type ScheduleObserved, type ScheduledBackup } from '../../src/schedule/plan.ts';
+import { scheduleStatus } from '../../src/schedule/plan.ts';
 import { observePruneJob, pruneJob, pruneJobName } from '../../src/schedule/prune-job.ts';
 import { etcdBackupScheduleReconciler, scheduledBackupName } from '../../src/schedule/reconcile.ts';
 

@@ -11,8 +11,7 @@ import { MAX_SCHEDULE_NAME_LENGTH, type EtcdBackupSchedule } from '../../src/api
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import type { EtcdRestore } from '../../src/api/etcdrestore.ts';
 import { operatorManifests, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../../src/deploy/manifests.ts';
-import { parseSchedule, scheduleHashSeed } from '../../src/cron.ts';
-import { durationMs } from '../../src/schedule/plan.ts';
+import { durationMs, parseSchedule, scheduleHashSeed } from '@quorum/kit';
 import { scheduledBackupName } from '../../src/schedule/reconcile.ts';
 import { validateEtcdBackup } from '../../src/webhooks/etcdbackup.ts';
 import { validateEtcdBackupSchedule } from '../../src/webhooks/etcdbackupschedule.ts';

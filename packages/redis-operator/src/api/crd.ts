@@ -5,10 +5,13 @@ import { BACKUP_KIND, BACKUP_LIST_KIND, BACKUP_PLURAL, BACKUP_SHORT_NAMES, BACKU
 import { RedisBackupSchema, RedisBackupSpecSchema } from './backup-schema.ts';
 import { GROUP, KIND, LIST_KIND, PLURAL, SHORT_NAMES, SINGULAR, VERSION } from './redis.ts';
 import { RedisSchema, RedisSpecSchema } from './redis-schema.ts';
+import { SCHEDULE_KIND, SCHEDULE_LIST_KIND, SCHEDULE_PLURAL, SCHEDULE_SHORT_NAMES, SCHEDULE_SINGULAR } from './schedule.ts';
+import { RedisBackupScheduleSchema } from './schedule-schema.ts';
 
 /** The files the generator writes, relative to packages/redis-operator. */
 export const CRD_FILE = `deploy/crds/${GROUP}_${PLURAL}.yaml`;
 export const BACKUP_CRD_FILE = `deploy/crds/${GROUP}_${BACKUP_PLURAL}.yaml`;
+export const SCHEDULE_CRD_FILE = `deploy/crds/${GROUP}_${SCHEDULE_PLURAL}.yaml`;
 export const GENERATE_COMMAND = 'node packages/redis-operator/scripts/generate.ts';
 
 export const PRINTER_COLUMNS: PrinterColumn[] = [
@@ -75,6 +78,30 @@ export function redisBackupCRD(): CustomResourceDefinition {
 
 export function redisBackupCRDYAML(): string {
   return crdYAML(redisBackupCRD(), { source: 'packages/redis-operator/src/api/backup-schema.ts', command: GENERATE_COMMAND });
+}
+
+export const SCHEDULE_PRINTER_COLUMNS: PrinterColumn[] = [
+  { name: 'Redis', type: 'string', jsonPath: '.spec.redisName', description: 'The Redis backed up.' },
+  { name: 'Schedule', type: 'string', jsonPath: '.spec.schedule', description: 'The cron expression (UTC).' },
+  { name: 'Suspend', type: 'boolean', jsonPath: '.spec.suspend', description: 'Whether new backups are taken.' },
+  { name: 'Last Schedule', type: 'date', jsonPath: '.status.lastScheduleTime', description: 'The scheduled time of the newest backup.' },
+  { name: 'Last Success', type: 'date', jsonPath: '.status.lastSuccessfulTime', description: 'When the newest successful backup completed.' },
+  { name: 'Active', type: 'string', jsonPath: '.status.active', description: 'The backup running now.', priority: 1 },
+  { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp', description: 'Time since the RedisBackupSchedule was created.' },
+];
+
+export function redisBackupScheduleCRD(): CustomResourceDefinition {
+  return customResourceDefinition({
+    group: GROUP,
+    names: { kind: SCHEDULE_KIND, listKind: SCHEDULE_LIST_KIND, plural: SCHEDULE_PLURAL, singular: SCHEDULE_SINGULAR, shortNames: SCHEDULE_SHORT_NAMES, categories: ['quorum'] },
+    scope: 'Namespaced',
+    labels: { 'app.kubernetes.io/name': 'quorum-redis', 'app.kubernetes.io/part-of': 'quorum' },
+    versions: [{ name: VERSION, schema: RedisBackupScheduleSchema, subresources: { status: {} }, printerColumns: SCHEDULE_PRINTER_COLUMNS }],
+  });
+}
+
+export function redisBackupScheduleCRDYAML(): string {
+  return crdYAML(redisBackupScheduleCRD(), { source: 'packages/redis-operator/src/api/schedule-schema.ts', command: GENERATE_COMMAND });
 }
 
 /** The Redis and RedisBackup specs' schemas as data (schema-data.ts), relative to packages/redis-operator. */

@@ -3,7 +3,8 @@
 // the CEL rules. The rest of docs/redis.md is written by hand; withReference() replaces only what lies between
 // the two markers.
 import { celRulesTable, fieldTable, printerColumnsTable, schemaReference, storageVersion, type CustomResourceDefinition, type PrinterColumn } from '@quorum/runtime/crd';
-import { BACKUP_PRINTER_COLUMNS, GENERATE_COMMAND, PRINTER_COLUMNS, redisBackupCRD, redisCRD } from './crd.ts';
+import { BACKUP_PRINTER_COLUMNS, GENERATE_COMMAND, PRINTER_COLUMNS, redisBackupCRD, redisBackupScheduleCRD, redisCRD, SCHEDULE_PRINTER_COLUMNS } from './crd.ts';
+import { SCHEDULE_KIND } from './schedule.ts';
 import { BACKUP_KIND } from './backup.ts';
 import { ALLOWED_CONFIG, API_VERSION, KIND, STRUCTURED_CONFIG } from './redis.ts';
 
@@ -54,7 +55,7 @@ export function apiReferenceSection(): string[] {
     `their own are refused with that field named: ${Object.entries(STRUCTURED_CONFIG).map(([d, f]) => `\`${d}\` → \`${f}\``).join(', ')}.`,
     '',
   ];
-  return [BEGIN_MARKER, '', ...kindReference(redisCRD(), KIND, PRINTER_COLUMNS, configText, CODE_DEFAULTS), ...kindReference(redisBackupCRD(), BACKUP_KIND, BACKUP_PRINTER_COLUMNS, []), END_MARKER];
+  return [BEGIN_MARKER, '', ...kindReference(redisCRD(), KIND, PRINTER_COLUMNS, configText, CODE_DEFAULTS), ...kindReference(redisBackupCRD(), BACKUP_KIND, BACKUP_PRINTER_COLUMNS, []), ...kindReference(redisBackupScheduleCRD(), SCHEDULE_KIND, SCHEDULE_PRINTER_COLUMNS, []), END_MARKER];
 }
 
 /** `doc` with its generated section replaced (or appended when it has none yet). */

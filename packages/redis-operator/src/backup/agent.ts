@@ -1,13 +1,14 @@
 // The Redis backup agent: the one program that reads storage credentials. The operator runs it from its own
 // image in a Job per backup attempt (`backup`) and, for spec.bootstrap.fromBackup, in an init container of every
-// instance pod (`fetch`, which only the bootstrap primary acts on). Each command writes ONE JSON line to its
-// result file (the container's termination message, read by the operator from the pod's status) and exits
-// non-zero on failure.
+// instance pod (`fetch`, which only the bootstrap primary acts on), and in a schedule's prune Job (`delete`,
+// retention). Each command writes ONE JSON line to its result file (the container's termination message, read by
+// the operator from the pod's status) and exits non-zero on failure.
 //
 //   node agent.ts backup --host H --port P --redis NAME --instance NAME --destination-json JSON --password-file F
 //                        [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
 //   node agent.ts fetch  --destination-json JSON --key KEY --sha256 HEX --out FILE --data-dir DIR
 //                        [--primary-file F --pod-name NAME] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+//   node agent.ts delete --destination-json JSON --key KEY [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
 import { createHash } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
@@ -43,6 +44,26 @@ export class AgentFailure extends Error {
 export type Failed = { ok: false; reason: AgentFailureReason; message: string };
 export type BackupResult = { ok: true; key: string; location: string; sizeBytes: number; sha256: string; serverVersion: string; instance: string } | Failed;
 export type FetchResult = { ok: true; skipped: string } | { ok: true; key: string; sizeBytes: number; sha256: string } | Failed;
+export type DeleteResult = { ok: true; key: string } | Failed;
+
+/**
+ * Deletes one stored backup for a schedule's retention: the RDB's `<key>.sha256` first, then the RDB, so a
+ * half-done delete never leaves an RDB without its hash. Idempotent: what is already gone is a success.
+ */
+export async function runDelete(args: { destination: BackupDestination; key: string; credentialsDir?: string; pvcRoot?: string; signal?: AbortSignal }): Promise<DeleteResult> {
+  let store: ObjectStore | undefined;
+  try {
+    store = await openStore(args.destination, args.credentialsDir, args.pvcRoot);
+    const options = args.signal ? { signal: args.signal } : {};
+    await store.delete(`${args.key}.sha256`, options);
+    await store.delete(args.key, options);
+    return { ok: true, key: args.key };
+  } catch (err) {
+    return failed(err, `deleting ${args.key} from ${locationURI(args.destination, '')}`);
+  } finally {
+    store?.close();
+  }
+}
 
 function failed(err: unknown, step: string): Failed {
   if (err instanceof AgentFailure || err instanceof StorageError) return { ok: false, reason: err.reason, message: err.message };
@@ -190,7 +211,8 @@ export function parseDestination(json: string): BackupDestination {
 }
 
 const USAGE = `usage: agent.ts backup --host H --port P --redis NAME --instance NAME --destination-json JSON --password-file F [--tls-ca-file F] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
-       agent.ts fetch --destination-json JSON --key KEY --sha256 HEX --out FILE --data-dir DIR [--primary-file F --pod-name NAME] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]`;
+       agent.ts fetch --destination-json JSON --key KEY --sha256 HEX --out FILE --data-dir DIR [--primary-file F --pod-name NAME] [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]
+       agent.ts delete --destination-json JSON --key KEY [--credentials-dir DIR] [--pvc-root DIR] [--result-file PATH]`;
 
 const FLAGS = {
   host: { type: 'string' },
@@ -217,7 +239,7 @@ function required(values: Record<string, string | undefined>, name: string): str
   return value;
 }
 
-async function runCommand(argv: string[], signal: AbortSignal | undefined): Promise<{ result: BackupResult | FetchResult; resultFile: string }> {
+async function runCommand(argv: string[], signal: AbortSignal | undefined): Promise<{ result: BackupResult | FetchResult | DeleteResult; resultFile: string }> {
   let parsed;
   try {
     parsed = parseArgs({ args: argv, options: FLAGS, allowPositionals: true, strict: true });
@@ -248,12 +270,13 @@ async function runCommand(argv: string[], signal: AbortSignal | undefined): Prom
     const primary = values['primary-file'] ? { primaryFile: values['primary-file'], podName: required(values, 'pod-name') } : {};
     return { result: await runFetch({ ...common, ...primary, key: required(values, 'key'), sha256, out: required(values, 'out'), dataDir: required(values, 'data-dir') }), resultFile };
   }
+  if (command === 'delete') return { result: await runDelete({ ...common, key: required(values, 'key') }), resultFile };
   throw new AgentFailure('InvalidArguments', `${command === undefined ? 'no command' : `unknown command ${command}`}\n${USAGE}`);
 }
 
 /** Runs one command from `argv` (without node and the script); returns the exit code. */
 export async function main(argv: string[], signal?: AbortSignal): Promise<number> {
-  let outcome: { result: BackupResult | FetchResult; resultFile: string };
+  let outcome: { result: BackupResult | FetchResult | DeleteResult; resultFile: string };
   try {
     outcome = await runCommand(argv, signal);
   } catch (err) {

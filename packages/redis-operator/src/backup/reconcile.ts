@@ -2,15 +2,15 @@
 // current attempt's Job and pod, the credentials Secret's label), plan (plan.ts), report (status first: an attempt
 // is recorded before its Job exists, so a crash in between resumes the same attempt), act (create the Job). A failed
 // attempt speaks before the next one starts: status.lastFailure, a Warning event, a warn log and a metric.
-import { checkCredentials } from '@quorum/kit';
-import { AlreadyExistsError, getControllerOf, isControlledBy, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
+import { checkCredentials, foreignJobOf } from '@quorum/kit';
+import { AlreadyExistsError, isControlledBy, setCondition, type Client, type EventRecorder, type Informer, type Job, type Pod, type Reconciler, type Result } from '@quorum/runtime';
 import { BACKUP_KIND, MAX_BACKUP_ATTEMPTS, REDIS_BACKUP_CREDENTIALS_LABEL, type RedisBackupStatus } from '../api/backup.ts';
 import { applyDefaults } from '../api/defaults.ts';
 import { names, podHost } from '../names.ts';
 import { RedisBackups, Jobs, type RedisBackupObject, type RedisObject } from '../resources.ts';
 import { FIELD_MANAGER } from '../reconcile/deps.ts';
 import { attemptOutcome, backupJob, backupJobName } from './job.ts';
-import { planBackup, type BackupAction, type ForeignJob, type ObservedBackup, type SourceInstance } from './plan.ts';
+import { planBackup, type BackupAction, type ObservedBackup, type SourceInstance } from './plan.ts';
 import { servedSecretName } from '../tls/certificates.ts';
 
 export interface BackupMetrics {
@@ -46,7 +46,7 @@ async function observeJob(deps: BackupReconcilerDeps, backup: RedisBackupObject,
   const jobName = backupJobName(backup, attempts);
   const found = deps.jobs.store.get(`${namespace}/${jobName}`) ?? (await deps.client.find(Jobs, { namespace, name: jobName }));
   if (!found) return {};
-  if (!isControlledBy(found, { kind: BACKUP_KIND, metadata: backup.metadata })) return { foreignJob: foreignJobOf(found, attemptStart(status, now), now) };
+  if (!isControlledBy(found, { kind: BACKUP_KIND, metadata: backup.metadata })) return { foreignJob: foreignJobOf(found, now, attemptStart(status, now)) };
   const pods = deps.pods.store.byIndex('namespace', namespace).filter((p) => p.metadata.labels?.['batch.kubernetes.io/job-name'] === jobName && isControlledBy(p, found));
   return { job: attemptOutcome(found, pods) };
 }
@@ -55,14 +55,6 @@ async function observeJob(deps: BackupReconcilerDeps, backup: RedisBackupObject,
 function attemptStart(status: RedisBackupStatus, now: number): number {
   const at = Date.parse(status.lastFailure?.at ?? status.startedAt ?? '');
   return Number.isFinite(at) ? at : now;
-}
-
-/** A Job in the way, as the planner sees it: in the way since it or the attempt came, whichever is later (kept across restarts). */
-function foreignJobOf(job: Job, attemptStartedAt: number, now: number): ForeignJob {
-  const controller = getControllerOf(job);
-  const created = Date.parse(job.metadata.creationTimestamp ?? '');
-  const since = Math.min(now, Math.max(attemptStartedAt, Number.isFinite(created) ? created : now));
-  return { name: job.metadata.name ?? '', ...(controller ? { controller: `${controller.kind} ${controller.name}` } : {}), since };
 }
 
 function conditionsFor(status: RedisBackupStatus, action: BackupAction, generation: number, now: Date): RedisBackupStatus['conditions'] {

@@ -6,8 +6,9 @@
 // reconciler makes (reconcile/act.ts, observe.ts, status writes, events) and the informers it runs.
 import { restrictedContainerSecurity, restrictedPodSecurity, scopedRoles, tenantNamespaces, tenantNamespaceSelector } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
-import { redisBackupCRD, redisCRD } from '../api/crd.ts';
+import { redisBackupCRD, redisBackupScheduleCRD, redisCRD } from '../api/crd.ts';
 import { BACKUP_PLURAL } from '../api/backup.ts';
+import { SCHEDULE_PLURAL } from '../api/schedule.ts';
 import { GROUP, PLURAL } from '../api/redis.ts';
 import { DEFAULT_REDIS_REPOSITORY, METRICS_PORT, OPERATOR_IMAGE, WEBHOOK_CERT_SECRET, WEBHOOK_PORT, WEBHOOK_SERVICE } from '../operator/config.ts';
 import { LEASE_NAME } from '../operator/operator.ts';
@@ -66,10 +67,14 @@ export const RULES: readonly Rule[] = [
   { apiGroups: [GROUP], resources: [PLURAL], verbs: ['list', 'watch'] },
   { apiGroups: [GROUP], resources: [`${PLURAL}/status`], verbs: ['patch'] },
   // get: the webhook reads the RedisBackup a Redis's bootstrap names (the controllers read it from the cache).
-  { apiGroups: [GROUP], resources: [BACKUP_PLURAL], verbs: ['get', 'list', 'watch'] },
+  // create and delete: a RedisBackupSchedule's backups, made at their times and deleted by its retention.
+  { apiGroups: [GROUP], resources: [BACKUP_PLURAL], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [GROUP], resources: [`${BACKUP_PLURAL}/status`], verbs: ['patch'] },
-  // One Job per backup attempt; never patched or deleted (each RedisBackup owns its Jobs: they go with it).
-  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create'] },
+  { apiGroups: [GROUP], resources: [SCHEDULE_PLURAL], verbs: ['list', 'watch'] },
+  { apiGroups: [GROUP], resources: [`${SCHEDULE_PLURAL}/status`], verbs: ['patch'] },
+  // One Job per backup attempt, never patched or deleted (each RedisBackup owns its Jobs: they go with it); a
+  // schedule's prune Job (one per expired backup) is deleted to run again after it failed.
+  { apiGroups: ['batch'], resources: ['jobs'], verbs: ['get', 'list', 'watch', 'create', 'delete'] },
   { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch', 'create', 'delete', 'patch'] },
   // Claims are deleted only on a scale-down with reclaimPolicy Delete.
   { apiGroups: [''], resources: ['persistentvolumeclaims'], verbs: ['list', 'watch', 'create', 'delete'] },
@@ -111,6 +116,7 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
     { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } },
     redisCRD(),
     redisBackupCRD(),
+    redisBackupScheduleCRD(),
     { apiVersion: 'v1', kind: 'ServiceAccount', metadata: meta(NAME, ns) },
     ...scopedRoles(tenants, { name: NAME, labels, rules: RULES, serviceAccount: { name: NAME, namespace: ns } }),
     { apiVersion: rbac, kind: 'Role', metadata: meta(`${NAME}-leader-election`, ns), rules: [{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['create'] }, { apiGroups: ['coordination.k8s.io'], resources: ['leases'], resourceNames: [LEASE_NAME], verbs: ['get', 'update'] }] } as KubeObject,

@@ -9,10 +9,13 @@ import { LABELS, MANAGED_BY } from '../names.ts';
 import { failoverTo, reloadTLS, resetSentinel, sentinelFailover } from '../redis/commands.ts';
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
-import { RedisBackups, Redises } from '../resources.ts';
+import { RedisBackups, RedisBackupSchedules, Redises } from '../resources.ts';
 import { registerBackupMetrics, registerRedisMetrics } from './metrics.ts';
 import { WEBHOOK_CERT_SECRET } from './config.ts';
 import { credentialsWebhookDeps, validateCredentials, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../webhooks/credentials.ts';
+import { validateSchedule } from '../webhooks/schedule.ts';
+import { redisBackupScheduleReconciler } from '../schedule/reconcile.ts';
+import { SCHEDULE_LABEL } from '../schedule/prune-job.ts';
 
 export const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
 export const LEASE_NAME = 'quorum-redis-operator';
@@ -92,6 +95,28 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
         ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
       }),
     );
+  // Schedules: their own RedisBackups (a finished backup lets the next one start and retention run) and the Jobs
+  // deleting expired stored RDBs, mapped by label.
+  const bySchedule = (obj: KubeObject): { namespace: string; name: string }[] => {
+    const schedule = obj.metadata.labels?.[SCHEDULE_LABEL];
+    return schedule ? [{ namespace: obj.metadata.namespace ?? '', name: schedule }] : [];
+  };
+  manager
+    .controller('redis-backup-schedule')
+    .for(RedisBackupSchedules, { predicates: [generationChanged] })
+    .owns(RedisBackups)
+    .watches(Jobs, bySchedule, scope)
+    .complete(
+      redisBackupScheduleReconciler({
+        client: manager.client,
+        schedules: manager.informer(RedisBackupSchedules),
+        backups,
+        jobs: manager.informer(Jobs, scope),
+        pods: manager.informer(Pods, scope),
+        events: deps.events,
+        agentImage,
+      }),
+    );
   manager
     .controller('redis')
     // Our own status writes must not wake us: only spec, label or annotation changes (and creates/deletes).
@@ -127,6 +152,7 @@ function addWebhook(manager: Manager, options: WebhookOptions): void {
       const validate = validateCredentials(credentialsWebhookDeps(manager.client));
       server.registerValidating(VALIDATING_WEBHOOKS.redisbackups.path, validate);
       server.registerValidating(VALIDATING_WEBHOOKS.redises.path, validate);
+      server.registerValidating(VALIDATING_WEBHOOKS.redisbackupschedules.path, validateSchedule(validate));
     },
     log: manager.log,
     metrics: manager.metrics,

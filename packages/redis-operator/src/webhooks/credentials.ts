@@ -15,13 +15,16 @@ export { secretAccessReviews, type SecretAccess } from '@quorum/kit';
 import { BACKUP_KIND, REDIS_BACKUP_CREDENTIALS_LABEL } from '../api/backup.ts';
 import type { BackupDestination } from '../api/destination.ts';
 import { GROUP, KIND } from '../api/redis.ts';
+import { SCHEDULE_KIND } from '../api/schedule.ts';
 import { RedisBackups } from '../resources.ts';
 
 /** The webhook configuration the operator's manifests install, and its one webhook per kind. */
 export const VALIDATING_WEBHOOK = 'quorum-redis-validating';
-/** Both kinds' specs name their backup at creation only (a RedisBackup's spec and a Redis's bootstrap are immutable). */
+/** The kinds' specs name their backup's destination at creation only (a RedisBackup's spec, a Redis's bootstrap, a schedule's destination are immutable). */
 export const VALIDATING_WEBHOOKS = {
   redisbackups: { name: `credentials.redisbackups.${GROUP}`, path: '/validate-redisbackup' },
+  // Its spec.destination is immutable (CEL), so its author's access is checked once, like a RedisBackup's.
+  redisbackupschedules: { name: `schedule.redisbackupschedules.${GROUP}`, path: '/validate-redisbackupschedule' },
   redises: { name: `credentials.redises.${GROUP}`, path: '/validate-redis' },
 } as const;
 
@@ -42,7 +45,7 @@ export type FindBackup = (namespace: string, name: string) => Promise<{ spec?: {
  */
 export async function namedCredentials(obj: KubeObject, namespace: string, findBackup: FindBackup): Promise<NamedCredentials | undefined> {
   const spec = (obj as { spec?: { destination?: BackupDestination; bootstrap?: { fromBackup?: { backupName?: string } } } }).spec;
-  if (obj.kind === BACKUP_KIND) return credentialsOf(spec?.destination, (field) => field);
+  if (obj.kind === BACKUP_KIND || obj.kind === SCHEDULE_KIND) return credentialsOf(spec?.destination, (field) => field);
   const backupName = obj.kind === KIND ? spec?.bootstrap?.fromBackup?.backupName : undefined;
   if (!backupName) return undefined;
   const backup = await findBackup(namespace, backupName);

@@ -3,18 +3,23 @@
 // the agent's Job over the replication protocol, hash-verified; a new Redis bootstrapped from that backup has every
 // acknowledged key. Bad input is refused by the API server with the field named. Then the operator is installed from
 // its manifests (the image already loaded, a Role in the namespace): its admission webhook refuses a RedisBackup whose
-// author (impersonated) may create RedisBackups but not get the credentials Secret it names (no confused deputy).
+// author (impersonated) may create RedisBackups but not get the credentials Secret it names (no confused deputy),
+// and a RedisBackupSchedule whose cron does not parse. A RedisBackupSchedule every minute with retention.maxCount 1,
+// created once the source Redis is up with one backup of an earlier time (made here as the schedule makes them, so
+// that one scheduled time shows retention), runs beside the rest (first the in-process operator, then the installed
+// one under its least-privilege Role): by the end its first scheduled backup succeeded and the earlier one was
+// pruned (its RDB deleted by a prune Job, then its record).
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive redis-operator
 // @shared addons/s3
-// @timeout 8m: image assembly on a cold cache (the operator's image carries the agent), then two small Redises
+// @timeout 9m: image assembly on a cold cache (the operator's image carries the agent), then two small Redises and a scheduled backup
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
 import { Client, connect, RoleBindings, Roles, Secrets } from '@quorum/runtime';
 import { eventually } from '@quorum/localkube/testing';
 import { REDIS_BACKUP_CREDENTIALS_LABEL } from '../../src/api/backup.ts';
 import { install, uninstall } from '../../src/deploy/install.ts';
-import { RedisBackups } from '../../src/resources.ts';
+import { RedisBackups, RedisBackupSchedules } from '../../src/resources.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
 import { redisReaders, settled, startRedisEnv, type RedisTestEnv } from './support.ts';
 
@@ -42,6 +47,24 @@ after(async () => {
 
 const destination = (over: Record<string, unknown> = {}): Record<string, unknown> => ({ s3: { bucket: s3.bucket, prefix: 'redis-e2e', endpoint: s3.endpoint, forcePathStyle: true, credentialsSecret: s3.secretName, ...over } });
 
+let scheduleCreated = 0;
+/** The backup of an earlier time the schedule's retention must prune once its own first backup succeeded. */
+let earlierBackup = '';
+
+/** The schedule, and a backup for the minute before it existed, labelled, annotated and owned as it makes them. */
+async function startSchedule(): Promise<void> {
+  scheduleCreated = Date.now();
+  const schedule = await t.env.client.create(RedisBackupSchedules, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackupSchedule', metadata: { name: 'every-minute', namespace: t.ns }, spec: { redisName: 'src', schedule: '* * * * *', retention: { maxCount: 1 }, destination: destination({ prefix: 'redis-e2e-scheduled' }) } });
+  const earlier = Math.floor(scheduleCreated / 60_000) * 60_000 - 60_000;
+  earlierBackup = `every-minute-${earlier / 1000}`;
+  const owner = { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackupSchedule', name: 'every-minute', uid: schedule.metadata.uid!, controller: true };
+  await t.env.client.create(RedisBackups, {
+    apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackup',
+    metadata: { name: earlierBackup, namespace: t.ns, labels: { 'redis.quorum.dev/schedule': 'every-minute' }, annotations: { 'redis.quorum.dev/scheduled-at': new Date(earlier).toISOString() }, ownerReferences: [owner] },
+    spec: { redisName: 'src', destination: destination({ prefix: 'redis-e2e-scheduled' }) },
+  });
+}
+
 function createBackup(name: string, redisName: string, dest: Record<string, unknown>): Promise<unknown> {
   return t.env.client.create(RedisBackups, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackup', metadata: { name, namespace: t.ns }, spec: { redisName, destination: dest } });
 }
@@ -55,6 +78,7 @@ test('keys written with the checker are backed up from the replica and restored 
   const src = redisReaders(t, 'src');
   await src.create(SMALL);
   await settledRedis('src', 2);
+  await startSchedule();
   const checker = new RedisDataChecker({ host: await src.serviceIP('src'), port: 6379, password: await src.password(), tls: await src.serviceTLS('src'), writers: 4 });
   checker.start();
   await eventually('keys acknowledged', () => checker.acknowledged >= 500, { timeoutMs: 60_000, intervalMs: 100 });
@@ -116,8 +140,28 @@ test('installed from its manifests, the webhook refuses a RedisBackup naming a S
     assert.equal(await t.env.client.find(RedisBackups, { namespace: t.ns, name: 'steal' }), undefined, 'nothing is created');
     // An admin who may get every Secret passes the webhook (server-side dry run: admission in full, nothing made).
     await t.env.client.create(RedisBackups, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackup', metadata: { name: 'own', namespace: t.ns }, spec: { redisName: 'src', destination: destination() } }, { dryRun: true });
+    // A schedule that never fires is refused by the webhook with the parser's words.
+    const never = { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'RedisBackupSchedule', metadata: { name: 'never', namespace: t.ns }, spec: { redisName: 'src', schedule: '0 0 30 2 *', destination: destination() } };
+    await assert.rejects(t.env.client.create(RedisBackupSchedules, never, { dryRun: true }), /spec\.schedule "0 0 30 2 \*" is not a valid cron expression/);
   } finally {
     mallory.close();
   }
   console.log(`install and webhook check: ${seconds(start)} s`);
+});
+
+test('a schedule every minute with maxCount 1 makes its backup at the next minute and prunes the earlier one, RDB and record', async () => {
+  const start = Date.now();
+  const ofSchedule = async () => (await t.env.client.list(RedisBackups, { namespace: t.ns, labelSelector: 'redis.quorum.dev/schedule=every-minute' })).items;
+  // The first scheduled time after its creation, the backup a few seconds, then the prune Job and the record's deletion.
+  const status = await eventually('a scheduled backup succeeded and the earlier one was pruned', async () => {
+    const s = (await t.env.client.get(RedisBackupSchedules, { namespace: t.ns, name: 'every-minute' })).status;
+    const backups = await ofSchedule();
+    const names = backups.map((b) => b.metadata.name);
+    const succeeded = backups.filter((b) => b.status?.phase === 'Succeeded');
+    return !names.includes(earlierBackup) && succeeded.length === 1 && backups.length === 1 && s?.lastSuccessfulTime && s.active === undefined ? s : undefined;
+  }, { timeoutMs: 180_000, intervalMs: 1000 });
+  assert.equal(status.conditions?.find((c) => c.type === 'Ready')?.status, 'True');
+  assert.notEqual(status.conditions?.find((c) => c.type === 'RetentionFailing')?.status, 'True', JSON.stringify(status.conditions));
+  assert.notEqual(status.conditions?.find((c) => c.type === 'BackupsFailing')?.status, 'True', JSON.stringify(status.conditions));
+  console.log(`schedule: waited ${seconds(start)} s here (${seconds(scheduleCreated)} s since it was created); last scheduled ${status.lastScheduleTime}`);
 });

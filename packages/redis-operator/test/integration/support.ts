@@ -2,7 +2,7 @@
 // operator running in this process, and readers of a Redis's status, password and addresses.
 import { CustomResourceDefinitions, Pods, Secrets, Services, type Manager } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
-import { redisBackupCRD, redisCRD } from '../../src/api/crd.ts';
+import { redisBackupCRD, redisBackupScheduleCRD, redisCRD } from '../../src/api/crd.ts';
 import { buildOperatorImage } from '../../src/deploy/image.ts';
 import type { RedisSpec, RedisStatus } from '../../src/api/redis.ts';
 import { buildRedisImage } from '../../src/image/redis.ts';
@@ -28,7 +28,7 @@ export async function startRedisEnv(options: RedisEnvOptions = {}): Promise<Redi
   const [image, agent] = await Promise.all([buildRedisImage(), options.agentImage ? buildOperatorImage() : undefined]);
   await env.kube.loadImage(image.archive);
   if (agent) await env.kube.loadImage(agent.archive);
-  for (const crd of [redisCRD(), redisBackupCRD()]) {
+  for (const crd of [redisCRD(), redisBackupCRD(), redisBackupScheduleCRD()]) {
     await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'redis-test', force: true });
     await eventually(`the ${crd.spec.names.kind} CRD established`, async () => {
       const got = (await env.client.get(CustomResourceDefinitions, crd.metadata.name)) as { status?: { conditions?: { type: string; status: string }[] } };

@@ -6,7 +6,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { test } from 'node:test';
 import { evaluate } from '@marcbachmann/cel-js';
-import { BACKUP_CRD_FILE, CRD_FILE, redisBackupCRDYAML, redisCRD, redisCRDYAML, SCHEMA_DATA_FILE, schemaDataSource } from '../../src/api/crd.ts';
+import { BACKUP_CRD_FILE, CRD_FILE, redisBackupCRDYAML, redisBackupScheduleCRDYAML, redisCRD, redisCRDYAML, SCHEDULE_CRD_FILE, SCHEMA_DATA_FILE, schemaDataSource } from '../../src/api/crd.ts';
 import { applyDefaults, validateBackupSpec, validateSpec } from '../../src/api/defaults.ts';
 import { DOCS_FILE, withReference } from '../../src/api/docs.ts';
 import { RULES } from '../../src/api/redis.ts';
@@ -112,6 +112,7 @@ test('replicas and Sentinels out of range are refused by field', () => {
 test('the committed CRD and the API reference in docs/redis.md are up to date (node packages/redis-operator/scripts/generate.ts)', async () => {
   assert.equal(await readFile(join(packageDir, CRD_FILE), 'utf8'), redisCRDYAML());
   assert.equal(await readFile(join(packageDir, BACKUP_CRD_FILE), 'utf8'), redisBackupCRDYAML());
+  assert.equal(await readFile(join(packageDir, SCHEDULE_CRD_FILE), 'utf8'), redisBackupScheduleCRDYAML());
   assert.equal(await readFile(join(packageDir, SCHEMA_DATA_FILE), 'utf8'), schemaDataSource());
   const doc = await readFile(join(packageDir, '../..', DOCS_FILE), 'utf8');
   assert.equal(doc, withReference(doc));

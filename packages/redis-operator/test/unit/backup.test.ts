@@ -180,10 +180,10 @@ test("the backup-age metric: per Redis, its newest Succeeded backup's completion
   ]);
 });
 
-test('the operator may create Jobs and write RedisBackup status, and reads backup credentials only as Secret metadata', async () => {
+test("the operator may create Jobs (and delete them: a schedule's failed prune Job) and write RedisBackup status, and reads backup credentials only as Secret metadata", async () => {
   const { RULES, operatorManifests } = await import('../../src/deploy/manifests.ts');
   const verbs = (group: string, resource: string): string[] => RULES.filter((r) => r.apiGroups.includes(group) && r.resources.includes(resource)).flatMap((r) => r.verbs);
-  assert.deepEqual(verbs('batch', 'jobs').sort(), ['create', 'get', 'list', 'watch']);
+  assert.deepEqual(verbs('batch', 'jobs').sort(), ['create', 'delete', 'get', 'list', 'watch']);
   assert.deepEqual(verbs('redis.quorum.dev', 'redisbackups/status'), ['patch']);
   assert.ok(!verbs('', 'secrets').includes('list') && !verbs('', 'secrets').includes('watch'), 'no Secret is listed or watched');
   const objects = operatorManifests();

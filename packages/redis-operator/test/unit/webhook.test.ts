@@ -70,7 +70,7 @@ test('a check the API server does not answer refuses the object; updates and del
   for (const op of ['UPDATE', 'DELETE'] as const) assert.deepEqual(await validateCredentials(failing)(request(backup(s3('x')), op)), { allowed: true });
 });
 
-test('the manifests install the webhook: creates of both kinds, failing open, only the watched namespace, its RBAC by name', () => {
+test('the manifests install the webhook: creates of the three kinds, failing open, only the watched namespace, its RBAC by name', () => {
   const find = (objects: KubeObject[], kind: string, name: string): Record<string, unknown> => {
     const found = objects.find((o) => o.kind === kind && o.metadata.name === name);
     assert.ok(found, `${kind} ${name}`);
@@ -78,7 +78,7 @@ test('the manifests install the webhook: creates of both kinds, failing open, on
   };
   const scoped = operatorManifests({ namespaces: ['shop'] });
   const config = find(scoped, 'ValidatingWebhookConfiguration', VALIDATING_WEBHOOK) as { webhooks: { rules: { operations: string[]; resources: string[] }[]; failurePolicy: string; namespaceSelector?: unknown; clientConfig: { service: { name: string; namespace: string } } }[] };
-  assert.deepEqual(config.webhooks.map((w) => w.rules[0]!.resources[0]).sort(), ['redisbackups', 'redises']);
+  assert.deepEqual(config.webhooks.map((w) => w.rules[0]!.resources[0]).sort(), ['redisbackups', 'redisbackupschedules', 'redises']);
   for (const w of config.webhooks) {
     assert.deepEqual(w.rules[0]!.operations, ['CREATE']);
     assert.equal(w.failurePolicy, 'Ignore');

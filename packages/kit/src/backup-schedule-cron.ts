@@ -1,5 +1,5 @@
-// Cron schedules as the operator reads them (backup schedules, the defragmentation schedule): cron-parser in
-// UTC, five fields, `H` seeded by the object's namespace and name. A leaf: the API's defaulting, the webhooks,
+// Cron schedules as the operators read them (backup schedules, etcd's defragmentation schedule): cron-parser in
+// UTC, five fields, `H` seeded by the object's namespace and name. A leaf: the APIs' defaulting, the webhooks,
 // the schedule and cluster reconcilers and the metrics all parse with it.
 import { CronExpressionParser, type CronExpression } from 'cron-parser';
 
