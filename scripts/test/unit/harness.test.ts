@@ -120,7 +120,13 @@ test('a hung file fails by name within its timeout, and the run still prints its
   try {
     const child = spawn(process.execPath, [join(root, 'scripts', 'test.ts'), '--lane', 'unit', '--file', join(fixtures, 'hung.fixture.ts'), '--reports', reports], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    // The summary is the last line of stdout; progress goes to stderr, and the order in which two pipes are read
+    // is not the order they were written in: each is kept apart too.
+    let stdout = '';
+    child.stdout.on('data', (d: Buffer) => {
+      out += d.toString();
+      stdout += d.toString();
+    });
     child.stderr.on('data', (d: Buffer) => (out += d.toString()));
     const t0 = performance.now();
     const code = await new Promise<number | null>((resolve) => child.on('close', resolve));
@@ -128,7 +134,7 @@ test('a hung file fails by name within its timeout, and the run still prints its
     assert.equal(code, 1, out);
     assert.match(out, /✖ scripts\/test\/fixtures\/hung\.fixture\.ts in [\d.]+ s \(\d+ passed, \d+ failed, TIMED OUT\)/, out);
     assert.match(out, /failed:\n {2}- ✖ scripts\/test\/fixtures\/hung\.fixture\.ts/, out);
-    assert.match(out, /\n\d+ passed, [1-9]\d* failed, 0 skipped for the environment\n$/, out);
+    assert.match(stdout, /\n\d+ passed, [1-9]\d* failed, 0 skipped for the environment\n$/, out);
     // The 3 s timeout, SIGTERM's grace and start-up; far below the 10-minute default.
     assert.ok(seconds < 60, `took ${seconds.toFixed(1)} s`);
     const durations = JSON.parse(await readFile(join(reports, 'durations.json'), 'utf8')) as { files: { file: string; timedOut: boolean }[] };
