@@ -78,14 +78,6 @@ async function until(what: string, check: () => Promise<boolean>, timeoutMs: num
   }
 }
 
-try {
-  if (phases.has('failover')) await failoverPhase();
-  if (phases.has('available')) await availablePhase();
-  if (phases.has('rollout')) await rolloutPhase();
-} finally {
-  await stopOperator();
-  await env.stop();
-}
 
 async function failoverPhase(): Promise<void> {
   const NAME = 'fo';
@@ -266,4 +258,14 @@ async function rolloutPhase(): Promise<void> {
   }
   report('redis.rollout_lost_acked_writes', Math.max(...lost), 'writes');
   await stopOperator();
+}
+
+// Last: the phases use the declarations above (a top-level await before them would meet them uninitialised).
+try {
+  if (phases.has('failover')) await failoverPhase();
+  if (phases.has('available')) await availablePhase();
+  if (phases.has('rollout')) await rolloutPhase();
+} finally {
+  await stopOperator();
+  await env.stop();
 }
