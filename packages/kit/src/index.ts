@@ -141,3 +141,26 @@ export {
 } from './network-policy.ts';
 export { DEFAULT_TENANT_NAMESPACES, scopedRoles, tenantNamespaces, tenantNamespaceSelector, type ScopedRoleOptions, type TenantScopeOptions } from './tenant-scope.ts';
 export { jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, type ForeignJob, type JobNameTaken } from './foreign-job.ts';
+export {
+  alertRule,
+  copyLabel,
+  dashboardPanels,
+  dashboardVariable,
+  grafanaDashboardConfigMapObject,
+  grafanaDashboardObject,
+  keepPods,
+  operatorPodMonitor,
+  operatorScrapeConfig,
+  podLabelMeta,
+  prometheusRuleObject,
+  renderAlertTemplate,
+  SERVICE_ACCOUNT_TOKEN_FILE,
+  type AlertRule,
+  type AlertSpec,
+  type DashboardOptions,
+  type DashboardPanel,
+  type PanelSpec,
+  type RelabelConfig,
+  type RuleGroup,
+  type ScrapeConfig,
+} from './monitoring.ts';

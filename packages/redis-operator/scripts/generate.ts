@@ -1,10 +1,12 @@
-// Writes the files generated from code: the CRD YAML and the API reference section of docs/redis.md.
+// Writes the files generated from code: the CRD YAML, the API reference section of docs/redis.md, and the
+// monitoring files of deploy/monitoring/quorum-redis-* (test/unit/monitoring.test.ts checks them).
 // Deterministic, so running it twice changes nothing; test/unit/api.test.ts fails when a committed copy is stale.
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
 import { BACKUP_CRD_FILE, CRD_FILE, redisBackupCRDYAML, redisCRDYAML, SCHEMA_DATA_FILE, schemaDataSource } from '../src/api/crd.ts';
 import { DOCS_FILE, withReference } from '../src/api/docs.ts';
+import { MONITORING_DIR, monitoringFiles } from '../src/monitoring/files.ts';
 
 const packageDir = join(import.meta.dirname, '..');
 const repoRoot = join(packageDir, '..', '..');
@@ -16,6 +18,7 @@ await writeGenerated(
     [join(packageDir, SCHEMA_DATA_FILE), schemaDataSource()],
     [join(packageDir, BACKUP_CRD_FILE), redisBackupCRDYAML()],
     [docs, withReference(await readFile(docs, 'utf8').catch(() => '# Redis\n'))],
+    ...Object.entries(monitoringFiles()).map(([file, content]): [string, string] => [join(repoRoot, MONITORING_DIR, file), content]),
   ],
   repoRoot,
 );
