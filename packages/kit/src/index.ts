@@ -164,3 +164,4 @@ export {
   type RuleGroup,
   type ScrapeConfig,
 } from './monitoring.ts';
+export { escapeHelmActions, monitoringValueTemplate, namespaceSelectorTemplate, scopedRbacTemplate, tenantListTemplate, TENANT_ENV_TEMPLATE, type ScopedRbacTemplate } from './helm.ts';
