@@ -166,3 +166,27 @@ export {
   type ScheduledBackupRecord,
   type ScheduleObserved,
 } from './backup-schedule.ts';
+export {
+  alertRule,
+  copyLabel,
+  dashboardPanels,
+  dashboardVariable,
+  grafanaDashboardConfigMapObject,
+  grafanaDashboardObject,
+  keepPods,
+  operatorPodMonitor,
+  operatorScrapeConfig,
+  podLabelMeta,
+  prometheusRuleObject,
+  renderAlertTemplate,
+  SERVICE_ACCOUNT_TOKEN_FILE,
+  type AlertRule,
+  type AlertSpec,
+  type DashboardOptions,
+  type DashboardPanel,
+  type PanelSpec,
+  type RelabelConfig,
+  type RuleGroup,
+  type ScrapeConfig,
+} from './monitoring.ts';
+export { escapeHelmActions, monitoringValueTemplate, namespaceSelectorTemplate, scopedRbacTemplate, tenantListTemplate, TENANT_ENV_TEMPLATE, type ScopedRbacTemplate } from './helm.ts';

@@ -1,76 +1,17 @@
 // The Grafana dashboard Quorum ships (deploy/monitoring/grafana-dashboard.json, written by scripts/generate.ts):
 // one row per concern, for the clusters chosen by the namespace and cluster variables. Its queries use the
-// series of operator/metrics.ts and etcd's own, as the jobs of monitoring/scrape.ts label them.
+// series of operator/metrics.ts and etcd's own, as the jobs of monitoring/scrape.ts label them. The layout and
+// the dashboard's frame are @quorum/kit's (the Redis operator's dashboard has them too).
+import { dashboardPanels, dashboardVariable, grafanaDashboardConfigMapObject, grafanaDashboardObject } from '@quorum/kit';
 import { ETCD_JOB, MONITORING_LABELS } from './scrape.ts';
-
-interface Target {
-  expr: string;
-  legendFormat: string;
-  refId: string;
-}
-
-interface Panel {
-  id: number;
-  type: 'timeseries' | 'stat' | 'row';
-  title: string;
-  gridPos: { x: number; y: number; w: number; h: number };
-  description?: string;
-  datasource?: { type: 'prometheus'; uid: '${datasource}' };
-  targets?: Target[];
-  fieldConfig?: { defaults: { unit?: string; min?: number; max?: number; decimals?: number }; overrides: never[] };
-  options?: Record<string, unknown>;
-  collapsed?: boolean;
-}
 
 const sel = 'namespace=~"$namespace", cluster=~"$cluster"';
 const etcdSel = `job="${ETCD_JOB}", ${sel}`;
 
-interface PanelSpec {
-  title: string;
-  description: string;
-  type?: 'timeseries' | 'stat';
-  unit?: string;
-  queries: [expr: string, legend: string][];
-  width?: number;
-}
-
-/** Lays panels out left to right, 24 columns wide, each row under a row header. */
-function layout(rows: [title: string, panels: PanelSpec[]][]): Panel[] {
-  const panels: Panel[] = [];
-  let y = 0;
-  let id = 1;
-  for (const [title, specs] of rows) {
-    panels.push({ id: id++, type: 'row', title, gridPos: { x: 0, y, w: 24, h: 1 }, collapsed: false });
-    y += 1;
-    let x = 0;
-    for (const spec of specs) {
-      const w = spec.width ?? 8;
-      if (x + w > 24) {
-        x = 0;
-        y += 8;
-      }
-      panels.push({
-        id: id++,
-        type: spec.type ?? 'timeseries',
-        title: spec.title,
-        description: spec.description,
-        gridPos: { x, y, w, h: 8 },
-        datasource: { type: 'prometheus', uid: '${datasource}' },
-        targets: spec.queries.map(([expr, legendFormat], i) => ({ expr, legendFormat, refId: String.fromCharCode(65 + i) })),
-        fieldConfig: { defaults: spec.unit ? { unit: spec.unit } : {}, overrides: [] },
-        options: spec.type === 'stat' ? { reduceOptions: { calcs: ['lastNotNull'] }, colorMode: 'background' } : { legend: { displayMode: 'list', placement: 'bottom' } },
-      });
-      x += w;
-    }
-    y += 8;
-  }
-  return panels;
-}
-
 const byCluster = (metric: string): string => `max by (namespace, cluster) (${metric}{${sel}})`;
 
 export function grafanaDashboard(): Record<string, unknown> {
-  const panels = layout([
+  const panels = dashboardPanels([
     [
       'Clusters',
       [
@@ -116,40 +57,17 @@ export function grafanaDashboard(): Record<string, unknown> {
       ],
     ],
   ]);
-  const variable = (name: string, label: string, query: string): Record<string, unknown> => ({
-    name,
-    label,
-    type: 'query',
-    datasource: { type: 'prometheus', uid: '${datasource}' },
-    query: { query, refId: `${name}-variable` },
-    definition: query,
-    includeAll: true,
-    multi: true,
-    allValue: '.*',
-    current: { text: 'All', value: '$__all' },
-    refresh: 2,
-    sort: 1,
-  });
-  return {
+  return grafanaDashboardObject({
     title: 'Quorum etcd clusters',
     uid: 'quorum-etcd',
     description: 'etcd clusters run by the Quorum operator: membership, leader, etcd itself, the operator\'s steps and rollouts, and backups. Generated from packages/etcd-operator/src/monitoring/dashboard.ts.',
     tags: ['etcd', 'quorum'],
-    editable: true,
-    schemaVersion: 39,
-    version: 1,
-    time: { from: 'now-6h', to: 'now' },
-    refresh: '30s',
-    templating: {
-      list: [
-        { name: 'datasource', label: 'Data source', type: 'datasource', query: 'prometheus', current: {} },
-        variable('namespace', 'Namespace', 'label_values(quorum_etcdcluster_members, namespace)'),
-        variable('cluster', 'Cluster', 'label_values(quorum_etcdcluster_members{namespace=~"$namespace"}, cluster)'),
-      ],
-    },
-    annotations: { list: [] },
+    variables: [
+      dashboardVariable('namespace', 'Namespace', 'label_values(quorum_etcdcluster_members, namespace)'),
+      dashboardVariable('cluster', 'Cluster', 'label_values(quorum_etcdcluster_members{namespace=~"$namespace"}, cluster)'),
+    ],
     panels,
-  };
+  });
 }
 
 /** The dashboard as deploy/monitoring/grafana-dashboard.json holds it. */
@@ -166,10 +84,5 @@ export const DASHBOARD_CONFIG_MAP_KEY = 'quorum-etcd.json';
  * `grafana_dashboard` by default, with the value "1" that kube-prometheus-stack gives it.
  */
 export function grafanaDashboardConfigMap(): Record<string, unknown> {
-  return {
-    apiVersion: 'v1',
-    kind: 'ConfigMap',
-    metadata: { name: 'quorum-grafana-dashboard', labels: { ...MONITORING_LABELS, grafana_dashboard: '1' } },
-    data: { [DASHBOARD_CONFIG_MAP_KEY]: grafanaDashboardJSON() },
-  };
+  return grafanaDashboardConfigMapObject('quorum-grafana-dashboard', MONITORING_LABELS, DASHBOARD_CONFIG_MAP_KEY, grafanaDashboardJSON());
 }

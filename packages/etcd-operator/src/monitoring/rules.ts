@@ -7,37 +7,20 @@
 // `max by (namespace, cluster, …)` of them: one alert per cluster whatever the number of replicas. etcd's
 // own series carry the same `namespace` and `cluster` labels (monitoring/scrape.ts), and `cluster!=""`
 // keeps out etcd scraped for other purposes (the API server's own, say).
+import { alertRule, prometheusRuleObject, type AlertRule, type AlertSpec, type RuleGroup } from '@quorum/kit';
 import { stringify } from 'yaml';
 import { MONITORING_LABELS } from './scrape.ts';
 
-export interface AlertRule {
-  alert: string;
-  expr: string;
-  for: string;
-  labels: { severity: 'critical' | 'warning' };
-  annotations: { summary: string; description: string; runbook_url: string };
-}
-
-export interface RuleGroup {
-  name: string;
-  rules: AlertRule[];
-}
+export type { AlertRule, RuleGroup } from '@quorum/kit';
 
 /** Where each alert's runbook is: a section of docs/monitoring.md named after the alert. */
 export const RUNBOOK_DOC = 'docs/monitoring.md';
-const runbook = (alert: string): string => `${RUNBOOK_DOC}#${alert.toLowerCase()}`;
 
 const byCluster = 'namespace, cluster';
 const readyVoters = `max by (${byCluster}) (quorum_etcdcluster_ready_voting_members)`;
 const voters = `max by (${byCluster}) (quorum_etcdcluster_voting_members)`;
 
-const rule = (alert: string, r: Omit<AlertRule, 'alert' | 'annotations'> & { summary: string; description: string }): AlertRule => ({
-  alert,
-  expr: r.expr,
-  for: r.for,
-  labels: r.labels,
-  annotations: { summary: r.summary, description: r.description, runbook_url: runbook(alert) },
-});
+const rule = (alert: string, spec: AlertSpec): AlertRule => alertRule(alert, spec, RUNBOOK_DOC);
 
 /** The alert names, in the order docs/monitoring.md lists them. */
 export const ALERTS = [
@@ -135,12 +118,7 @@ export function rulesFileYAML(): string {
 
 /** The same groups as a PrometheusRule, for the prometheus-operator (also the Helm chart's, src/deploy/helm.ts). */
 export function prometheusRule(): Record<string, unknown> {
-  return {
-    apiVersion: 'monitoring.coreos.com/v1',
-    kind: 'PrometheusRule',
-    metadata: { name: 'quorum-etcd', labels: { ...MONITORING_LABELS } },
-    spec: { groups: ruleGroups() },
-  };
+  return prometheusRuleObject('quorum-etcd', MONITORING_LABELS, ruleGroups());
 }
 
 export function prometheusRuleYAML(): string {

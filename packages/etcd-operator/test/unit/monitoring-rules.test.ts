@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
+import { renderAlertTemplate } from '@quorum/kit';
 import { prometheusBinaries } from '@quorum/localkube';
 import { parse, stringify } from 'yaml';
 import { MONITORING_DIR, monitoringFiles, PROMETHEUS_RULE_FILE, RULES_FILE, SCRAPE_CONFIGS_FILE } from '../../src/monitoring/files.ts';
@@ -93,28 +94,11 @@ const op = (replica: number, labels: Labels): string => sel({ job: OPERATOR_JOB,
 const etcd = (member: string, labels: Labels = {}): string => sel({ job: ETCD_JOB, namespace: 'ns', cluster: 'c', member, pod: member, ...labels });
 const C = { namespace: 'ns', cluster: 'c' };
 
-/** Renders the templates of the rules' annotations the way Prometheus does, for the few functions they use. */
-function render(template: string, labels: Labels, value: number): string {
-  const humanizeDuration = (s: number): string => {
-    const d = Math.floor(s / 86400);
-    const h = Math.floor((s % 86400) / 3600);
-    const m = Math.floor((s % 3600) / 60);
-    const sec = Math.floor(s % 60);
-    return `${d > 0 ? `${d}d ` : ''}${h}h ${m}m ${sec}s`;
-  };
-  return template.replace(/\{\{ (\$labels\.(\w+)|\$value( \| (humanizePercentage|humanizeDuration))?) \}\}/g, (_, _all: string, label: string | undefined, _pipe: string | undefined, fn: string | undefined) => {
-    if (label) return labels[label] ?? '';
-    if (fn === 'humanizePercentage') return `${Number((value * 100).toPrecision(4))}%`;
-    if (fn === 'humanizeDuration') return humanizeDuration(value);
-    return String(value);
-  });
-}
-
 function expected(rule: AlertRule, fires: NonNullable<Case['fires']>): Record<string, unknown> {
   const labels = { ...rule.labels, ...fires.labels };
   return {
     exp_labels: labels,
-    exp_annotations: Object.fromEntries(Object.entries(rule.annotations).map(([k, v]) => [k, render(v, labels, fires.value)])),
+    exp_annotations: Object.fromEntries(Object.entries(rule.annotations).map(([k, v]) => [k, renderAlertTemplate(v, labels, fires.value)])),
   };
 }
 

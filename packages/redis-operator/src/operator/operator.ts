@@ -10,7 +10,7 @@ import { failoverTo, reloadTLS, resetSentinel, sentinelFailover } from '../redis
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
 import { RedisBackups, RedisBackupSchedules, Redises } from '../resources.ts';
-import { registerBackupMetrics, registerRedisMetrics } from './metrics.ts';
+import { InstanceLoad, registerBackupMetrics, registerRedisMetrics } from './metrics.ts';
 import { WEBHOOK_CERT_SECRET } from './config.ts';
 import { credentialsWebhookDeps, validateCredentials, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../webhooks/credentials.ts';
 import { validateSchedule } from '../webhooks/schedule.ts';
@@ -49,9 +49,10 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
   const manager = await Manager.create({ ...(options.logger ? { logger: options.logger } : {}), ...options.manager });
   const scope = { labelSelector: MANAGED };
   const redises = manager.informer(Redises);
-  registerRedisMetrics(manager.metrics, redises);
+  const load = new InstanceLoad();
+  registerRedisMetrics(manager.metrics, redises, load);
   const backups = manager.informer(RedisBackups);
-  registerBackupMetrics(manager.metrics, backups);
+  registerBackupMetrics(manager.metrics, backups, redises);
   const deps: ReconcilerDeps = {
     client: manager.client,
     redises,
@@ -71,6 +72,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     // The names TLS certificates carry end in the cluster's domain (`<svc>.<ns>.svc.<domain>`).
     ...(process.env['CLUSTER_DOMAIN'] ? { clusterDomain: process.env['CLUSTER_DOMAIN'] } : {}),
     ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
+    observed: (observed) => load.record(observed, Date.now()),
   };
   const byInstance = (obj: KubeObject): { namespace: string; name: string }[] => {
     const instance = obj.metadata.labels?.[LABELS.instance];

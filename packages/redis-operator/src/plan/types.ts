@@ -33,6 +33,8 @@ export type InstanceReading =
       version: string;
       /** With TLS: the SHA-256 fingerprint of the certificate it serves now (what it loaded at start or last reload). */
       certificate?: string;
+      /** INFO memory, stats and replication counts, for the operator's metrics only (the planner ignores them). */
+      stats?: InstanceStats;
     }
   | { ok: false; error: string };
 
@@ -40,6 +42,18 @@ export type InstanceReading =
  * What a Sentinel said: the primary it names for this Redis, and the replicas and other Sentinels it remembers
  * (as pod names: Sentinel forgets none by itself, so removed ones stay until SENTINEL RESET); or why it said nothing.
  */
+/** What an instance's INFO says of its load: the metrics of operator/metrics.ts. */
+export interface InstanceStats {
+  /** `used_memory`. */
+  usedMemoryBytes: number;
+  /** `maxmemory`; 0: no limit. */
+  maxMemoryBytes: number;
+  /** `evicted_keys`: keys evicted for maxmemory since the server started. */
+  evictedKeys: number;
+  /** `connected_slaves`: replicas connected to it now. */
+  connectedReplicas: number;
+}
+
 export type SentinelReading =
   | { ok: true; primaryHost?: string; knownReplicas?: readonly string[]; knownSentinels?: readonly string[]; /** The replicas it would promote now (not down, linked as of its last INFO). */ goodReplicas?: readonly string[] }
   | { ok: false; error: string };

@@ -2,7 +2,7 @@
 // Sentinels, and the operator's settings (operator.ts fills them; tests fill them directly).
 import type { Client, EventRecorder, Informer, NetworkPolicy, OpenObject } from '@quorum/runtime';
 import type { NetworkPolicyOptions } from '../render/network-policy.ts';
-import type { InstanceReading, SentinelReading } from '../plan/types.ts';
+import type { InstanceReading, Observed, SentinelReading } from '../plan/types.ts';
 import type { Endpoint } from '../redis/readings.ts';
 import type { RedisBackupObject, RedisObject } from '../resources.ts';
 
@@ -42,6 +42,8 @@ export interface ReconcilerDeps {
   /** A step's bound: past it, Progressing=False and Degraded=True. */
   stepDeadlineMs?: number;
   now?: () => Date;
+  /** Given every observation (instances' INFO readings included): the operator's metrics of them (operator/metrics.ts). */
+  observed?: (observed: Observed) => void;
   /** Test hook: called after every write the reconciler makes (failpoints). */
   afterWrite?: (what: string) => Promise<void> | void;
 }

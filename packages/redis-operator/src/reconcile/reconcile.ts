@@ -109,6 +109,7 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
     // A new Redis gets no pod before its policy: none is ever open. A running one keeps being managed meanwhile.
     if (problem?.reason === 'NetworkPolicyRefused' && !hasPods(deps, namespace, name)) return { requeueAfter: 10_000 };
     const seen = await observe(deps, redis, spec, now);
+    deps.observed?.(seen.observed);
     const action: Action = plan(seen.observed);
     const refusal = refusals.get(key);
     refusals.delete(key);

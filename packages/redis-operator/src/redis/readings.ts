@@ -3,7 +3,7 @@
 // returned as a reading that says why, never thrown, since silence is not evidence (the planner decides on facts).
 import type { TLSSocket } from 'node:tls';
 import type { Redis } from 'ioredis';
-import type { InstanceReading, SentinelReading } from '../plan/types.ts';
+import type { InstanceReading, InstanceStats, SentinelReading } from '../plan/types.ts';
 
 /** Each connection and command is bounded by this: a reconcile never waits long on one silent pod. */
 export const READ_TIMEOUT_MS = 1500;
@@ -58,10 +58,19 @@ export function parseInfo(text: string): Map<string, string> {
   return fields;
 }
 
-/** An instance's reading from its INFO replication and INFO server sections. */
+/** The load figures of INFO memory, stats and replication; undefined when a field is missing (an older server). */
+export function instanceStats(info: Map<string, string>): InstanceStats | undefined {
+  const figures = ['used_memory', 'maxmemory', 'evicted_keys', 'connected_slaves'].map((k) => Number(info.get(k) ?? Number.NaN));
+  if (!figures.every(Number.isFinite)) return undefined;
+  const [usedMemoryBytes = 0, maxMemoryBytes = 0, evictedKeys = 0, connectedReplicas = 0] = figures;
+  return { usedMemoryBytes, maxMemoryBytes, evictedKeys, connectedReplicas };
+}
+
+/** An instance's reading from its INFO replication and INFO server sections (and memory and stats, for metrics). */
 export function instanceReading(info: Map<string, string>): InstanceReading {
   const role = info.get('role');
   if (role !== 'master' && role !== 'slave') return { ok: false, error: `unexpected role ${role ?? '(none)'}` };
+  const stats = instanceStats(info);
   const replicaOffset = Number(info.get('slave_repl_offset') ?? Number.NaN);
   const offset = role === 'slave' && Number.isFinite(replicaOffset) ? replicaOffset : Number(info.get('master_repl_offset') ?? 0);
   return {
@@ -71,14 +80,15 @@ export function instanceReading(info: Map<string, string>): InstanceReading {
     offset,
     // Valkey answers redis_version with the Redis version it is compatible with (7.2.4), and its own apart.
     version: info.get('valkey_version') ?? info.get('redis_version') ?? '',
+    ...(stats !== undefined ? { stats } : {}),
   };
 }
 
 export async function readInstance(e: Endpoint): Promise<InstanceReading> {
   try {
     return await withConnection(e, async (redis) => {
-      const [replication, server] = await Promise.all([redis.info('replication'), redis.info('server')]);
-      const reading = instanceReading(parseInfo(`${replication}\n${server}`));
+      const sections = await Promise.all(['replication', 'server', 'memory', 'stats'].map((section) => redis.info(section)));
+      const reading = instanceReading(parseInfo(sections.join('\n')));
       const certificate = e.tls ? (redis.stream as TLSSocket).getPeerCertificate().fingerprint256 : undefined;
       return reading.ok && certificate ? { ...reading, certificate } : reading;
     });

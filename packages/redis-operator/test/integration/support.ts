@@ -14,6 +14,8 @@ export interface RedisTestEnv {
   ns: string;
   /** Stops the in-process operator (and waits for it). */
   stopOperator(): Promise<void>;
+  /** What the in-process operator's /metrics would serve now (Prometheus text). */
+  metrics(): Promise<string>;
   /** The operator's image as loaded into the nodes (with `agentImage`): an install from the manifests runs it. */
   operatorImage?: string;
 }
@@ -47,6 +49,7 @@ export async function startRedisEnv(options: RedisEnvOptions = {}): Promise<Redi
       stop.abort();
       await running.catch(() => undefined);
     },
+    metrics: () => operator.metrics.registry.metrics(),
   };
 }
 
