@@ -2,6 +2,7 @@
 // clear refusals, token files read again as they rotate, an exec plugin run again before what it gave expires,
 // and the in-cluster configuration. What the API server makes of each credential: integration/credentials.test.ts.
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +49,28 @@ test('two files merge as kubectl merges them: the first to define a name wins, c
   assert.equal(resolved.user.token, 'first-token');
   assert.equal(readKubeconfig([first, second], 'other').user.token, undefined, 'a context without a user has no credentials');
   assert.deepEqual(defaultKubeconfigFiles({ KUBECONFIG: `${first}:${join(dir, 'missing')}:${second}` }), [first, second], 'files $KUBECONFIG names that do not exist are skipped');
+});
+
+test('JSON is read without loading yaml; block and flow YAML (a mapping that starts like JSON but is not) read the same', async () => {
+  const doc = { 'current-context': 'x', clusters: [{ name: 'c', cluster: { server: 'https://h:6443', 'certificate-authority-data': b64(CA) } }], users: [{ name: 'u', user: { token: 't' } }], contexts: [{ name: 'x', context: { cluster: 'c', user: 'u', namespace: 'ns' } }] };
+  const json = await kubeconfig('form.json', doc);
+  const block = join(dir, 'block.yaml');
+  await writeFile(block, `current-context: x\nclusters:\n- name: c\n  cluster:\n    server: https://h:6443\n    certificate-authority-data: ${b64(CA)}\nusers:\n- name: u\n  user:\n    token: t\ncontexts:\n- name: x\n  context: {cluster: c, user: u, namespace: ns}\n`);
+  const flow = join(dir, 'flow.yaml');
+  await writeFile(flow, `{current-context: x, clusters: [{name: c, cluster: {server: "https://h:6443", certificate-authority-data: ${b64(CA)}}}], users: [{name: u, user: {token: t}}], contexts: [{name: x, context: {cluster: c, user: u, namespace: ns}}]}\n`);
+  const expected = readKubeconfig([json]);
+  assert.equal(expected.cluster.ca, CA);
+  for (const file of [block, flow]) assert.deepEqual({ ...readKubeconfig([file]), files: [] }, { ...expected, files: [] });
+  const yamlLoaded = (file: string): boolean => {
+    const script = `
+      const { readKubeconfig } = await import(${JSON.stringify(new URL('../../src/client/kubeconfig.ts', import.meta.url).href)});
+      const { createRequire } = await import('node:module');
+      readKubeconfig([${JSON.stringify(file)}]);
+      console.log(Object.keys(createRequire(import.meta.url).cache).some((p) => /[\\/]node_modules[\\/]yaml[\\/]/.test(p)));`;
+    return JSON.parse(execFileSync(process.execPath, ['--conditions=@quorum/source', '--input-type=module', '-e', script], { encoding: 'utf8' }).trim()) as boolean;
+  };
+  assert.equal(yamlLoaded(json), false, 'a JSON kubeconfig loads no yaml');
+  assert.equal(yamlLoaded(block), true, 'a YAML kubeconfig is read by yaml');
 });
 
 test('client certificates as data or files, tokenFile and impersonation are read; the names of what is missing are given', async () => {

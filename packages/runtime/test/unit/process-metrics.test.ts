@@ -45,3 +45,11 @@ test('the runtime\'s metrics load neither prom-client\'s main module nor @opente
   const out = execFileSync(process.execPath, ['--conditions=@quorum/source', '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)!), []);
 });
+
+test('importing the runtime does not load Node\'s bundled undici (an ES module import of node:http would)', () => {
+  const script = `
+    await import(${JSON.stringify(new URL('../../src/index.ts', import.meta.url).href)});
+    console.log(JSON.stringify(process.moduleLoadList.filter((m) => m.includes('undici'))));`;
+  const out = execFileSync(process.execPath, ['--conditions=@quorum/source', '--input-type=module', '-e', script], { encoding: 'utf8' });
+  assert.deepEqual(JSON.parse(out.trim().split('\n').at(-1)!), []);
+});
