@@ -79,8 +79,13 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
     });
 
     // ---- report, then act ----
-    const writeStatus = async (next: EtcdBackupStatus, what: string): Promise<void> => {
-      await deps.client.mergePatch(EtcdBackups, { namespace, name }, { status: next }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+    // A finished backup's status is written once: on the version this reconcile read (a stale cache that still
+    // showed it Running would otherwise finish it again, with another completedAt than the one already reported
+    // and read by a recovery). The API server refuses a write on another version (Conflict): the reconcile is
+    // retried with a fresh cache, which sees the backup finished.
+    const writeStatus = async (next: EtcdBackupStatus, what: string, onReadVersion = false): Promise<void> => {
+      const version = onReadVersion && backup.metadata.resourceVersion ? { metadata: { resourceVersion: backup.metadata.resourceVersion } } : {};
+      await deps.client.mergePatch(EtcdBackups, { namespace, name }, { ...version, status: next }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
       await deps.afterWrite?.(what);
     };
     const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(backup, { type, reason, action: reason, note });
@@ -149,13 +154,14 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
             conditions: conditions(action),
           },
           'status Succeeded',
+          true,
         );
         event('Normal', 'BackupSucceeded', `stored ${r.sizeBytes} bytes at revision ${r.revision} from ${r.member} at ${r.location}`);
         log.info({ backup: name, cluster: clusterName, location: r.location, sizeBytes: r.sizeBytes, revision: r.revision }, 'backup succeeded');
         return {};
       }
       case 'fail': {
-        await writeStatus({ ...status, phase: 'Failed', completedAt: now.toISOString(), conditions: conditions(action) }, 'status Failed');
+        await writeStatus({ ...status, phase: 'Failed', completedAt: now.toISOString(), conditions: conditions(action) }, 'status Failed', true);
         deps.metrics?.failed({ namespace, cluster: clusterName, reason: action.reason });
         event('Warning', 'BackupFailed', `${action.reason}: ${action.message}`);
         log.warn({ backup: name, cluster: clusterName, reason: action.reason }, `backup failed: ${action.message}`);

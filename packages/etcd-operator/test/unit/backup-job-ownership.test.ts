@@ -4,7 +4,7 @@
 // go, and fails once the wait passes its bound. The planner, then the reconciler against in-memory stores.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import type { EventInput, Job, Pod } from '@quorum/runtime';
+import { ConflictError, Store, type EventInput, type Job, type Pod } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import { BACKUP_CREDENTIALS_LABEL } from '../../src/backup/credentials.ts';
 import { backupJobName, JOB_CONTROLLER_UID_LABEL } from '../../src/backup/job.ts';
@@ -86,4 +86,18 @@ test("the reconciler: a Running backup never takes the result of a foreign Job's
   const own = await reconcileWith(jobAtName([{ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdBackup', name: 'b', uid: 'b-uid', controller: true }]), running);
   assert.equal(own.backup.status?.phase, 'Succeeded');
   assert.equal(own.backup.status?.sha256, RESULT.sha256);
+});
+
+test('a finished backup is finished once: a reconcile on a stale cache (still Running) is refused by the version and leaves its completedAt as reported', async () => {
+  const running = { phase: 'Running' as const, member: 'c-1', job: JOB_NAME };
+  const finished = { ...backup, metadata: { ...backup.metadata, resourceVersion: '8' }, status: { ...running, phase: 'Succeeded' as const, completedAt: '2026-01-01T00:00:00Z' } };
+  const stored = new Store<EtcdBackup>();
+  stored.upsert(finished);
+  // The cache still has version 7, Running: the Job's result would finish it again, with another completedAt.
+  const fixture = backupReconcilerFixture({ ...backup, metadata: { ...backup.metadata, resourceVersion: '7' }, status: running }, { credentialsLabels: { [BACKUP_CREDENTIALS_LABEL]: 'true' }, now: NOW, stored });
+  fixture.jobs.upsert(jobAtName([{ apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdBackup', name: 'b', uid: 'b-uid', controller: true }]));
+  fixture.pods.upsert(podWithResult);
+  await assert.rejects(fixture.reconcile('team', 'b'), ConflictError);
+  assert.equal(stored.get('team/b')?.status?.completedAt, '2026-01-01T00:00:00Z');
+  assert.deepEqual(fixture.writes, []);
 });

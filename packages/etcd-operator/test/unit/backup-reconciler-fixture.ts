@@ -2,7 +2,7 @@
 // backups' store, creates and deletes are listed, the credentials Secret's metadata carries the labels given.
 import { Writable } from 'node:stream';
 import { applyMergePatch } from '@quorum/kit';
-import { createLogger, Store, type Client, type EventInput, type KubeObject, type OpenObject, type Result } from '@quorum/runtime';
+import { ConflictError, createLogger, Store, type Client, type EventInput, type KubeObject, type OpenObject, type Result } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import { etcdBackupReconciler } from '../../src/backup/reconcile.ts';
@@ -20,7 +20,11 @@ export interface BackupReconcilerFixture {
 }
 
 /** `backup` and its cluster `<spec.clusterName>` (1 replica) in the stores; `now` fixes the reconciler's clock. */
-export function backupReconcilerFixture(backup: EtcdBackup, options: { credentialsLabels: Record<string, string>; now?: number }): BackupReconcilerFixture {
+/**
+ * `stored`, when given, is the API server's copy, apart from the reconciler's cache (`backups`): a test makes the
+ * cache stale by giving the two different versions.
+ */
+export function backupReconcilerFixture(backup: EtcdBackup, options: { credentialsLabels: Record<string, string>; now?: number; stored?: Store<EtcdBackup> }): BackupReconcilerFixture {
   const namespace = backup.metadata.namespace ?? '';
   const backups = new Store<EtcdBackup>();
   const clusters = new Store<EtcdCluster>();
@@ -33,10 +37,15 @@ export function backupReconcilerFixture(backup: EtcdBackup, options: { credentia
     request: (_m: string, path: string) => Promise.resolve({ kind: 'PartialObjectMetadata', metadata: { name: path.split('/').at(-1), labels: options.credentialsLabels } }),
     create: (_t: unknown, obj: KubeObject) => (writes.push(`create ${obj.kind}`), Promise.resolve(obj)),
     delete: (_t: unknown, key: { name: string }) => (writes.push(`delete ${key.name}`), Promise.resolve()),
-    mergePatch(_t: unknown, key: { namespace: string; name: string }, patch: { status: EtcdBackup['status'] }): Promise<KubeObject> {
-      const current = backups.get(`${key.namespace}/${key.name}`)!;
-      backups.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as EtcdBackup['status'] });
-      return Promise.resolve(current);
+    mergePatch(_t: unknown, key: { namespace: string; name: string }, patch: { metadata?: { resourceVersion?: string }; status: EtcdBackup['status'] }): Promise<KubeObject> {
+      const current = (options.stored ?? backups).get(`${key.namespace}/${key.name}`)!;
+      // As the API server does: a patch that names a resourceVersion applies only to that version.
+      const expected = patch.metadata?.resourceVersion;
+      if (expected !== undefined && expected !== current.metadata.resourceVersion) return Promise.reject(new ConflictError('PATCH', key.name, 409, { reason: 'Conflict', message: 'the object has been modified' }));
+      const next = { ...current, metadata: { ...current.metadata, resourceVersion: String(Number(current.metadata.resourceVersion ?? '0') + 1) }, status: applyMergePatch(current.status, patch.status) as EtcdBackup['status'] };
+      (options.stored ?? backups).upsert(next);
+      if (options.stored) writes.push('patch status');
+      return Promise.resolve(next);
     },
   } as unknown as Client;
   const events: EventInput[] = [];
