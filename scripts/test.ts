@@ -304,6 +304,11 @@ log(`── durations of all ${results.length} files: ${relative(root, join(repo
 if (environmentSkips.length > 0) log(`\nskipped for the environment (not counted as failed):\n${environmentSkips.map((s) => `  - ${s}`).join('\n')}`);
 const unexplained = results.flatMap((r) => r.unexplainedSkips.map((s) => `${byName(r)}: ${s}`));
 if (unexplained.length > 0) log(`\nskipped without an "environment:" reason (counted as failed):\n${unexplained.map((s) => `  - ${s}`).join('\n')}`);
+// Why each failed, repeated here at the end: CI may keep only the run's last lines.
+for (const r of failedFiles.slice(0, 4)) {
+  const why = await failureExcerpt(r.log);
+  if (why) log(`\n── why ${byName(r)} failed (from its log) ──\n${why}`);
+}
 if (failedFiles.length > 0 || harnessFailures.length > 0 || checks.some((c) => !c.ok)) {
   log('\nfailed:');
   for (const c of checks.filter((x) => !x.ok)) log(`  - ${c.label}`);
@@ -312,3 +317,13 @@ if (failedFiles.length > 0 || harnessFailures.length > 0 || checks.some((c) => !
 }
 process.stdout.write(`\n${passed} passed, ${failed} failed, ${environmentSkips.length} skipped for the environment\n`);
 process.exitCode = failed > 0 ? 1 : 0;
+
+/** The node:test "failing tests" section of a file's log (the errors and where they were thrown), bounded. */
+async function failureExcerpt(logFile: string): Promise<string> {
+  const text = await readFile(logFile, 'utf8').catch(() => '');
+  const at = text.lastIndexOf('failing tests:');
+  if (at < 0) return '';
+  const lines = text.slice(at).split('\n').filter((l) => !l.includes('(node:internal/'));
+  return lines.slice(1, 31).join('\n').trimEnd();
+}
+

@@ -2,7 +2,7 @@
 // file's whole output when it ends and, every minute, which files are running and for how long.
 import { readFile } from 'node:fs/promises';
 import { relative } from 'node:path';
-import { inPriorityOrder, nextJob, type Job } from './schedule.ts';
+import { inPriorityOrder, nextJob, type Job, type RunningJob } from './schedule.ts';
 import { runFile, type FileRun } from './run-file.ts';
 
 export interface PoolJob extends Job {
@@ -45,7 +45,7 @@ export async function runPool(jobs: readonly PoolJob[], options: PoolOptions): P
   }, 60_000);
   try {
     while (waiting.length > 0 || running.size > 0) {
-      for (let job = nextJob(waiting, [...running.keys()], options.slots); job; job = nextJob(waiting, [...running.keys()], options.slots)) {
+      for (let job = nextJob(waiting, runningNow(running), options.slots); job; job = nextJob(waiting, runningNow(running), options.slots)) {
         waiting.splice(waiting.indexOf(job), 1);
         running.set(job, { started: performance.now(), done: start(job, options) });
       }
@@ -62,6 +62,12 @@ export async function runPool(jobs: readonly PoolJob[], options: PoolOptions): P
     clearInterval(heartbeat);
   }
   return results;
+}
+
+/** The running files with the time each is still expected to take, for backfilling (schedule.ts). */
+function runningNow(running: ReadonlyMap<PoolJob, { started: number }>): RunningJob[] {
+  const now = performance.now();
+  return [...running].map(([job, r]) => ({ ...job, remainingMs: Math.max(0, r.started + job.expectedMs - now) }));
 }
 
 function neverStarted(job: PoolJob, slots: number): PoolResult {

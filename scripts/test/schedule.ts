@@ -38,19 +38,34 @@ export function inPriorityOrder<T extends Job>(jobs: readonly T[]): T[] {
   return [...jobs].sort((a, b) => weight.get(b)! - weight.get(a)! || conflicts(b) - conflicts(a) || b.expectedMs - a.expectedMs || a.file.localeCompare(b.file));
 }
 
+/** A running file: how long it is still expected to run (from its duration in an earlier run; 0 when unknown or overdue). */
+export interface RunningJob extends Job {
+  remainingMs?: number;
+}
+
+/**
+ * A file may run ahead of a reservation when it is expected to end before the reserving file could start:
+ * half again its known duration (files run slower beside others than in the baseline) within the time the
+ * running files the reserving one waits for still need (a lower bound of its wait). This is backfilling: a
+ * short file fills the slot instead of leaving it empty, and the reserving file is not delayed.
+ */
+const BACKFILL_MARGIN = 1.5;
+
 /** The next file to start, or undefined when none may start now. `waiting` is in priority order. */
-export function nextJob<T extends Job>(waiting: readonly T[], running: readonly Job[], slots: number): T | undefined {
+export function nextJob<T extends Job>(waiting: readonly T[], running: readonly RunningJob[], slots: number): T | undefined {
   if (running.length >= slots || running.some((j) => j.alone)) return undefined;
   const together = waiting.filter((j) => !j.alone);
   if (together.length === 0) return running.length === 0 ? waiting[0] : undefined;
-  const reserved: Job[] = [];
+  const reserved: { job: Job; startsInMs: number }[] = [];
   for (const job of together) {
-    const waitsForRunning = running.some((r) => conflict(job, r));
-    if (!waitsForRunning && !reserved.some((r) => conflict(job, r))) return job;
+    const waitsFor = running.filter((r) => conflict(job, r));
+    const blockedBy = reserved.filter((r) => conflict(job, r.job));
+    const endsBeforeReserved = job.expectedMs > 0 && blockedBy.every((r) => job.expectedMs * BACKFILL_MARGIN <= r.startsInMs);
+    if (waitsFor.length === 0 && (blockedBy.length === 0 || endsBeforeReserved)) return job;
     // Only a file that waits for a running one reserves its locks: one held back by a reservation alone would
     // otherwise pass its hold on (a file sharing `addons/s3` behind a reserved `addons/s3` kept its own
     // `redis-operator` from the other Redis files, which then ran one after another at the end).
-    if (waitsForRunning) reserved.push(job);
+    if (waitsFor.length > 0) reserved.push({ job, startsInMs: Math.max(...waitsFor.map((r) => r.remainingMs ?? 0)) });
   }
   return undefined;
 }

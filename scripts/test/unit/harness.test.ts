@@ -41,7 +41,15 @@ test('every integration file in the repository declares what it needs alone', as
     for (const name of await readdir(dir).catch(() => [] as string[])) if (name.endsWith('.test.ts')) files.push(join(dir, name));
   }
   assert.ok(files.length >= 30, `found ${files.length} integration files`);
-  for (const file of files) requireDeclarations(relative(root, file), await readFile(file, 'utf8'));
+  for (const file of files) {
+    const text = await readFile(file, 'utf8');
+    const declared = requireDeclarations(relative(root, file), text);
+    // The suite's etcd operator is one for every file: a file that uses it says so, or it may run while a
+    // holder uninstalls or replaces it (validation.test.ts ran beside uninstall.test.ts before it did).
+    if (/\bsetUpOperator\(/.test(text)) {
+      assert.ok([...(declared.exclusive ?? []), ...declared.shared].includes('operator'), `${relative(root, file)} calls setUpOperator() but declares neither @exclusive nor @shared operator`);
+    }
+  }
 });
 
 test('a file without a declaration is refused by name', async () => {
@@ -91,6 +99,20 @@ test('schedule: locks, slots, files that run alone, and no starvation of a file 
   assert.deepEqual(inPriorityOrder([free200, ...chain, user10, user300, holder50]).map((j) => j.file), ['holder50', 'user300', 'r1', 'r2', 'r3', 'free200', 'user10']);
   const faultLong = job('fault-long', ['nodes', 'operator'], [], { alone: true, expectedMs: 900_000 });
   assert.equal(inPriorityOrder([user10, free200, faultLong]).filter((j) => !j.alone)[0], free200, 'files that run alone add no weight to those that run together');
+});
+
+test('schedule: a short file fills a slot ahead of a reservation only when it ends before the reserving file could start', () => {
+  const holder = job('holder', ['operator'], [], { expectedMs: 100_000 });
+  const outage = job('outage', ['addons/s3'], ['operator'], { expectedMs: 45_000 });
+  const short = job('short', [], ['addons/s3'], { expectedMs: 40_000 });
+  const long = job('long', [], ['addons/s3'], { expectedMs: 90_000 });
+  const unknown = job('unknown', [], ['addons/s3']);
+  // outage waits for the running holder (100 s left), so it reserves addons/s3 for at least 100 s.
+  assert.equal(nextJob([outage, short], [{ ...holder, remainingMs: 100_000 }], 4), short, '40 s × 1.5 ends before the holder does');
+  assert.equal(nextJob([outage, long], [{ ...holder, remainingMs: 100_000 }], 4), undefined, '90 s × 1.5 would delay the reserving file');
+  assert.equal(nextJob([outage, short], [{ ...holder, remainingMs: 30_000 }], 4), undefined, 'the holder ends too soon');
+  assert.equal(nextJob([outage, unknown], [{ ...holder, remainingMs: 100_000 }], 4), undefined, 'a file of unknown duration never backfills');
+  assert.equal(nextJob([outage, short], [holder], 4), undefined, 'a running file of unknown duration leaves nothing to backfill');
 });
 
 test('TAP counts: a skip with an environment reason is reported; any other skip fails', () => {

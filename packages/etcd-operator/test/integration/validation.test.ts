@@ -1,23 +1,19 @@
 // Bad input is rejected by the API server (or, for what the CRD cannot check, the validating webhooks) with a
 // message naming the field; deleting an EtcdCluster removes its pods and Services and treats its PVCs per
-// reclaimPolicy; uninstalling the operator leaves clusters running. The operator runs with only its generated
-// RBAC throughout (it is deployed in-cluster).
+// reclaimPolicy; paused stops every change. The operator runs with only its generated RBAC throughout (it is
+// deployed in-cluster). What disturbs the operator itself (uninstalling it, removing its webhooks) is in
+// uninstall.test.ts, which holds it alone.
 // What this file needs, for the test harness (docs/testing.md):
-// @exclusive operator
+// @exclusive none
+// @shared operator
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Client, connect, CustomResourceDefinitions, MutatingWebhookConfigurations, PersistentVolumeClaims, Pods, RoleBindings, Roles, Secrets, Services, ValidatingWebhookConfigurations, type KubeObject, type OpenObject, type ResourceType } from "@quorum/runtime";
-import { etcdClusterCRD } from '../../src/api/crd.ts';
+import { Client, connect, PersistentVolumeClaims, Pods, RoleBindings, Roles, Secrets, Services, type KubeObject, type ResourceType } from '@quorum/runtime';
 import type { TestEnv } from '@quorum/localkube/testing';
-import { install, uninstall } from '../../src/deploy/install.ts';
 import { EtcdBackups, EtcdBackupSchedules, EtcdClusters, EtcdRestores } from '../../src/resources.ts';
 import type { EtcdCluster } from '../../src/api/etcdcluster.ts';
 import type { Destination } from '../../src/api/destination.ts';
-import { applyCluster, clientServiceEndpoint, etcdctl, eventually, operatorImage, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
-
-// Where install() puts the operator, and its pods' labels (deploy/manifests.ts).
-const OPERATOR_NAMESPACE = 'quorum-system';
-const OPERATOR_PODS = 'app.kubernetes.io/name=quorum,app.kubernetes.io/component=operator';
+import { applyCluster, clientServiceEndpoint, etcdctl, eventually, PLAINTEXT, setUpOperator, waitAvailable } from './support.ts';
 
 let env: TestEnv;
 let ns: string;
@@ -215,54 +211,4 @@ test('paused: true stops every change and says so; unpausing resumes', async () 
   await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'sleepy' }, { spec: { paused: false } });
   await waitAvailable(env.client, ns, 'sleepy', 3);
   await env.client.delete(EtcdClusters, { namespace: ns, name: 'sleepy' });
-});
-
-test('uninstalling the operator leaves clusters running; reinstalling picks them up again', async () => {
-  await applyCluster(env.client, ns, 'survivor', { replicas: 1 });
-  await waitAvailable(env.client, ns, 'survivor', 1);
-  const before = (await env.client.list(Pods, { namespace: ns, labelSelector: 'app.kubernetes.io/instance=survivor' })).items.map((p) => p.metadata.uid);
-  await uninstall(env.client);
-  // The positive signal: every operator pod is gone, so the operator has exited and can act no more, and
-  // the garbage collector has processed the uninstall (Deployment, then ReplicaSet, then its pods).
-  await eventually('the operator pods gone', async () => (await env.client.list(Pods, { namespace: OPERATOR_NAMESPACE, labelSelector: OPERATOR_PODS })).items.length === 0, { timeoutMs: 120_000 });
-  const still = await env.client.list(Pods, { namespace: ns, labelSelector: 'app.kubernetes.io/instance=survivor' });
-  assert.deepEqual(still.items.map((p) => p.metadata.uid), before, 'the same member pod keeps running');
-  assert.ok(still.items.every((p) => !p.metadata.deletionTimestamp), 'and it is not being deleted');
-  assert.ok(await env.client.find(EtcdClusters, { namespace: ns, name: 'survivor' }), 'the EtcdCluster stays');
-  await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15, clusterWide: true });
-  await env.client.mergePatch(EtcdClusters, { namespace: ns, name: 'survivor' }, { spec: { replicas: 3 } });
-  await waitAvailable(env.client, ns, 'survivor', 3);
-});
-
-test('given an invalid object anyway (webhooks off, validation lost), the operator reports it and changes nothing', async () => {
-  // An object that got in while validation was off: the webhooks removed, the CRD schema made permissive.
-  for (const [type, name] of [[ValidatingWebhookConfigurations, 'quorum-etcd-validating'], [MutatingWebhookConfigurations, 'quorum-etcd-defaulting']] as const) {
-    await env.client.delete(type, name).catch(() => undefined);
-  }
-  const crd = etcdClusterCRD() as unknown as OpenObject & { spec: { versions: { schema: { openAPIV3Schema: Record<string, unknown> } }[] } };
-  const permissive = structuredClone(crd);
-  permissive.spec.versions[0]!.schema.openAPIV3Schema = { type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
-  await env.client.apply(CustomResourceDefinitions, permissive, { fieldManager: 'e2e-test', force: true });
-  try {
-    await eventually('the invalid object accepted', async () => {
-      await applyCluster(env.client, ns, 'invalid', { replicas: 0, version: 'latest' });
-      return true;
-    }, { timeoutMs: 30_000 });
-    // The positive signal: the operator has reconciled this generation. An invalid spec is reported and
-    // the reconcile returns before any step, so from here on nothing can have been created.
-    const status = await eventually('InvalidSpec reported for the current generation', async () => {
-      const c = await env.client.get(EtcdClusters, { namespace: ns, name: 'invalid' });
-      const degraded = c.status?.conditions?.find((x) => x.type === 'Degraded');
-      const seen = c.status?.observedGeneration === c.metadata.generation && degraded?.observedGeneration === c.metadata.generation;
-      return seen && degraded?.status === 'True' && degraded.reason === 'InvalidSpec' ? c.status : undefined;
-    }, { timeoutMs: 60_000 });
-    assert.equal(status?.phase, 'Failed');
-    assert.match(status?.conditions?.find((x) => x.type === 'Degraded')?.message ?? '', /spec\.replicas/);
-    assert.equal(await owned(env.client, Pods, 'invalid'), 0, 'no pod was created');
-    assert.equal(await owned(env.client, PersistentVolumeClaims, 'invalid'), 0, 'no claim was created');
-    await env.client.delete(EtcdClusters, { namespace: ns, name: 'invalid' });
-  } finally {
-    await env.client.apply(CustomResourceDefinitions, crd, { fieldManager: 'e2e-test', force: true });
-    await install(env.client, { image: operatorImage, crashLoopGraceSeconds: 15, clusterWide: true });
-  }
 });
