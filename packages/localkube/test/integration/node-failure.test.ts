@@ -18,7 +18,13 @@ const nodeReady = async (name: string): Promise<boolean> => {
 test('a killed container is restarted by its kubelet', async () => {
   const { kube, namespace } = suite;
   await kube.client.create(`/api/v1/namespaces/${namespace}/pods`, { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'victim' }, spec: { containers: [etcdContainer(image)] } });
-  await eventually('victim running', async () => (await kube.client.get<Pod>(`/api/v1/namespaces/${namespace}/pods/victim`)).status?.containerStatuses?.[0]?.state?.running);
+  // Not running yet: the probe says where the pod is (scheduled? which node? the container's waiting reason),
+  // so a timeout names what held it up.
+  await eventually('victim running', async () => {
+    const pod = await kube.client.get<Pod>(`/api/v1/namespaces/${namespace}/pods/victim`);
+    if (pod.status?.containerStatuses?.[0]?.state?.running) return true;
+    throw new Error(`pod victim on ${pod.spec.nodeName ?? 'no node'}: ${JSON.stringify({ phase: pod.status?.phase, conditions: pod.status?.conditions, container: pod.status?.containerStatuses?.[0]?.state })}`);
+  }, { timeoutMs: 120_000 });
   await kube.killContainer(namespace, 'victim');
   const restarted = await eventually('a restart', async () => {
     const s = (await kube.client.get<Pod>(`/api/v1/namespaces/${namespace}/pods/victim`)).status?.containerStatuses?.[0];

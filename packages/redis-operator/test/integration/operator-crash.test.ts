@@ -63,11 +63,23 @@ async function runCrashingOperators(what: string, done: () => Promise<boolean>):
   console.log(`${what}: converged in ${((Date.now() - started) / 1000).toFixed(1)} s over ${lives} operator lives, ${writes.length} writes: ${writes.join(', ')}`);
 }
 
-const isSettled = (instances: number, generation = 0) => async (): Promise<boolean> => settled(await redis.status(), instances, generation);
+// Converged: the status settled and the labels agree with it (separate writes: a life may end between them).
+const isSettled = (instances: number, generation = 0) => async (): Promise<boolean> => settled(await redis.status(), instances, generation) && (await primaryLabelled());
+
+async function primaryLabels(): Promise<{ labelled: string[]; primary: string | undefined }> {
+  const labelled = (await env.client.list(Pods, { namespace: t.ns, labelSelector: 'redis.quorum.dev/role=primary' })).items.map((p) => p.metadata.name ?? '');
+  return { labelled, primary: (await redis.status())?.primary };
+}
+
+/** Exactly one pod carries the primary label: the status's primary. */
+const primaryLabelled = async (): Promise<boolean> => {
+  const { labelled, primary } = await primaryLabels();
+  return labelled.length === 1 && labelled[0] === primary;
+};
 
 async function onePrimaryLabelled(): Promise<void> {
-  const labelled = (await env.client.list(Pods, { namespace: t.ns, labelSelector: 'redis.quorum.dev/role=primary' })).items.map((p) => p.metadata.name);
-  assert.deepEqual(labelled, [(await redis.status())!.primary], 'exactly one pod carries the primary label');
+  const { labelled, primary } = await primaryLabels();
+  assert.deepEqual(labelled, [primary], 'exactly one pod carries the primary label');
 }
 
 /** Runs `change` with the checker writing; proves writes went on after it and none acknowledged was lost. */
@@ -99,7 +111,7 @@ test('the primary pod deleted with the operator killed after every write: it fol
     await env.client.delete(Pods, { namespace: t.ns, name: old });
     await runCrashingOperators('failover', async () => {
       const s = await redis.status();
-      return settled(s, 3) && s?.primary !== old;
+      return settled(s, 3) && s?.primary !== old && (await primaryLabelled());
     });
   });
   await onePrimaryLabelled();
