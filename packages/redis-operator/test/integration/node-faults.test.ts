@@ -159,6 +159,11 @@ test(`the primary's node network cut for ${CUT_SECONDS} s: the old primary refus
 test("the primary's node stopped, then started: the Sentinels fail over, and the old instance rejoins as a replica", async () => {
   const old = (await settledStatus('settled before the fault')).primary!;
   const node = await nodeOf(old);
+  // What else the stop takes down, printed for the failover time below (Sentinel resolves hostnames with
+  // blocking lookups: a CoreDNS pod on the stopped node, still behind the kube-dns Service, may slow them).
+  const onNode = async (namespace: string, selector: string): Promise<string[]> =>
+    (await t.env.client.list(Pods, { namespace, labelSelector: selector })).items.filter((p) => p.spec?.nodeName === node).map((p) => p.metadata.name ?? '');
+  console.log(`stopping ${node}: CoreDNS pods there ${JSON.stringify(await onNode('kube-system', 'k8s-app=kube-dns'))}, Redis pods there ${JSON.stringify(await onNode(t.ns, `app.kubernetes.io/instance=${NAME}`))}`);
   await withChecker(async (checker) => {
     const stopped = Date.now();
     await t.env.kube.stopNode(node);
