@@ -120,8 +120,12 @@ export class FakeApi {
   }
 }
 
-/** Polls `condition` until it holds (or fails after `timeoutMs`), for what the informers deliver asynchronously. */
-export async function until<T>(what: string, condition: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 5000): Promise<T> {
+/**
+ * Polls `condition` until it holds (or fails after `timeoutMs`), for what the informers deliver asynchronously.
+ * The bound is generous (30 s) because it only matters when the signal never comes: under a loaded suite a
+ * watch took more than 5 s to go live (hung-bucket.test.ts failed so in a warm run at 4f62301).
+ */
+export async function until<T>(what: string, condition: () => T | undefined | false | Promise<T | undefined | false>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await condition();
