@@ -122,6 +122,18 @@ export {
   type SecretContents,
   type SecretObject,
 } from './tls/secrets.ts';
+// A CA rotated in three steps (TrustNew, Reissue, DropOld) recorded in its Secret's keys.
+export {
+  CA_ROTATION_KEYS,
+  CA_ROTATION_STEP_FROM,
+  caBundle,
+  caRotationDue,
+  caRotationPhase,
+  caRotationTime,
+  rotatedCAContents,
+  type CARotationPhase,
+  type CARotationStep,
+} from './tls/ca-rotation.ts';
 // Each operator's per-object NetworkPolicy: the policy, the operator's own pods as a peer, clientsFrom's schema and rule.
 export {
   ingressPolicy,

@@ -22,52 +22,15 @@ import {
   TLS_KEYS,
   tlsSecretObject,
   type CertificateAuthority,
-  type CertificateRequest,
   type IssueReason,
   type SecretContents,
 } from '@quorum/kit';
 import { clientCAProfile, clientCertificateProfile, peerCAProfile, peerCertificateProfile, serverCertificateProfile } from './issue.ts';
 
-// The kit's generic parts, where the etcd code has always taken them.
-export { pemCertificates } from '@quorum/kit';
+// The kit's generic parts, where the etcd code has always taken them: a CA rotation's keys, its phase and the
+// contents of each step are the kit's (tls/ca-rotation.ts), shared with the Redis operator.
+export { CA_ROTATION_KEYS, caRotationPhase, pemCertificates, rotatedCAContents, type CARotationPhase } from '@quorum/kit';
 export { TLS_KEYS, type IssueReason, type SecretContents };
-
-/**
- * A CA Secret's keys during a rotation. TrustNew: `next.crt`/`next.key` hold the new CA, still unused for
- * signing, and `ca.crt` is old + new. Reissue: `tls.crt`/`tls.key` are the new CA, `previous.crt` the old one,
- * still in `ca.crt`, and `rotated-at` when signing moved (the overlap is counted from it). `rotation-token`: the
- * etcd.quorum.dev/rotate-ca value the rotation answered (a new value asks for another).
- */
-export const CA_ROTATION_KEYS = { next: 'next.crt', nextKey: 'next.key', previous: 'previous.crt', rotatedAt: 'rotated-at', token: 'rotation-token' } as const;
-
-export type CARotationPhase = 'None' | 'TrustNew' | 'Reissue';
-
-/** Where a CA Secret stands in a rotation, from its keys alone (each step is one atomic write of the Secret). */
-export function caRotationPhase(contents: SecretContents | undefined): CARotationPhase {
-  if (contents?.[CA_ROTATION_KEYS.next] && contents[CA_ROTATION_KEYS.nextKey]) return 'TrustNew';
-  if (contents?.[CA_ROTATION_KEYS.previous]) return 'Reissue';
-  return 'None';
-}
-
-/**
- * The next contents of a CA Secret for a rotation step: TrustNew adds `next` (a new CA made now) beside the
- * signing one; Reissue signs with it from now on; DropOld leaves only it. Makes a key for TrustNew: not pure.
- */
-export async function rotatedCAContents(contents: SecretContents, step: 'TrustNew' | 'Reissue' | 'DropOld', profile: CertificateRequest, now: Date, token?: string): Promise<SecretContents> {
-  const signing = contents[TLS_KEYS.certificate]!;
-  const kept = token ?? contents[CA_ROTATION_KEYS.token];
-  const recorded: Record<string, string> = kept !== undefined ? { [CA_ROTATION_KEYS.token]: kept } : {};
-  switch (step) {
-    case 'TrustNew': {
-      const next = await issueCertificate(profile, now);
-      return { [TLS_KEYS.ca]: `${signing.trim()}\n${next.certificatePem.trim()}\n`, [TLS_KEYS.certificate]: signing, [TLS_KEYS.key]: contents[TLS_KEYS.key]!, [CA_ROTATION_KEYS.next]: next.certificatePem, [CA_ROTATION_KEYS.nextKey]: next.privateKeyPem, ...recorded };
-    }
-    case 'Reissue':
-      return { [TLS_KEYS.ca]: contents[TLS_KEYS.ca]!, [TLS_KEYS.certificate]: contents[CA_ROTATION_KEYS.next]!, [TLS_KEYS.key]: contents[CA_ROTATION_KEYS.nextKey]!, [CA_ROTATION_KEYS.previous]: signing, [CA_ROTATION_KEYS.rotatedAt]: now.toISOString(), ...recorded };
-    case 'DropOld':
-      return { [TLS_KEYS.ca]: signing, [TLS_KEYS.certificate]: signing, [TLS_KEYS.key]: contents[TLS_KEYS.key]!, ...recorded };
-  }
-}
 
 /** The files of a member's Secret, as etcd's flags name them under the mount. */
 export const MEMBER_TLS_FILES = {

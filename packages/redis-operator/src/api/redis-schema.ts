@@ -283,6 +283,18 @@ export const TlsStatusSchema = Type.Object(
     mode: stringEnum(['Operator', 'Secret'] as const, { description: 'Operator: the operator issues and renews the certificates; Secret: spec.tls.secretName\'s.' }),
     secretName: Type.String({ description: 'The Secret whose `ca.crt` clients verify the servers with (`<name>-tls`, or spec.tls.secretName).', maxLength: 253 }),
     notAfter: Type.Optional(Type.String({ description: 'When the served certificate ends.', format: 'date-time' })),
+    caRotation: Type.Optional(
+      Type.Object(
+        {
+          phase: stringEnum(['TrustNew', 'Reissue'] as const, {
+            description: 'TrustNew: `ca.crt` holds the old and the new CA, the certificate is still signed by the old one; Reissue: the certificate is signed by the new CA, and the old one leaves `ca.crt` once every instance and Sentinel serves it.',
+          }),
+          since: Type.Optional(Type.String({ description: 'When this phase began.', format: 'date-time' })),
+          reissueAfter: Type.Optional(Type.String({ description: 'TrustNew: when the overlap ends (clients have until then to read the two-CA `ca.crt`), and the servers move to certificates of the new CA.', format: 'date-time' })),
+        },
+        { description: 'An operator-managed CA rotation under way (redis.quorum.dev/rotate-ca, or the CA nearing its end; docs/redis.md "Rotating the CA").' },
+      ),
+    ),
   },
   { description: 'TLS as served; absent without TLS.' },
 );

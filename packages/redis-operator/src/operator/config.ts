@@ -33,6 +33,17 @@ export const OPERATOR_VERSION = '0.1.0';
 /** The operator's image as the manifests name it; backup Jobs and restore init containers run it too. */
 export const OPERATOR_IMAGE = `ghcr.io/quorum-dev/redis-operator:${OPERATOR_VERSION}`;
 
+/** How long a CA rotation keeps the new CA beside the old one before the servers move to it: 7 days, like the etcd operator's. */
+export const DEFAULT_CA_ROTATION_OVERLAP_SECONDS = 7 * 24 * 3600;
+
+/** CA_ROTATION_OVERLAP_SECONDS, in milliseconds: the time clients have to read the two-CA `ca.crt` (docs/redis.md "Rotating the CA"). */
+export function caRotationOverlapMs(env: NodeJS.ProcessEnv = process.env): number {
+  const raw = env['CA_ROTATION_OVERLAP_SECONDS'];
+  const seconds = Number(raw ?? DEFAULT_CA_ROTATION_OVERLAP_SECONDS);
+  if (!Number.isInteger(seconds) || seconds < 0) throw new Error(`CA_ROTATION_OVERLAP_SECONDS must be a whole number of seconds, got ${JSON.stringify(raw)}`);
+  return seconds * 1000;
+}
+
 export function configFromEnv(env: NodeJS.ProcessEnv = process.env): RedisOperatorConfig {
   const probe = port(env, 'PROBE_PORT', 8081);
   const metrics = port(env, 'METRICS_PORT', METRICS_PORT);

@@ -3,7 +3,7 @@
 import { webhookServing } from '@quorum/kit';
 import { ConfigMaps, Jobs, Manager, NetworkPolicies, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
 import { redisBackupReconciler } from '../backup/reconcile.ts';
-import { OPERATOR_IMAGE } from './config.ts';
+import { caRotationOverlapMs, OPERATOR_IMAGE } from './config.ts';
 import { serverImage } from '../image/names.ts';
 import { LABELS, MANAGED_BY } from '../names.ts';
 import { failoverTo, reloadTLS, resetSentinel, sentinelFailover } from '../redis/commands.ts';
@@ -26,6 +26,8 @@ export interface RedisOperatorOptions {
   /** The server image by engine and version (default: the images this repository assembles, serverImage). */
   image?: (engine: string, version: string) => string;
   stepDeadlineMs?: number;
+  /** A CA rotation's overlap (default: CA_ROTATION_OVERLAP_SECONDS from the environment, else 7 days). */
+  caRotationOverlapMs?: number;
   /** The image backup Jobs and restore init containers run: the operator's own, which carries the agent. */
   agentImage?: string;
   afterWrite?: ReconcilerDeps['afterWrite'];
@@ -71,6 +73,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     ...(options.stepDeadlineMs !== undefined ? { stepDeadlineMs: options.stepDeadlineMs } : {}),
     // The names TLS certificates carry end in the cluster's domain (`<svc>.<ns>.svc.<domain>`).
     ...(process.env['CLUSTER_DOMAIN'] ? { clusterDomain: process.env['CLUSTER_DOMAIN'] } : {}),
+    caRotationOverlapMs: options.caRotationOverlapMs ?? caRotationOverlapMs(),
     ...(options.afterWrite ? { afterWrite: options.afterWrite } : {}),
     observed: (observed) => load.record(observed, Date.now()),
   };

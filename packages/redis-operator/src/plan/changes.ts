@@ -62,7 +62,7 @@ function sentinelNotServing(o: Observed, name: string, primary: string | undefin
 }
 
 /** Nothing is removed or rolled unless every instance and Sentinel the spec asks for serves. */
-function unsettled(o: Observed, doing: string): Action | undefined {
+export function unsettled(o: Observed, doing: string): Action | undefined {
   if (o.spec.sentinel.replicas > 0 && decidedPrimary(o) === undefined) return wait('WaitingForSentinels', `${doing} waits for a majority of Sentinels to name the primary`);
   const primary = currentPrimary(o);
   for (const name of instanceNames(o)) {

@@ -6,6 +6,7 @@
 import { instanceOfHost, names } from '../names.ts';
 import { FAILOVER_ASK_MS, planChanges } from './changes.ts';
 import { bestReplica, decidedPrimary, instanceNames, lost, reading, roleOf, sentinelNames, wait } from './facts.ts';
+import { planCARotation, planReload } from './tls.ts';
 import type { Action, Observed, PodFacts } from './types.ts';
 
 export { bestReplica, decidedPrimary, instanceNames, sentinelDecision, sentinelNames } from './facts.ts';
@@ -130,21 +131,6 @@ function planReplication(o: Observed): Action | undefined {
   return undefined;
 }
 
-/**
- * An instance that serves another certificate than its Secret holds loads its files again: Redis 7 reads them at
- * start and on CONFIG SET, so a renewal needs no restart. The kubelet refreshes the mounted Secret on its own period
- * (about a minute): until then a reload loads the old files, and is asked again.
- */
-function planReload(o: Observed): Action | undefined {
-  const expected = o.tls?.certificate;
-  if (expected === undefined) return undefined;
-  for (const pod of instancePods(o)) {
-    const r = reading(o, pod.name);
-    if (r?.ok && r.certificate !== undefined && r.certificate !== expected) return { type: 'reload-tls', instance: pod.name };
-  }
-  return undefined;
-}
-
 export function plan(o: Observed): Action {
   const foundation = planFoundation(o);
   if (foundation !== undefined) return foundation;
@@ -152,5 +138,5 @@ export function plan(o: Observed): Action {
   // node waits for its kubelet (minutes), and the primary the authority decided must serve meanwhile.
   const pods = planPods(o);
   if (pods !== undefined && pods.type !== 'wait') return pods;
-  return planLabels(o) ?? pods ?? planReplication(o) ?? planReload(o) ?? planChanges(o) ?? { type: 'none' };
+  return planLabels(o) ?? pods ?? planReplication(o) ?? planReload(o) ?? planChanges(o) ?? planCARotation(o) ?? { type: 'none' };
 }

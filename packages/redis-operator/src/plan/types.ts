@@ -94,7 +94,16 @@ export interface Observed {
   /** Why spec.users cannot be served: a password Secret or key that does not exist (a pod made now could not start). */
   usersProblem?: string;
   /** TLS as observed (absent without TLS): Secrets to issue, or why it cannot be served. */
-  tls?: { secretName: string; issue: readonly { name: string; reason: string }[]; problem?: { reason: string; message: string }; /** The fingerprint256 of the Secret's certificate. */ certificate?: string };
+  tls?: { secretName: string; issue: readonly { name: string; reason: string }[]; problem?: { reason: string; message: string }; /** The fingerprint256 of the Secret's certificate. */ certificate?: string; caRotation?: CARotationFacts };
+}
+
+/** An operator-managed CA rotation (plan/tls.ts): due (Start) or under way in the phase `<name>-ca` is in. */
+export interface CARotationFacts {
+  phase: 'Start' | 'TrustNew' | 'Reissue';
+  /** Why a rotation starts (a new rotate-ca value, the CA nearing its end). */
+  why: string;
+  /** TrustNew: how much of the overlap (clients reading the two-CA bundle) is left before signing moves; 0 once over. */
+  overlapLeftMs?: number;
 }
 
 export type Action =
@@ -103,6 +112,8 @@ export type Action =
   | { type: 'issue-tls'; secrets: readonly { name: string; reason: string }[] }
   /** Have an instance load its certificate files again (CONFIG SET tls-cert-file …): a renewed certificate, no restart. */
   | { type: 'reload-tls'; instance: string }
+  /** One step of a CA rotation, written to `<name>-ca` (TrustNew, Reissue, DropOld); `detail` says what it does. */
+  | { type: 'rotate-ca'; step: 'TrustNew' | 'Reissue' | 'DropOld'; detail: string }
   | { type: 'write-config'; primary: string; reason: 'Bootstrap' | 'PrimaryChanged' | 'ConfigChanged' }
   | { type: 'create-services'; names: readonly string[] }
   | { type: 'create-claim'; instance: string }
@@ -131,6 +142,8 @@ export function stepName(action: Action): string | undefined {
       return 'PlannedFailover';
     case 'halt-rollout':
       return 'RolloutHalted';
+    case 'rotate-ca':
+      return `rotate-ca ${action.step}`;
     case 'reset-sentinel':
       return `reset-sentinel ${action.sentinel}`;
     case 'create-pod':

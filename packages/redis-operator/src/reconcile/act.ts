@@ -9,7 +9,7 @@ import { configMap, instanceClaim, instancePod, sentinelPod, services } from '..
 import { FIELD_MANAGER, type ReconcilerDeps } from './deps.ts';
 import { podEndpoint, type Seen } from './observe.ts';
 import type { Endpoint } from '../redis/readings.ts';
-import { DEFAULT_CLUSTER_DOMAIN, writeTLS } from '../tls/certificates.ts';
+import { DEFAULT_CLUSTER_DOMAIN, ROTATE_CA_ANNOTATION, ROTATE_CERTIFICATES_ANNOTATION, rotateCA, writeTLS } from '../tls/certificates.ts';
 
 async function create<T extends KubeObject>(deps: ReconcilerDeps, type: ResourceType<T>, obj: T, signal: AbortSignal): Promise<void> {
   try {
@@ -51,8 +51,14 @@ export async function act(deps: ReconcilerDeps, seen: Seen, action: Action, sign
     }
     case 'issue-tls': {
       const podsExist = [...seen.observed.pods.values()].some((p) => p.component === 'redis');
-      const written = await writeTLS({ client: deps.client, redis: r.redis, podsExist, clusterDomain: deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN, now: deps.now?.() ?? new Date(), fieldManager: FIELD_MANAGER, signal });
+      const tokens = { certificates: deps.redises.store.get(`${namespace}/${name}`)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION] };
+      const written = await writeTLS({ client: deps.client, redis: r.redis, podsExist, clusterDomain: deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN, now: deps.now?.() ?? new Date(), fieldManager: FIELD_MANAGER, signal, tokens });
       return `issued ${written.map((w) => `${w.name} (${w.reason})`).join(', ')}`;
+    }
+    case 'rotate-ca': {
+      const token = deps.redises.store.get(`${namespace}/${name}`)?.metadata.annotations?.[ROTATE_CA_ANNOTATION];
+      const written = await rotateCA({ client: deps.client, redis: r.redis, step: action.step, token, now: deps.now?.() ?? new Date(), fieldManager: FIELD_MANAGER, signal });
+      return written ? `CA rotation, ${action.step}: ${action.detail}` : undefined;
     }
     case 'write-config': {
       const files = { redisConf: seen.observed.desired.redisConf, sentinelConf: seen.observed.desired.sentinelConf(action.primary) };

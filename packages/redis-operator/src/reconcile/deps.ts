@@ -39,6 +39,11 @@ export interface ReconcilerDeps {
   image(engine: string, version: string): string;
   /** The cluster domain the TLS certificate names (`<svc>.<ns>.svc.<domain>`); default cluster.local. */
   clusterDomain?: string;
+  /**
+   * How long a CA rotation keeps the new CA in the bundle before the servers present certificates of it
+   * (CA_ROTATION_OVERLAP_SECONDS): the time clients have to read the two-CA bundle. Unset: no overlap.
+   */
+  caRotationOverlapMs?: number;
   /** A step's bound: past it, Progressing=False and Degraded=True. */
   stepDeadlineMs?: number;
   now?: () => Date;

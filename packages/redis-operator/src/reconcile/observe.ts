@@ -12,7 +12,7 @@ import { redisConf, sentinelConf } from '../render/config.ts';
 import { CONFIG_HASH_ANNOTATION, CONFIG_KEYS, podHashes, services, type Rendering } from '../render/objects.ts';
 import type { RedisObject } from '../resources.ts';
 import type { ReconcilerDeps } from './deps.ts';
-import { DEFAULT_CLUSTER_DOMAIN, observeTLS, type TLSObservation } from '../tls/certificates.ts';
+import { DEFAULT_CLUSTER_DOMAIN, observeTLS, ROTATE_CA_ANNOTATION, ROTATE_CERTIFICATES_ANNOTATION, type TLSObservation } from '../tls/certificates.ts';
 import type { Endpoint } from '../redis/readings.ts';
 
 export interface Seen {
@@ -112,6 +112,19 @@ function configState(cm: OpenObject | undefined): ConfigState | undefined {
   return { redisConf: data[CONFIG_KEYS.redis] ?? '', sentinelConf: data[CONFIG_KEYS.sentinel] ?? '', primary: data[CONFIG_KEYS.primary] ?? '' };
 }
 
+/** What the planner reads of TLS; a TrustNew's overlap as what is left of it now (the planner has no clock). */
+function tlsFacts(tls: TLSObservation, overlapMs: number, now: Date): NonNullable<Observed['tls']> {
+  const r = tls.caRotation;
+  const overlapLeftMs = r?.phase === 'TrustNew' && r.since !== undefined ? Math.max(0, Date.parse(r.since) + overlapMs - now.getTime()) : 0;
+  return {
+    secretName: tls.secretName,
+    issue: tls.issue,
+    ...(tls.problem ? { problem: tls.problem } : {}),
+    ...(tls.fingerprint256 !== undefined ? { certificate: tls.fingerprint256 } : {}),
+    ...(r ? { caRotation: { phase: r.phase, why: r.why, ...(r.phase === 'TrustNew' ? { overlapLeftMs } : {}) } } : {}),
+  };
+}
+
 export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: DefaultedSpec, now: Date): Promise<Seen> {
   const name = redis.metadata.name ?? '';
   const namespace = redis.metadata.namespace ?? '';
@@ -122,7 +135,8 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   const pods = new Map(inNamespace<Pod>(deps.pods.store).map((p) => [p.metadata.name ?? '', p]));
   const ref = { name, namespace, uid: redis.metadata.uid ?? '' };
   const podsExist = [...pods.values()].some((p) => p.metadata.labels?.[LABELS.component] !== 'sentinel');
-  const tls = await observeTLS({ client: deps.client, redis: ref, spec, podsExist, clusterDomain: deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN, now });
+  const tokens = { ca: redis.metadata.annotations?.[ROTATE_CA_ANNOTATION], certificates: redis.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION] };
+  const tls = await observeTLS({ client: deps.client, redis: ref, spec, podsExist, clusterDomain: deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN, now, tokens });
   const rendering: Rendering = {
     redis: ref,
     spec,
@@ -176,7 +190,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     ...(planned ? { plannedFailover: { from: planned.from, ageMs: ageMs(planned.askedAt) } } : {}),
     ...(bootstrap.blocked !== undefined ? { bootstrapBlocked: bootstrap.blocked } : {}),
     ...(usersMissing !== undefined ? { usersProblem: usersMissing } : {}),
-    ...(tls ? { tls: { secretName: tls.secretName, issue: tls.issue, ...(tls.problem ? { problem: tls.problem } : {}), ...(tls.fingerprint256 !== undefined ? { certificate: tls.fingerprint256 } : {}) } } : {}),
+    ...(tls ? { tls: tlsFacts(tls, deps.caRotationOverlapMs ?? 0, now) } : {}),
   };
   return { observed, rendering, ips, ...(password !== undefined ? { password } : {}), ...(bootstrap.record ? { bootstrap: bootstrap.record } : {}), ...(tls ? { tls } : {}) };
 }

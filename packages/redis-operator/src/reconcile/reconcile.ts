@@ -5,7 +5,8 @@
 import { nextStepRecord, retryDelayMs, StepVoice, DEFAULT_STEP_DEADLINE_MS, writeStatus, type StepRefusal } from '@quorum/kit';
 import { ApiError, setCondition, type Reconciler, type Result } from '@quorum/runtime';
 import { applyDefaults, validateSpec, type DefaultedSpec } from '../api/defaults.ts';
-import type { RedisStatus } from '../api/redis.ts';
+import type { RedisStatus, TlsStatus } from '../api/redis.ts';
+import type { TLSObservation } from '../tls/certificates.ts';
 import { plan, STEADY_RESYNC_MS } from '../plan/plan.ts';
 import { stepName, type Action } from '../plan/types.ts';
 import { Redises, type RedisObject } from '../resources.ts';
@@ -39,6 +40,7 @@ async function reportInvalid(deps: ReconcilerDeps, redis: RedisObject, errors: s
 function eventReason(action: Action): string {
   if (action.type === 'write-config' && action.reason === 'PrimaryChanged') return 'PrimaryChanged';
   if (action.type === 'failover') return 'PlannedFailover';
+  if (action.type === 'rotate-ca') return 'CARotation';
   return 'Step';
 }
 
@@ -67,6 +69,19 @@ async function keepNetworkPolicy(deps: ReconcilerDeps, redis: RedisObject, spec:
 
 function hasPods(deps: ReconcilerDeps, namespace: string, name: string): boolean {
   return deps.pods.store.byIndex('namespace', namespace).some((p) => p.metadata.labels?.[LABELS.instance] === name);
+}
+
+/** status.tls: what is served, and a CA rotation under way (a due one shows once its TrustNew is written). */
+function tlsStatus(tls: TLSObservation, overlapMs: number): TlsStatus {
+  const r = tls.caRotation;
+  const since = r?.since !== undefined ? { since: r.since } : {};
+  const reissueAfter = r?.phase === 'TrustNew' && r.since !== undefined ? { reissueAfter: new Date(Date.parse(r.since) + overlapMs).toISOString() } : {};
+  return {
+    mode: tls.mode,
+    secretName: tls.secretName,
+    ...(tls.notAfter !== undefined ? { notAfter: tls.notAfter } : {}),
+    ...(r !== undefined && r.phase !== 'Start' ? { caRotation: { phase: r.phase, ...since, ...reissueAfter } } : {}),
+  };
 }
 
 export function redisReconciler(deps: ReconcilerDeps): Reconciler {
@@ -119,7 +134,7 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
     const status = buildStatus({ observed: seen.observed, action, step, generation: redis.metadata.generation, previous: redis.status, now, stepDeadlineMs });
     // Recorded before the first pod is made from it (status is written before the step is taken).
     if (seen.bootstrap !== undefined) status.bootstrap = seen.bootstrap;
-    if (seen.tls !== undefined) status.tls = { mode: seen.tls.mode, secretName: seen.tls.secretName, ...(seen.tls.notAfter !== undefined ? { notAfter: seen.tls.notAfter } : {}) };
+    if (seen.tls !== undefined) status.tls = tlsStatus(seen.tls, deps.caRotationOverlapMs ?? 0);
     if (step !== undefined && name_ !== undefined) {
       const message = status.conditions?.find((c) => c.type === 'Progressing')?.message ?? name_;
       const said = voice.repeated(

@@ -31,6 +31,8 @@ function describe(action: Action): string {
       return 'generating the password Secret';
     case 'reload-tls':
       return `having ${action.instance} load its renewed TLS certificate`;
+    case 'rotate-ca':
+      return action.detail;
     case 'issue-tls':
       return `issuing ${action.secrets.map((x) => `${x.name} (${x.reason})`).join(', ')}`;
     case 'promote':
@@ -50,6 +52,7 @@ function describe(action: Action): string {
 
 function reason(action: Action): string {
   if (action.type === 'wait') return action.reason;
+  if (action.type === 'rotate-ca') return 'CARotation';
   return action.type.replace(/(^|-)([a-z])/g, (_, __, c: string) => c.toUpperCase());
 }
 

@@ -5,12 +5,20 @@
 //
 // One certificate serves every pod: its names are a wildcard over the headless Service's per-pod names and the
 // Services' names, so that scaling never needs a new one. A CA is issued only while no instance pod exists (nothing
-// trusts one yet): a new CA under running pods would cut replicas and Sentinels off from the primary (Redis loads
-// its CA bundle at start), so a lost CA is reported for a person, never replaced.
+// trusts one yet): a new CA under running pods would cut replicas and Sentinels off from the primary, so a lost CA
+// is reported for a person, never replaced. A CA is rotated instead, in the kit's three steps (kit tls/ca-rotation.ts):
+// TrustNew, Reissue, DropOld, each one write of `<name>-ca` that the planner orders (plan/tls.ts); the certificate
+// follows each step (issued again with the CA Secret's bundle, by its signing CA).
 import { createHash, X509Certificate } from 'node:crypto';
 import {
   bundleProblem,
+  CA_ROTATION_KEYS,
+  CA_ROTATION_STEP_FROM,
   caProfile,
+  caRotationDue,
+  caRotationPhase,
+  caRotationTime,
+  rotatedCAContents,
   foreignSecretProblem,
   issueCertificate,
   leafProblem,
@@ -23,6 +31,7 @@ import {
   TLSNotReadyError,
   writeIssuedSecret,
   type CertificateAuthority,
+  type CARotationStep,
   type CertificateRequest,
   type IssueReason,
   type SecretContents,
@@ -35,6 +44,17 @@ import { names, objectLabels, ownerRef, type RedisRef } from '../names.ts';
 export const DEFAULT_CLUSTER_DOMAIN = 'cluster.local';
 export const CA_VALIDITY_DAYS = 3650;
 export const LEAF_VALIDITY_DAYS = 365;
+
+/** A new value asks for a CA rotation (TrustNew, Reissue, DropOld); `<name>-ca` records the value it answered. */
+export const ROTATE_CA_ANNOTATION = 'redis.quorum.dev/rotate-ca';
+/** A new value asks for a new certificate from the same CA; `<name>-tls` records (annotation) the value it was issued under. */
+export const ROTATE_CERTIFICATES_ANNOTATION = 'redis.quorum.dev/rotate-certificates';
+
+/** The Redis's rotate-ca and rotate-certificates annotations now. */
+export interface RotationTokens {
+  ca?: string | undefined;
+  certificates?: string | undefined;
+}
 
 /** The Secret whose `ca.crt`, `tls.crt` and `tls.key` the pods serve; undefined without TLS. */
 export function servedSecretName(redis: string, spec: Pick<DefaultedSpec, 'tls'>): string | undefined {
@@ -78,6 +98,14 @@ export function redisSecretOwner(redis: RedisRef): SecretOwnerSpec {
 
 export type TLSProblemReason = 'TLSSecretConflict' | 'TLSSecretInvalid';
 
+/** A CA rotation: due (Start, with why) or under way in the phase `<name>-ca` is in. */
+export interface CARotationObservation {
+  phase: 'Start' | 'TrustNew' | 'Reissue';
+  why: string;
+  /** TrustNew: when the new CA joined the bundle (the overlap counts from it); Reissue: when signing moved to it. */
+  since?: string;
+}
+
 export interface TLSObservation {
   mode: 'Operator' | 'Secret';
   /** The Secret the pods serve and clients read ca.crt from. */
@@ -93,6 +121,8 @@ export interface TLSObservation {
   issue: { name: string; reason: IssueReason }[];
   /** Why TLS cannot be served as asked: a Secret in the way, a user's Secret missing or incomplete, a lost CA. */
   problem?: { reason: TLSProblemReason; message: string };
+  /** Operator-managed: a CA rotation due or under way. */
+  caRotation?: CARotationObservation;
 }
 
 function served(contents: SecretContents | undefined): Pick<TLSObservation, 'ca' | 'fingerprint' | 'fingerprint256' | 'notAfter'> {
@@ -120,16 +150,39 @@ async function observeUserSecret(client: Pick<Client, 'find'>, namespace: string
   return { ...base, ...now };
 }
 
-/** What to issue for operator-managed TLS: a missing CA only while no pod exists; the certificate whenever the kit's checks say. */
-function toIssue(redis: RedisRef, ca: SecretContents | undefined, leaf: SecretContents | undefined, podsExist: boolean, clusterDomain: string, now: Date): Pick<TLSObservation, 'issue' | 'problem'> {
+/** The operator-managed Secrets as read: their contents, and the rotate-certificates value the certificate was issued under. */
+interface ManagedContents {
+  ca: SecretContents | undefined;
+  leaf: SecretContents | undefined;
+  leafToken: string | undefined;
+}
+
+/**
+ * What to issue for operator-managed TLS: a missing CA only while no pod exists; the certificate whenever the kit's
+ * checks say (other CA, other bundle, other names, nearing its end), or a rotate-certificates value it was not issued under.
+ */
+function toIssue(redis: RedisRef, read: ManagedContents, podsExist: boolean, clusterDomain: string, now: Date, tokens: RotationTokens): Pick<TLSObservation, 'issue' | 'problem'> {
+  const { ca, leaf } = read;
   const loaded = loadCA(ca);
   if (typeof loaded === 'string') {
     if (loaded === 'Missing' && !podsExist) return { issue: [{ name: names.caSecret(redis.name), reason: 'Missing' }, { name: names.tlsSecret(redis.name), reason: 'IssuerChanged' }] };
     const state = loaded === 'Missing' ? 'missing' : 'unreadable';
     return { issue: [], problem: { reason: 'TLSSecretInvalid', message: `the CA Secret ${names.caSecret(redis.name)} is ${state} while pods trust the CA it held: a new CA would cut replicas and Sentinels off from the primary. Restore the Secret from a copy, or create a new Redis from a backup (docs/redis.md)` } };
   }
-  const reason = leafProblem(leaf, TLS_KEYS.certificate, TLS_KEYS.key, loaded, leafRequest(redis, clusterDomain), now) ?? bundleProblem(leaf, TLS_KEYS.ca, ca?.[TLS_KEYS.ca]);
+  const requested = tokens.certificates !== undefined && read.leafToken !== tokens.certificates ? ('RotationRequested' as const) : undefined;
+  const reason = leafProblem(leaf, TLS_KEYS.certificate, TLS_KEYS.key, loaded, leafRequest(redis, clusterDomain), now) ?? bundleProblem(leaf, TLS_KEYS.ca, ca?.[TLS_KEYS.ca]) ?? requested;
   return { issue: reason ? [{ name: names.tlsSecret(redis.name), reason }] : [] };
+}
+
+/** The rotation `<name>-ca` is in, else one due (a new rotate-ca value, or the CA nearing its end). */
+function caRotationOf(ca: SecretContents | undefined, token: string | undefined, now: Date): CARotationObservation | undefined {
+  const phase = caRotationPhase(ca);
+  if (phase !== 'None') {
+    const at = caRotationTime(ca, phase === 'TrustNew' ? CA_ROTATION_KEYS.trustedAt : CA_ROTATION_KEYS.rotatedAt);
+    return { phase, why: 'under way', ...(at !== undefined ? { since: new Date(at).toISOString() } : {}) };
+  }
+  const why = caRotationDue(ca, token, ROTATE_CA_ANNOTATION, now);
+  return why !== undefined ? { phase: 'Start', why } : undefined;
 }
 
 export interface TLSObserveInput {
@@ -140,6 +193,8 @@ export interface TLSObserveInput {
   podsExist: boolean;
   clusterDomain: string;
   now: Date;
+  /** The rotate-ca and rotate-certificates annotations of the Redis. */
+  tokens?: RotationTokens;
 }
 
 /** The Redis's TLS as it is now; undefined without TLS. Secrets are read from the API server (the operator caches none). */
@@ -149,17 +204,21 @@ export async function observeTLS(i: TLSObserveInput): Promise<TLSObservation | u
   if (spec.tls.secretName !== undefined) return observeUserSecret(i.client, redis.namespace, spec.tls.secretName);
   const owner = redisSecretOwner(redis);
   const secretName = names.tlsSecret(redis.name);
-  const read = async (name: string): Promise<{ contents?: SecretContents; foreign?: string }> => {
+  const read = async (name: string): Promise<{ contents?: SecretContents; token?: string; foreign?: string }> => {
     const secret = await i.client.find(Secrets, { namespace: redis.namespace, name });
     if (secret && secretOwner(secret, owner) === 'foreign') return { foreign: foreignSecretProblem(secret, owner) };
     const contents = secretContents(secret);
-    return contents ? { contents } : {};
+    const token = secret?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION];
+    return { ...(contents ? { contents } : {}), ...(token !== undefined ? { token } : {}) };
   };
   const [ca, leaf] = [await read(names.caSecret(redis.name)), await read(secretName)];
   const foreign = [ca.foreign, leaf.foreign].filter((f): f is string => f !== undefined);
   const base = { mode: 'Operator' as const, secretName, ...served(leaf.contents) };
   if (foreign.length > 0) return { ...base, issue: [], problem: { reason: 'TLSSecretConflict', message: foreign.join('; ') } };
-  return { ...base, ...toIssue(redis, ca.contents, leaf.contents, i.podsExist, i.clusterDomain, i.now) };
+  const tokens = i.tokens ?? {};
+  const planned = toIssue(redis, { ca: ca.contents, leaf: leaf.contents, leafToken: leaf.token }, i.podsExist, i.clusterDomain, i.now, tokens);
+  const rotation = planned.problem ? undefined : caRotationOf(ca.contents, tokens.ca, i.now);
+  return { ...base, ...planned, ...(rotation ? { caRotation: rotation } : {}) };
 }
 
 export interface TLSWriteInput {
@@ -170,6 +229,7 @@ export interface TLSWriteInput {
   now: Date;
   fieldManager: string;
   signal: AbortSignal;
+  tokens?: RotationTokens;
 }
 
 /**
@@ -183,10 +243,16 @@ export async function writeTLS(w: TLSWriteInput): Promise<{ name: string; reason
   const leafName = names.tlsSecret(redis.name);
   const objects = await readManagedSecrets(w.client, redis.namespace, [caName, leafName], redisSecretOwner(redis));
   const caContents = secretContents(objects.get(caName));
-  const plan = toIssue(redis, caContents, secretContents(objects.get(leafName)), w.podsExist, w.clusterDomain, w.now);
+  const leafToken = objects.get(leafName)?.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION];
+  const tokens = w.tokens ?? {};
+  const plan = toIssue(redis, { ca: caContents, leaf: secretContents(objects.get(leafName)), leafToken }, w.podsExist, w.clusterDomain, w.now, tokens);
   if (plan.problem) throw new TLSNotReadyError(plan.problem.message, plan.problem.reason);
-  const write = (name: string, contents: SecretContents, isCA: boolean): Promise<void> =>
-    writeIssuedSecret(w.client, tlsSecretObject(name, redis.namespace, contents, objectLabels(redis.name), ownerRef(redis)), objects.get(name), { isCA, fieldManager: w.fieldManager, signal: w.signal });
+  const write = (name: string, contents: SecretContents, isCA: boolean): Promise<void> => {
+    const object = tlsSecretObject(name, redis.namespace, contents, objectLabels(redis.name), ownerRef(redis));
+    // The certificate records the rotate-certificates value it was issued under: that value asks for no other.
+    const annotated = !isCA && tokens.certificates !== undefined ? { ...object, metadata: { ...object.metadata, annotations: { [ROTATE_CERTIFICATES_ANNOTATION]: tokens.certificates } } } : object;
+    return writeIssuedSecret(w.client, annotated, objects.get(name), { isCA, fieldManager: w.fieldManager, signal: w.signal });
+  };
   let authority: CertificateAuthority;
   let bundle: string;
   if (plan.issue.some((s) => s.name === caName)) {
@@ -203,4 +269,35 @@ export async function writeTLS(w: TLSWriteInput): Promise<{ name: string; reason
     await write(leafName, { [TLS_KEYS.ca]: bundle, [TLS_KEYS.certificate]: leaf.certificatePem, [TLS_KEYS.key]: leaf.privateKeyPem }, false);
   }
   return plan.issue;
+}
+
+export interface CARotationInput {
+  client: Pick<Client, 'find' | 'replace'>;
+  redis: RedisRef;
+  step: CARotationStep;
+  /** The rotate-ca value a TrustNew answers (recorded in `<name>-ca`); unset for a CA nearing its end. */
+  token?: string | undefined;
+  now: Date;
+  fieldManager: string;
+  signal: AbortSignal;
+}
+
+/**
+ * One step of a CA rotation, written to `<name>-ca` read fresh and replaced with its resourceVersion (a concurrent
+ * write fails instead of being lost). A step taken already (the operator died after writing it) is left as it is:
+ * the Secret's phase says what was done; false then. TrustNew also records when (`trusted-at`): the overlap
+ * clients have to read the two-CA bundle counts from it.
+ */
+export async function rotateCA(r: CARotationInput): Promise<boolean> {
+  const { redis } = r;
+  const caName = names.caSecret(redis.name);
+  const existing = (await readManagedSecrets(r.client, redis.namespace, [caName], redisSecretOwner(redis))).get(caName);
+  const contents = secretContents(existing);
+  if (!existing || !contents) throw new TLSNotReadyError(`the CA Secret ${caName} is missing`);
+  if (caRotationPhase(contents) !== CA_ROTATION_STEP_FROM[r.step]) return false;
+  const next = await rotatedCAContents(contents, r.step, caRequest(redis), r.now, r.step === 'TrustNew' ? r.token : undefined);
+  const recorded = r.step === 'TrustNew' ? { ...next, [CA_ROTATION_KEYS.trustedAt]: r.now.toISOString() } : next;
+  const object = tlsSecretObject(caName, redis.namespace, recorded, objectLabels(redis.name), ownerRef(redis));
+  await r.client.replace(Secrets, { ...object, metadata: { ...object.metadata, resourceVersion: existing.metadata.resourceVersion } }, { fieldManager: r.fieldManager, signal: r.signal });
+  return true;
 }

@@ -3,19 +3,31 @@
 //   the new primary (not the one the Redis started with), no acknowledged write lost;
 // - every pod deleted at once: the set comes back by itself, on the same primary, with the same data;
 // - with `sentinel.replicas: 0` the operator is the authority: the primary's pod deleted, it promotes the replica,
-//   no acknowledged write lost.
+//   no acknowledged write lost;
+// - then that Redis's CA rotated (redis.quorum.dev/rotate-ca: TrustNew, a 5 s overlap, Reissue, DropOld, each
+//   certificate reloaded in place) and its certificate renewed on request (redis.quorum.dev/rotate-certificates),
+//   with the data checker writing through a client that trusts the two-CA bundle: no acknowledged write lost, every
+//   instance ends serving a certificate only the new CA verifies, and the old CA is gone from the bundle. (The
+//   Sentinel-less Redis keeps it short: three Sentinels would add three rolling restarts, unit-tested instead.)
 // What this file needs, for the test harness (docs/testing.md):
 // An in-process operator of its own namespace; it installs nothing (the files that install hold redis-operator).
 // @exclusive none
-// @timeout 12m: image assembly on a cold cache, two creates, three recoveries with 120-240 s bounds each
+// @timeout 14m: image assembly on a cold cache, two creates, three recoveries with 120-240 s bounds each, a CA rotation
 import assert from 'node:assert/strict';
+import { X509Certificate } from 'node:crypto';
 import { after, before, test } from 'node:test';
-import { Pods } from '@quorum/runtime';
+import { connect } from 'node:tls';
+import { pemCertificates } from '@quorum/kit';
+import { Events, Pods, Secrets, type OpenObject } from '@quorum/runtime';
 import { eventually } from '@quorum/localkube/testing';
 import { Redis } from 'ioredis';
 import type { RedisStatus } from '../../src/api/redis.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
+import { Redises } from '../../src/resources.ts';
 import { available, redisReaders, settled, startRedisEnv, type RedisTestEnv } from './support.ts';
+
+// The operator of this file keeps a CA rotation's two-CA bundle 5 s before the servers move to the new CA (7 days by default).
+process.env['CA_ROTATION_OVERLAP_SECONDS'] = '5';
 
 const NAME = 'mend';
 const SOLO = 'solo';
@@ -135,5 +147,75 @@ test('with no Sentinel, the operator promotes the replica when the primary pod i
   }
   const s = await settledStatus(solo, `${old} back as a replica, settled`, 2, 0);
   assert.equal(s.instances?.find((i) => i.name === old)?.role, 'replica');
+  await assertNoneLost(checker);
+});
+
+/** A key of a Secret of the test namespace, decoded. */
+async function secretKey(name: string, key: string): Promise<string> {
+  return Buffer.from((await t.env.client.get(Secrets, { namespace: t.ns, name })).data?.[key] ?? '', 'base64').toString('utf8');
+}
+
+/** The fingerprint of the certificate each solo instance serves, verified by `ca` alone (a TLS handshake, no command); undefined for one that fails. */
+async function servedCertificates(ca: string): Promise<(string | undefined)[]> {
+  return Promise.all([`${SOLO}-0`, `${SOLO}-1`].map(async (pod) => {
+    const host = await solo.podIP(pod);
+    return new Promise<string | undefined>((resolve) => {
+      const socket = connect({ host, port: 6379, ca, servername: `${pod}.${SOLO}-headless.${t.ns}.svc`, timeout: 3000 }, () => {
+        resolve(socket.getPeerCertificate().fingerprint256);
+        socket.destroy();
+      });
+      socket.on('error', () => resolve(undefined));
+      socket.on('timeout', () => socket.destroy());
+      socket.on('close', () => resolve(undefined));
+    });
+  }));
+}
+
+const annotate = (annotations: Record<string, string>): Promise<unknown> => t.env.client.mergePatch(Redises, { namespace: t.ns, name: SOLO }, { metadata: { annotations } });
+
+test('its CA rotated and its certificate renewed on request, a client trusting the two-CA bundle writing: 0 acknowledged writes lost, only the new CA left', async () => {
+  const oldCA = new X509Certificate(await secretKey(`${SOLO}-ca`, 'tls.crt'));
+  const started = Date.now();
+  await annotate({ 'redis.quorum.dev/rotate-ca': 'e2e' });
+  // TrustNew: the bundle clients read holds both CAs, for the overlap; status says until when.
+  const bundle = await eventually('the two-CA bundle in solo-tls', async () => {
+    const b = await secretKey(`${SOLO}-tls`, 'ca.crt');
+    return pemCertificates(b).length === 2 ? b : undefined;
+  }, { timeoutMs: 30_000, intervalMs: 200 });
+  const status = await eventually('status.tls.caRotation TrustNew', async () => ((await solo.status())?.tls?.caRotation?.phase === 'TrustNew' ? (await solo.status())!.tls!.caRotation : undefined), { timeoutMs: 10_000, intervalMs: 200 });
+  assert.ok(status?.reissueAfter !== undefined && status.since !== undefined && Date.parse(status.reissueAfter) - Date.parse(status.since) === 5000, JSON.stringify(status));
+  const checker = new RedisDataChecker({ host: await solo.serviceIP(SOLO), port: 6379, password: await solo.password(), tls: { ca: bundle, servername: `${SOLO}.${t.ns}.svc` }, writers: 4 });
+  checker.start();
+  try {
+    await eventually('acknowledged writes before Reissue', () => checker.acknowledged >= 50, { timeoutMs: 30_000, intervalMs: 100 });
+    const newCA = await eventually('the old CA gone from both Secrets, every instance serving a certificate of the new CA alone', async () => {
+      const [only, ...more] = pemCertificates(await secretKey(`${SOLO}-ca`, 'ca.crt'));
+      if (only === undefined || more.length > 0 || new X509Certificate(only).fingerprint256 === oldCA.fingerprint256) return undefined;
+      if ((await secretKey(`${SOLO}-tls`, 'ca.crt')).trim() !== only.trim()) return undefined;
+      return (await servedCertificates(only)).every((f) => f !== undefined) ? only : undefined;
+    }, { timeoutMs: 150_000, intervalMs: 500 });
+    console.log(`CA rotated (TrustNew, 5 s overlap, Reissue, DropOld), every instance on the new CA: ${seconds(started)} s`);
+    assert.deepEqual(await servedCertificates(oldCA.toString()), [undefined, undefined], 'the old CA verifies nothing served');
+    const acked = checker.acknowledged;
+    await eventually('writes acknowledged after the rotation', () => checker.acknowledged >= acked + 50, { timeoutMs: 30_000, intervalMs: 100 });
+
+    // A renewal asked for: a new certificate of the same CA, loaded in place; the clients keep writing.
+    const renewing = Date.now();
+    const previous = new X509Certificate(await secretKey(`${SOLO}-tls`, 'tls.crt')).fingerprint256;
+    await annotate({ 'redis.quorum.dev/rotate-certificates': 'e2e' });
+    await eventually('the renewed certificate served by every instance', async () => {
+      const current = new X509Certificate(await secretKey(`${SOLO}-tls`, 'tls.crt')).fingerprint256;
+      return current !== previous && (await servedCertificates(newCA)).every((f) => f === current);
+    }, { timeoutMs: 90_000, intervalMs: 500 });
+    console.log(`certificate renewed on request and served: ${seconds(renewing)} s`);
+    const renewedAcked = checker.acknowledged;
+    await eventually('writes acknowledged after the renewal', () => checker.acknowledged >= renewedAcked + 50, { timeoutMs: 30_000, intervalMs: 100 });
+  } finally {
+    await checker.stop();
+  }
+  assert.equal((await solo.status())?.tls?.caRotation, undefined, 'no rotation left under way');
+  const events = (await t.env.client.list(Events, { namespace: t.ns })).items as (OpenObject & { reason?: string; regarding?: { name?: string }; note?: string })[];
+  const steps = events.filter((e) => e.regarding?.name === SOLO && e.reason === 'CARotation').map((e) => e.note ?? '');
+  for (const step of ['TrustNew', 'Reissue', 'DropOld']) assert.ok(steps.some((n) => n.includes(`CA rotation, ${step}`)), `a CARotation event for ${step}: ${steps.join(' | ')}`);
   await assertNoneLost(checker);
 });

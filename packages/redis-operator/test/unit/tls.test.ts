@@ -1,14 +1,16 @@
 // TLS of a Redis (src/tls/certificates.ts, render/): the names the served certificate covers, what the operator
 // issues and when (a CA only while no pod trusts one; a Secret of its names that is not its own is never used or
-// replaced), redis.conf and sentinel.conf with TLS only on their ports, and the pods that mount and probe it.
+// replaced), redis.conf and sentinel.conf with TLS only on their ports, the pods that mount and probe it, and the
+// Secrets through a CA rotation and a requested renewal.
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { test } from 'node:test';
+import { pemCertificates } from '@quorum/kit';
 import type { Client } from '@quorum/runtime';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { redisConf, sentinelConf } from '../../src/render/config.ts';
 import { instancePod, podHashes, sentinelPod, type Rendering } from '../../src/render/objects.ts';
-import { observeTLS, servingSANs, writeTLS } from '../../src/tls/certificates.ts';
+import { observeTLS, rotateCA, servingSANs, writeTLS, type RotationTokens } from '../../src/tls/certificates.ts';
 
 const redis = { name: 'cache', namespace: 'ns', uid: 'u-1' };
 
@@ -110,4 +112,65 @@ test('a lost CA under running pods is reported, not replaced; a Secret of our na
   await assert.rejects(writeTLS({ client: foreign, redis, podsExist: false, clusterDomain: 'cluster.local', now, fieldManager: 'test', signal: new AbortController().signal }), /in the way/);
   assert.deepEqual(foreign.secrets.get('cache-ca')?.data, {}, 'left as it was');
   assert.equal(await observeTLS({ client: foreign, redis, spec: applyDefaults({ tls: { disabled: true } }), podsExist: false, clusterDomain: 'cluster.local', now }), undefined);
+});
+
+test('a CA rotation, step by step in the Secrets: both CAs trusted, then the certificate signed by the new one, then the old one dropped; each step taken once', async () => {
+  const client = fakeClient();
+  const start = new Date('2026-01-01T00:00:00Z');
+  const signal = new AbortController().signal;
+  const base = { client, redis, spec: applyDefaults({}), clusterDomain: 'cluster.local' };
+  await writeTLS({ ...base, podsExist: false, now: start, fieldManager: 'test', signal });
+  const oldCA = new X509Certificate(contents(client.secrets.get('cache-ca'), 'tls.crt'));
+  const bundleOf = (secret: string): string[] => pemCertificates(contents(client.secrets.get(secret), 'ca.crt')).map((p) => new X509Certificate(p).fingerprint256).sort();
+  const leaf = (): X509Certificate => new X509Certificate(contents(client.secrets.get('cache-tls'), 'tls.crt'));
+  const at = (now: Date, tokens: RotationTokens = { ca: 't1' }) => observeTLS({ ...base, podsExist: true, now, tokens });
+  /** One rotation step, then the certificate the observation says must follow it. */
+  const step = async (s: 'TrustNew' | 'Reissue' | 'DropOld', now: Date): Promise<void> => {
+    assert.equal(await rotateCA({ client, redis, step: s, token: 't1', now, fieldManager: 'test', signal }), true);
+    assert.equal(await rotateCA({ client, redis, step: s, token: 't1', now, fieldManager: 'test', signal }), false, `${s} again changes nothing`);
+    assert.deepEqual((await at(now))?.issue, [{ name: 'cache-tls', reason: 'IssuerChanged' }], `the certificate follows ${s}`);
+    await writeTLS({ ...base, podsExist: true, now, fieldManager: 'test', signal });
+    assert.deepEqual((await at(now))?.issue, []);
+  };
+
+  assert.deepEqual((await at(start))?.caRotation, { phase: 'Start', why: 'redis.quorum.dev/rotate-ca is t1' });
+  assert.equal((await at(start, { ca: undefined }))?.caRotation, undefined, 'nothing asked, nothing due');
+  const t1 = new Date('2026-01-02T00:00:00Z');
+  await step('TrustNew', t1);
+  assert.deepEqual((await at(t1))?.caRotation, { phase: 'TrustNew', why: 'under way', since: t1.toISOString() });
+  assert.equal(bundleOf('cache-tls').length, 2, 'clients read both CAs');
+  assert.deepEqual(bundleOf('cache-tls'), bundleOf('cache-ca'));
+  assert.ok(leaf().verify(oldCA.publicKey), 'still signed by the old CA');
+
+  const t2 = new Date('2026-01-09T00:00:00Z');
+  await step('Reissue', t2);
+  const newCA = new X509Certificate(contents(client.secrets.get('cache-ca'), 'tls.crt'));
+  assert.notEqual(newCA.fingerprint256, oldCA.fingerprint256);
+  assert.deepEqual((await at(t2))?.caRotation, { phase: 'Reissue', why: 'under way', since: t2.toISOString() });
+  assert.ok(leaf().verify(newCA.publicKey), 'signed by the new CA');
+  assert.equal(bundleOf('cache-tls').length, 2, 'both still trusted');
+
+  await step('DropOld', t2);
+  assert.deepEqual(bundleOf('cache-tls'), [newCA.fingerprint256], 'the old CA is gone from the bundle');
+  assert.ok(leaf().verify(newCA.publicKey));
+  assert.equal((await at(t2))?.caRotation, undefined, 't1 was answered: no other rotation');
+  assert.equal((await at(t2, { ca: 't2' }))?.caRotation?.phase, 'Start', 'a new value asks for another');
+  // Seven years on, less than a third of the new CA's ten years is left: a rotation is due by itself.
+  assert.match((await at(new Date('2033-02-01T00:00:00Z')))?.caRotation?.why ?? '', /the CA nears its end/);
+});
+
+test('redis.quorum.dev/rotate-certificates: a new value issues the certificate again from the same CA, once, recorded on the Secret', async () => {
+  const client = fakeClient();
+  const now = new Date('2026-01-01T00:00:00Z');
+  const signal = new AbortController().signal;
+  const base = { client, redis, spec: applyDefaults({}), clusterDomain: 'cluster.local', podsExist: true, now };
+  await writeTLS({ ...base, podsExist: false, fieldManager: 'test', signal });
+  const before = contents(client.secrets.get('cache-tls'), 'tls.crt');
+  const tokens = { certificates: 'r1' };
+  assert.deepEqual((await observeTLS({ ...base, tokens }))?.issue, [{ name: 'cache-tls', reason: 'RotationRequested' }]);
+  await writeTLS({ ...base, tokens, fieldManager: 'test', signal });
+  assert.notEqual(contents(client.secrets.get('cache-tls'), 'tls.crt'), before);
+  assert.equal((client.secrets.get('cache-tls')?.metadata['annotations'] as Record<string, string> | undefined)?.['redis.quorum.dev/rotate-certificates'], 'r1');
+  assert.deepEqual((await observeTLS({ ...base, tokens }))?.issue, []);
+  assert.ok(new X509Certificate(contents(client.secrets.get('cache-tls'), 'tls.crt')).verify(new X509Certificate(contents(client.secrets.get('cache-ca'), 'tls.crt')).publicKey));
 });
