@@ -47,3 +47,15 @@ export function nextTime(expression: CronExpression, now: number): number | unde
     return undefined;
   }
 }
+
+/**
+ * A schedule's interval now (ms): from its latest scheduled time at or before `now` to the next one (a weekday
+ * schedule's is three days over a weekend); from the next time to the one after it before the first time.
+ */
+export function scheduleInterval(expression: CronExpression, now: number): number | undefined {
+  const next = nextTime(expression, now);
+  if (next === undefined) return undefined;
+  const start = latestTime(expression, now) ?? next;
+  const end = start === next ? nextTime(expression, next) : next;
+  return end !== undefined && end > start ? end - start : undefined;
+}

@@ -155,8 +155,10 @@ export {
 } from './network-policy.ts';
 export { DEFAULT_TENANT_NAMESPACES, scopedRoles, tenantNamespaces, tenantNamespaceSelector, type ScopedRoleOptions, type TenantScopeOptions } from './tenant-scope.ts';
 export { foreignJobOf, jobNameTaken, JOB_NAME_TAKEN_BOUND_MS, JOB_NAME_TAKEN_RECHECK_MS, type ForeignJob, type JobNameTaken, type JobNameTakenWording } from './foreign-job.ts';
-export { latestTime, nextTime, parseSchedule, scheduleHashSeed, type ParsedSchedule } from './backup-schedule-cron.ts';
+export { latestTime, nextTime, parseSchedule, scheduleHashSeed, scheduleInterval, type ParsedSchedule } from './backup-schedule-cron.ts';
 export { observePruneJob, PRUNE_CONTAINER, pruneJobManifest, pruneJobName, type PruneJobSpec } from './prune-job.ts';
+export { MAX_COUNTED_TIMES, scheduleTimes, skippedTimes, type BackupScheduleMetrics, type ScheduleTimes, type SkipReason } from './backup-schedule-metrics.ts';
+export { backupScheduleReconciler, type BackupScheduleKind, type BackupScheduleObject, type BackupScheduleReconcilerDeps, type ScheduleBackupObject } from './backup-schedule-reconcile.ts';
 export {
   backupScheduleStatus,
   DEFAULT_PRUNE_RETRY_MS,

@@ -1,16 +1,18 @@
 import assert from 'node:assert/strict';
-import { applyMergePatch, durationMs, expiredBackups, parseSchedule, planSchedule, type PruneJob, type ScheduleObserved, type ScheduledBackup } from '@quorum/kit';
+import { applyMergePatch, backupScheduleStatus, durationMs, expiredBackups, parseSchedule, planSchedule, type PruneJob, type ScheduleObserved, type ScheduledBackup } from '@quorum/kit';
 import test from 'node:test';
 import { AlreadyExistsError, createLogger, Store, type Client, type KubeObject, type OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../../src/api/etcdbackupschedule.ts';
-import { scheduleTimes, skippedTimes, type ScheduleLabels, type ScheduleTimes, type SkipReason } from '../../src/schedule/metrics.ts';
-import { scheduleStatus } from '../../src/schedule/plan.ts';
+import { scheduleTimes, skippedTimes, type ScheduleTimes, type SkipReason } from '@quorum/kit';
+import type { ScheduleLabels } from '../../src/schedule/metrics.ts';
 import { observePruneJob, pruneJob, pruneJobName } from '../../src/schedule/prune-job.ts';
 import { etcdBackupScheduleReconciler, scheduledBackupName } from '../../src/schedule/reconcile.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 10, 0, 0);
 const MIN = 60_000;
+/** The status context of a schedule of the cluster c. */
+const OF_CLUSTER_C = { target: 'c', backupKind: 'EtcdBackup' };
 const backup = (minute: number, over: Partial<ScheduledBackup> = {}): ScheduledBackup => ({
   name: `s-${(T0 + minute * MIN) / 1000}`,
   uid: `uid-${minute}`,
@@ -118,7 +120,7 @@ test('a failed delete Job is retried after a pause, and reported meanwhile', () 
   assert.equal(waiting.type, 'idle');
   assert.equal(waiting.type === 'idle' ? waiting.requeueAfterMs : 0, 20_000, 'the next minute comes before the retry');
   assert.deepEqual(planSchedule({ ...base, suspend: true, now: T0 + 11 * MIN + 30_000, lastScheduleTime: T0 + 11 * MIN }), { type: 'retryPrune', backup: backups[0] });
-  const status = scheduleStatus(base, waiting, {}, { generation: 1, clusterName: 'c' });
+  const status = backupScheduleStatus(base, waiting, {}, { generation: 1, ...OF_CLUSTER_C });
   const retention = status.conditions?.find((c) => c.type === 'RetentionFailing');
   assert.equal(retention?.status, 'True');
   assert.match(retention?.message ?? '', /AccessDenied: denied/);
@@ -128,7 +130,7 @@ test('status: times, the active backup, the last failure and the conditions', ()
   const failure = backup(2, { phase: 'Failed', key: undefined, failure: { reason: 'AccessDenied', message: 'denied' } });
   const o = observed({ backups: [backup(0), backup(1), failure, backup(3, { phase: 'Running', completedAt: undefined, key: undefined })], lastScheduleTime: T0 + 3 * MIN, now: T0 + 3 * MIN + 10_000 });
   const action = planSchedule(o);
-  const s = scheduleStatus(o, action, {}, { generation: 4, clusterName: 'c' });
+  const s = backupScheduleStatus(o, action, {}, { generation: 4, ...OF_CLUSTER_C });
   assert.equal(s.observedGeneration, 4);
   assert.equal(s.lastScheduleTime, '2026-01-01T10:03:00Z');
   assert.equal(s.lastSuccessfulTime, '2026-01-01T10:01:20Z');
@@ -141,18 +143,18 @@ test('status: times, the active backup, the last failure and the conditions', ()
   assert.equal(byType['BackupsFailing']?.reason, 'AccessDenied');
   // A later success clears BackupsFailing; the last failure and success times only move forward.
   const later = observed({ backups: [backup(4)], lastScheduleTime: T0 + 4 * MIN, now: T0 + 4 * MIN + 30_000 });
-  const s2 = scheduleStatus(later, planSchedule(later), s, { generation: 4, clusterName: 'c' });
+  const s2 = backupScheduleStatus(later, planSchedule(later), s, { generation: 4, ...OF_CLUSTER_C });
   assert.equal(s2.conditions?.find((c) => c.type === 'BackupsFailing')?.status, 'False');
   assert.deepEqual(s2.lastFailure, s.lastFailure);
   assert.equal(s2.lastSuccessfulTime, '2026-01-01T10:04:20Z');
   assert.equal(s2.active, undefined);
   // Invalid and suspended.
   const invalid = observed({ schedule: 'nope' });
-  const s3 = scheduleStatus(invalid, planSchedule(invalid), {}, { generation: 1, clusterName: 'c' });
+  const s3 = backupScheduleStatus(invalid, planSchedule(invalid), {}, { generation: 1, ...OF_CLUSTER_C });
   assert.equal(s3.conditions?.find((c) => c.type === 'Ready')?.reason, 'InvalidSchedule');
   assert.equal(s3.nextScheduleTime, undefined);
   const suspended = observed({ suspend: true });
-  const s4 = scheduleStatus(suspended, planSchedule(suspended), {}, { generation: 1, clusterName: 'c' });
+  const s4 = backupScheduleStatus(suspended, planSchedule(suspended), {}, { generation: 1, ...OF_CLUSTER_C });
   assert.equal(s4.conditions?.find((c) => c.type === 'Ready')?.reason, 'Suspended');
   assert.equal(s4.nextScheduleTime, undefined);
 });
@@ -160,7 +162,7 @@ test('status: times, the active backup, the last failure and the conditions', ()
 test('creating a backup reports it as active and its time as lastScheduleTime', () => {
   const o = observed();
   const action = planSchedule(o);
-  const s = scheduleStatus(o, action, {}, { generation: 1, clusterName: 'c', createdBackup: scheduledBackupName('s', T0) });
+  const s = backupScheduleStatus(o, action, {}, { generation: 1, ...OF_CLUSTER_C, createdBackup: scheduledBackupName('s', T0) });
   assert.equal(s.active, `s-${T0 / 1000}`);
   assert.equal(s.lastScheduleTime, '2026-01-01T10:00:00Z');
 });

@@ -5,16 +5,17 @@
 // `controller`) are still the backup's. The planner, the ownership check, then the reconciler against in-memory stores.
 import assert from 'node:assert/strict';
 import test from 'node:test';
-import { applyMergePatch, JOB_NAME_TAKEN_BOUND_MS, planSchedule, type ScheduleObserved, type ScheduledBackup } from '@quorum/kit';
+import { applyMergePatch, backupScheduleStatus, JOB_NAME_TAKEN_BOUND_MS, planSchedule, type ScheduleObserved, type ScheduledBackup } from '@quorum/kit';
 import { AlreadyExistsError, createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type OpenObject } from '@quorum/runtime';
 import type { EtcdBackup } from '../../src/api/etcdbackup.ts';
 import type { EtcdBackupSchedule } from '../../src/api/etcdbackupschedule.ts';
-import { scheduleStatus } from '../../src/schedule/plan.ts';
 import { isOwnPruneJob, pruneJob, pruneJobName } from '../../src/schedule/prune-job.ts';
 import { etcdBackupScheduleReconciler } from '../../src/schedule/reconcile.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 10, 0, 0);
 const MIN = 60_000;
+/** The status context of a schedule of the cluster c. */
+const OF_CLUSTER_C = { target: 'c', backupKind: 'EtcdBackup' };
 const scheduled = (minute: number): ScheduledBackup => ({ name: `s-${minute}`, uid: `uid-${minute}`, scheduledAt: T0 + minute * MIN, phase: 'Succeeded', completedAt: T0 + minute * MIN + 20_000, key: `k-${minute}`, deleting: false });
 // maxCount 1 with two successful backups: the older one (minute 0) is expired and must be pruned.
 const observed = (over: Partial<ScheduleObserved> = {}): ScheduleObserved => ({
@@ -27,7 +28,7 @@ test('the planner: a foreign Job at the prune name is waited for every 15 s, the
   // Its own failed prune Job would be retried (deleted): a foreign one at the name is not, whatever its state.
   const o = observed({ foreignPruneJobs: foreign, pruneJobs: new Map() });
   assert.deepEqual(planSchedule(o), { type: 'idle', requeueAfterMs: 15_000 });
-  const status = scheduleStatus(o, planSchedule(o), {}, { generation: 1, clusterName: 'c' });
+  const status = backupScheduleStatus(o, planSchedule(o), {}, { generation: 1, ...OF_CLUSTER_C });
   const retention = status.conditions?.find((c) => c.type === 'RetentionFailing');
   assert.equal(retention?.status, 'True');
   assert.equal(retention?.reason, 'JobNameTaken');
@@ -35,12 +36,12 @@ test('the planner: a foreign Job at the prune name is waited for every 15 s, the
 
   const late = observed({ foreignPruneJobs: foreign, now: T0 + 2 * MIN - 1000 + JOB_NAME_TAKEN_BOUND_MS });
   assert.deepEqual(planSchedule(late), { type: 'idle', requeueAfterMs: 10 * MIN }, 'past the bound: no 15 s loop');
-  const lateStatus = scheduleStatus(late, planSchedule(late), {}, { generation: 1, clusterName: 'c' });
+  const lateStatus = backupScheduleStatus(late, planSchedule(late), {}, { generation: 1, ...OF_CLUSTER_C });
   assert.match(lateStatus.conditions?.find((c) => c.type === 'RetentionFailing')?.message ?? '', /waited 300 s\)\. Delete that Job \(the operator will not\)/);
 
   // Gone: the prune starts, and the condition clears once the backup is pruned.
   assert.deepEqual(planSchedule(observed()), { type: 'startPrune', backup: scheduled(0) });
-  const cleared = scheduleStatus(observed({ backups: [scheduled(1)] }), { type: 'idle', requeueAfterMs: undefined }, status, { generation: 1, clusterName: 'c' });
+  const cleared = backupScheduleStatus(observed({ backups: [scheduled(1)] }), { type: 'idle', requeueAfterMs: undefined }, status, { generation: 1, ...OF_CLUSTER_C });
   assert.equal(cleared.conditions?.find((c) => c.type === 'RetentionFailing')?.status, 'False');
 });
 

@@ -97,8 +97,14 @@ export function redisBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
       ...(job ? { job } : {}),
       ...(foreignJob ? { foreignJob } : {}),
     });
+    // Every status write is made on the version this reconcile read: each carries the status read (`...status`)
+    // with one step taken, so a reconcile on a stale cache (still Running, or a previous attempt) would otherwise
+    // put an older status back or finish the backup a second time, with another completedAt than the one already
+    // reported (and read by a restore or a schedule). The API server refuses a write on another version
+    // (Conflict): the reconcile is retried once the cache has caught up, and sees the backup as it is.
+    const onReadVersion = backup.metadata.resourceVersion ? { metadata: { resourceVersion: backup.metadata.resourceVersion } } : {};
     const write = async (next: RedisBackupStatus, what: string): Promise<void> => {
-      await deps.client.mergePatch(RedisBackups, { namespace, name }, { status: { ...next, observedGeneration: backup.metadata.generation ?? 0, conditions: conditionsFor(status, action, backup.metadata.generation ?? 0, now) } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
+      await deps.client.mergePatch(RedisBackups, { namespace, name }, { ...onReadVersion, status: { ...next, observedGeneration: backup.metadata.generation ?? 0, conditions: conditionsFor(status, action, backup.metadata.generation ?? 0, now) } }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
       await deps.afterWrite?.(what);
     };
     const event = (type: 'Normal' | 'Warning', reason: string, note: string): void => deps.events.record(backup, { type, reason, action: reason, note });

@@ -48,7 +48,13 @@ export function grafanaDashboard(): Record<string, unknown> {
     [
       'Backups',
       [
-        { title: 'Age of the last successful backup', description: 'Per Redis, the newest Succeeded RedisBackup; above 26 hours: RedisBackupTooOld.', unit: 's', queries: [[`time() - ${byRedis('quorum_redis_backup_last_success_timestamp_seconds')}`, '{{namespace}}/{{redis}}']] },
+        { title: 'Age of the last successful backup', description: 'Per Redis, the newest Succeeded RedisBackup.', unit: 's', queries: [[`time() - ${byRedis('quorum_redis_backup_last_success_timestamp_seconds')}`, '{{namespace}}/{{redis}}']] },
+        {
+          title: 'Schedules: age of the last success / interval',
+          description: 'Per RedisBackupSchedule (its creation before the first success); above 2 and 30 minutes: RedisBackupTooOld.',
+          queries: [[`(time() - max by (namespace, schedule, redis) (quorum_redis_backup_schedule_last_success_timestamp_seconds{${sel}} or quorum_redis_backup_schedule_created_timestamp_seconds{${sel}})) / max by (namespace, schedule, redis) (quorum_redis_backup_schedule_interval_seconds{${sel}})`, '{{namespace}}/{{schedule}}']],
+        },
+        { title: 'Schedules: backups kept', description: 'RedisBackups of each schedule not yet deleted by retention, by phase.', queries: [[`max by (namespace, schedule, phase) (quorum_redis_backup_schedule_backups{${sel}})`, '{{schedule}} {{phase}}']] },
         { title: 'Backup attempts failed (1h)', description: 'Each attempt retried within its bound, by reason; a RedisBackup failed for good: RedisBackupFailing.', queries: [[`max by (namespace, redis, reason) (increase(quorum_redis_backup_attempt_failures_total{${sel}}[1h]))`, '{{redis}} {{reason}}']] },
       ],
     ],

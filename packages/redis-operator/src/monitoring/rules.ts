@@ -13,8 +13,13 @@ export const RUNBOOK_DOC = 'docs/redis.md';
 
 /** A replica further behind its primary than this, for 5 minutes, is reported (a bound, not a goal: see docs/redis.md). */
 export const LAG_BYTES_BOUND = 16 * 1024 * 1024;
-/** A Redis whose newest successful backup is older than this is reported: a daily backup and 2 hours to spare. */
-export const BACKUP_AGE_BOUND_SECONDS = 26 * 3600;
+/**
+ * A schedule whose newest success is older than this many of its intervals, and the grace below, is reported:
+ * at least one scheduled backup (and a retry of the store's) has not succeeded.
+ */
+export const BACKUP_MISSED_INTERVALS = 2;
+/** The time a backup itself takes, beyond its scheduled time, allowed before the schedule counts as behind. */
+export const BACKUP_AGE_GRACE_SECONDS = 30 * 60;
 
 /** The alert names, in the order docs/redis.md lists them. */
 export const ALERTS = [
@@ -37,6 +42,9 @@ const I = 'namespace, redis, instance';
 const max = (by: string, series: string): string => `max by (${by}) (${series})`;
 const lastSuccess = max(R, 'quorum_redis_backup_last_success_timestamp_seconds');
 const lastFailure = max(R, 'quorum_redis_backup_last_failure_timestamp_seconds');
+const S = 'namespace, schedule, redis';
+const scheduleAge = `time() - ${max(S, 'quorum_redis_backup_schedule_last_success_timestamp_seconds or quorum_redis_backup_schedule_created_timestamp_seconds')}`;
+const scheduleInterval = max(S, 'quorum_redis_backup_schedule_interval_seconds');
 const who = '{{ $labels.namespace }}/{{ $labels.redis }}';
 const instance = '{{ $labels.instance }} of {{ $labels.namespace }}/{{ $labels.redis }}';
 
@@ -92,12 +100,15 @@ const SPECS: Record<AlertName, AlertSpec> = {
     summary: `${instance} keeps evicting keys for maxmemory`,
     description: `${instance} has evicted keys under spec.maxmemoryPolicy in every 10 minutes for a quarter of an hour ({{ $value }} in the last 10): expected of a cache sized below its data, data loss for anything else.`,
   },
+  // Per schedule, against its own interval: an hourly schedule is behind long before a daily one. Before a
+  // schedule's first success its age counts from its creation; no interval series while it is suspended or
+  // invalid, so nothing is expected of it then.
   RedisBackupTooOld: {
-    expr: `time() - ${lastSuccess} > ${BACKUP_AGE_BOUND_SECONDS}`,
+    expr: `${scheduleAge} > ${BACKUP_MISSED_INTERVALS} * ${scheduleInterval} + ${BACKUP_AGE_GRACE_SECONDS}`,
     for: '10m',
     labels: { severity: 'warning' },
-    summary: `The newest successful backup of ${who} is {{ $value | humanizeDuration }} old`,
-    description: `The newest Succeeded RedisBackup of ${who} completed more than 26 hours ago. A Redis with no successful backup at all is not reported.`,
+    summary: 'RedisBackupSchedule {{ $labels.namespace }}/{{ $labels.schedule }} has had no successful backup for {{ $value | humanizeDuration }}',
+    description: `The newest successful backup of ${who} by schedule {{ $labels.schedule }} (or the schedule's creation, before its first) is older than ${BACKUP_MISSED_INTERVALS} of its intervals and ${BACKUP_AGE_GRACE_SECONDS / 60} minutes: see the schedule's status.lastFailure and its failed RedisBackups.`,
   },
   RedisBackupFailing: {
     expr: `${lastFailure} > ${lastSuccess} or ${lastFailure} unless ${lastSuccess}`,

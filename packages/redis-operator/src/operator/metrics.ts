@@ -5,11 +5,14 @@
 // instances' INFO as the reconciler last read it (InstanceLoad), so only the replica that leads serves it. Every
 // series is labelled by namespace and redis (and instance where it is one instance's), and goes with its Redis
 // or instance: collected series are listed only while the Redis exists, and the failover counter is removed when
-// the Redis is deleted.
+// the Redis is deleted. Each RedisBackupSchedule's series (labelled namespace, schedule and redis) are read from
+// the schedules' and backups' caches in the same way, and go with the schedule.
+import { parseSchedule, scheduleHashSeed, scheduleInterval } from '@quorum/kit';
 import type { CollectedSample, EventHandler, RuntimeMetrics } from '@quorum/runtime';
 import { applyDefaults } from '../api/defaults.ts';
 import type { InstanceStats, Observed } from '../plan/types.ts';
-import type { RedisBackupObject, RedisObject } from '../resources.ts';
+import type { RedisBackupObject, RedisBackupScheduleObject, RedisObject } from '../resources.ts';
+import { SCHEDULE_LABEL } from '../schedule/prune-job.ts';
 
 type RedisLabels = 'namespace' | 'redis';
 type InstanceLabels = RedisLabels | 'instance';
@@ -248,9 +251,77 @@ export function lastBackupSamples(backups: readonly RedisBackupObject[], phase: 
   return [...newest.values()];
 }
 
+type ScheduleLabels = 'namespace' | 'schedule' | 'redis';
+const BACKUP_PHASES = ['Pending', 'Running', 'Succeeded', 'Failed'] as const;
+
+export interface ScheduleSamples {
+  lastSchedule: Samples<ScheduleLabels>;
+  lastSuccess: Samples<ScheduleLabels>;
+  lastFailure: Samples<ScheduleLabels>;
+  nextSchedule: Samples<ScheduleLabels>;
+  interval: Samples<ScheduleLabels>;
+  created: Samples<ScheduleLabels>;
+  backups: Samples<ScheduleLabels | 'phase'>;
+}
+
+const seconds = (time: string | undefined): number | undefined => {
+  const t = time === undefined ? NaN : Date.parse(time);
+  return Number.isFinite(t) ? t / 1000 : undefined;
+};
+
+/**
+ * Per RedisBackupSchedule, what its status says (the times it was last due, last succeeded, last failed, is next
+ * due; a time that does not exist has no series, it is not 0), its creation, its interval now (none while
+ * suspended or invalid: nothing is expected of it then), and its backups kept, by phase (records retention has
+ * not deleted yet, that the schedule controls).
+ */
+export function scheduleSamples(schedules: readonly RedisBackupScheduleObject[], backups: readonly RedisBackupObject[], now: number): ScheduleSamples {
+  const out: ScheduleSamples = { lastSchedule: [], lastSuccess: [], lastFailure: [], nextSchedule: [], interval: [], created: [], backups: [] };
+  for (const schedule of schedules) {
+    const namespace = schedule.metadata.namespace ?? '';
+    const name = schedule.metadata.name ?? '';
+    const labels = { namespace, schedule: name, redis: schedule.spec.redisName };
+    const status = schedule.status ?? {};
+    const times: [Samples<ScheduleLabels>, string | undefined][] = [
+      [out.lastSchedule, status.lastScheduleTime],
+      [out.lastSuccess, status.lastSuccessfulTime],
+      [out.lastFailure, status.lastFailure?.time],
+      [out.nextSchedule, status.nextScheduleTime],
+      [out.created, schedule.metadata.creationTimestamp],
+    ];
+    for (const [samples, time] of times) {
+      const value = seconds(time);
+      if (value !== undefined) samples.push({ labels, value });
+    }
+    const parsed = schedule.spec.suspend ? undefined : parseSchedule(schedule.spec.schedule, scheduleHashSeed(namespace, name));
+    const interval = parsed?.ok ? scheduleInterval(parsed.expression, now) : undefined;
+    if (interval !== undefined) out.interval.push({ labels, value: interval / 1000 });
+    const kept = backups.filter((b) => b.metadata.namespace === namespace && b.metadata.labels?.[SCHEDULE_LABEL] === name && b.metadata.ownerReferences?.some((o) => o.uid === schedule.metadata.uid && o.controller === true));
+    for (const phase of BACKUP_PHASES) out.backups.push({ labels: { ...labels, phase }, value: kept.filter((b) => (b.status?.phase ?? 'Pending') === phase).length });
+  }
+  return out;
+}
+
 export function registerBackupMetrics(metrics: RuntimeMetrics, backups: { store: { list(): RedisBackupObject[] } }, redises: { store: { get(key: string): RedisObject | undefined } }): void {
   const exists = (key: string): boolean => redises.store.get(key) !== undefined;
   const REDIS = ['namespace', 'redis'] as const;
   metrics.collectedGauge('quorum_redis_backup_last_success_timestamp_seconds', 'When the newest Succeeded RedisBackup of each Redis completed (status.completedAt)', REDIS, () => lastBackupSamples(backups.store.list(), 'Succeeded', exists));
   metrics.collectedGauge('quorum_redis_backup_last_failure_timestamp_seconds', 'When the newest Failed RedisBackup of each Redis failed for good (status.completedAt)', REDIS, () => lastBackupSamples(backups.store.list(), 'Failed', exists));
+}
+
+/** The schedules' series (scheduleSamples), read from the caches at every scrape: every replica serves them, right after a restart. */
+export function registerScheduleMetrics(metrics: RuntimeMetrics, schedules: { store: { list(): RedisBackupScheduleObject[] } }, backups: { store: { list(): RedisBackupObject[] } }): void {
+  const samples = (): ScheduleSamples => scheduleSamples(schedules.store.list(), backups.store.list(), Date.now());
+  const SCHEDULE = ['namespace', 'schedule', 'redis'] as const;
+  const s = 'quorum_redis_backup_schedule_';
+  const gauges: [name: string, help: string, samples: (all: ScheduleSamples) => Samples<ScheduleLabels>][] = [
+    [`${s}last_schedule_timestamp_seconds`, 'The scheduled time of the newest RedisBackup a schedule created (status.lastScheduleTime)', (all) => all.lastSchedule],
+    [`${s}last_success_timestamp_seconds`, 'When the newest successful backup of a schedule completed (status.lastSuccessfulTime, kept after retention deleted it)', (all) => all.lastSuccess],
+    [`${s}last_failure_timestamp_seconds`, 'When the newest failed backup of a schedule failed for good (status.lastFailure.time)', (all) => all.lastFailure],
+    [`${s}next_schedule_timestamp_seconds`, 'The next scheduled time of a schedule (status.nextScheduleTime); no series while it is suspended or invalid', (all) => all.nextSchedule],
+    [`${s}interval_seconds`, 'The interval of a schedule now: from its latest scheduled time to its next; no series while suspended or invalid', (all) => all.interval],
+    [`${s}created_timestamp_seconds`, 'When a schedule was created: the age of its backups before the first success', (all) => all.created],
+  ];
+  for (const [name, help, pick] of gauges) metrics.collectedGauge(name, help, SCHEDULE, () => pick(samples()));
+  metrics.collectedGauge(`${s}backups`, 'The RedisBackups of a schedule kept now (not yet deleted by retention), by phase', [...SCHEDULE, 'phase'], () => samples().backups);
 }

@@ -10,7 +10,7 @@ import { failoverTo, reloadTLS, resetSentinel, sentinelFailover } from '../redis
 import { readInstance, readSentinel, replicaOf } from '../redis/readings.ts';
 import { redisReconciler, type ReconcilerDeps } from '../reconcile/reconcile.ts';
 import { RedisBackups, RedisBackupSchedules, Redises } from '../resources.ts';
-import { InstanceLoad, registerBackupMetrics, registerRedisMetrics } from './metrics.ts';
+import { InstanceLoad, registerBackupMetrics, registerRedisMetrics, registerScheduleMetrics } from './metrics.ts';
 import { WEBHOOK_CERT_SECRET } from './config.ts';
 import { credentialsWebhookDeps, validateCredentials, VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../webhooks/credentials.ts';
 import { validateSchedule } from '../webhooks/schedule.ts';
@@ -55,6 +55,7 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
   registerRedisMetrics(manager.metrics, redises, load);
   const backups = manager.informer(RedisBackups);
   registerBackupMetrics(manager.metrics, backups, redises);
+  registerScheduleMetrics(manager.metrics, manager.informer(RedisBackupSchedules), backups);
   const deps: ReconcilerDeps = {
     client: manager.client,
     redises,

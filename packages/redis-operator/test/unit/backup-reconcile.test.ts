@@ -2,12 +2,13 @@
 // attempt is voiced (status.lastFailure, a Warning event, the metric) before the next Job; the agent's result
 // makes it Succeeded with the size, hash and location; an unlabelled credentials Secret fails it before any Job; a
 // Job at the attempt's name that the backup does not control is never read or used (JobNameTaken), nor are pods
-// that only carry its name.
+// that only carry its name. A reconcile on a stale cache is refused by the version it read (Conflict), never
+// finishing the backup twice nor putting an older attempt back.
 import assert from 'node:assert/strict';
 import { Writable } from 'node:stream';
 import { test } from 'node:test';
 import { applyMergePatch } from '@quorum/kit';
-import { AlreadyExistsError, createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type Pod } from '@quorum/runtime';
+import { AlreadyExistsError, ConflictError, createLogger, Store, type Client, type EventInput, type Job, type KubeObject, type Pod } from '@quorum/runtime';
 import { JOB_NAME_TAKEN_BOUND_MS } from '@quorum/kit';
 import { backupJobName } from '../../src/backup/job.ts';
 import { redisBackupReconciler } from '../../src/backup/reconcile.ts';
@@ -15,7 +16,11 @@ import type { RedisBackupObject, RedisObject } from '../../src/resources.ts';
 
 const SHA = 'c'.repeat(64);
 
-function world(secretLabels: Record<string, string>, options: { inTheApi?: Job; clock?: { now: number } } = {}) {
+/**
+ * `stored`, when given, is the API server's copy of the backups, apart from the reconciler's cache (`backups`): a
+ * test makes the cache stale by giving the two different versions.
+ */
+function world(secretLabels: Record<string, string>, options: { inTheApi?: Job; clock?: { now: number }; stored?: Store<RedisBackupObject> } = {}) {
   const backups = new Store<RedisBackupObject>();
   const redises = new Store<RedisObject>();
   const jobs = new Store<Job>();
@@ -38,10 +43,15 @@ function world(secretLabels: Record<string, string>, options: { inTheApi?: Job; 
     },
     // A Job without the operator's labels is not in the cache: the reconciler asks the API for it.
     find: (_t: unknown, key: { name: string }) => Promise.resolve(options.inTheApi?.metadata.name === key.name ? options.inTheApi : undefined),
-    mergePatch(_t: unknown, _k: unknown, patch: { status: RedisBackupObject['status'] }): Promise<KubeObject> {
-      const current = backups.get('team/b')!;
-      backups.upsert({ ...current, status: applyMergePatch(current.status, patch.status) as RedisBackupObject['status'] });
-      return Promise.resolve(current);
+    mergePatch(_t: unknown, _k: unknown, patch: { metadata?: { resourceVersion?: string }; status: RedisBackupObject['status'] }): Promise<KubeObject> {
+      const api = options.stored ?? backups;
+      const current = api.get('team/b')!;
+      // As the API server does: a patch that names a resourceVersion applies only to that version.
+      const expected = patch.metadata?.resourceVersion;
+      if (expected !== undefined && expected !== current.metadata.resourceVersion) return Promise.reject(new ConflictError('PATCH', 'b', 409, { reason: 'Conflict', message: 'the object has been modified' }));
+      const next = { ...current, metadata: { ...current.metadata, resourceVersion: String(Number(current.metadata.resourceVersion ?? '0') + 1) }, status: applyMergePatch(current.status, patch.status) as RedisBackupObject['status'] };
+      api.upsert(next);
+      return Promise.resolve(next);
     },
   } as unknown as Client;
   const events: EventInput[] = [];
@@ -149,4 +159,37 @@ test('a foreign Job without the operator\'s labels (not in the cache) is found t
   await w.run();
   assert.equal(w.status()?.conditions?.find((c) => c.type === 'Complete')?.reason, 'JobNameTaken');
   assert.equal(w.created.length, 1, 'nothing is made over the foreign Job');
+});
+
+test('a finished backup is finished once: a reconcile on a stale cache (still Running) is refused by the version and leaves the reported status as it is', async () => {
+  const stored = new Store<RedisBackupObject>();
+  const w = world(LABELLED, { stored });
+  const running = w.backups.get('team/b')!;
+  stored.upsert(running);
+  await w.run(); // attempt 1 recorded (in the API), its Job made
+  const recorded = stored.get('team/b')!;
+  w.backups.upsert(recorded);
+  w.finish(w.created[0]!, `{"ok":true,"key":"shop-x.rdb","location":"s3://bk/shop-x.rdb","sizeBytes":1234,"sha256":"${SHA}","serverVersion":"7.0.15"}`, 0);
+  await w.run(); // Succeeded in the API; the cache is not told
+  const finished = stored.get('team/b')!;
+  assert.equal(finished.status?.phase, 'Succeeded');
+  // The cache still holds the Running version: the Job's result would finish it again, with another completedAt.
+  assert.equal(w.backups.get('team/b')?.status?.phase, 'Running');
+  await assert.rejects(w.run(), ConflictError);
+  assert.deepEqual(stored.get('team/b'), finished);
+});
+
+test('a reconcile on a stale cache does not put an older attempt back: the next attempt, once recorded, is not recorded again', async () => {
+  const stored = new Store<RedisBackupObject>();
+  const w = world(LABELLED, { stored });
+  stored.upsert(w.backups.get('team/b')!);
+  await w.run();
+  w.backups.upsert(stored.get('team/b')!);
+  w.finish(w.created[0]!, '{"ok":false,"reason":"SourceRefused","message":"NOMASTERLINK"}', 1);
+  await w.run(); // attempt 2 recorded in the API with attempt 1's failure; the cache still shows attempt 1
+  const second = stored.get('team/b')!;
+  assert.equal(second.status?.attempts, 2);
+  await assert.rejects(w.run(), ConflictError);
+  assert.deepEqual(stored.get('team/b'), second, 'the failure is recorded once, with its first time');
+  assert.deepEqual(w.failures, ['SourceRefused'], 'and counted once');
 });

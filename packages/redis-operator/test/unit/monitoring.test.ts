@@ -96,6 +96,8 @@ const op = (replica: number, labels: Labels): string => sel({ job: OPERATOR_JOB,
 const R = { namespace: 'ns', redis: 'cache' };
 const I = (instance: string): Labels => ({ ...R, instance });
 const HOUR = 3600;
+/** A RedisBackupSchedule of the Redis R. */
+const S = (schedule: string): Labels => ({ ...R, schedule });
 
 const CASES: Record<AlertName, Case[]> = {
   RedisPrimaryMissing: [
@@ -170,16 +172,42 @@ const CASES: Record<AlertName, Case[]> = {
     { name: 'fires: 10 keys evicted every 30 s for half an hour', series: [[`quorum_redis_evicted_keys${op(0, I('cache-0'))}`, '0+10x60']], evalTime: '30m', fires: { labels: I('cache-0'), value: 200 } },
     { name: 'does not fire: one burst of evictions 20 minutes ago', series: [[`quorum_redis_evicted_keys${op(0, I('cache-0'))}`, '0 500x60']], evalTime: '30m' },
   ],
+  // Against each schedule's interval: 2 intervals and 30 minutes. Within the 5-minute lookback (interval 4m): a
+  // sparser series would go stale between its samples.
   RedisBackupTooOld: [
     {
-      name: 'fires: the last success 27 hours old',
-      series: [[`quorum_redis_backup_last_success_timestamp_seconds${op(0, R)}`, '0x420']],
-      // Within the 5-minute lookback: a sparser series would go stale between its samples.
+      name: 'fires: an hourly schedule whose last success is 3 hours old (both replicas serve it)',
+      series: [
+        [`quorum_redis_backup_schedule_last_success_timestamp_seconds${op(0, S('hourly'))}`, '0x45'],
+        [`quorum_redis_backup_schedule_last_success_timestamp_seconds${op(1, S('hourly'))}`, '0x45'],
+        [`quorum_redis_backup_schedule_created_timestamp_seconds${op(0, S('hourly'))}`, '0x45'],
+        [`quorum_redis_backup_schedule_interval_seconds${op(0, S('hourly'))}`, `${HOUR}x45`],
+        [`quorum_redis_backup_schedule_interval_seconds${op(1, S('hourly'))}`, `${HOUR}x45`],
+      ],
+      interval: '4m',
+      evalTime: '3h',
+      fires: { labels: S('hourly'), value: 3 * HOUR },
+    },
+    {
+      name: 'fires: an hourly schedule that never succeeded, created 3 hours ago',
+      series: [[`quorum_redis_backup_schedule_created_timestamp_seconds${op(0, S('hourly'))}`, '0x45'], [`quorum_redis_backup_schedule_interval_seconds${op(0, S('hourly'))}`, `${HOUR}x45`]],
+      interval: '4m',
+      evalTime: '3h',
+      fires: { labels: S('hourly'), value: 3 * HOUR },
+    },
+    {
+      name: 'does not fire: a daily schedule 27 hours after its success, an hourly one 2 hours after, nor a suspended one (no interval)',
+      series: [
+        [`quorum_redis_backup_schedule_last_success_timestamp_seconds${op(0, S('daily'))}`, '0x405'],
+        [`quorum_redis_backup_schedule_interval_seconds${op(0, S('daily'))}`, `${24 * HOUR}x405`],
+        [`quorum_redis_backup_schedule_last_success_timestamp_seconds${op(0, S('hourly'))}`, `${25 * HOUR}x405`],
+        [`quorum_redis_backup_schedule_interval_seconds${op(0, S('hourly'))}`, `${HOUR}x405`],
+        [`quorum_redis_backup_schedule_last_success_timestamp_seconds${op(0, S('suspended'))}`, '0x405'],
+        [`quorum_redis_backup_schedule_created_timestamp_seconds${op(0, S('suspended'))}`, '0x405'],
+      ],
       interval: '4m',
       evalTime: '27h',
-      fires: { labels: R, value: 27 * HOUR },
     },
-    { name: 'does not fire: a success every 4 minutes (the timestamp follows)', series: [[`quorum_redis_backup_last_success_timestamp_seconds${op(0, R)}`, '0+240x420']], interval: '4m', evalTime: '27h' },
   ],
   RedisBackupFailing: [
     {
