@@ -2,9 +2,11 @@
 // come back on empty data directories etcd refuses. With policy Manual the operator says so (QuorumLost) and
 // changes nothing; with Restore it rebuilds from the newest data: the newest backup, or a survivor that is
 // newer than it, and records the data-loss window. The data checker proves what came back.
+// The suite's operator, with its settings (a 15 s crash-loop grace): with quorum lost, a crash-looping member is
+// never replaced (no quorum survives its removal), so a short grace must change nothing either.
 // What this file needs, for the test harness (docs/testing.md):
-// @exclusive operator
-// @shared addons/s3
+// @exclusive none
+// @shared operator addons/s3
 // @timeout 20m: recovers quorum from a backup after losing it
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
@@ -22,7 +24,7 @@ let ns: string;
 let s3: { endpoint: string; bucket: string; secretName: string };
 
 before(async () => {
-  env = await setUpOperator({ crashLoopGraceSeconds: 600 });
+  env = await setUpOperator();
   // Restricted, enforced by the API server: every member pod (and restore init container) must pass it.
   ns = await env.namespace('dr', { labels: { ...RESTRICTED_NAMESPACE_LABELS } });
   s3 = await enableStorage(env, 's3', [ns]);
