@@ -4,7 +4,8 @@
 // Sentinels fail over, the `<name>` Service follows the new primary, the old pod comes back as a replica, and no
 // acknowledged write is lost; the operator's metrics show each instance's role, link and load and count the failover.
 // Bad input is refused with the field named. The operator runs in this process, then is replaced by the one
-// installed with its Helm chart, deploy/helm/quorum-redis (its image, a Role in the namespace), which keeps the Redis Available.
+// installed with its Helm chart, deploy/helm/quorum-redis (its image, a Role in the namespace), which keeps the Redis Available;
+// its /metrics is scraped over HTTPS as Prometheus would, with service-account tokens (TokenReview, SubjectAccessReview).
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive redis-operator
 // @timeout 8m: image assembly on a cold cache (apt download), then a create, one failover and an install
@@ -16,12 +17,15 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { promisify } from 'node:util';
 import { helmBinary } from '@quorum/localkube';
-import { Pods, Secrets } from '@quorum/runtime';
+import { request } from 'node:https';
+import { ClusterRoleBindings, Pods, Secrets, ServiceAccounts } from '@quorum/runtime';
 import { eventually, type TestEnv } from '@quorum/localkube/testing';
 import { Redis } from 'ioredis';
 import { buildOperatorImage } from '../../src/deploy/image.ts';
 import { CHART_DIR } from '../../src/deploy/helm.ts';
 import { uninstall } from '../../src/deploy/install.ts';
+import { METRICS_READER_CLUSTER_ROLE } from '../../src/deploy/manifests.ts';
+import { METRICS_PORT } from '../../src/operator/config.ts';
 import { Redises } from '../../src/resources.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
 import { available, redisReaders, startRedisEnv, type RedisTestEnv } from './support.ts';
@@ -221,3 +225,59 @@ test('installed with its Helm chart (its image, a Role in the namespace only), t
     return p.metadata.labels?.['redis.quorum.dev/role'] === 'primary' && available(await status());
   }, { timeoutMs: 60_000, intervalMs: 500 });
 });
+
+/** A GET of the operator's /metrics at `host` (its serving certificate is its own: not verified here). */
+function scrape(host: string, token?: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port: METRICS_PORT, path: '/metrics', rejectUnauthorized: false, headers: token ? { authorization: `Bearer ${token}` } : {}, timeout: 10_000 }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('timeout', () => req.destroy(new Error('timed out')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+async function serviceAccountToken(namespace: string, name: string): Promise<string> {
+  await env.client.create(ServiceAccounts, { apiVersion: 'v1', kind: 'ServiceAccount', metadata: { name, namespace } });
+  const issued = await env.client.request<{ status: { token: string } }>('POST', `/api/v1/namespaces/${namespace}/serviceaccounts/${name}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { expirationSeconds: 600 } });
+  return issued.status.token;
+}
+
+test("the Helm-installed operator's /metrics over HTTPS: 401 without a token, 403 for an unbound service account, the Redis's figures for one bound to its metrics-reader role", async () => {
+  assert.ok(operatorNs, 'the Helm test above installed the operator');
+  const pod = (await env.client.list(Pods, { namespace: operatorNs })).items.find((p) => p.status?.phase === 'Running' && p.status.podIP);
+  assert.ok(pod?.status?.podIP, 'a running operator pod');
+  const host = pod.status.podIP;
+  assert.equal((await scrape(host)).status, 401);
+  assert.equal((await scrape(host, 'not-a-token')).status, 401);
+  assert.equal((await scrape(host, await serviceAccountToken(operatorNs, 'stranger'))).status, 403);
+  // Cluster-scoped: named after this file's namespace, removed after.
+  const binding = `${METRICS_READER_CLUSTER_ROLE}-${ns}`;
+  await env.client.create(ClusterRoleBindings, {
+    apiVersion: 'rbac.authorization.k8s.io/v1',
+    kind: 'ClusterRoleBinding',
+    metadata: { name: binding },
+    roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: METRICS_READER_CLUSTER_ROLE },
+    subjects: [{ kind: 'ServiceAccount', name: 'scraper', namespace: operatorNs }],
+  });
+  try {
+    const token = await serviceAccountToken(operatorNs, 'scraper');
+    const R = { namespace: ns, redis: NAME };
+    const primary = (await status())?.primary;
+    assert.ok(primary);
+    // RBAC bindings reach the authorizer's cache within moments; the figures follow the reconciler's readings.
+    const scraped = await eventually('the bound service account reads the Redis figures', async () => {
+      const r = await scrape(host, token);
+      return r.status === 200 && sample(r.body, 'quorum_redis_instance_role', { ...R, instance: primary, role: 'primary' }) === 1 ? r.body : undefined;
+    }, { timeoutMs: 30_000, intervalMs: 500 });
+    assert.equal(sample(scraped, 'quorum_redis_available', R), 1);
+    assert.equal(sample(scraped, 'quorum_redis_sentinels_reporting', R), 3);
+  } finally {
+    await env.client.delete(ClusterRoleBindings, binding).catch(() => undefined);
+  }
+});
+
