@@ -4,19 +4,15 @@
 // first label is the pod's name: Quorum's Sentinels announce hostnames); that pod a master with both replicas
 // online, the two others replicas with their link up; a SET on it answered OK; and, when the scenario wrote a
 // key before, that key read back from it.
-import { Pods, type Client, type KubeObject } from '@quorum/runtime';
+import { Pods, type Client } from '@quorum/runtime';
 import { Redis } from 'ioredis';
+// A pod as both peers benches see it (name, uid, Ready, terminating, IP).
+import { podView, type PodView } from '../../../etcd-operator/bench/peers/available.ts';
+
+export type { PodView };
 
 export const REDIS_PORT = 6379;
 export const SENTINEL_PORT = 26379;
-
-export interface PodView {
-  name: string;
-  uid: string;
-  ready: boolean;
-  terminating: boolean;
-  ip?: string;
-}
 
 /** What INFO replication says, reduced to what the verdict needs. */
 export interface ReplicationView {
@@ -124,18 +120,6 @@ export function parseReplication(info: string): ReplicationView {
   return { role: field('role') ?? 'unknown', linkUp: field('master_link_status') === 'up', onlineReplicas };
 }
 
-type PodObject = KubeObject & { status?: { podIP?: string; conditions?: { type: string; status: string }[] } };
-
-export function podView(p: PodObject): PodView {
-  return {
-    name: p.metadata.name ?? '',
-    uid: p.metadata.uid ?? '',
-    ready: p.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') ?? false,
-    terminating: Boolean(p.metadata.deletionTimestamp),
-    ...(p.status?.podIP ? { ip: p.status.podIP } : {}),
-  };
-}
-
 /** How to reach one peer's Redis: which pods are which, the Sentinels' name for it, and the password if any. */
 export interface Target {
   namespace: string;
@@ -169,7 +153,7 @@ async function attempt<T>(work: () => Promise<T>): Promise<T | Failed> {
 
 /** Reads the pods, asks every Redis and Sentinel by pod IP, and writes (and reads `data`) on the named primary. */
 export async function observe(client: Client, t: Target, data?: { key: string }): Promise<Observation> {
-  const list = async (selector: string): Promise<PodView[]> => ((await client.list(Pods, { namespace: t.namespace, labelSelector: selector })).items as PodObject[]).map(podView);
+  const list = async (selector: string): Promise<PodView[]> => ((await client.list(Pods, { namespace: t.namespace, labelSelector: selector })).items as Parameters<typeof podView>[0][]).map(podView);
   const [redis, sentinels] = await Promise.all([list(t.redisSelector), list(t.sentinelSelector)]);
   const obs: Observation = { redis, sentinels, replication: {}, named: {} };
   const reachable = (pods: PodView[]): PodView[] => pods.filter((p) => p.ip && !p.terminating);
