@@ -7,7 +7,9 @@
 // works (without the gate the main container relies on the opstree image's entrypoint script).
 // A Redis is a RedisReplication of 3 (a primary and 2 replicas, persistence on its claims) and a RedisSentinel
 // of 3 watching it: the embedded RedisReplication.spec.sentinel gets no command, config volume or init
-// container (redisreplication_sentinel.go), so it cannot start from a plain Redis image.
+// container (redisreplication_sentinel.go), so it cannot start from a plain Redis image. Both get the preferred
+// one-pod-per-node anti-affinity that Quorum's and spotahome's pods have by default (OT sets none).
+import { preferredAntiAffinity } from '../../../etcd-operator/bench/peers/common.ts';
 import { PEER_DOWN_AFTER_MS, PEER_FAILOVER_TIMEOUT_MS, PEER_POD_SECURITY, PEER_STORAGE_SIZE } from './common.ts';
 import { otOperatorImage, PEER_REDIS_IMAGE } from './images.ts';
 import { operatorAccess, operatorDeployment, sourceClusterRole, sourceManifests, type Manifest } from './manifests.ts';
@@ -51,6 +53,7 @@ export function otRedis(name: string, namespace: string): Manifest[] {
     spec: {
       clusterSize: 3,
       podSecurityContext: PEER_POD_SECURITY,
+      affinity: preferredAntiAffinity(otRedisLabels(name)),
       kubernetesConfig,
       storage: { volumeClaimTemplate: { spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: PEER_STORAGE_SIZE } } } } },
     },
@@ -62,6 +65,7 @@ export function otRedis(name: string, namespace: string): Manifest[] {
     spec: {
       clusterSize: 3,
       podSecurityContext: PEER_POD_SECURITY,
+      affinity: preferredAntiAffinity(otSentinelLabels(name)),
       kubernetesConfig,
       // Quorum's defaults (down-after 5 s, failover-timeout 10 s), which are OT's CRD defaults too.
       redisSentinelConfig: { redisReplicationName: name, masterGroupName: OT_MASTER_NAME, quorum: '2', downAfterMilliseconds: String(PEER_DOWN_AFTER_MS), failoverTimeout: String(PEER_FAILOVER_TIMEOUT_MS) },
