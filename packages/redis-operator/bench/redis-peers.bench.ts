@@ -142,6 +142,14 @@ async function describe(client: Client, ns: string): Promise<void> {
   }
 }
 
+/** The last lines each pod of `namespace` logged (the operator's, when it never became Ready). */
+async function operatorLogs(client: Client, namespace: string): Promise<void> {
+  for (const p of (await client.list(Pods, { namespace }).catch(() => ({ items: [] as KubeObject[] }))).items) {
+    const log = await client.request<unknown>('GET', `/api/v1/namespaces/${namespace}/pods/${p.metadata.name}/log`, undefined, { query: { tailLines: '40' } }).catch((err: Error) => err.message);
+    progress(`  log of ${p.metadata.name}:\n${typeof log === 'string' ? log : JSON.stringify(log)}`);
+  }
+}
+
 /** Deletes a namespace and waits until it is gone, so that one run's teardown does not slow the next. */
 async function dropNamespace(client: Client, ns: string): Promise<void> {
   await client.delete(Namespaces, ns).catch(() => undefined);
@@ -282,8 +290,17 @@ try {
   }
   for (const [peer, b] of built) {
     progress(`${peer}: apply its CRDs, RBAC and Deployment`);
-    await installPeer(env.client, installers[peer].name, installers[peer].namespace, await installers[peer].objects(b));
+    try {
+      await installPeer(env.client, installers[peer].name, installers[peer].namespace, await installers[peer].objects(b));
+    } catch (err) {
+      // One peer that cannot be installed leaves the others to compare with; why goes to stderr.
+      progress(`SKIPPING ${peer}: ${(err as Error).message}`);
+      await describe(env.client, installers[peer].namespace);
+      await operatorLogs(env.client, installers[peer].namespace);
+      peers.splice(peers.indexOf(peer), 1);
+    }
   }
+  if (!peers.some((p) => p !== 'quorum')) throw new Error('no peer operator could be installed');
   const results: RunResult[] = [];
   for (let round = 0; round < rounds; round++) {
     for (const peer of peers) {
