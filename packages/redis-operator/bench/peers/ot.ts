@@ -32,6 +32,9 @@ export async function otOperatorObjects(source: string, commit: string): Promise
       { name: 'ENABLE_WEBHOOKS', value: 'false' },
       { name: 'FEATURE_GATES', value: 'GenerateConfigInInitContainer=true' },
       { name: 'INIT_CONTAINER_IMAGE', value: image },
+      // Its client looks for ~/.kube/config before the in-cluster config and stops at any error but "not
+      // found": the base image's /home/nonroot is root's, mode 0700, so the lookup is refused (EACCES).
+      { name: 'HOME', value: '/tmp' },
     ],
     readinessProbe: { httpGet: { path: '/readyz', port: 8081 }, periodSeconds: 2 },
   });
