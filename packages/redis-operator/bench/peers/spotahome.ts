@@ -6,6 +6,9 @@
 // - a claim per Redis pod (its default emptyDir loses the data when every pod restarts), Quorum's size;
 // - the Sentinels' down-after-milliseconds and failover-timeout set to Quorum's defaults through customConfig,
 //   which the operator applies with SENTINEL SET (its own template starts them at 1 s and 3 s).
+// - its own commands (generator.go) with `--protected-mode no`: its configuration sets no password and no
+//   protected-mode, and the official redis image it defaults to is compiled with protected mode off, Debian's
+//   is not, so Redis refused the operator's SLAVEOF NO ONE from another pod (DENIED … protected mode).
 // Its pods keep its default security context (uid 1000, read-only root, fsGroup 1000).
 import { PEER_DOWN_AFTER_MS, PEER_FAILOVER_TIMEOUT_MS, PEER_STORAGE_SIZE } from './common.ts';
 import { PEER_REDIS_IMAGE, spotahomeOperatorImage } from './images.ts';
@@ -43,12 +46,14 @@ export function spotahomeFailover(name: string, namespace: string): Manifest {
         replicas: 3,
         image: PEER_REDIS_IMAGE,
         imagePullPolicy: 'IfNotPresent',
+        command: ['redis-server', '/redis/redis.conf', '--protected-mode', 'no'],
         storage: { persistentVolumeClaim: { metadata: { name: 'data' }, spec: { accessModes: ['ReadWriteOnce'], resources: { requests: { storage: PEER_STORAGE_SIZE } } } } },
       },
       sentinel: {
         replicas: 3,
         image: PEER_REDIS_IMAGE,
         imagePullPolicy: 'IfNotPresent',
+        command: ['redis-server', '/redis/sentinel.conf', '--sentinel', '--protected-mode', 'no'],
         customConfig: [`down-after-milliseconds ${PEER_DOWN_AFTER_MS}`, `failover-timeout ${PEER_FAILOVER_TIMEOUT_MS}`],
       },
     },
