@@ -20,7 +20,7 @@
 // bounded by QUORUM_PEERS_STEP_TIMEOUT_S (default 600): a step past it fails with the last reason the cluster
 // was not Available, the pods' states and recent events go to stderr, and the run's remaining scenarios are
 // counted as failures. Figures: bench/peers/figures.ts (`peers.<peer>.<scenario>_s`, `_ratio`, `_failures`).
-import { CustomResourceDefinitions, Namespaces, Pods, StatefulSets, resource, type Client, type KubeObject } from '@quorum/runtime';
+import { CustomResourceDefinitions, Pods, StatefulSets, resource, type Client, type KubeObject } from '@quorum/runtime';
 import { TestEnv } from '@quorum/localkube/testing';
 import { clusterSelector } from '../src/names.ts';
 import { install } from '../src/deploy/install.ts';
@@ -33,6 +33,7 @@ import { COREOS_GROUP, COREOS_NAME, COREOS_NAMESPACE, coreosCluster, coreosClust
 import { peerFigures, selectedPeers, SCENARIOS, type Peer, type RunResult, type Scenario } from './peers/figures.ts';
 import { buildCoreosOperatorImage, buildEtcdShellImage } from './peers/images.ts';
 import { statefulSetLabels, statefulSetObjects } from './peers/statefulset.ts';
+import { describeNamespace, dropNamespace as dropPeerNamespace, type PodDetail } from './peers/diagnostics.ts';
 
 const progress = progressTo('peers bench');
 const rounds = Number(process.env['QUORUM_PEERS_RUNS'] ?? 5);
@@ -94,39 +95,8 @@ async function waitAvailable(client: Client, ns: string, selector: string, membe
   }
 }
 
-type PodDetail = KubeObject & { spec?: { nodeName?: string }; status?: { phase?: string; initContainerStatuses?: ContainerStatus[]; containerStatuses?: ContainerStatus[] } };
-type ContainerStatus = { name: string; ready?: boolean; restartCount?: number; state?: Record<string, { reason?: string; message?: string; exitCode?: number }> };
-type EventItem = { lastTimestamp?: string; eventTime?: string; type?: string; reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } };
 
-/** What the cluster looked like when a step failed: each pod's containers and the namespace's last events. */
-async function describe(client: Client, ns: string): Promise<void> {
-  try {
-    const pods = (await client.list(Pods, { namespace: ns })).items as PodDetail[];
-    for (const p of pods) {
-      const states = [...(p.status?.initContainerStatuses ?? []).map((c) => ({ ...c, name: `init:${c.name}` })), ...(p.status?.containerStatuses ?? [])]
-        .map((c) => `${c.name} ${Object.entries(c.state ?? {}).map(([k, v]) => `${k}${v.reason ? `(${v.reason}${v.exitCode !== undefined ? ` ${v.exitCode}` : ''})` : ''}`).join('')} restarts=${c.restartCount ?? 0}`)
-        .join('; ');
-      progress(`  pod ${p.metadata.name} on ${p.spec?.nodeName ?? '-'}: ${p.status?.phase ?? '?'}${p.metadata.deletionTimestamp ? ' (terminating)' : ''}: ${states}`);
-    }
-    const events = (await client.request<{ items: EventItem[] }>('GET', `/api/v1/namespaces/${ns}/events`)).items;
-    for (const e of events.slice(-15)) progress(`  event ${e.type ?? ''} ${e.reason ?? ''} ${e.involvedObject?.kind ?? ''}/${e.involvedObject?.name ?? ''}: ${e.message ?? ''}`);
-  } catch (err) {
-    progress(`  (could not describe ${ns}: ${(err as Error).message})`);
-  }
-}
 
-/** Deletes a namespace and waits until it is gone, so that one run's teardown does not slow the next. */
-async function dropNamespace(client: Client, ns: string): Promise<void> {
-  await client.delete(Namespaces, ns).catch(() => undefined);
-  const deadline = performance.now() + stepTimeoutMs;
-  while ((await client.find(Namespaces, ns)) !== undefined) {
-    if (performance.now() > deadline) {
-      progress(`warning: namespace ${ns} still there after ${stepTimeoutMs / 1000} s; going on`);
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
 
 /** One run of every scenario for `peer`, in a fresh namespace. */
 async function runPeer(env: TestEnv, peer: Peer, round: number): Promise<RunResult[]> {
@@ -162,11 +132,11 @@ async function runPeer(env: TestEnv, peer: Peer, round: number): Promise<RunResu
   } catch (err) {
     const reason = (err as Error).message;
     progress(`  ${peer} ${scenario} FAILED (round ${round + 1}): ${reason}`);
-    await describe(client, ns);
+    await describeNamespace(client, ns, progress);
     const rest = SCENARIOS.slice(SCENARIOS.indexOf(scenario));
     for (const s of rest) results.push({ peer, round, scenario: s, failure: s === scenario ? reason : `skipped: ${scenario} failed` });
   } finally {
-    await dropNamespace(client, ns);
+    await dropPeerNamespace(client, ns, stepTimeoutMs, progress);
   }
   return results;
 }

@@ -26,7 +26,7 @@
 // recent events go to stderr, and the run's remaining scenarios are counted as failures. Figures:
 // bench/peers/figures.ts (`peers.<peer>.redis_<scenario>_s`, `_ratio`, `_failures`).
 import { randomUUID } from 'node:crypto';
-import { CustomResourceDefinitions, Namespaces, Pods, Secrets, resource, type Client, type KubeObject } from '@quorum/runtime';
+import { CustomResourceDefinitions, Pods, Secrets, resource, type Client, type KubeObject } from '@quorum/runtime';
 import { TestEnv } from '@quorum/localkube/testing';
 import { progressTo, report, seconds } from '../../etcd-operator/bench/figures.ts';
 import { install } from '../src/deploy/install.ts';
@@ -42,6 +42,7 @@ import { buildOtOperatorImage, buildPeerRedisImage, buildSpotahomeOperatorImage 
 import type { Manifest } from './peers/manifests.ts';
 import { OT_MASTER_NAME, OT_NAME, OT_NAMESPACE, otOperatorObjects, otRedis, otRedisLabels, otSentinelLabels } from './peers/ot.ts';
 import { SPOTAHOME_MASTER_NAME, SPOTAHOME_NAME, SPOTAHOME_NAMESPACE, spotahomeFailover, spotahomeLabels, spotahomeOperatorObjects } from './peers/spotahome.ts';
+import { describeNamespace, dropNamespace as dropPeerNamespace, type PodDetail } from '../../etcd-operator/bench/peers/diagnostics.ts';
 
 const progress = progressTo('redis peers bench');
 const rounds = Number(process.env['QUORUM_PEERS_RUNS'] ?? 5);
@@ -122,25 +123,7 @@ async function waitAvailable(client: Client, peer: Peer, ns: string, want: Omit<
   }
 }
 
-type PodDetail = KubeObject & { spec?: { nodeName?: string }; status?: { phase?: string; initContainerStatuses?: ContainerStatus[]; containerStatuses?: ContainerStatus[] } };
-type ContainerStatus = { name: string; ready?: boolean; restartCount?: number; state?: Record<string, { reason?: string; message?: string; exitCode?: number }> };
-type EventItem = { type?: string; reason?: string; message?: string; involvedObject?: { kind?: string; name?: string } };
 
-/** What the namespace looked like when a step failed: each pod's containers and the last events. */
-async function describe(client: Client, ns: string): Promise<void> {
-  try {
-    for (const p of (await client.list(Pods, { namespace: ns })).items as PodDetail[]) {
-      const states = [...(p.status?.initContainerStatuses ?? []).map((c) => ({ ...c, name: `init:${c.name}` })), ...(p.status?.containerStatuses ?? [])]
-        .map((c) => `${c.name} ${Object.entries(c.state ?? {}).map(([k, v]) => `${k}${v.reason ? `(${v.reason}${v.exitCode !== undefined ? ` ${v.exitCode}` : ''})` : ''}`).join('')} ready=${c.ready ?? false} restarts=${c.restartCount ?? 0}`)
-        .join('; ');
-      progress(`  pod ${p.metadata.name} on ${p.spec?.nodeName ?? '-'}: ${p.status?.phase ?? '?'}${p.metadata.deletionTimestamp ? ' (terminating)' : ''}: ${states}`);
-    }
-    const events = (await client.request<{ items: EventItem[] }>('GET', `/api/v1/namespaces/${ns}/events`)).items;
-    for (const e of events.slice(-15)) progress(`  event ${e.type ?? ''} ${e.reason ?? ''} ${e.involvedObject?.kind ?? ''}/${e.involvedObject?.name ?? ''}: ${e.message ?? ''}`);
-  } catch (err) {
-    progress(`  (could not describe ${ns}: ${(err as Error).message})`);
-  }
-}
 
 /** The last lines each pod of `namespace` logged (the operator's, when it never became Ready). */
 async function operatorLogs(client: Client, namespace: string): Promise<void> {
@@ -150,18 +133,6 @@ async function operatorLogs(client: Client, namespace: string): Promise<void> {
   }
 }
 
-/** Deletes a namespace and waits until it is gone, so that one run's teardown does not slow the next. */
-async function dropNamespace(client: Client, ns: string): Promise<void> {
-  await client.delete(Namespaces, ns).catch(() => undefined);
-  const deadline = performance.now() + stepTimeoutMs;
-  while ((await client.find(Namespaces, ns)) !== undefined) {
-    if (performance.now() > deadline) {
-      progress(`warning: namespace ${ns} still there after ${stepTimeoutMs / 1000} s; going on`);
-      return;
-    }
-    await new Promise((r) => setTimeout(r, 1000));
-  }
-}
 
 /** A key written on the primary and acknowledged by both replicas, so that any of them may come back with it. */
 async function writeAcknowledged(ip: string, password: string | undefined, value: string): Promise<void> {
@@ -209,10 +180,10 @@ async function runPeer(env: TestEnv, peer: Peer, round: number): Promise<RunResu
   } catch (err) {
     const reason = (err as Error).message;
     progress(`  ${peer} ${scenario} FAILED (round ${round + 1}): ${reason}`);
-    await describe(client, ns);
+    await describeNamespace(client, ns, progress);
     for (const s of SCENARIOS.slice(SCENARIOS.indexOf(scenario))) results.push({ peer, round, scenario: s, failure: s === scenario ? reason : `skipped: ${scenario} failed` });
   } finally {
-    await dropNamespace(client, ns);
+    await dropPeerNamespace(client, ns, stepTimeoutMs, progress);
   }
   return results;
 }
@@ -295,7 +266,7 @@ try {
     } catch (err) {
       // One peer that cannot be installed leaves the others to compare with; why goes to stderr.
       progress(`SKIPPING ${peer}: ${(err as Error).message}`);
-      await describe(env.client, installers[peer].namespace);
+      await describeNamespace(env.client, installers[peer].namespace, progress);
       await operatorLogs(env.client, installers[peer].namespace);
       peers.splice(peers.indexOf(peer), 1);
     }
