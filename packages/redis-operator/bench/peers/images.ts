@@ -9,10 +9,9 @@
 // ot-operator: OT-CONTAINER-KIT's static binary at exactly /operator, where its init container (`init-config`,
 // image INIT_CONTAINER_IMAGE) runs `/operator agent bootstrap` to write the Redis and Sentinel configuration.
 // spotahome-operator: spotahome's static binary, at the path its own Dockerfile puts it.
-import { join } from 'node:path';
 import { baseImageEntries, fileEntry, imageFromEntries, type ImageArchive, type TarEntry } from '@quorum/images';
 import { DEFAULT_VERSION } from '../../src/api/redis.ts';
-import { BUSYBOX_APPLETS, debianRedisRoot, libraries } from '../../src/image/redis.ts';
+import { BUSYBOX_APPLETS, debianRedisRoot, redisImageEntries } from '../../src/image/redis.ts';
 import type { BuiltPeer } from './build.ts';
 
 export const PEER_REDIS_VERSION = DEFAULT_VERSION;
@@ -32,19 +31,7 @@ export function appletLinks(): TarEntry[] {
 /** Quorum's Redis files (the same Debian packages, unpacked in the same cache) and the peers' applets. */
 export async function buildPeerRedisImage(): Promise<ImageArchive> {
   const { root, debianVersion } = await debianRedisRoot(PEER_REDIS_VERSION);
-  const server = join(root, 'usr/bin/redis-check-rdb');
-  const entries: TarEntry[] = [
-    ...baseImageEntries,
-    await fileEntry('usr/bin/redis-server', server),
-    { type: 'symlink', path: 'usr/bin/redis-sentinel', target: 'redis-server' },
-    await fileEntry('usr/bin/redis-cli', join(root, 'usr/bin/redis-cli')),
-    await fileEntry('bin/busybox', join(root, 'bin/busybox')),
-    ...appletLinks(),
-    ...(await libraries(server, root)),
-    ...(await libraries(join(root, 'usr/bin/redis-cli'), root)),
-    { type: 'dir', path: 'data', mode: 0o777 },
-  ];
-  const unique = [...new Map(entries.map((e) => [e.path, e])).values()];
+  const unique = await redisImageEntries(root, [...new Set([...BUSYBOX_APPLETS, ...PEER_APPLETS])]);
   return imageFromEntries(PEER_REDIS_IMAGE, unique, {
     Entrypoint: ['/usr/bin/redis-server'],
     Env: [PATH_ENV],

@@ -89,9 +89,12 @@ export async function libraries(binary: string, root: string): Promise<TarEntry[
   return entries;
 }
 
-/** Builds the image (or finds it in the image cache): redis-server, redis-sentinel, redis-cli and busybox. */
-export async function buildRedisImage(version: string = DEFAULT_VERSION): Promise<ImageArchive> {
-  const { root, debianVersion } = await debianRedisRoot(version);
+/**
+ * The Redis image's files from the unpacked Debian packages at `root`, with busybox linked under each of
+ * `applets` (Debian's busybox runs an applet only by its name), deduplicated by path. The peers benchmark's
+ * image is these files with more applets.
+ */
+export async function redisImageEntries(root: string, applets: readonly string[]): Promise<TarEntry[]> {
   const server = join(root, 'usr/bin/redis-check-rdb'); // redis-server and redis-sentinel are symlinks to it
   const entries: TarEntry[] = [
     ...baseImageEntries,
@@ -99,13 +102,19 @@ export async function buildRedisImage(version: string = DEFAULT_VERSION): Promis
     { type: 'symlink', path: 'usr/bin/redis-sentinel', target: 'redis-server' },
     await fileEntry('usr/bin/redis-cli', join(root, 'usr/bin/redis-cli')),
     await fileEntry('bin/busybox', join(root, 'bin/busybox')),
-    // Debian's busybox runs an applet only by its name: the ones the pods' scripts use (objects.ts).
-    ...BUSYBOX_APPLETS.map((applet): TarEntry => ({ type: 'symlink', path: `bin/${applet}`, target: 'busybox' })),
+    ...applets.map((applet): TarEntry => ({ type: 'symlink', path: `bin/${applet}`, target: 'busybox' })),
     ...(await libraries(server, root)),
     ...(await libraries(join(root, 'usr/bin/redis-cli'), root)),
     { type: 'dir', path: 'data', mode: 0o777 },
   ];
-  const unique = [...new Map(entries.map((e) => [e.path, e])).values()];
+  return [...new Map(entries.map((e) => [e.path, e])).values()];
+}
+
+/** Builds the image (or finds it in the image cache): redis-server, redis-sentinel, redis-cli and busybox. */
+export async function buildRedisImage(version: string = DEFAULT_VERSION): Promise<ImageArchive> {
+  const { root, debianVersion } = await debianRedisRoot(version);
+  // The applets the pods' scripts use (objects.ts).
+  const unique = await redisImageEntries(root, BUSYBOX_APPLETS);
   return imageFromEntries(redisImage(version), unique, {
     Entrypoint: ['/usr/bin/redis-server'],
     Env: ['PATH=/usr/local/bin:/usr/bin:/bin'],
