@@ -35,6 +35,14 @@ export class UsageError extends Error {
   }
 }
 
+/** A flag's value as a whole number of at least 0 (undefined when the flag is absent); anything else is a UsageError. */
+export function wholeNumberFlag(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} ${text}: not a whole number`);
+  return n;
+}
+
 /** One run of a command: its arguments parsed, then acted on. */
 export interface CommandFrame<A extends { help: boolean }> {
   /** How messages name the command: `quorum image`, `quorum history install`. */

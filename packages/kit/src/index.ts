@@ -9,6 +9,7 @@ export {
   printAndLoadImages,
   runCommand,
   UsageError,
+  wholeNumberFlag,
   type BuiltImage,
   type Command,
   type CommandFrame,

@@ -2,7 +2,7 @@
 // (packages/cli) lists and runs them. Each parses its own options and resolves with its exit code.
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { printAndLoadImages, runCommand, UsageError, type Command, type CommandIO } from '@quorum/kit';
+import { printAndLoadImages, runCommand, UsageError, wholeNumberFlag, type Command, type CommandIO } from '@quorum/kit';
 import { Client } from '@quorum/runtime';
 import { install, uninstall } from '../deploy/install.ts';
 import { operatorManifests, tenantNamespaces, type ManifestOptions } from '../deploy/manifests.ts';
@@ -44,14 +44,6 @@ const IMAGE_FLAGS = {
   help: { type: 'boolean', short: 'h', default: false },
 } as const;
 
-/** A whole number of at least 0 from a flag, or undefined when the flag was not given. */
-function wholeNumber(flag: string, text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (text.trim() === '' || !Number.isInteger(n) || n < 0) throw new UsageError(`--${flag} ${text}: not a whole number`);
-  return n;
-}
-
 /** `a,b` (spaces allowed around the commas) as a list. */
 const namespaceList = (text: string): string[] =>
   text
@@ -76,10 +68,10 @@ export function parseOperatorArgs(argv: readonly string[]): OperatorArgs {
     namespace: values.namespace,
     image: values.image,
     peerWaitImage: values['peer-wait-image'],
-    replicas: wholeNumber('replicas', values.replicas),
+    replicas: wholeNumberFlag('replicas', values.replicas),
     webhooks: !values['no-webhooks'],
-    crashLoopGraceSeconds: wholeNumber('crashloop-grace-seconds', values['crashloop-grace-seconds']),
-    caRotationOverlapSeconds: wholeNumber('ca-rotation-overlap-seconds', values['ca-rotation-overlap-seconds']),
+    crashLoopGraceSeconds: wholeNumberFlag('crashloop-grace-seconds', values['crashloop-grace-seconds']),
+    caRotationOverlapSeconds: wholeNumberFlag('ca-rotation-overlap-seconds', values['ca-rotation-overlap-seconds']),
     ...(values.namespaces !== undefined ? { namespaces: namespaceList(values.namespaces) } : {}),
     ...(values['cluster-wide'] ? { clusterWide: true } : {}),
   };

@@ -2,7 +2,7 @@
 // --kubeconfig and --context among them) and the command runs in the kit's frame (usage errors exit 2, failures 1).
 import { parseArgs } from 'node:util';
 import { stringify } from 'yaml';
-import { printAndLoadImages, runCommand, UsageError, type Command, type CommandIO } from '@quorum/kit';
+import { printAndLoadImages, runCommand, UsageError, wholeNumberFlag, type Command, type CommandIO } from '@quorum/kit';
 import { Client } from '@quorum/runtime';
 import { operatorManifests, type ManifestOptions } from '../deploy/manifests.ts';
 
@@ -20,6 +20,9 @@ options:
   --image IMAGE            the operator's image
   --redis-repository REPO  the server image's repository; its tag is spec.version (default quorum.dev/redis)
   --no-webhooks            no admission webhook (the credentials check of RedisBackups: the operator's label check remains)
+  --ca-rotation-overlap-seconds N
+                           how long a CA rotation trusts both CAs before the servers present the new one's
+                           certificates: the time clients have to read the two-CA ca.crt (default 604800, 7 days)
   --no-wait                install: do not wait for the rollout
   --load-with COMMAND      image
   --kubeconfig FILE  --context NAME`;
@@ -50,6 +53,7 @@ export function parseRedisArgs(argv: readonly string[]): RedisArgs {
         'redis-repository': { type: 'string' },
         'no-wait': { type: 'boolean', default: false },
         'no-webhooks': { type: 'boolean', default: false },
+        'ca-rotation-overlap-seconds': { type: 'string' },
         'load-with': { type: 'string' },
         kubeconfig: { type: 'string' },
         context: { type: 'string' },
@@ -63,6 +67,7 @@ export function parseRedisArgs(argv: readonly string[]): RedisArgs {
   if (values.help) return { help: true, action: 'install', manifest: {}, wait: true, connection: {} };
   const action = positionals[0] as RedisArgs['action'];
   if (!ACTIONS.includes(action) || positionals.length > 1) throw new UsageError(`expected one of ${ACTIONS.join(', ')}, got ${JSON.stringify(positionals.join(' '))}`);
+  const caRotationOverlapSeconds = wholeNumberFlag('ca-rotation-overlap-seconds', values['ca-rotation-overlap-seconds']);
   return {
     help: false,
     action,
@@ -73,6 +78,7 @@ export function parseRedisArgs(argv: readonly string[]): RedisArgs {
       ...(values.image !== undefined ? { image: values.image } : {}),
       ...(values['redis-repository'] !== undefined ? { redisRepository: values['redis-repository'] } : {}),
       ...(values['no-webhooks'] ? { webhooks: false } : {}),
+      ...(caRotationOverlapSeconds !== undefined ? { caRotationOverlapSeconds } : {}),
     },
     wait: !values['no-wait'],
     ...(values['load-with'] !== undefined ? { loadWith: values['load-with'] } : {}),

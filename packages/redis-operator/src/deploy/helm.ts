@@ -9,7 +9,7 @@
 import { escapeHelmActions, monitoringValueTemplate, namespaceSelectorTemplate, scopedRbacTemplate, tenantListTemplate, TENANT_ENV_TEMPLATE } from '@quorum/kit';
 import type { KubeObject } from '@quorum/runtime';
 import { stringify } from 'yaml';
-import { DEFAULT_REDIS_REPOSITORY } from '../operator/config.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_REDIS_REPOSITORY } from '../operator/config.ts';
 import { grafanaDashboardConfigMap } from '../monitoring/dashboard.ts';
 import { prometheusRule } from '../monitoring/rules.ts';
 import { podMonitors } from '../monitoring/scrape.ts';
@@ -23,6 +23,8 @@ const SENTINELS = {
   tenant: 'quorum-sentinel-tenant',
   redisRepository: 'quorum-sentinel-redisrepository',
   extraLabels: 'quorum-sentinel-extralabels',
+  // A number option: a value no one sets, rendered as its string.
+  caRotationOverlapSeconds: 987_654_321,
 } as const;
 
 const repositoryOf = (image: string): string => image.slice(0, image.lastIndexOf(':'));
@@ -43,6 +45,7 @@ function values(): [key: string, comment: string, value: unknown][] {
     ['namespaces', 'The tenant namespaces: the operator manages the Redises (and backups) of these only, with a Role and\nRoleBinding in each, and the webhook answers only for them. Each must exist before the install; kube-system is refused.', ['default']],
     ['clusterWide', 'Every namespace, with a ClusterRole, instead of the tenant namespaces.', false],
     ['resources', 'The operator container\'s resources.', defaultResources()],
+    ['caRotationOverlapSeconds', 'How long a CA rotation trusts both CAs before the servers present certificates of the new one: the\ntime clients have to read the two-CA ca.crt (docs/redis.md, Rotating the CA).', DEFAULT_CA_ROTATION_OVERLAP_SECONDS],
     ['webhooks', 'The admission webhook: may the requesting user have a RedisBackup or a bootstrap mount the credentials Secret it names.', { enabled: true }],
     [
       'monitoring',
@@ -69,13 +72,14 @@ function render(o: object): string {
   text = text.replace(/(- name: WEBHOOKS\n\s+value: )"true"/, '$1{{ $.Values.webhooks.enabled | quote }}');
   text = text.replaceAll(SENTINELS.namespace, '{{ $.Release.Namespace }}').replaceAll(SENTINELS.image, '{{ $.Values.image.repository }}:{{ $.Values.image.tag }}');
   text = text.replace(`value: ${SENTINELS.redisRepository}`, 'value: {{ $.Values.redisRepository | quote }}');
+  text = text.replace(`value: "${SENTINELS.caRotationOverlapSeconds}"`, 'value: {{ $.Values.caRotationOverlapSeconds | quote }}');
   // The operator container's resources, whole from the values (RBAC rules' `resources:` are lists, not maps).
   return text.replace(/^( *)resources:\n( *)requests:\n(\1 .*\n)+/m, (_block, indent: string) => `${indent}resources:\n${indent}  {{- toYaml $.Values.resources | nindent ${indent.length + 2} }}\n`);
 }
 
 /** The manifests in each shape, and the parts the chart's templates are made of. */
 function parts(): { crds: KubeObject[]; core: KubeObject[]; tenant: KubeObject[]; clusterWide: KubeObject[]; webhooks: KubeObject[] } {
-  const base = { namespace: SENTINELS.namespace, image: SENTINELS.image, redisRepository: SENTINELS.redisRepository };
+  const base = { namespace: SENTINELS.namespace, image: SENTINELS.image, redisRepository: SENTINELS.redisRepository, caRotationOverlapSeconds: SENTINELS.caRotationOverlapSeconds };
   const scoped = operatorManifests({ ...base, namespaces: [SENTINELS.tenant] });
   const wide = new Set(operatorManifests({ ...base, clusterWide: true }).map(key));
   const withoutWebhooks = new Set(operatorManifests({ ...base, namespaces: [SENTINELS.tenant], webhooks: false }).map(key));
@@ -115,6 +119,6 @@ export function helmChart(): Record<string, string> {
     'templates/webhooks.yaml': `${generated}\n{{- if $.Values.webhooks.enabled }}\n${namespaceSelectorTemplate(renderAll(p.webhooks))}{{- end }}\n`,
     ...Object.fromEntries(monitoring),
   };
-  for (const [file, text] of Object.entries(chart)) if (text.includes('quorum-sentinel')) throw new Error(`helm: a sentinel left in ${file}`);
+  for (const [file, text] of Object.entries(chart)) if (text.includes('quorum-sentinel') || text.includes(String(SENTINELS.caRotationOverlapSeconds))) throw new Error(`helm: a sentinel left in ${file}`);
   return chart;
 }

@@ -10,7 +10,7 @@ import { redisBackupCRD, redisBackupScheduleCRD, redisCRD } from '../api/crd.ts'
 import { BACKUP_PLURAL } from '../api/backup.ts';
 import { SCHEDULE_PLURAL } from '../api/schedule.ts';
 import { GROUP, PLURAL } from '../api/redis.ts';
-import { DEFAULT_REDIS_REPOSITORY, METRICS_PORT, OPERATOR_IMAGE, WEBHOOK_CERT_SECRET, WEBHOOK_PORT, WEBHOOK_SERVICE } from '../operator/config.ts';
+import { DEFAULT_CA_ROTATION_OVERLAP_SECONDS, DEFAULT_REDIS_REPOSITORY, METRICS_PORT, OPERATOR_IMAGE, WEBHOOK_CERT_SECRET, WEBHOOK_PORT, WEBHOOK_SERVICE } from '../operator/config.ts';
 import { LEASE_NAME } from '../operator/operator.ts';
 import { OPERATOR_POD_LABELS } from '../names.ts';
 import { VALIDATING_WEBHOOK, VALIDATING_WEBHOOKS } from '../webhooks/credentials.ts';
@@ -45,6 +45,11 @@ export interface ManifestOptions {
   redisRepository?: string;
   /** Install the admission webhook (default true): the credentials check of RedisBackups and bootstraps. */
   webhooks?: boolean;
+  /**
+   * How long a CA rotation trusts both CAs before the servers present certificates of the new one: the time
+   * clients have to read the two-CA `ca.crt` (CA_ROTATION_OVERLAP_SECONDS; default 7 days).
+   */
+  caRotationOverlapSeconds?: number;
 }
 
 /** The webhook's ClusterRole: its configuration is cluster-scoped, whatever the install's scope. */
@@ -193,6 +198,7 @@ function deployment(ns: string, options: ManifestOptions, tenants: readonly stri
     { name: 'WEBHOOK_SERVICE', value: WEBHOOK_SERVICE },
     // The serving certificate is written there (the root filesystem is read-only).
     { name: 'CERT_DIR', value: '/tmp/webhook-certs' },
+    { name: 'CA_ROTATION_OVERLAP_SECONDS', value: String(options.caRotationOverlapSeconds ?? DEFAULT_CA_ROTATION_OVERLAP_SECONDS) },
   ];
   return {
     apiVersion: 'apps/v1',

@@ -93,6 +93,12 @@ test('helm template renders exactly the manifests: without webhooks, in either s
   await assertSameObjects(['--set', 'image.repository=registry.example/redis-operator,image.tag=9.9.9,redisRepository=registry.example/redis'], { image: 'registry.example/redis-operator:9.9.9', redisRepository: 'registry.example/redis' });
 });
 
+test('helm template renders exactly the manifests: a CA rotation overlap of one hour', async () => {
+  const objects = await assertSameObjects(['--set', 'caRotationOverlapSeconds=3600'], { caRotationOverlapSeconds: 3600 });
+  const deployment = objects.find((o) => o.kind === 'Deployment') as unknown as { spec: { template: { spec: { containers: { env: { name: string; value?: string }[] }[] } } } };
+  assert.equal(deployment.spec.template.spec.containers[0]!.env.find((e) => e.name === 'CA_ROTATION_OVERLAP_SECONDS')?.value, '3600');
+});
+
 test('resources: the operator container gets the values\' resources, and nothing else changes', async () => {
   const deployment = (objects: Parsed[]): { spec: { template: { spec: { containers: { resources: unknown }[] } } } } => objects.find((o) => o.kind === 'Deployment') as never;
   const rendered = await template(['--set', 'resources.requests.cpu=200m,resources.limits.memory=1Gi'], false);

@@ -198,8 +198,10 @@ test('kube-system, an empty list, a bad name and two scopes at once are refused 
   assert.throws(() => operatorManifests({ watchNamespace: 'apps', clusterWide: true }), /not two of them/);
 });
 
-test('the CLI: --namespaces a,b and --cluster-wide', () => {
+test('the CLI: --namespaces a,b, --cluster-wide and --ca-rotation-overlap-seconds N', () => {
   assert.deepEqual(parseRedisArgs(['install', '--namespaces', 'shop, cart']).manifest, { namespaces: ['shop', 'cart'] });
   assert.deepEqual(parseRedisArgs(['manifests', '--cluster-wide']).manifest, { clusterWide: true });
+  assert.deepEqual(parseRedisArgs(['install', '--ca-rotation-overlap-seconds', '3600']).manifest, { caRotationOverlapSeconds: 3600 });
+  assert.throws(() => parseRedisArgs(['install', '--ca-rotation-overlap-seconds', '1.5']), { name: 'UsageError', message: '--ca-rotation-overlap-seconds 1.5: not a whole number' });
   assert.deepEqual(parseRedisArgs(['install']).manifest, {}, 'the default: namespace-scoped, `default`');
 });
