@@ -79,12 +79,13 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
     });
 
     // ---- report, then act ----
-    // A finished backup's status is written once: on the version this reconcile read (a stale cache that still
-    // showed it Running would otherwise finish it again, with another completedAt than the one already reported
-    // and read by a recovery). The API server refuses a write on another version (Conflict): the reconcile is
-    // retried with a fresh cache, which sees the backup finished.
-    const writeStatus = async (next: EtcdBackupStatus, what: string, onReadVersion = false): Promise<void> => {
-      const version = onReadVersion && backup.metadata.resourceVersion ? { metadata: { resourceVersion: backup.metadata.resourceVersion } } : {};
+    // Every status write is made on the version this reconcile read: each carries the status read (`...status`)
+    // with one step taken, so a reconcile on a stale cache would otherwise put an older status back (Running over
+    // a finished backup, then a second Job) or finish the backup again, with another completedAt than the one
+    // already reported and read by a recovery. The API server refuses a write on another version (Conflict): the
+    // reconcile is retried once the cache has caught up, and sees the backup as it is.
+    const writeStatus = async (next: EtcdBackupStatus, what: string): Promise<void> => {
+      const version = backup.metadata.resourceVersion ? { metadata: { resourceVersion: backup.metadata.resourceVersion } } : {};
       await deps.client.mergePatch(EtcdBackups, { namespace, name }, { ...version, status: next }, { subresource: 'status', fieldManager: FIELD_MANAGER, signal });
       await deps.afterWrite?.(what);
     };
@@ -154,14 +155,13 @@ export function etcdBackupReconciler(deps: BackupReconcilerDeps): Reconciler {
             conditions: conditions(action),
           },
           'status Succeeded',
-          true,
         );
         event('Normal', 'BackupSucceeded', `stored ${r.sizeBytes} bytes at revision ${r.revision} from ${r.member} at ${r.location}`);
         log.info({ backup: name, cluster: clusterName, location: r.location, sizeBytes: r.sizeBytes, revision: r.revision }, 'backup succeeded');
         return {};
       }
       case 'fail': {
-        await writeStatus({ ...status, phase: 'Failed', completedAt: now.toISOString(), conditions: conditions(action) }, 'status Failed', true);
+        await writeStatus({ ...status, phase: 'Failed', completedAt: now.toISOString(), conditions: conditions(action) }, 'status Failed');
         deps.metrics?.failed({ namespace, cluster: clusterName, reason: action.reason });
         event('Warning', 'BackupFailed', `${action.reason}: ${action.message}`);
         log.warn({ backup: name, cluster: clusterName, reason: action.reason }, `backup failed: ${action.message}`);

@@ -101,3 +101,14 @@ test('a finished backup is finished once: a reconcile on a stale cache (still Ru
   assert.equal(stored.get('team/b')?.status?.completedAt, '2026-01-01T00:00:00Z');
   assert.deepEqual(fixture.writes, []);
 });
+
+test('a reconcile on a stale cache (still Pending) is refused by the version: it writes nothing over a finished backup', async () => {
+  const finished = { ...backup, metadata: { ...backup.metadata, resourceVersion: '8' }, status: { phase: 'Succeeded' as const, member: 'c-1', job: JOB_NAME, completedAt: '2026-01-01T00:00:00Z' } };
+  const stored = new Store<EtcdBackup>();
+  stored.upsert(finished);
+  // The cache still has version 1, before anything was recorded: it would take the backup's first steps again.
+  const fixture = backupReconcilerFixture({ ...backup, metadata: { ...backup.metadata, resourceVersion: '1' } }, { credentialsLabels: { [BACKUP_CREDENTIALS_LABEL]: 'true' }, now: NOW, stored });
+  await assert.rejects(fixture.reconcile('team', 'b'), ConflictError);
+  assert.deepEqual(stored.get('team/b'), finished);
+  assert.deepEqual(fixture.writes, []);
+});
