@@ -30,7 +30,7 @@ import { progressTo, report, seconds } from './figures.ts';
 import { availability, followerPod, observe, type Verdict } from './peers/available.ts';
 import { selectorOf } from './peers/common.ts';
 import { COREOS_GROUP, COREOS_NAME, COREOS_NAMESPACE, coreosCluster, coreosClusterLabels, coreosOperatorObjects, coreosServices } from './peers/coreos.ts';
-import { peerFigures, selectedPeers, SCENARIOS, type Peer, type RunResult, type Scenario } from './peers/figures.ts';
+import { ETCD_BENCH, runRounds, selectedPeers, SCENARIOS, type Peer, type RunResult, type Scenario } from './peers/figures.ts';
 import { buildCoreosOperatorImage, buildEtcdShellImage } from './peers/images.ts';
 import { statefulSetLabels, statefulSetObjects } from './peers/statefulset.ts';
 import { describeNamespace, dropNamespace as dropPeerNamespace, type PodDetail } from './peers/diagnostics.ts';
@@ -200,17 +200,8 @@ try {
     await env.kube.loadImage((await buildEtcdShellImage()).archive);
   }
   if (peers.includes('coreos')) await installCoreos(env);
-  const results: RunResult[] = [];
-  for (let round = 0; round < rounds; round++) {
-    for (const peer of peers) {
-      progress(`round ${round + 1}/${rounds}: ${peer}`);
-      results.push(...(await runPeer(env, peer, round)));
-    }
-  }
-  for (const f of peerFigures(results, peers)) report(f.bench, f.value, f.unit);
-  const failures = results.filter((r) => r.failure && !r.failure.startsWith('skipped'));
-  for (const f of failures) progress(`failure: ${f.peer} ${f.scenario} round ${f.round + 1}: ${f.failure}`);
-  if (failures.length > 0) process.exitCode = 1;
+  const cluster = env;
+  await runRounds({ bench: ETCD_BENCH, peers, rounds, run: (peer, round) => runPeer(cluster, peer, round), report: (f) => report(f.bench, f.value, f.unit), progress });
 } finally {
   if (env && peers.includes('coreos')) await uninstallCoreos(env.client);
   await env?.stop();

@@ -37,7 +37,7 @@ import { Redises } from '../src/resources.ts';
 import { availability, command, observe, REDIS_PORT, type Expectation, type Observation, type Target, type Verdict } from './peers/available.ts';
 import { peerBinary, PeerSourceMissing, type BuiltPeer, type OperatorPeer } from './peers/build.ts';
 import { PEER_STORAGE_SIZE } from './peers/common.ts';
-import { peerFigures, selectedPeers, SCENARIOS, type Peer, type RunResult, type Scenario } from './peers/figures.ts';
+import { REDIS_BENCH, runRounds, selectedPeers, SCENARIOS, type Peer, type RunResult, type Scenario } from './peers/figures.ts';
 import { buildOtOperatorImage, buildPeerRedisImage, buildSpotahomeOperatorImage } from './peers/images.ts';
 import type { Manifest } from './peers/manifests.ts';
 import { OT_MASTER_NAME, OT_NAME, OT_NAMESPACE, otOperatorObjects, otRedis, otRedisLabels, otSentinelLabels } from './peers/ot.ts';
@@ -272,17 +272,8 @@ try {
     }
   }
   if (!peers.some((p) => p !== 'quorum')) throw new Error('no peer operator could be installed');
-  const results: RunResult[] = [];
-  for (let round = 0; round < rounds; round++) {
-    for (const peer of peers) {
-      progress(`round ${round + 1}/${rounds}: ${peer}`);
-      results.push(...(await runPeer(env, peer, round)));
-    }
-  }
-  for (const f of peerFigures(results, peers)) report(f.bench, f.value, f.unit);
-  const failures = results.filter((r) => r.failure && !r.failure.startsWith('skipped'));
-  for (const f of failures) progress(`failure: ${f.peer} ${f.scenario} round ${f.round + 1}: ${f.failure}`);
-  if (failures.length > 0) process.exitCode = 1;
+  const cluster = env;
+  await runRounds({ bench: REDIS_BENCH, peers, rounds, run: (peer, round) => runPeer(cluster, peer, round), report: (f) => report(f.bench, f.value, f.unit), progress });
 } catch (err) {
   progress(`failed: ${(err as Error).message}`);
   process.exitCode = 1;
