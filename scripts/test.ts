@@ -166,7 +166,7 @@ interface SuiteCluster {
 async function suiteCluster(): Promise<SuiteCluster> {
   const stateDir = args.attach ? resolve(args.attach) : join(root, '.localkube-test', 'cluster');
   const kube = args.attach ? await LocalKube.attach(stateDir) : await LocalKube.start({ nodes: 3, stateDir });
-  const { fixtures, close } = suiteFixtures(stateDir, kube);
+  const { fixtures, close } = suiteFixtures(stateDir, kube, progress);
   const cluster: SuiteCluster = { kube, env: { ...baseEnv, LOCALKUBE_STATE_DIR: stateDir }, fixtures, owned: !args.attach, close };
   try {
     // Side by side: each is mostly waiting (images imported into the nodes, a rollout, a server starting).

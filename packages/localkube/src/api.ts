@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { ensureBinaries } from './build/go-binaries.ts';
 import { ensurePrerequisites } from './build/prerequisites.ts';
 import { KubeClient, type KubeObject } from './client/kube.ts';
-import { teardown } from './cluster/cluster.ts';
+import { teardown, type ControlPlaneComponent } from './cluster/cluster.ts';
 import { control, readStatus, type SupervisorStatus } from './cluster/control.ts';
 import { writeKubeconfig } from './cluster/kubeconfig.ts';
 import { networkInUse } from './cluster/network.ts';
@@ -203,6 +203,18 @@ export class LocalKube {
   }
   restartApiserver(): Promise<void> {
     return control(this.stateDir, 'restart-apiserver');
+  }
+  /** Each control-plane component (API server, controller manager, scheduler) and whether its process runs. */
+  controlPlane(): Promise<{ name: ControlPlaneComponent; running: boolean }[]> {
+    return control(this.stateDir, 'control-plane');
+  }
+  /** Stops a control-plane component and starts it again (the API server: until it is ready). */
+  restartComponent(name: ControlPlaneComponent): Promise<void> {
+    return control(this.stateDir, 'restart-component', { name });
+  }
+  /** The file a host process of the cluster (e.g. kube-controller-manager) writes its log to. */
+  processLog(name: string): string {
+    return join(this.stateDir, 'logs', `${name}.log`);
   }
 
   /**

@@ -1,5 +1,6 @@
 // @quorum/localkube: a real multi-node Kubernetes on one machine, assembled from upstream parts.
 export { LocalKube, down, prepare, type StartOptions } from './api.ts';
+export type { ControlPlaneComponent } from './cluster/cluster.ts';
 export { APISERVER_WEBHOOK_CLIENT_NAME } from './cluster/pki.ts';
 export { KubeClient, KubeApiError, type KubeObject, type KubeList, type WatchEvent } from './client/kube.ts';
 // Image assembly lives in @quorum/images; these re-exports keep localkube's public API for its users.

@@ -8,7 +8,7 @@ import { rm, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
 import { ensureBinaries } from './build/go-binaries.ts';
 import { adminKubeconfig } from './cluster/components.ts';
-import { Cluster } from './cluster/cluster.ts';
+import { Cluster, CONTROL_PLANE_COMPONENTS, type ControlPlaneComponent } from './cluster/cluster.ts';
 import { controlSocket, statusFile, type SupervisorStatus } from './cluster/control.ts';
 import { networkInUse } from './cluster/network.ts';
 import { topology } from './cluster/topology.ts';
@@ -69,6 +69,12 @@ const handlers: Record<string, Handler> = {
   'restore-network': (a) => need(cluster).restoreNetwork(a['node']!),
   'wipe-volume': (a) => need(cluster).wipeVolume(a['namespace']!, a['claim']!),
   'restart-apiserver': () => need(cluster).restartApiserver(),
+  'control-plane': () => Promise.resolve(need(cluster).controlPlane()),
+  'restart-component': (a) => {
+    const name = a['name'] as ControlPlaneComponent;
+    if (!CONTROL_PLANE_COMPONENTS.includes(name)) throw new Error(`restart-component: ${JSON.stringify(a['name'])} is not one of ${CONTROL_PLANE_COMPONENTS.join(', ')}`);
+    return need(cluster).restartComponent(name);
+  },
 };
 
 function need(c: Cluster | undefined): Cluster {

@@ -53,6 +53,10 @@ interface Condition {
   status: string;
 }
 
+/** The control plane's components that localkube runs as host processes (etcd aside). */
+export const CONTROL_PLANE_COMPONENTS = ['kube-apiserver', 'kube-controller-manager', 'kube-scheduler'] as const;
+export type ControlPlaneComponent = (typeof CONTROL_PLANE_COMPONENTS)[number];
+
 export class Cluster {
   readonly topo: Topology;
   readonly processes: Processes;
@@ -255,9 +259,21 @@ export class Cluster {
   }
 
   async restartApiserver(): Promise<void> {
-    await this.processes.stop('kube-apiserver', 10_000);
-    await this.processes.start(apiserverProcess(this.#ctx!));
-    await until('kube-apiserver /readyz', 60_000, async () => (await this.client.get<string>('/readyz')) === 'ok');
+    await this.restartComponent('kube-apiserver');
+  }
+
+  /** Each control-plane component and whether its process runs (one that exited is not started again by itself). */
+  controlPlane(): { name: ControlPlaneComponent; running: boolean }[] {
+    const running = new Set(this.processes.names());
+    return CONTROL_PLANE_COMPONENTS.map((name) => ({ name, running: running.has(name) }));
+  }
+
+  /** Stops a control-plane component (if it runs) and starts it again; the API server is waited for until ready. */
+  async restartComponent(name: ControlPlaneComponent): Promise<void> {
+    const spec = { 'kube-apiserver': apiserverProcess, 'kube-controller-manager': controllerManagerProcess, 'kube-scheduler': schedulerProcess }[name](this.#ctx!);
+    await this.processes.stop(name, 10_000);
+    await this.processes.start(spec);
+    if (name === 'kube-apiserver') await until('kube-apiserver /readyz', 60_000, async () => (await this.client.get<string>('/readyz')) === 'ok');
   }
 
   /** Stops everything and removes every process, mount, cgroup, link, route and iptables rule of the cluster. */

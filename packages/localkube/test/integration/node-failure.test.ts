@@ -1,5 +1,6 @@
 // Faults through localkube's API: a node powered off goes NotReady and loses its pods to the others; powered
-// on again it rejoins. A killed container is restarted by its kubelet. The API server can be restarted.
+// on again it rejoins. A killed container is restarted by its kubelet. The API server and the controller
+// manager can be restarted.
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive nodes control-plane
 import assert from 'node:assert/strict';
@@ -80,4 +81,21 @@ test('the API server can be restarted and clients carry on', async () => {
   await kube.restartApiserver();
   const version = await kube.client.get<{ gitVersion: string }>('/version');
   assert.equal(version.gitVersion, versions.KUBERNETES_VERSION);
+});
+
+test('the controller manager can be restarted: it says it runs, and a namespace made after gets its ServiceAccount', async () => {
+  const { kube } = suite;
+  await kube.restartComponent('kube-controller-manager');
+  assert.deepEqual(await kube.controlPlane(), [
+    { name: 'kube-apiserver', running: true },
+    { name: 'kube-controller-manager', running: true },
+    { name: 'kube-scheduler', running: true },
+  ]);
+  const name = `${suite.namespace}-after`;
+  await kube.client.create('/api/v1/namespaces', { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+  try {
+    await eventually(`the ServiceAccount ${name}/default`, () => kube.client.get(`/api/v1/namespaces/${name}/serviceaccounts/default`).then(() => true, () => false));
+  } finally {
+    await kube.client.delete(`/api/v1/namespaces/${name}`);
+  }
 });
