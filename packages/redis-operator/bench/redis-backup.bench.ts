@@ -58,11 +58,13 @@ try {
     const name = `floor-${run}`;
     const t0 = performance.now();
     await t.env.client.create(Jobs, floorJob(name, t.ns), {});
-    await eventually(`${name} complete`, async () => {
+    // Complete or Failed: a failed floor ends the bench at once with its pod's log, not at the wait's bound.
+    const outcome = await eventually(`${name} complete or failed`, async () => {
       const job = await t.env.client.get(Jobs, { namespace: t.ns, name });
-      if (job.status?.conditions?.some((c) => c.type === 'Failed' && c.status === 'True')) throw new Error(`${name} failed`);
-      return job.status?.conditions?.some((c) => c.type === 'Complete' && c.status === 'True');
+      const ended = job.status?.conditions?.find((c) => (c.type === 'Complete' || c.type === 'Failed') && c.status === 'True');
+      return ended?.type;
     }, { timeoutMs: 900_000, intervalMs: POLL_MS });
+    if (outcome === 'Failed') throw new Error(`${name} failed: ${(await t.env.kube.kubectl(['logs', '-n', t.ns, `job/${name}`, '--tail=20'], { allowFailure: true })).trim()}`);
     const secs = (performance.now() - t0) / 1000;
     progress(`floor ${run}: ${secs.toFixed(1)} s`);
     return mib / secs;
@@ -93,7 +95,9 @@ function floorJob(name: string, namespace: string): Job {
             {
               name: 'floor',
               image: serverImage('redis', '7.0.15'),
-              command: ['redis-cli', '-h', podHost(NAME, namespace, `${NAME}-1`), '--tls', '--cacert', '/tls/ca.crt', '--no-auth-warning', '--rdb', '/backup/dump.rdb'],
+              // Retried while the connection is refused: the pod's first packets may come before the NetworkPolicy
+              // agent knows the new pod (the backup agent retries an unreachable source too).
+              command: ['sh', '-c', `i=0; until redis-cli -h ${podHost(NAME, namespace, `${NAME}-1`)} --tls --cacert /tls/ca.crt --no-auth-warning --rdb /backup/dump.rdb; do i=$((i+1)); [ $i -lt 50 ] || exit 1; busybox sleep 0.2; done`],
               env: [{ name: 'REDISCLI_AUTH', valueFrom: { secretKeyRef: { name: `${NAME}-auth`, key: 'password' } } }],
               securityContext: restrictedContainerSecurity(),
               volumeMounts: [{ name: 'backup', mountPath: '/backup' }, { name: 'tls', mountPath: '/tls', readOnly: true }],
