@@ -2,41 +2,10 @@
 // operator's own failover without Sentinels, and the waits that keep a lost primary from coming back as primary.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyDefaults } from '../../src/api/defaults.ts';
 import { bestReplica, decidedPrimary, FAILOVER_WAIT_MS, plan } from '../../src/plan/plan.ts';
-import type { Action, InstanceReading, Observed, PodFacts, SentinelReading } from '../../src/plan/types.ts';
-import { redisConf, sentinelConf } from '../../src/render/config.ts';
+import type { Action, InstanceReading, Observed, SentinelReading } from '../../src/plan/types.ts';
+import { host, observed, pod } from './observed-fixture.ts';
 
-const host = (pod: string): string => `${pod}.cache-headless.ns.svc`;
-
-function observed(spec: unknown = {}, over: Partial<Observed> = {}): Observed {
-  const s = applyDefaults(spec);
-  const desired = { redisConf: redisConf(s), sentinelConf: (p: string) => sentinelConf('cache', s, host(p)) };
-  return {
-    redis: 'cache',
-    namespace: 'ns',
-    spec: s,
-    auth: 'ok',
-    config: { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf('cache-0'), primary: 'cache-0' },
-    desired,
-    services: new Set(['cache', 'cache-replicas', 'cache-sentinel', 'cache-headless']),
-    missingServices: [],
-    claims: new Set(['data-cache-0', 'data-cache-1', 'data-cache-2']),
-    pods: new Map(),
-    instances: new Map(),
-    sentinels: new Map(),
-    desiredHash: { redis: HASH.redis, sentinel: HASH.sentinel },
-    rollout: {},
-    ...over,
-  };
-}
-
-/** What pods made from the spec carry (the config-hash annotation), by component. */
-const HASH = { redis: 'redis-hash', sentinel: 'sentinel-hash' };
-const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => {
-  const component = name.includes('sentinel') ? 'sentinel' : 'redis';
-  return [name, { name, component, phase: 'Running', ready: true, deleting: false, hash: HASH[component], ...over }];
-};
 const master = (offset = 100): InstanceReading => ({ ok: true, role: 'master', offset, version: '7.0.15' });
 const replicaOf = (primary: string, offset = 100): InstanceReading => ({ ok: true, role: 'slave', primaryHost: host(primary), linkUp: true, offset, version: '7.0.15' });
 const says = (primary: string): SentinelReading => ({ ok: true, primaryHost: host(primary) });

@@ -3,18 +3,11 @@
 // between TrustNew and Reissue as a steady Redis, and each step reported (Progressing reason CARotation).
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyDefaults } from '../../src/api/defaults.ts';
 import { plan } from '../../src/plan/plan.ts';
-import type { CARotationFacts, InstanceReading, Observed, PodFacts, SentinelReading } from '../../src/plan/types.ts';
+import type { CARotationFacts, InstanceReading, Observed, SentinelReading } from '../../src/plan/types.ts';
 import { buildStatus } from '../../src/reconcile/status.ts';
-import { redisConf, sentinelConf } from '../../src/render/config.ts';
+import { host, observed, pod } from './observed-fixture.ts';
 
-const host = (pod: string): string => `${pod}.cache-headless.ns.svc`;
-const HASH = { redis: 'redis-hash', sentinel: 'sentinel-hash' };
-const pod = (name: string, over: Partial<PodFacts> = {}): [string, PodFacts] => {
-  const component = name.includes('sentinel') ? 'sentinel' : 'redis';
-  return [name, { name, component, phase: 'Running', ready: true, deleting: false, hash: HASH[component], ...over }];
-};
 const serving = (certificate: string, primary?: string): InstanceReading =>
   primary === undefined ? { ok: true, role: 'master', offset: 100, version: '7.0.15', certificate } : { ok: true, role: 'slave', primaryHost: host(primary), linkUp: true, offset: 100, version: '7.0.15', certificate };
 const SENTINELS = ['cache-sentinel-0', 'cache-sentinel-1', 'cache-sentinel-2'];
@@ -22,26 +15,13 @@ const says = (self: string): SentinelReading => ({ ok: true, primaryHost: host('
 
 /** A settled Redis (cache-0 primary, two replicas, three Sentinels) whose Secret holds certificate NEW, in `rotation`. */
 function rotating(rotation: CARotationFacts, over: Partial<Observed> = {}): Observed {
-  const spec = applyDefaults({});
-  const desired = { redisConf: redisConf(spec), sentinelConf: (p: string) => sentinelConf('cache', spec, host(p)) };
-  return {
-    redis: 'cache',
-    namespace: 'ns',
-    spec,
-    auth: 'ok',
-    config: { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf('cache-0'), primary: 'cache-0' },
-    desired,
-    services: new Set(['cache', 'cache-replicas', 'cache-sentinel', 'cache-headless']),
-    missingServices: [],
-    claims: new Set(['data-cache-0', 'data-cache-1', 'data-cache-2']),
+  return observed({}, {
     pods: new Map([pod('cache-0', { roleLabel: 'primary' }), pod('cache-1', { roleLabel: 'replica' }), pod('cache-2', { roleLabel: 'replica' }), pod('cache-sentinel-0'), pod('cache-sentinel-1'), pod('cache-sentinel-2')]),
     instances: new Map([['cache-0', serving('NEW')], ['cache-1', serving('NEW', 'cache-0')], ['cache-2', serving('NEW', 'cache-0')]]),
     sentinels: new Map(SENTINELS.map((s) => [s, says(s)])),
-    desiredHash: HASH,
-    rollout: {},
     tls: { secretName: 'cache-tls', issue: [], certificate: 'NEW', caRotation: rotation },
     ...over,
-  };
+  });
 }
 
 test('each step once every instance serves the Secret\'s certificate and every Sentinel was made from it: Start → TrustNew, TrustNew (overlap over) → Reissue, Reissue → DropOld', () => {
