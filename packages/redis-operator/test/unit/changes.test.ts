@@ -5,14 +5,12 @@
 // operator restarted there would.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { applyDefaults } from '../../src/api/defaults.ts';
 import { FAILOVER_ASK_MS, FAILOVER_BOUND_MS, ROLLOUT_GATE_MS } from '../../src/plan/changes.ts';
 import { decidedPrimary } from '../../src/plan/facts.ts';
 import { plan } from '../../src/plan/plan.ts';
 import type { Action, InstanceReading, Observed, PodFacts, SentinelReading } from '../../src/plan/types.ts';
-import { redisConf, sentinelConf } from '../../src/render/config.ts';
+import { host, observed } from './observed-fixture.ts';
 
-const host = (pod: string): string => `${pod}.cache-headless.ns.svc`;
 const OLD = { redis: 'r-old', sentinel: 's-old' };
 const NEW = { redis: 'r-new', sentinel: 's-old' };
 
@@ -27,25 +25,17 @@ const sentinelSays = (primary: string, replicas: string[], sentinels: string[], 
 
 /** cache-0 … cache-<n-1> with `primary`, three Sentinels that know them all, pods on `OLD`. */
 function running(spec: Record<string, unknown>, instances: number, primary = 'cache-0', over: Partial<Observed> = {}): Observed {
-  const s = applyDefaults(spec);
   const names = Array.from({ length: instances }, (_, i) => `cache-${i}`);
   const sentinels = ['cache-sentinel-0', 'cache-sentinel-1', 'cache-sentinel-2'];
-  const desired = { redisConf: redisConf(s), sentinelConf: (p: string) => sentinelConf('cache', s, host(p)) };
+  const base = observed(spec);
   return {
-    redis: 'cache',
-    namespace: 'ns',
-    spec: s,
-    auth: 'ok',
-    config: { redisConf: desired.redisConf, sentinelConf: desired.sentinelConf(primary), primary },
-    desired,
-    services: new Set(['cache', 'cache-replicas', 'cache-sentinel', 'cache-headless']),
-    missingServices: [],
+    ...base,
+    config: { redisConf: base.desired.redisConf, sentinelConf: base.desired.sentinelConf(primary), primary },
     claims: new Set(names.map((n) => `data-${n}`)),
     pods: new Map([...names.map((n) => pod(n, { roleLabel: n === primary ? 'primary' : 'replica' })), ...sentinels.map((n) => pod(n))]),
     instances: new Map(names.map((n) => [n, n === primary ? master() : replicaOf(primary)])),
     sentinels: new Map(sentinels.map((n) => [n, sentinelSays(primary, names.filter((x) => x !== primary), sentinels.filter((x) => x !== n))])),
     desiredHash: OLD,
-    rollout: {},
     ...over,
   };
 }
