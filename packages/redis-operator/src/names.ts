@@ -42,6 +42,8 @@ export const names = {
   tlsSecret: (redis: string): string => `${redis}-tls`,
   /** Who may reach the Redis's pods (spec.network). */
   networkPolicy: (redis: string): string => redis,
+  /** The PodDisruptionBudgets a drain's evictions meet: the primary, the replicas, the Sentinels. */
+  disruptionBudget: (redis: string, of: 'primary' | 'replicas' | 'sentinel'): string => `${redis}-${of}`,
 };
 
 /** A pod's stable DNS name (the headless Service's record); survives restarts, unlike its IP. */

@@ -27,6 +27,12 @@ export const METRICS_AUTH_RULES = [
   { apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] },
   { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] },
 ];
+/**
+ * Which nodes are cordoned (a drain under way): the primary moves off one before the drain's eviction reaches it.
+ * Nodes are cluster-scoped, so a ClusterRole even for a namespace-scoped install; read only, and only the cordoned
+ * ones are listed (a field selector), never changed.
+ */
+export const NODE_RULES = [{ apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] }];
 const PROBE_PORT = 8081;
 
 export interface ManifestOptions {
@@ -93,6 +99,8 @@ export const RULES: readonly Rule[] = [
   // Each Redis's NetworkPolicy: created (get: whose is the one at its name, when the create finds one), kept by
   // server-side apply, deleted once spec.network.policy is false.
   { apiGroups: ['networking.k8s.io'], resources: ['networkpolicies'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
+  // Each Redis's PodDisruptionBudgets (primary, replicas, Sentinels), kept like its NetworkPolicy.
+  { apiGroups: ['policy'], resources: ['poddisruptionbudgets'], verbs: ['get', 'list', 'watch', 'create', 'patch', 'delete'] },
   { apiGroups: ['events.k8s.io'], resources: ['events'], verbs: ['create', 'patch'] },
 ];
 
@@ -128,6 +136,8 @@ export function operatorManifests(options: ManifestOptions = {}): KubeObject[] {
     { apiVersion: rbac, kind: 'RoleBinding', metadata: meta(`${NAME}-leader-election`, ns), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: `${NAME}-leader-election` }, subjects: subject } as KubeObject,
     { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(`${NAME}-metrics-auth`), rules: METRICS_AUTH_RULES } as KubeObject,
     { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: meta(`${NAME}-metrics-auth`), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${NAME}-metrics-auth` }, subjects: subject } as KubeObject,
+    { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(`${NAME}-nodes`), rules: NODE_RULES } as KubeObject,
+    { apiVersion: rbac, kind: 'ClusterRoleBinding', metadata: meta(`${NAME}-nodes`), roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: `${NAME}-nodes` }, subjects: subject } as KubeObject,
     // Bound to nothing: bind a scraper's service account to it to let it read the operator's /metrics.
     { apiVersion: rbac, kind: 'ClusterRole', metadata: meta(METRICS_READER_CLUSTER_ROLE), rules: [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }] } as KubeObject,
     ...(webhooks ? webhookAccess(ns) : []),

@@ -1,7 +1,7 @@
 // The operator process: a manager with the Redis controller. Instances and Sentinels are read over the Redis
 // protocol (redis/readings.ts); the caches hold only the operator's own objects (label managed-by).
 import { webhookServing } from '@quorum/kit';
-import { ConfigMaps, Jobs, Manager, NetworkPolicies, PersistentVolumeClaims, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions } from '@quorum/runtime';
+import { ConfigMaps, Jobs, Manager, NetworkPolicies, Nodes, PersistentVolumeClaims, PodDisruptionBudgets, Pods, Services, annotationsChanged, generationChanged, labelsChanged, or, type KubeObject, type Logger, type ManagerOptions, type Node } from '@quorum/runtime';
 import { redisBackupReconciler } from '../backup/reconcile.ts';
 import { caRotationOverlapMs, OPERATOR_IMAGE } from './config.ts';
 import { serverImage } from '../image/names.ts';
@@ -18,6 +18,8 @@ import { redisBackupScheduleReconciler } from '../schedule/reconcile.ts';
 import { SCHEDULE_LABEL } from '../schedule/prune-job.ts';
 
 export const MANAGED = `${LABELS.managedBy}=${MANAGED_BY}`;
+/** Only cordoned Nodes are cached (kubectl cordon and drain set spec.unschedulable): a few objects, not every Node. */
+export const CORDONED_NODES = { fieldSelector: 'spec.unschedulable=true' };
 export const LEASE_NAME = 'quorum-redis-operator';
 
 export interface RedisOperatorOptions {
@@ -64,6 +66,8 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     services: manager.informer(Services, scope),
     configMaps: manager.informer(ConfigMaps, scope),
     networkPolicies: manager.informer(NetworkPolicies, scope),
+    disruptionBudgets: manager.informer(PodDisruptionBudgets, scope),
+    cordonedNodes: manager.informer(Nodes, CORDONED_NODES),
     // Each Redis's NetworkPolicy admits the operator's pods from its own namespace.
     ...(options.operatorNamespace !== undefined ? { network: { operatorNamespace: options.operatorNamespace } } : {}),
     events: manager.eventRecorder({ controller: 'redis.quorum.dev/operator', instance: process.env['POD_NAME'] ?? 'local' }),
@@ -81,6 +85,11 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
   const byInstance = (obj: KubeObject): { namespace: string; name: string }[] => {
     const instance = obj.metadata.labels?.[LABELS.instance];
     return instance ? [{ namespace: obj.metadata.namespace ?? '', name: instance }] : [];
+  };
+  // A node cordoned (or uncordoned): the Redises with a pod on it.
+  const onNode = (node: Node): { namespace: string; name: string }[] => {
+    const on = deps.pods.store.list().filter((p) => (p as { spec?: { nodeName?: string } }).spec?.nodeName === node.metadata.name);
+    return [...new Map(on.flatMap(byInstance).map((k) => [`${k.namespace}/${k.name}`, k])).values()];
   };
   const backupFailures = manager.metrics.counter('quorum_redis_backup_attempt_failures_total', 'Failed RedisBackup attempts (each retried up to its bound, the last one fails the backup), by reason', ['namespace', 'redis', 'reason']);
   const agentImage = options.agentImage ?? OPERATOR_IMAGE;
@@ -131,6 +140,8 @@ export async function createRedisOperator(options: RedisOperatorOptions = {}): P
     .owns(Services, scope)
     .owns(ConfigMaps, scope)
     .owns(NetworkPolicies, scope)
+    .owns(PodDisruptionBudgets, scope)
+    .watches(Nodes, onNode, CORDONED_NODES)
     // Claims have no owner with reclaimPolicy Retain: map them by label.
     .watches(PersistentVolumeClaims, byInstance, scope)
     .complete(redisReconciler(deps));

@@ -2,7 +2,7 @@
 // ordinal first, the primary only after a planned failover, the Sentinels made to forget what was removed, the
 // claims per reclaimPolicy) and rolling updates (replicas first, each synced before the next, then a planned
 // failover to an updated replica, then the old primary, then the Sentinels; halted at a pod that fails to come
-// back). Every step is derived from what is observed (pod hashes, roles, the Sentinels' memory) plus the status
+// back), and node drains (the primary moved off a cordoned node before the drain's eviction reaches it). Every step is derived from what is observed (pod hashes, roles, the Sentinels' memory) plus the status
 // records written before the step, so an operator restarted anywhere resumes where it was.
 import { instanceOfHost, names } from '../names.ts';
 import { bestReplica, decidedPrimary, highestFirst, instanceNames, reading, sentinelNames, wait } from './facts.ts';
@@ -16,7 +16,7 @@ export const FAILOVER_ASK_MS = 15_000;
 export const FAILOVER_BOUND_MS = 90_000;
 
 export function planChanges(o: Observed): Action | undefined {
-  return planScaleDown(o) ?? planForget(o) ?? planRollout(o);
+  return planDrain(o) ?? planScaleDown(o) ?? planForget(o) ?? planRollout(o) ?? drainBlocked(o);
 }
 
 /** The primary as the authority has it, or as last recorded while it has not decided. */
@@ -227,4 +227,40 @@ function planRollout(o: Observed): Action | undefined {
   }
   if (sentinels.length > 0) return { type: 'delete-pod', pod: sentinels[0]!, reason: `${heading}: updating the Sentinel ${sentinels[0]!}` };
   return undefined;
+}
+
+/** The primary's pod, when its node is cordoned and there is a replica its PodDisruptionBudget holds it for. */
+function primaryOnCordonedNode(o: Observed): { primary: string; node: string } | undefined {
+  if (o.spec.replicas === 0) return undefined; // a lone instance keeps no budget: the drain restarts it
+  const primary = decidedPrimary(o);
+  const pod = primary === undefined ? undefined : o.pods.get(primary);
+  if (primary === undefined || pod === undefined || pod.deleting || pod.nodeCordoned !== true) return undefined;
+  return { primary, node: pod.node ?? 'its node' };
+}
+
+/** The replicas that can take the primary over from a drained node: serving, on a node that is not cordoned. */
+function drainTakers(o: Observed, primary: string): string[] {
+  return instanceNames(o).filter((n) => n !== primary && o.pods.get(n)?.nodeCordoned !== true && notServing(o, n) === undefined);
+}
+
+/**
+ * A node drain (kubectl drain cordons, then evicts): the primary's PodDisruptionBudget refuses its eviction, so the
+ * operator moves the primary to a serving replica on another node first (Sentinel FAILOVER, or FAILOVER TO without
+ * Sentinels), and the old primary, a replica then, goes under the replicas' budget. Other changes wait for it: a
+ * drain is the one change with someone else waiting. Sentinel picks the replica itself; should it pick one on the
+ * cordoned node, this asks again, and that replica is evicted meanwhile.
+ */
+function planDrain(o: Observed): Action | undefined {
+  const cordoned = primaryOnCordonedNode(o);
+  if (cordoned === undefined) return undefined;
+  const takers = drainTakers(o, cordoned.primary);
+  if (takers.length === 0) return undefined; // drainBlocked says why, once nothing else is to be done
+  return plannedFailover(o, cordoned.primary, `node drain: the primary ${cordoned.primary}'s node ${cordoned.node} is cordoned`, (i) => takers.includes(i));
+}
+
+/** A cordoned primary node with no replica to take over: the drain waits on the primary's budget; said, not hidden. */
+function drainBlocked(o: Observed): Action | undefined {
+  const cordoned = primaryOnCordonedNode(o);
+  if (cordoned === undefined) return undefined;
+  return wait('DrainBlocked', `the primary ${cordoned.primary}'s node ${cordoned.node} is cordoned, and no replica on another node serves to take over: its PodDisruptionBudget holds a drain of that node until one does (or the node is uncordoned)`, 10_000);
 }

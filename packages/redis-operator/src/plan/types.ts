@@ -17,6 +17,10 @@ export interface PodFacts {
   hash?: string;
   /** Set while a container is in CrashLoopBackOff: its last exit, in the kubelet's words. */
   crashLooping?: string;
+  /** The node it is scheduled on. */
+  node?: string;
+  /** Its node is cordoned (kubectl cordon, or a drain under way): the primary moves off it (plan/drain.ts). */
+  nodeCordoned?: boolean;
 }
 
 /** What an instance said about itself, or why it said nothing (which is not evidence of anything). */

@@ -1,6 +1,6 @@
 // What the Redis reconciler is given: the API client, the informer caches it reads, how it reads instances and
 // Sentinels, and the operator's settings (operator.ts fills them; tests fill them directly).
-import type { Client, EventRecorder, Informer, NetworkPolicy, OpenObject } from '@quorum/runtime';
+import type { Client, EventRecorder, Informer, NetworkPolicy, Node, OpenObject, PodDisruptionBudget } from '@quorum/runtime';
 import type { NetworkPolicyOptions } from '../render/network-policy.ts';
 import type { InstanceReading, Observed, SentinelReading } from '../plan/types.ts';
 import type { Endpoint } from '../redis/readings.ts';
@@ -27,6 +27,9 @@ export interface ReconcilerDeps {
   services: Pick<Informer<OpenObject>, 'store'>;
   configMaps: Pick<Informer<OpenObject>, 'store'>;
   networkPolicies: Pick<Informer<NetworkPolicy>, 'store'>;
+  disruptionBudgets: Pick<Informer<PodDisruptionBudget>, 'store'>;
+  /** The Nodes that are cordoned (spec.unschedulable, as kubectl cordon and drain set it): whose primary moves away. */
+  cordonedNodes: Pick<Informer<Node>, 'store'>;
   /** Whom each Redis's NetworkPolicy admits as the operator's pods; unset: the defaults (reconcile/network-policy.ts). */
   network?: NetworkPolicyOptions;
   events: Pick<EventRecorder, 'record'>;

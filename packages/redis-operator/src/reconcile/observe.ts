@@ -60,7 +60,7 @@ interface ContainerStatus {
   state?: { waiting?: { reason?: string } };
   lastState?: { terminated?: { exitCode?: number; reason?: string; message?: string } };
 }
-type Pod = OpenObject & { status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: ContainerStatus[]; initContainerStatuses?: ContainerStatus[] } };
+type Pod = OpenObject & { spec?: { nodeName?: string }; status?: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[]; containerStatuses?: ContainerStatus[]; initContainerStatuses?: ContainerStatus[] } };
 
 /** The last exit of a container in CrashLoopBackOff, in the kubelet's words. */
 function crashLoop(pod: Pod): string | undefined {
@@ -70,9 +70,10 @@ function crashLoop(pod: Pod): string | undefined {
   return `container ${looping.name} in CrashLoopBackOff${t ? `, last exit code ${t.exitCode ?? '?'} (${t.reason ?? ''}${t.message ? `: ${t.message.trim().slice(-300)}` : ''})` : ''}`;
 }
 
-function podFacts(pod: Pod): PodFacts {
+function podFacts(pod: Pod, cordoned: (node: string) => boolean): PodFacts {
   const looping = crashLoop(pod);
   const hash = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
+  const node = pod.spec?.nodeName;
   return {
     name: pod.metadata.name ?? '',
     component: (pod.metadata.labels?.[LABELS.component] ?? 'redis') as Component,
@@ -82,6 +83,7 @@ function podFacts(pod: Pod): PodFacts {
     ...(pod.metadata.labels?.[LABELS.role] ? { roleLabel: pod.metadata.labels[LABELS.role] } : {}),
     ...(hash !== undefined ? { hash } : {}),
     ...(looping !== undefined ? { crashLooping: looping } : {}),
+    ...(node ? { node, ...(cordoned(node) ? { nodeCordoned: true } : {}) } : {}),
   };
 }
 
@@ -181,7 +183,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     services: existingServices,
     missingServices: services(rendering).map((s) => s.metadata.name).filter((s) => !existingServices.has(s)),
     claims: new Set(inNamespace(deps.claims.store).map((c) => c.metadata.name ?? '')),
-    pods: new Map([...pods].map(([n, p]) => [n, podFacts(p)])),
+    pods: new Map([...pods].map(([n, p]) => [n, podFacts(p, (node) => deps.cordonedNodes.store.get(node) !== undefined)])),
     instances,
     sentinels,
     ...(step ? { step: { name: step.name, ageMs: ageMs(step.startedAt) } } : {}),

@@ -14,6 +14,7 @@ import { act } from './act.ts';
 import { FIELD_MANAGER, type ReconcilerDeps } from './deps.ts';
 import { observe } from './observe.ts';
 import { reconcileNetworkPolicy } from './network-policy.ts';
+import { reconcileDisruptionBudgets } from './disruption-budgets.ts';
 import { LABELS } from '../names.ts';
 import { buildStatus } from './status.ts';
 
@@ -44,27 +45,38 @@ function eventReason(action: Action): string {
   return 'Step';
 }
 
-interface PolicyProblem {
-  reason: 'NetworkPolicyConflict' | 'NetworkPolicyRefused';
+interface KeepProblem {
+  reason: 'NetworkPolicyConflict' | 'NetworkPolicyRefused' | 'DisruptionBudgetConflict' | 'DisruptionBudgetRefused';
   message: string;
 }
 
-/** The Redis's NetworkPolicy kept as its spec says (reconcile/network-policy.ts); what stands in the way, if anything. */
-async function keepNetworkPolicy(deps: ReconcilerDeps, redis: RedisObject, spec: DefaultedSpec, signal: AbortSignal, log: { info(o: object, m: string): void }): Promise<PolicyProblem | undefined> {
+/**
+ * The objects kept beside the planner's step, as the spec says: the NetworkPolicy (reconcile/network-policy.ts)
+ * and the PodDisruptionBudgets (reconcile/disruption-budgets.ts); what stands in the way, if anything.
+ */
+async function keepObjects(deps: ReconcilerDeps, redis: RedisObject, spec: DefaultedSpec, signal: AbortSignal, log: { info(o: object, m: string): void }): Promise<KeepProblem[]> {
   const ref = { name: redis.metadata.name ?? '', namespace: redis.metadata.namespace ?? '', uid: redis.metadata.uid ?? '' };
-  try {
-    const outcome = await reconcileNetworkPolicy(deps, ref, spec, signal);
-    if (outcome !== undefined && 'conflict' in outcome) return { reason: 'NetworkPolicyConflict', message: outcome.conflict };
-    if (outcome !== undefined) {
-      deps.events.record(redis, { type: 'Normal', reason: 'NetworkPolicy', action: 'NetworkPolicy', note: outcome.done });
-      log.info({}, outcome.done);
-      await deps.afterWrite?.('network-policy');
+  const kinds = [
+    { kind: 'NetworkPolicy', prefix: 'NetworkPolicy', keep: async () => [await reconcileNetworkPolicy(deps, ref, spec, signal)] },
+    { kind: 'PodDisruptionBudgets', prefix: 'DisruptionBudget', keep: () => reconcileDisruptionBudgets(deps, ref, spec, signal) },
+  ] as const;
+  const problems: KeepProblem[] = [];
+  for (const { kind, prefix, keep } of kinds) {
+    try {
+      for (const outcome of await keep()) {
+        if (outcome !== undefined && 'conflict' in outcome) problems.push({ reason: `${prefix}Conflict`, message: outcome.conflict });
+        else if (outcome !== undefined) {
+          deps.events.record(redis, { type: 'Normal', reason: kind === 'NetworkPolicy' ? 'NetworkPolicy' : 'DisruptionBudget', action: kind, note: outcome.done });
+          log.info({}, outcome.done);
+          await deps.afterWrite?.(kind === 'NetworkPolicy' ? 'network-policy' : 'disruption-budget');
+        }
+      }
+    } catch (err) {
+      if (signal.aborted) throw err;
+      problems.push({ reason: `${prefix}Refused`, message: `could not keep the ${kind} of ${ref.name} (retried at every reconcile): ${err instanceof Error ? err.message : String(err)}` });
     }
-    return undefined;
-  } catch (err) {
-    if (signal.aborted) throw err;
-    return { reason: 'NetworkPolicyRefused', message: `could not keep the NetworkPolicy ${ref.name} (retried at every reconcile): ${err instanceof Error ? err.message : String(err)}` };
   }
+  return problems;
 }
 
 function hasPods(deps: ReconcilerDeps, namespace: string, name: string): boolean {
@@ -90,8 +102,9 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
   // The halt a Redis last got a Warning for: a reconcile that reads the status before its own halt reached the
   // cache plans the same halt again, which is written again but not announced twice.
   const announcedHalts = new Map<string, string>();
-  // The NetworkPolicy problem each Redis last got a Warning for (a conflict, a refused write): said once, not every 2 s.
-  const announcedPolicyProblems = new Map<string, string>();
+  // The NetworkPolicy and budget problems each Redis last got Warnings for (a conflict, a refused write): said
+  // once, not every 2 s.
+  const announcedKeepProblems = new Map<string, string>();
   const stepDeadlineMs = deps.stepDeadlineMs ?? DEFAULT_STEP_DEADLINE_MS;
 
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {
@@ -102,7 +115,7 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
       voice.forget(key);
       refusals.delete(key);
       announcedHalts.delete(key);
-      announcedPolicyProblems.delete(key);
+      announcedKeepProblems.delete(key);
       return {};
     }
     const now = deps.now?.() ?? new Date();
@@ -114,15 +127,18 @@ export function redisReconciler(deps: ReconcilerDeps): Reconciler {
       log.warn({ invalid: errors }, 'invalid spec: nothing changed');
       return {};
     }
-    const problem = await keepNetworkPolicy(deps, redis, spec, signal, log);
-    if (problem === undefined) announcedPolicyProblems.delete(key);
-    else if (announcedPolicyProblems.get(key) !== problem.message) {
-      announcedPolicyProblems.set(key, problem.message);
-      deps.events.record(redis, { type: 'Warning', reason: problem.reason, action: 'NetworkPolicy', note: problem.message });
-      log.warn({ reason: problem.reason }, problem.message);
+    const problems = await keepObjects(deps, redis, spec, signal, log);
+    const said = problems.map((p) => p.message).join('; ');
+    if (problems.length === 0) announcedKeepProblems.delete(key);
+    else if (announcedKeepProblems.get(key) !== said) {
+      announcedKeepProblems.set(key, said);
+      for (const problem of problems) {
+        deps.events.record(redis, { type: 'Warning', reason: problem.reason, action: problem.reason.startsWith('NetworkPolicy') ? 'NetworkPolicy' : 'PodDisruptionBudgets', note: problem.message });
+        log.warn({ reason: problem.reason }, problem.message);
+      }
     }
     // A new Redis gets no pod before its policy: none is ever open. A running one keeps being managed meanwhile.
-    if (problem?.reason === 'NetworkPolicyRefused' && !hasPods(deps, namespace, name)) return { requeueAfter: 10_000 };
+    if (problems.some((p) => p.reason === 'NetworkPolicyRefused') && !hasPods(deps, namespace, name)) return { requeueAfter: 10_000 };
     const seen = await observe(deps, redis, spec, now);
     deps.observed?.(seen.observed);
     const action: Action = plan(seen.observed);

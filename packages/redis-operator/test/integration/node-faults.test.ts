@@ -3,14 +3,16 @@
 // - the primary's node network cut for 45 s: the Sentinels on the other side fail over, the old primary refuses
 //   writes once its replicas are gone for min-replicas-max-lag, and on return it rejoins as a replica, the write it
 //   took alone discarded;
-// - the primary's node stopped, then started: the Sentinels fail over, the old instance comes back as a replica.
+// - the primary's node stopped, then started: the Sentinels fail over, the old instance comes back as a replica;
+// - the primary's node drained: the operator moves the primary first (a planned failover), the budgets hold the
+//   evictions until it has, and on uncordon every pod comes back.
 // Every acknowledged write survives both.
 // What this file needs, for the test harness (docs/testing.md):
 // @exclusive nodes
-// @timeout 15m: image assembly on a cold cache, a create, then two node faults with 45-180 s bounds each
+// @timeout 18m: image assembly on a cold cache, a create, then a drain and two node faults with 45-180 s bounds each
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Nodes, Pods } from '@quorum/runtime';
+import { Events, Nodes, PodDisruptionBudgets, Pods } from '@quorum/runtime';
 import { eventually } from '@quorum/localkube/testing';
 import type { RedisStatus } from '../../src/api/redis.ts';
 import { RedisDataChecker } from '../../src/testing/data-checker.ts';
@@ -120,6 +122,36 @@ test('a Redis of 1 primary, 2 replicas and 3 Sentinels on three nodes', async ()
   const s = await settledStatus('settled: 3 instances, 3 Sentinels agreeing');
   const instanceNodes = new Set(await Promise.all(s.instances!.map((i) => nodeOf(i.name))));
   assert.equal(instanceNodes.size, 3, 'the instances are spread over the three nodes');
+});
+
+test("the primary's node drained (kubectl drain): the primary moves first, the budgets hold the evictions, and every pod comes back on uncordon", async () => {
+  const old = (await settledStatus('settled before the drain')).primary!;
+  const node = await nodeOf(old);
+  const budgets = (await t.env.client.list(PodDisruptionBudgets, { namespace: t.ns })).items.map((b) => `${b.metadata.name}:${String(b.spec?.minAvailable)}`).sort();
+  assert.deepEqual(budgets, [`${NAME}-primary:1`, `${NAME}-replicas:1`, `${NAME}-sentinel:2`]);
+  let drainOutput = '';
+  await withChecker(async (checker) => {
+    const started = Date.now();
+    // Only this Redis's pods are evicted (the suite's shared pods on the node stay), through the eviction API as
+    // any drain: kubectl cordons the node, then retries every refused eviction every 5 s until the timeout.
+    const drain = t.env.kube.kubectl(['drain', node, `--pod-selector=app.kubernetes.io/instance=${NAME}`, '--ignore-daemonsets', '--delete-emptydir-data', '--timeout=180s'], { allowFailure: true });
+    try {
+      const s = await failedOverFrom(old, checker, started);
+      assert.notEqual(await nodeOf(s.primary!), node, 'the new primary is on another node');
+      drainOutput = await drain;
+      console.log(`kubectl drain: ${drainOutput.trim().split('\n').filter((l) => /evict|drained|budget|error/i.test(l)).slice(-12).join(' | ')}`);
+      assert.match(drainOutput, new RegExp(`node/${node} drained`), 'the drain finished within its 180 s');
+      console.log(`drain of ${node} done: ${seconds(started)} s`);
+      const events = (await t.env.client.list(Events, { namespace: t.ns })).items;
+      assert.ok(events.some((e) => e.reason === 'PlannedFailover' && /node drain: the primary .* is cordoned/.test(e.note ?? '')), 'the operator asked for the failover as a planned change');
+    } finally {
+      await t.env.kube.kubectl(['uncordon', node]);
+    }
+    const uncordoned = Date.now();
+    const s = await settledStatus(`${old} back as a replica after the uncordon, settled`, old);
+    assert.equal(s.instances?.find((i) => i.name === old)?.role, 'replica');
+    console.log(`uncordon → settled with ${old} a replica: ${seconds(uncordoned)} s`);
+  });
 });
 
 test(`the primary's node network cut for ${CUT_SECONDS} s: the old primary refuses writes, fails over, and rejoins as a replica with its lone write discarded`, async () => {

@@ -2,7 +2,7 @@
 // API call in the sources the operator process loads (from src/operator/main.ts, following its imports), with the
 // library code it reaches that calls the API on a Redis's behalf (TLS Secrets, credentials checks, events), is
 // scanned for its resource and verb; each must be granted by RULES, the rules of each tenant namespace (or, for the
-// cluster-scoped access reviews, by METRICS_AUTH_RULES), and each
+// cluster-scoped access reviews, by METRICS_AUTH_RULES; the cordoned Nodes by NODE_RULES), and each
 // verb of RULES must be used. Then the scopes: a Role and RoleBinding per tenant namespace by default, a
 // ClusterRole only when asked for, kube-system refused, and the operator process told which namespaces to watch.
 import assert from 'node:assert/strict';
@@ -12,7 +12,7 @@ import { test } from 'node:test';
 import * as runtime from '@quorum/runtime';
 import type { KubeObject } from '@quorum/runtime';
 import { parseRedisArgs } from '../../src/cli/commands.ts';
-import { METRICS_AUTH_RULES, NAME, operatorManifests, RULES } from '../../src/deploy/manifests.ts';
+import { METRICS_AUTH_RULES, NAME, NODE_RULES, operatorManifests, RULES } from '../../src/deploy/manifests.ts';
 import { configFromEnv } from '../../src/operator/config.ts';
 import * as redisResources from '../../src/resources.ts';
 
@@ -47,6 +47,8 @@ const VERBS: Record<string, readonly string[]> = {
   watches: ['list', 'watch'],
 };
 const STATUS_WRITERS = new Set(['writeStatus']);
+/** keepOwned: created, read when the create finds one at the name, applied (a patch), deleted when not wanted. */
+const OWNED_OBJECT_VERBS = ['get', 'create', 'patch', 'delete'];
 
 /** Library code that calls the API in a tenant namespace, and the call in the operator's sources that reaches it. */
 const LIBRARY_CALLS: [trigger: string, files: string[]][] = [
@@ -106,6 +108,11 @@ function usesIn(source: string): { uses: string[]; unknown: string[] } {
     const status = STATUS_WRITERS.has(fn) || /subresource: 'status'/.test(statement);
     for (const verb of verbs) uses.push(`${type.group}/${type.plural}${status ? '/status' : ''} ${verb}`);
   }
+  // keepOwned (src/reconcile/owned-objects.ts) takes its type in an object: `keepOwned(deps, { type: NetworkPolicies, …`.
+  for (const m of text.matchAll(/\b(keepOwned)\s*\(\s*[\w.]+\s*,\s*\{\s*type:\s*([A-Z]\w*)/g)) {
+    const type = TYPES.get(m[2]!);
+    if (type) for (const verb of OWNED_OBJECT_VERBS) uses.push(`${type.group}/${type.plural} ${verb}`);
+  }
   for (const m of text.matchAll(/\brequest(?:<[^>]*>)?\(\s*'(GET|POST|PUT|PATCH|DELETE)',\s*`([^`]+)`/g)) {
     const [, method, path] = m as unknown as [string, string, string];
     const parts = /^\/(?:api\/v1|apis\/([^/]+)\/[^/]+)\/(?:namespaces\/[^/]+\/)?([a-z]+)(\/[^/]+)?(\/[a-z]+)?$/.exec(path);
@@ -142,11 +149,12 @@ test('every call the operator makes in a tenant namespace is granted by RULES, a
   assert.deepEqual(triggersMissing, [], 'a library call listed here is no longer made: drop it from LIBRARY_CALLS');
   assert.deepEqual(unknown, [], 'calls with a resource type through a function the scan does not know: add it to VERBS');
   const rules = granted(RULES);
-  // The access reviews of a backup's credentials Secret are cluster-scoped: the metrics-auth ClusterRole's, every install's.
-  const clusterScoped = granted(METRICS_AUTH_RULES);
+  // The access reviews of a backup's credentials Secret are cluster-scoped: the metrics-auth ClusterRole's, every
+  // install's; so are the cordoned Nodes (the nodes ClusterRole's).
+  const clusterScoped = granted([...METRICS_AUTH_RULES, ...NODE_RULES]);
   const ungranted = [...uses].filter(([use]) => !rules.has(use) && !clusterScoped.has(use)).map(([use, files]) => `${use} (${files.join(', ')})`);
   assert.deepEqual(ungranted, [], 'calls without a rule');
-  assert.deepEqual([...rules].filter((rule) => !uses.has(rule)), [], 'verbs granted that no call uses');
+  assert.deepEqual([...rules, ...granted(NODE_RULES)].filter((rule) => !uses.has(rule)), [], 'verbs granted that no call uses');
 });
 
 type Rbac = KubeObject & { rules?: unknown; roleRef?: { kind: string; name: string }; subjects?: { name: string; namespace: string }[] };

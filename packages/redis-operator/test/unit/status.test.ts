@@ -125,11 +125,12 @@ test('the manifests grant only what the reconciler uses: Secrets get, create and
   const kinds = scoped.map((o) => `${o.kind}/${o.metadata.namespace ?? ''}`);
   assert.ok(kinds.includes('Role/apps') && kinds.includes('RoleBinding/apps'), kinds.join(' '));
   // Cluster-wide only what /metrics and the webhook need (TokenReview, SubjectAccessReview: cluster-scoped kinds;
-  // the webhook's own configuration, by name) and the metrics-reader role, which grants nothing until a scraper is
+  // the webhook's own configuration, by name), the cordoned Nodes (read only) and the metrics-reader role, which grants nothing until a scraper is
   // bound to it.
   const clusterRoles = scoped.filter((o) => o.kind === 'ClusterRole') as (KubeObject & { rules: unknown[] })[];
   assert.deepEqual(clusterRoles.map((r) => [r.metadata.name, r.rules]), [
     ['quorum-redis-operator-metrics-auth', [{ apiGroups: ['authentication.k8s.io'], resources: ['tokenreviews'], verbs: ['create'] }, { apiGroups: ['authorization.k8s.io'], resources: ['subjectaccessreviews'], verbs: ['create'] }]],
+    ['quorum-redis-operator-nodes', [{ apiGroups: [''], resources: ['nodes'], verbs: ['list', 'watch'] }]],
     ['quorum-redis-operator-metrics-reader', [{ nonResourceURLs: ['/metrics'], verbs: ['get'] }]],
     ['quorum-redis-operator-webhooks', [{ apiGroups: ['admissionregistration.k8s.io'], resources: ['validatingwebhookconfigurations'], resourceNames: ['quorum-redis-validating'], verbs: ['get', 'patch'] }]],
   ]);
