@@ -13,6 +13,11 @@ export interface ResourceCheck {
   name?: string;
   /** Absent: cluster-wide. */
   namespace?: string;
+  /**
+   * The namespaceSelector the check stands for, when it comes from one: not asked about (the review is
+   * cluster-wide), but part of what an update must have passed before, so a widened selector is asked again.
+   */
+  selector?: string;
   /** Where in the definition it comes from, for the refusal's message. */
   source: string;
 }
@@ -30,7 +35,8 @@ function bindingChecks(b: RBACBinding, at: string): ResourceCheck[] {
   (b.roleBindings ?? []).forEach((rb, j) => {
     const resource = rb.clusterRole !== undefined ? 'clusterroles' : 'roles';
     const name = rb.clusterRole ?? rb.role ?? '';
-    checks.push({ group: RBAC_GROUP, resource, verb: 'bind', name, ...(rb.namespace !== undefined ? { namespace: rb.namespace } : {}), source: `${at}.roleBindings[${j}]` });
+    const where = rb.namespace !== undefined ? { namespace: rb.namespace } : { selector: JSON.stringify(rb.namespaceSelector ?? {}) };
+    checks.push({ group: RBAC_GROUP, resource, verb: 'bind', name, ...where, source: `${at}.roleBindings[${j}]` });
   });
   b.subjects.forEach((s, j) => {
     if (s.kind === 'ServiceAccount' && s.namespace !== undefined) checks.push({ group: '', resource: 'serviceaccounts', verb: 'create', namespace: s.namespace, source: `${at}.subjects[${j}]` });
@@ -38,22 +44,29 @@ function bindingChecks(b: RBACBinding, at: string): ResourceCheck[] {
   return checks;
 }
 
+/** What the API server is asked: one review answers every check of the same key. */
 function checkKey(c: ResourceCheck): string {
   return [c.group, c.resource, c.verb, c.name ?? '', c.namespace ?? '*'].join('|');
+}
+
+/** What a check grants: its review, and for a selector which namespaces it reaches. */
+function grantKey(c: ResourceCheck): string {
+  return `${checkKey(c)}|${c.selector ?? ''}`;
 }
 
 /**
  * The checks the new definition needs, without those its previous version (an update) already passed for
  * the same grant: removing access, or leaving a binding as it was, needs no right; a new subject or a longer
- * window needs the right to every role of its binding again.
+ * window needs the right to every role of its binding again, and a changed namespaceSelector (which may reach
+ * namespaces the old one did not) the cluster-wide right to its role again.
  */
 export function requiredChecks(next: RBACDefinition, previous: RBACDefinition | undefined): ResourceCheck[] {
   const passed = new Set<string>();
-  for (const b of previous?.rbacBindings ?? []) for (const c of bindingChecks(b, '')) passed.add(`${grantIdentity(b)}#${checkKey(c)}`);
+  for (const b of previous?.rbacBindings ?? []) for (const c of bindingChecks(b, '')) passed.add(`${grantIdentity(b)}#${grantKey(c)}`);
   const needed = new Map<string, ResourceCheck>();
   (next.rbacBindings ?? []).forEach((b, i) => {
     for (const c of bindingChecks(b, `rbacBindings[${i}] (${b.name})`)) {
-      if (passed.has(`${grantIdentity(b)}#${checkKey(c)}`)) continue;
+      if (passed.has(`${grantIdentity(b)}#${grantKey(c)}`)) continue;
       if (!needed.has(checkKey(c))) needed.set(checkKey(c), c);
     }
   });

@@ -50,6 +50,28 @@ test('an update asks only for what it adds: a new role, or every role of a bindi
   assert.deepEqual(requiredChecks(def([]), before), [], 'removing needs nothing');
 });
 
+test('an update that changes a namespaceSelector asks for the cluster-wide right to its role again: the new selector may reach namespaces the old did not', () => {
+  const selecting = (namespaceSelector: { matchLabels?: Record<string, string> }): RBACDefinition => def([{ name: 'b', subjects: [alice], roleBindings: [{ clusterRole: 'admin', namespaceSelector }] }]);
+  const before = selecting({ matchLabels: { team: 'a' } });
+  assert.deepEqual(requiredChecks(before, before), [], 'the same selector: nothing new');
+  assert.deepEqual(requiredChecks(selecting({}), before).map(describeCheck), ['bind ClusterRole admin cluster-wide'], 'widened to every namespace');
+  assert.deepEqual(requiredChecks(selecting({ matchLabels: { team: 'b' } }), before).map(describeCheck), ['bind ClusterRole admin cluster-wide'], 'moved to other namespaces');
+  // Beside an unchanged binding of the same role by another selector, one review still answers both.
+  const two = def([
+    { name: 'b', subjects: [alice], roleBindings: [{ clusterRole: 'admin', namespaceSelector: { matchLabels: { team: 'a' } } }, { clusterRole: 'admin', namespaceSelector: { matchLabels: { team: 'c' } } }] },
+  ]);
+  assert.deepEqual(requiredChecks(two, before).map((c) => c.source), ['rbacBindings[0] (b).roleBindings[1]']);
+});
+
+test('a view-only author who may update definitions cannot widen a selector granting them admin: refused by the webhook', async () => {
+  const webhook = escalationWebhook((_user, check) => Promise.resolve({ allowed: check.namespace === 'a' }));
+  const mine = (namespaceSelector: { matchLabels?: Record<string, string> }): RBACDefinition => def([{ name: 'b', subjects: [{ kind: 'User', name: 'bob' }], roleBindings: [{ clusterRole: 'admin', namespaceSelector }] }]);
+  const result = await webhook(request('UPDATE', mine({}), mine({ matchLabels: { team: 'bob' } })));
+  assert.ok(!result.allowed);
+  assert.match(result.message, /bind ClusterRole admin cluster-wide/);
+  assert.deepEqual(await webhook(request('UPDATE', mine({ matchLabels: { team: 'bob' } }), mine({ matchLabels: { team: 'bob' } }))), { allowed: true });
+});
+
 test('refused with every role and place named; allowed when every review allows; deletes pass unchecked', async () => {
   const asked: [UserInfo, ResourceCheck][] = [];
   const webhook = escalationWebhook((user, check) => {
