@@ -28,7 +28,7 @@ export interface ReconcileDeps extends ActDeps {
   /** Counts windows reaching their edges (rbac_manager_window_transitions_total). */
   transitions: { inc(labels: { state: string }): void };
   /** Why the escalation webhook is not in place (nothing is granted then), or undefined (webhook-gate.ts). */
-  webhookProblem: () => string | undefined;
+  webhookProblem: () => Promise<string | undefined>;
 }
 
 export function rbacDefinitionReconciler(deps: ReconcileDeps): Reconciler {
@@ -43,7 +43,7 @@ export function rbacDefinitionReconciler(deps: ReconcileDeps): Reconciler {
     }
     const desired = desiredState(definition, worldOf(deps.caches), now);
     const planned = planActions(desired, ownedFromCaches(deps.caches, definition.metadata.uid ?? ''));
-    const gate = deps.webhookProblem();
+    const gate = await deps.webhookProblem();
     const withheld: Withheld | undefined = gate === undefined ? undefined : withhold(definition, planned, gate, deps.events);
     const outcome = await act(definition, withheld?.actions ?? planned, deps, signal);
     for (const [binding, list] of withheld?.skipped ?? []) outcome.skipped.set(binding, [...(outcome.skipped.get(binding) ?? []), ...list]);

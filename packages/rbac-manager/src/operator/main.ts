@@ -1,14 +1,18 @@
 // Entry point of the manager's container: `node packages/rbac-manager/src/operator/main.ts`. The controller
 // runs on the leader; the escalation webhook on every replica.
 import { LeadershipLostError, shutdownSignal } from '@quorum/runtime';
-import { ESCALATION_WEBHOOK_CONFIGURATION, escalationWebhookRunnable } from '../admission/serving.ts';
+import { ESCALATION_WEBHOOK_CONFIGURATION, escalationWebhookRunnable, WEBHOOK_CERT_SECRET } from '../admission/serving.ts';
 import { configFromEnv, LEASE_NAME } from './config.ts';
 import { createRbacManager } from './manager.ts';
 
 const config = configFromEnv();
 const { manager } = await createRbacManager({
   instance: config.podName,
-  escalationWebhook: { configuration: ESCALATION_WEBHOOK_CONFIGURATION, target: { service: { namespace: config.namespace, name: config.service } } },
+  escalationWebhook: {
+    configuration: ESCALATION_WEBHOOK_CONFIGURATION,
+    target: { service: { namespace: config.namespace, name: config.service } },
+    ca: { secret: { namespace: config.namespace, name: WEBHOOK_CERT_SECRET } },
+  },
   manager: {
     probePort: config.probePort,
     ...(config.metricsPort > 0 ? { secureMetrics: { port: config.metricsPort } } : {}),

@@ -23,7 +23,7 @@ import type { RBACDefinition } from '../api/rbacdefinition.ts';
 import { EVENT_CONTROLLER } from '../controller/kinds.ts';
 import type { Caches } from '../controller/observe.ts';
 import { rbacDefinitionReconciler } from '../controller/reconcile.ts';
-import { webhookGate, type EscalationWebhookRef } from '../controller/webhook-gate.ts';
+import { trustedCAReader, webhookGate, type EscalationWebhookRef } from '../controller/webhook-gate.ts';
 import { concernsNamespace, concernsRole } from '../plan/desired.ts';
 import { MANAGED_BY, MANAGED_BY_LABEL } from '../plan/names.ts';
 import { RBACDefinitions } from '../resources.ts';
@@ -64,10 +64,12 @@ export async function createRbacManager(options: RbacManagerOptions): Promise<{ 
   // Only its own configuration: the RBAC allows list and watch of that one name.
   const webhookScope = { fieldSelector: `metadata.name=${options.escalationWebhook.configuration}` };
   const webhookConfigurations = manager.informer(ValidatingWebhookConfigurations, webhookScope);
+  const gateLog = manager.log.child({ component: 'escalation-webhook-gate' });
   const webhookProblem = webhookGate({
     ref: options.escalationWebhook,
     read: () => webhookConfigurations.store.get(options.escalationWebhook.configuration),
-    log: manager.log.child({ component: 'escalation-webhook-gate' }),
+    trustedCAs: trustedCAReader(manager.client, options.escalationWebhook.ca, gateLog),
+    log: gateLog,
     inPlace: metrics.gauge('rbac_manager_escalation_webhook_in_place', 'Whether the escalation webhook guards every RBACDefinition write (1), or the manager withholds every grant until it does (0).', []),
   });
   const builder = manager

@@ -20,11 +20,13 @@ import {
   createLogger,
   CustomResourceDefinitions,
   Events,
+  generateCertificates,
   Namespaces,
   RoleBindings,
   Roles,
   ServiceAccounts,
   sleep,
+  ValidatingWebhookConfigurations,
   type OpenObject,
 } from '@quorum/runtime';
 import { eventually, TestEnv } from '@quorum/localkube/testing';
@@ -343,4 +345,63 @@ test('FairwindsOps rbac-manager: its definitions imported and the bindings it ma
   // Its deletion orphaned the binding: still there, still granting, a while later.
   await sleep(2_000);
   assert.equal(await canI(carol, 'create', 'deployments', ns), true);
+});
+
+test('the webhook configuration deleted, failing open, or trusting another CA: what is granted stays, nothing new is granted and the definition says why; put right, it is granted', async () => {
+  const ns = await env.namespace('rbac-weak');
+  const erin = `erin-${run}`;
+  const kept = `kept-${run}`;
+  await definition(kept, [{ name: 'devs', subjects: [{ kind: 'User', name: erin }], roleBindings: [{ clusterRole: 'edit', namespace: ns }] }]);
+  await ready(kept);
+  assert.equal(await canI(erin, 'create', 'deployments', ns), true);
+  const hook = (config: OpenObject): Record<string, unknown> & { clientConfig: Record<string, unknown> } => (config['webhooks'] as (Record<string, unknown> & { clientConfig: Record<string, unknown> })[])[0]!;
+  const change = async (edit: (config: OpenObject) => void): Promise<void> => {
+    const config = await env.client.get<OpenObject>(ValidatingWebhookConfigurations, webhookConfig);
+    edit(config);
+    await env.client.replace(ValidatingWebhookConfigurations, config);
+  };
+  const foreign = await generateCertificates({ ipAddresses: ['127.0.0.1'] });
+  let ownCaBundle = '';
+  const weakenings: [string, () => Promise<void>, RegExp, () => Promise<void>][] = [
+    ['deleted', () => env.client.delete(ValidatingWebhookConfigurations, webhookConfig), new RegExp(`ValidatingWebhookConfiguration ${webhookConfig} does not exist`), () => webhook!.register()],
+    ['failing open', () => change((c) => void (hook(c)['failurePolicy'] = 'Ignore')), /its failurePolicy is Ignore; it must fail closed/, () => change((c) => void (hook(c)['failurePolicy'] = 'Fail'))],
+    [
+      'trusting another CA besides its own',
+      () =>
+        change((c) => {
+          ownCaBundle = String(hook(c).clientConfig['caBundle']);
+          hook(c).clientConfig['caBundle'] = Buffer.from(Buffer.from(ownCaBundle, 'base64').toString('utf8') + foreign.caCert).toString('base64');
+        }),
+      /its caBundle trusts 1 CA\(s\) besides the manager's/,
+      () => change((c) => void (hook(c).clientConfig['caBundle'] = ownCaBundle)),
+    ],
+  ];
+  try {
+    for (const [what, weaken, why, restore] of weakenings) {
+      await weaken();
+      // Written while nothing checks it (or, for the foreign CA, while another server could have answered).
+      const user = `frank-${what.split(' ')[0]}-${run}`;
+      const name = `weak-${what.split(' ')[0]}-${run}`;
+      await definition(name, [{ name: 'devs', subjects: [{ kind: 'User', name: user }], roleBindings: [{ clusterRole: 'edit', namespace: ns }] }]);
+      const withheld = await eventually(`${what}: the new definition reports WebhookMissing`, async () => {
+        const got = await env.client.get(RBACDefinitions, name);
+        return got.status?.conditions?.find((c) => c.type === 'Degraded' && c.reason === 'WebhookMissing') ? got : undefined;
+      }, fast);
+      assert.match(withheld.status?.conditions?.find((c) => c.type === 'Degraded')?.message ?? '', why, what);
+      assert.deepEqual(withheld.status?.bindings?.[0]?.skipped?.map((s) => s.reason), ['Withheld'], what);
+      assert.equal(await canI(user, 'create', 'deployments', ns), false, `${what}: granted anyway`);
+      assert.equal(await canI(erin, 'create', 'deployments', ns), true, `${what}: an existing grant was taken away`);
+      const restored = Date.now();
+      await restore();
+      await eventually(`${what}: granted once put right`, () => canI(user, 'create', 'deployments', ns), fast);
+      log(`${what}: granted ${Date.now() - restored} ms after the configuration was put right`);
+      await ready(name);
+      await env.client.delete(RBACDefinitions, name);
+    }
+  } finally {
+    // The later cleanup (webhook.stop) expects it; put back as registered if a step above failed midway.
+    await env.client.delete(ValidatingWebhookConfigurations, webhookConfig).catch(() => undefined);
+    await webhook!.register();
+  }
+  await ready(kept);
 });

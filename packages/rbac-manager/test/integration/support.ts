@@ -30,7 +30,7 @@ export async function serveEscalationWebhook(admin: Client, reviewer: Client, co
   await server.start();
   const url = `https://${host}:${server.port}${ESCALATION_WEBHOOK_PATH}`;
   return {
-    ref: { configuration, target: { url } },
+    ref: { configuration, target: { url }, ca: { pem: certs.caCert } },
     register: async () => {
       const config = escalationWebhookConfiguration({ url }, configuration);
       (config['webhooks'] as { clientConfig: Record<string, string> }[])[0]!.clientConfig['caBundle'] = Buffer.from(certs.caCert).toString('base64');
