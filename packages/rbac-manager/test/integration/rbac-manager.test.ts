@@ -234,7 +234,7 @@ test('grants to users, groups and service accounts (with pull secrets), by name,
   assert.ok(await env.client.find(RoleBindings, { namespace: named, name: foreign.metadata.name ?? '' }));
 });
 
-test('time-bound grants: expiresAt and notBefore on time, and an expiry passed while the manager was down caught up at start', async () => {
+test('time-bound grants: expiresAt and notBefore on time, and an expiry and a start passed while the manager was down caught up at start', async () => {
   const ns = await env.namespace('rbac-time');
   const oncall = `oncall-${run}`;
   const soon = `soon-${run}`;
@@ -254,19 +254,27 @@ test('time-bound grants: expiresAt and notBefore on time, and an expiry passed w
     return JSON.stringify(got.status?.bindings?.map((b) => b.state)) === JSON.stringify(['Expired', 'Active']);
   }, fast);
 
-  // The manager down while a grant ends: it is revoked as soon as the manager is back.
+  // The manager down while one grant ends and another starts: each acted on as soon as the manager is back.
   const breakGlass = `break-glass-${run}`;
+  const nextShift = `next-shift-${run}`;
   const name2 = `downtime-${run}`;
   const expiresAt = at(3_000);
-  await definition(name2, [{ name: 'glass', subjects: [{ kind: 'User', name: breakGlass }], roleBindings: [{ clusterRole: 'edit', namespace: ns }], expiresAt }]);
+  const notBefore = at(4_000);
+  await definition(name2, [
+    { name: 'glass', subjects: [{ kind: 'User', name: breakGlass }], roleBindings: [{ clusterRole: 'edit', namespace: ns }], expiresAt },
+    { name: 'shift', subjects: [{ kind: 'User', name: nextShift }], roleBindings: [{ clusterRole: 'edit', namespace: ns }], notBefore },
+  ]);
   await eventually('break-glass access granted', () => canI(breakGlass, 'create', 'deployments', ns), fast);
   await stopManager();
-  await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 1_000);
+  await sleep(Math.max(0, Date.parse(notBefore) - Date.now()) + 1_000);
   assert.equal(await canI(breakGlass, 'create', 'deployments', ns), true, 'nobody revoked it while the manager was down');
+  assert.equal(await canI(nextShift, 'create', 'deployments', ns), false, 'nobody granted it while the manager was down');
   const restarted = Date.now();
   await startManager();
   await eventually('break-glass revoked after the restart', async () => !(await canI(breakGlass, 'create', 'deployments', ns)), fast);
   log(`expired grant revoked ${Date.now() - restarted} ms after the manager started`);
+  await eventually('the next shift granted after the restart', () => canI(nextShift, 'create', 'deployments', ns), fast);
+  log(`delayed grant started ${Date.now() - restarted} ms after the manager started`);
 });
 
 test('no escalation: a user who may write definitions but holds only view cannot grant cluster-admin, nor edit where they do not administer; bind on the role lets them', async () => {
@@ -379,6 +387,8 @@ test('the webhook configuration deleted, failing open, or trusting another CA: w
   try {
     for (const [what, weaken, why, restore] of weakenings) {
       await weaken();
+      // The manager has seen it once the definition in place reports it: only then is the next one written.
+      await eventually(`${what}: the definition in place reports WebhookMissing`, async () => (await env.client.get(RBACDefinitions, kept)).status?.conditions?.find((c) => c.type === 'Degraded')?.reason === 'WebhookMissing', fast);
       // Written while nothing checks it (or, for the foreign CA, while another server could have answered).
       const user = `frank-${what.split(' ')[0]}-${run}`;
       const name = `weak-${what.split(' ')[0]}-${run}`;
@@ -396,6 +406,7 @@ test('the webhook configuration deleted, failing open, or trusting another CA: w
       await eventually(`${what}: granted once put right`, () => canI(user, 'create', 'deployments', ns), fast);
       log(`${what}: granted ${Date.now() - restored} ms after the configuration was put right`);
       await ready(name);
+      await ready(kept);
       await env.client.delete(RBACDefinitions, name);
     }
   } finally {
