@@ -1,5 +1,6 @@
 // observe: everything the planner needs, from the caches (pods, claims, Services, the ConfigMap), the password
 // Secret, and the instances and Sentinels themselves, read side by side with bounded calls.
+import { createHmac } from 'node:crypto';
 import { checkCredentials } from '@quorum/kit';
 import { NotFoundError, Secrets, type OpenObject } from '@quorum/runtime';
 import { REDIS_BACKUP_CREDENTIALS_LABEL } from '../api/backup.ts';
@@ -98,14 +99,24 @@ async function readPassword(deps: ReconcilerDeps, namespace: string, secretName:
   }
 }
 
-/** Which of spec.users' password Secrets (or keys) do not exist; undefined when every one does. */
-async function usersProblem(deps: ReconcilerDeps, namespace: string, spec: DefaultedSpec): Promise<string | undefined> {
+/**
+ * spec.users' passwords as the pods would start with them: which Secrets (or keys) do not exist, or else a
+ * fingerprint of the passwords. The fingerprint is an HMAC keyed by the Redis's own password, so the pod
+ * annotation it ends up in (through the config hash) lets nobody who can read pods test guesses of a password.
+ */
+async function usersState(deps: ReconcilerDeps, namespace: string, spec: DefaultedSpec, key: string | undefined): Promise<{ problem?: string; fingerprint?: string }> {
+  const users = spec.users ?? [];
+  if (users.length === 0) return {};
   const missing: string[] = [];
-  for (const [i, user] of (spec.users ?? []).entries()) {
+  const hmac = createHmac('sha256', key ?? '');
+  for (const [i, user] of users.entries()) {
     const secret = await deps.client.find(Secrets, { namespace, name: user.passwordSecret.name });
-    if (secret?.data?.[user.passwordSecret.key] === undefined) missing.push(`spec.users[${i}] (${user.name}): the Secret ${user.passwordSecret.name} with key ${user.passwordSecret.key} does not exist`);
+    const value = secret?.data?.[user.passwordSecret.key];
+    if (value === undefined) missing.push(`spec.users[${i}] (${user.name}): the Secret ${user.passwordSecret.name} with key ${user.passwordSecret.key} does not exist`);
+    else hmac.update(`${user.name}\0${value}\0`);
   }
-  return missing.length > 0 ? missing.join('; ') : undefined;
+  if (missing.length > 0) return { problem: missing.join('; ') };
+  return key === undefined ? {} : { fingerprint: hmac.digest('hex').slice(0, 16) };
 }
 
 function configState(cm: OpenObject | undefined): ConfigState | undefined {
@@ -139,6 +150,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   const podsExist = [...pods.values()].some((p) => p.metadata.labels?.[LABELS.component] !== 'sentinel');
   const tokens = { ca: redis.metadata.annotations?.[ROTATE_CA_ANNOTATION], certificates: redis.metadata.annotations?.[ROTATE_CERTIFICATES_ANNOTATION] };
   const tls = await observeTLS({ client: deps.client, redis: ref, spec, podsExist, clusterDomain: deps.clusterDomain ?? DEFAULT_CLUSTER_DOMAIN, now, tokens });
+  const users = await usersState(deps, namespace, spec, password);
   const rendering: Rendering = {
     redis: ref,
     spec,
@@ -146,6 +158,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     auth: { secretName, key: spec.auth.key },
     ...(bootstrap.record ? { restore: { bootstrap: bootstrap.record, agentImage: deps.agentImage } } : {}),
     ...(tls ? { tls: { secretName: tls.secretName, ...(tls.fingerprint !== undefined ? { fingerprint: tls.fingerprint } : {}) } } : {}),
+    ...(users.fingerprint !== undefined ? { usersFingerprint: users.fingerprint } : {}),
   };
   const dial = (pod: string, ip: string, port: number, pw: string): Endpoint => podEndpoint({ rendering, ...(tls ? { tls } : {}) }, pod, ip, port, pw);
 
@@ -169,7 +182,6 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
   const existingServices = new Set(inNamespace(deps.services.store).map((s) => s.metadata.name ?? ''));
   const step = redis.status?.step;
   const ageMs = (since: string): number => Math.max(0, now.getTime() - Date.parse(since));
-  const usersMissing = await usersProblem(deps, namespace, spec);
   const desired = { redisConf: redisConf(spec), sentinelConf: (primary: string) => sentinelConf(name, spec, podHost(name, namespace, primary)) };
   const planned = redis.status?.plannedFailover;
   const retryToken = redis.metadata.annotations?.[RETRY_ROLLOUT_ANNOTATION];
@@ -191,7 +203,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     rollout: { ...(redis.status?.rollout ? { record: redis.status.rollout } : {}), ...(retryToken !== undefined ? { retryToken } : {}) },
     ...(planned ? { plannedFailover: { from: planned.from, ageMs: ageMs(planned.askedAt) } } : {}),
     ...(bootstrap.blocked !== undefined ? { bootstrapBlocked: bootstrap.blocked } : {}),
-    ...(usersMissing !== undefined ? { usersProblem: usersMissing } : {}),
+    ...(users.problem !== undefined ? { usersProblem: users.problem } : {}),
     ...(tls ? { tls: tlsFacts(tls, deps.caRotationOverlapMs ?? 0, now) } : {}),
   };
   return { observed, rendering, ips, ...(password !== undefined ? { password } : {}), ...(bootstrap.record ? { bootstrap: bootstrap.record } : {}), ...(tls ? { tls } : {}) };

@@ -29,6 +29,11 @@ export interface Rendering {
   restore?: { bootstrap: BootstrapStatus; agentImage: string };
   /** The TLS Secret the pods serve (absent without TLS), and a hash of its certificate: a new one rolls the pods. */
   tls?: { secretName: string; fingerprint?: string };
+  /**
+   * spec.users' passwords as an HMAC keyed by the Redis's password (observe.ts): instances write them into their
+   * redis.conf as they start, so a changed password rolls them (replicas first, then a planned failover).
+   */
+  usersFingerprint?: string;
 }
 
 export function configHash(text: string): string {
@@ -224,12 +229,13 @@ export function sentinelPod(r: Rendering, sentinel: string, hash: string): Built
  * What a pod made now would be made from, as its config-hash annotation: its pod spec (image, command,
  * resources, probes) and the configuration file it starts from, for a placeholder name. A Sentinel's also counts
  * the certificate it serves (Sentinel cannot reload one: a renewed certificate rolls the Sentinels, one at a
- * time); an instance reloads its own (planReload). A pod carrying another hash is rolled.
+ * time); an instance reloads its own (planReload), and counts spec.users' passwords (a changed one is rolled in).
+ * A pod carrying another hash is rolled.
  */
 export function podHashes(r: Rendering, files: { redisConf: string; sentinelConf: string }): { redis: string; sentinel: string } {
   const certificate = r.tls?.fingerprint ?? '';
   return {
-    redis: configHash(JSON.stringify(instancePod(r, '$instance', '').spec) + files.redisConf),
+    redis: configHash(JSON.stringify(instancePod(r, '$instance', '').spec) + files.redisConf + (r.usersFingerprint ?? '')),
     sentinel: configHash(JSON.stringify(sentinelPod(r, '$sentinel', '').spec) + files.sentinelConf + certificate),
   };
 }

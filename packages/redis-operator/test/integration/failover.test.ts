@@ -192,6 +192,32 @@ test("the operator's metrics: each instance's role, link and load, the Sentinels
   assert.ok(failovers !== undefined && failovers >= 1, 'the failover is counted');
 });
 
+test("a user's new password is rolled in (replicas first, then a planned failover): every instance takes it, the old one is refused", async () => {
+  const changed = Date.now();
+  await env.client.mergePatch(Secrets, { namespace: ns, name: 'app-user' }, { stringData: { password: 'a new password' } });
+  const answers = async (instance: string, secret: string): Promise<boolean> => {
+    const app = new Redis({ host: await podIP(instance), port: 6379, username: 'app', password: secret, tls: await reader.podTLS(instance), maxRetriesPerRequest: 0, enableReadyCheck: false, retryStrategy: () => null, lazyConnect: true });
+    app.on('error', () => undefined);
+    try {
+      await app.connect();
+      return (await app.get('app:none')) === null;
+    } catch {
+      return false;
+    } finally {
+      app.disconnect();
+    }
+  };
+  const instances = [0, 1, 2].map((i) => `${NAME}-${i}`);
+  await eventually('every instance takes the new password, and the rollout is over', async () => {
+    const st = await status();
+    if (st?.rollout !== undefined || !available(st) || st?.readyReplicas !== 3) return false;
+    for (const instance of instances) if (!(await answers(instance, 'a new password'))) return false;
+    return true;
+  }, { timeoutMs: 240_000, intervalMs: 2000 });
+  console.log(`new user password → taken by every instance: ${((Date.now() - changed) / 1000).toFixed(1)} s`);
+  for (const instance of instances) assert.equal(await answers(instance, 'app "pass" \\ word'), false, `${instance} refuses the old password`);
+});
+
 test('bad input is refused with the field named, and nothing is created', async () => {
   const attempt = (name: string, spec: unknown): Promise<unknown> => env.client.create(Redises, { apiVersion: 'redis.quorum.dev/v1alpha1', kind: 'Redis', metadata: { name, namespace: ns }, spec });
   await assert.rejects(attempt('bad-config', { config: [{ name: 'replicaof', value: 'evil 6379' }] }), /spec\.config\[0\]\.name/);

@@ -132,6 +132,10 @@ test('every pod deleted at once: the set comes back by itself, on the same prima
   }, { timeoutMs: 120_000, intervalMs: 500 });
   const s = await settledStatus(redis, 'settled after every pod was deleted', 3, 3);
   console.log(`every pod deleted → settled: ${seconds(deleted)} s (primary ${s.primary}, before ${before.primary})`);
+  // Why a slow recovery was slow (about 70 s in some runs, 11 s in most): containers that exited on the way back.
+  const restarted = (await t.env.client.list(Pods, { namespace: t.ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items.flatMap((p) =>
+    (p.status?.containerStatuses ?? []).filter((c) => c.restartCount > 0).map((c) => `${p.metadata.name}/${c.name}: ${c.restartCount} restart(s), last exit ${c.lastState?.terminated?.exitCode ?? '?'} ${c.lastState?.terminated?.reason ?? ''} ${c.lastState?.terminated?.message?.trim().slice(-200) ?? ''}`));
+  console.log(`containers restarted on the way back: ${restarted.join('; ') || 'none'}`);
   assert.equal(s.primary, before.primary, 'the primary the Sentinels last decided comes back as primary');
   await assertNoneLost(checker);
 });

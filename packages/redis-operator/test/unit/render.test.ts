@@ -79,3 +79,13 @@ test('a Redis bootstrapped from a backup: every instance pod fetches before its 
   assert.notEqual(podHashes(restored, files).redis, podHashes(plain, files).redis);
   assert.equal(podHashes(restored, files).sentinel, podHashes(plain, files).sentinel);
 });
+
+test('a changed user password rolls the instances (their hash counts the users\' fingerprint), not the Sentinels', () => {
+  const users = rendering({ users: [{ name: 'app', passwordSecret: { name: 'app-pw', key: 'password' }, rules: '~* +@read' }] });
+  const files = { redisConf: '', sentinelConf: '' };
+  const before = podHashes({ ...users, usersFingerprint: 'aaaaaaaaaaaaaaaa' }, files);
+  const after = podHashes({ ...users, usersFingerprint: 'bbbbbbbbbbbbbbbb' }, files);
+  assert.notEqual(after.redis, before.redis);
+  assert.equal(after.sentinel, before.sentinel);
+  assert.equal(podHashes({ ...users, usersFingerprint: 'aaaaaaaaaaaaaaaa' }, files).redis, before.redis, 'the same passwords, the same hash');
+});
