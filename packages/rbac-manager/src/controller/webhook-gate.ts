@@ -130,10 +130,13 @@ export interface TrustedCAs {
 
 /** The Secret is read again at most this often: its CA changes about once a year (a renewal), never faster. */
 export const CA_REREAD_MS = 30_000;
+/** While no CA is known (the first replica has not made the Secret yet), it is read again this soon. */
+export const CA_RETRY_MS = 2_000;
 
 /**
  * The manager's CA certificates: a PEM given, or read from its serving Secret (`get` on that one name, which
- * the webhook's serving already needs) on first use and again at most every CA_REREAD_MS, one read at a time.
+ * the webhook's serving already needs) on first use and again at most every CA_REREAD_MS (CA_RETRY_MS while it
+ * knows none), one read at a time.
  * Every CA the Secret held since the process started stays trusted, so the configuration may lag behind a
  * renewal. A failed read keeps what was read before, with a warn line when its reason changes.
  */
@@ -158,7 +161,7 @@ export function trustedCAReader(client: Pick<Client, 'get'>, source: WebhookCASo
     readAt = now();
   };
   return async () => {
-    if (now() - readAt >= CA_REREAD_MS) await (reading ??= read().finally(() => (reading = undefined)));
+    if (now() - readAt >= (trusted.size > 0 ? CA_REREAD_MS : CA_RETRY_MS)) await (reading ??= read().finally(() => (reading = undefined)));
     return { certificates: [...trusted], ...(readProblem !== undefined ? { readProblem } : {}) };
   };
 }

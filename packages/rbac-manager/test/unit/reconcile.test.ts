@@ -9,7 +9,7 @@ import { ESCALATION_WEBHOOK_PATH } from '../../src/admission/webhook.ts';
 import { API_VERSION, KIND, type RBACDefinition, type RBACDefinitionStatus } from '../../src/api/rbacdefinition.ts';
 import type { Caches } from '../../src/controller/observe.ts';
 import { rbacDefinitionReconciler, type ReconcileDeps } from '../../src/controller/reconcile.ts';
-import { CA_REREAD_MS, pemCertificates, trustedCAReader, WEBHOOK_RECHECK_MS, webhookGate, webhookProblem, type EscalationWebhookRef } from '../../src/controller/webhook-gate.ts';
+import { CA_REREAD_MS, CA_RETRY_MS, pemCertificates, trustedCAReader, WEBHOOK_RECHECK_MS, webhookGate, webhookProblem, type EscalationWebhookRef } from '../../src/controller/webhook-gate.ts';
 import { escalationWebhookConfiguration } from '../../src/deploy/manifests.ts';
 import { managedLabels } from '../../src/plan/names.ts';
 
@@ -88,7 +88,7 @@ test('the gate voices each change once (warn when it closes, info when it opens)
   assert.deepEqual(lines.map((l) => l.split(' ')[0]), ['warn', 'info', 'warn']);
 });
 
-test('trustedCAReader: the serving Secret read on first use and at most every 30 s, one read at a time; every CA it held stays trusted; a failed read keeps them and warns once per reason', async () => {
+test('trustedCAReader: the serving Secret read on first use and at most every 30 s (2 s while it knows no CA), one read at a time; every CA it held stays trusted; a failed read keeps them and warns once per reason', async () => {
   let clock = 0;
   let reads = 0;
   let secret: { data?: Record<string, string> } | Error = new NotFoundError('GET', '/api/v1/namespaces/quorum-system/secrets/certs', 404, { reason: 'NotFound', message: 'not found' });
@@ -97,19 +97,25 @@ test('trustedCAReader: the serving Secret read on first use and at most every 30
   const read = trustedCAReader(client, { secret: { namespace: 'quorum-system', name: 'certs' } }, { warn: (_o: object, m: string) => void warnings.push(m) } as unknown as Pick<Logger, 'warn'>, () => clock);
   // Not made yet (the first replica's webhook serving makes it): nothing trusted, and why.
   assert.deepEqual(await read(), { certificates: [], readProblem: 'its serving certificate Secret quorum-system/certs does not exist yet' });
-  secret = { data: { 'ca.crt': b64(ownCA) } };
-  clock += CA_REREAD_MS - 1;
-  assert.deepEqual((await read()).certificates, [], 'read again before 30 s');
+  // Knowing no CA, it looks again after 2 s.
+  clock += CA_RETRY_MS - 1;
+  await read();
+  assert.equal(reads, 1, 'read again before 2 s');
   clock += 1;
+  secret = { data: { 'ca.crt': b64(ownCA) } };
   // Four reconciles asking at once share one read.
   const answers = await Promise.all([read(), read(), read(), read()]);
   assert.equal(reads, 2);
   assert.deepEqual(answers.map((a) => a.certificates), Array.from({ length: 4 }, () => trusted));
-  // A renewal (the new CA, then the old), and the next one (the old CA dropped from the Secret): the configuration
-  // may still hold the old CA for a publishing round, so it stays trusted.
+  // Knowing it, not again before 30 s.
   secret = { data: { 'ca.crt': b64(renewedCA + ownCA) } };
-  clock += CA_REREAD_MS;
+  clock += CA_REREAD_MS - 1;
+  assert.deepEqual((await read()).certificates, trusted, 'read again before 30 s');
+  clock += 1;
   assert.deepEqual([...(await read()).certificates].sort(), pemCertificates(ownCA + renewedCA).sort());
+  assert.equal(reads, 3);
+  // The next renewal drops the oldest CA from the Secret: the configuration may still hold it for a publishing
+  // round, so it stays trusted.
   secret = { data: { 'ca.crt': b64(renewedCA) } };
   clock += CA_REREAD_MS;
   assert.deepEqual([...(await read()).certificates].sort(), pemCertificates(ownCA + renewedCA).sort());
