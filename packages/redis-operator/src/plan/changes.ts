@@ -16,7 +16,7 @@ export const FAILOVER_ASK_MS = 15_000;
 export const FAILOVER_BOUND_MS = 90_000;
 
 export function planChanges(o: Observed): Action | undefined {
-  return planDrain(o) ?? planScaleDown(o) ?? planForget(o) ?? planRollout(o) ?? drainBlocked(o);
+  return planDrain(o) ?? planScaleDown(o) ?? planForget(o) ?? planRollout(o) ?? planSpread(o) ?? drainBlocked(o);
 }
 
 /** The primary as the authority has it, or as last recorded while it has not decided. */
@@ -263,4 +263,24 @@ function drainBlocked(o: Observed): Action | undefined {
   const cordoned = primaryOnCordonedNode(o);
   if (cordoned === undefined) return undefined;
   return wait('DrainBlocked', `the primary ${cordoned.primary}'s node ${cordoned.node} is cordoned, and no replica on another node serves to take over: its PodDisruptionBudget holds a drain of that node until one does (or the node is uncordoned)`, 10_000);
+}
+
+/** How long a Sentinel stays where the scheduler put it before it is moved to spread them (no loop faster than this). */
+export const SPREAD_AFTER_MS = 300_000;
+
+/**
+ * Sentinels that share a node, as a drain leaves them (one evicted is made again elsewhere, with no volume to bring
+ * it back): losing that node would take the majority, and failovers, with it. Once the Redis is settled, one of
+ * them, there for SPREAD_AFTER_MS, is made again, when a node that runs one of this Redis's instances (so it
+ * exists and takes its pods) and is not cordoned has no Sentinel: the pods' anti-affinity places it there.
+ */
+function planSpread(o: Observed): Action | undefined {
+  const sentinels = sentinelNames(o).map((n) => o.pods.get(n)).filter((p): p is PodFacts => p !== undefined && !p.deleting && p.node !== undefined);
+  const taken = new Set(sentinels.map((p) => p.node!));
+  const free = instanceNames(o).map((n) => o.pods.get(n)).find((p) => p?.node !== undefined && p.nodeCordoned !== true && !taken.has(p.node));
+  if (free === undefined) return undefined;
+  const crowded = sentinels.sort((a, b) => highestFirst(a.name, b.name)).find((p) => (p.ageMs ?? 0) >= SPREAD_AFTER_MS && sentinels.some((q) => q !== p && q.node === p.node));
+  if (crowded === undefined || unsettled(o, 'spreading the Sentinels') !== undefined) return undefined;
+  const other = sentinels.find((q) => q !== crowded && q.node === crowded.node)!;
+  return { type: 'delete-pod', pod: crowded.name, reason: `spreading the Sentinels: ${crowded.name} shares the node ${crowded.node!} with ${other.name}, and ${free.node!} (running ${free.name}) has none` };
 }

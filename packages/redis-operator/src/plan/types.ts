@@ -19,8 +19,10 @@ export interface PodFacts {
   crashLooping?: string;
   /** The node it is scheduled on. */
   node?: string;
-  /** Its node is cordoned (kubectl cordon, or a drain under way): the primary moves off it (plan/drain.ts). */
+  /** Its node is cordoned (kubectl cordon, or a drain under way): the primary moves off it (plan/changes.ts). */
   nodeCordoned?: boolean;
+  /** How long ago the pod was made. */
+  ageMs?: number;
 }
 
 /** What an instance said about itself, or why it said nothing (which is not evidence of anything). */

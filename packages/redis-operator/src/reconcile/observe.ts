@@ -71,7 +71,7 @@ function crashLoop(pod: Pod): string | undefined {
   return `container ${looping.name} in CrashLoopBackOff${t ? `, last exit code ${t.exitCode ?? '?'} (${t.reason ?? ''}${t.message ? `: ${t.message.trim().slice(-300)}` : ''})` : ''}`;
 }
 
-function podFacts(pod: Pod, cordoned: (node: string) => boolean): PodFacts {
+function podFacts(pod: Pod, cordoned: (node: string) => boolean, now: Date): PodFacts {
   const looping = crashLoop(pod);
   const hash = pod.metadata.annotations?.[CONFIG_HASH_ANNOTATION];
   const node = pod.spec?.nodeName;
@@ -85,6 +85,7 @@ function podFacts(pod: Pod, cordoned: (node: string) => boolean): PodFacts {
     ...(hash !== undefined ? { hash } : {}),
     ...(looping !== undefined ? { crashLooping: looping } : {}),
     ...(node ? { node, ...(cordoned(node) ? { nodeCordoned: true } : {}) } : {}),
+    ...(pod.metadata.creationTimestamp ? { ageMs: Math.max(0, now.getTime() - Date.parse(pod.metadata.creationTimestamp)) } : {}),
   };
 }
 
@@ -195,7 +196,7 @@ export async function observe(deps: ReconcilerDeps, redis: RedisObject, spec: De
     services: existingServices,
     missingServices: services(rendering).map((s) => s.metadata.name).filter((s) => !existingServices.has(s)),
     claims: new Set(inNamespace(deps.claims.store).map((c) => c.metadata.name ?? '')),
-    pods: new Map([...pods].map(([n, p]) => [n, podFacts(p, (node) => deps.cordonedNodes.store.get(node) !== undefined)])),
+    pods: new Map([...pods].map(([n, p]) => [n, podFacts(p, (node) => deps.cordonedNodes.store.get(node) !== undefined, now)])),
     instances,
     sentinels,
     ...(step ? { step: { name: step.name, ageMs: ageMs(step.startedAt) } } : {}),

@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { applyDefaults } from '../../src/api/defaults.ts';
-import { FAILOVER_ASK_MS } from '../../src/plan/changes.ts';
+import { FAILOVER_ASK_MS, SPREAD_AFTER_MS } from '../../src/plan/changes.ts';
 import { plan } from '../../src/plan/plan.ts';
 import type { Action, InstanceReading, Observed, PodFacts, SentinelReading } from '../../src/plan/types.ts';
 import type { KubeObject } from '@quorum/runtime';
@@ -143,4 +143,22 @@ test('the budgets are kept like the NetworkPolicy: made, deleted on a scale-down
   assert.deepEqual(theirs.writes.deleted, []);
   const conflict = await run({ primary: foreign }, { replicas: 2 });
   assert.match((conflict.outcomes[0] as { conflict: string }).conflict, /a PodDisruptionBudget named cache-primary that this Redis does not control is in the way/);
+});
+
+test('after a drain: two Sentinels on one node are spread once settled and the pod has stayed 5 min, to a node running an instance', () => {
+  const o = onNodes({}, 3, []);
+  // The drain of node-0 put cache-sentinel-0 beside cache-sentinel-1 on node-1; the uncordon brought the instances back.
+  const crowded = (ageMs: number): Observed => ({ ...o, pods: new Map(o.pods).set('cache-sentinel-0', { ...o.pods.get('cache-sentinel-0')!, node: 'node-1', ageMs }) });
+  assert.equal(plan(crowded(SPREAD_AFTER_MS - 1)).type, 'none', 'not before it has stayed SPREAD_AFTER_MS');
+  assert.deepEqual(plan(crowded(SPREAD_AFTER_MS)), { type: 'delete-pod', pod: 'cache-sentinel-0', reason: 'spreading the Sentinels: cache-sentinel-0 shares the node node-1 with cache-sentinel-1, and node-0 (running cache-0) has none' });
+  // node-0 still cordoned: nowhere to go.
+  const cordoned = crowded(SPREAD_AFTER_MS);
+  const stillCordoned = { ...cordoned, pods: new Map(cordoned.pods).set('cache-0', { ...cordoned.pods.get('cache-0')!, nodeCordoned: true }) };
+  assert.notEqual(plan(stillCordoned).type, 'delete-pod');
+  // Not while anything is unsettled (a replica syncing).
+  const syncing = { ...crowded(SPREAD_AFTER_MS), instances: new Map(o.instances).set('cache-2', { ok: true, role: 'slave', primaryHost: host('cache-0'), linkUp: false, offset: 0, version: '7.0.15' }) };
+  assert.equal(plan(syncing).type, 'none');
+  // One node for everything (a development cluster): nothing to spread to.
+  const single = { ...o, pods: new Map([...o.pods].map(([n, p]) => [n, { ...p, node: 'node-0', ageMs: SPREAD_AFTER_MS }])) };
+  assert.equal(plan(single).type, 'none');
 });
