@@ -9,10 +9,11 @@
 //   with the data checker writing through a client that trusts the two-CA bundle: no acknowledged write lost, every
 //   instance ends serving a certificate only the new CA verifies, and the old CA is gone from the bundle. (The
 //   Sentinel-less Redis keeps it short: three Sentinels would add three rolling restarts, unit-tested instead.)
+// - and a config change of that Redis rolled out with the operator's own FAILOVER TO, no acknowledged write lost.
 // What this file needs, for the test harness (docs/testing.md):
 // An in-process operator of its own namespace; it installs nothing (the files that install hold redis-operator).
 // @exclusive none
-// @timeout 14m: image assembly on a cold cache, two creates, three recoveries with 120-240 s bounds each, a CA rotation
+// @timeout 16m: image assembly on a cold cache, two creates, three recoveries with 120-240 s bounds each, a CA rotation, a rollout
 import assert from 'node:assert/strict';
 import { X509Certificate } from 'node:crypto';
 import { after, before, test } from 'node:test';
@@ -130,8 +131,21 @@ test('every pod deleted at once: the set comes back by itself, on the same prima
     const now = (await t.env.client.list(Pods, { namespace: t.ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items;
     return now.length === 6 && now.every((p) => !oldUIDs.has(p.metadata.uid) && !p.metadata.deletionTimestamp);
   }, { timeoutMs: 120_000, intervalMs: 500 });
-  const s = await settledStatus(redis, 'settled after every pod was deleted', 3, 3);
+  // What the status says while it settles, each change once, with when (a slow recovery shows where it waited).
+  let said = '';
+  const s = await eventually('settled after every pod was deleted', async () => {
+    const st = await redis.status();
+    const now = (st?.conditions ?? []).filter((c) => c.status === 'True' && c.type !== 'Available').map((c) => `${c.type}: ${c.message}`).join(' | ');
+    if (now !== said) console.log(`+${seconds(deleted)} s ${(said = now)}`);
+    return settled(st, 3, 0, 3) ? st! : undefined;
+  }, { timeoutMs: 240_000, intervalMs: 500 });
   console.log(`every pod deleted → settled: ${seconds(deleted)} s (primary ${s.primary}, before ${before.primary})`);
+  if (Date.now() - deleted > 30_000) {
+    for (const pod of listed.map((p) => p.metadata.name!)) {
+      const container = pod.includes('-sentinel-') ? 'sentinel' : 'redis';
+      console.log(`── ${pod} (slow recovery):\n${await t.env.kube.kubectl(['logs', '--request-timeout=5s', '-n', t.ns, pod, '-c', container, '--tail=25'], { allowFailure: true })}`);
+    }
+  }
   // Why a slow recovery was slow (about 70 s in some runs, 11 s in most): containers that exited on the way back.
   const restarted = (await t.env.client.list(Pods, { namespace: t.ns, labelSelector: `app.kubernetes.io/instance=${NAME}` })).items.flatMap((p) =>
     (p.status?.containerStatuses ?? []).filter((c) => c.restartCount > 0).map((c) => `${p.metadata.name}/${c.name}: ${c.restartCount} restart(s), last exit ${c.lastState?.terminated?.exitCode ?? '?'} ${c.lastState?.terminated?.reason ?? ''} ${c.lastState?.terminated?.message?.trim().slice(-200) ?? ''}`));
@@ -221,5 +235,28 @@ test('its CA rotated and its certificate renewed on request, a client trusting t
   const events = (await t.env.client.list(Events, { namespace: t.ns })).items as (OpenObject & { reason?: string; regarding?: { name?: string }; note?: string })[];
   const steps = events.filter((e) => e.regarding?.name === SOLO && e.reason === 'CARotation').map((e) => e.note ?? '');
   for (const step of ['TrustNew', 'Reissue', 'DropOld']) assert.ok(steps.some((n) => n.includes(`CA rotation, ${step}`)), `a CARotation event for ${step}: ${steps.join(' | ')}`);
+  await assertNoneLost(checker);
+});
+
+test('with no Sentinel, a config change is rolled out with the operator\'s FAILOVER TO: the replica, then the primary moved, then the old one; 0 acknowledged writes lost', async () => {
+  const before = (await solo.status())!;
+  const checker = await checkerOf(solo, SOLO);
+  checker.start();
+  let after: RedisStatus | undefined;
+  try {
+    await eventually('acknowledged writes before the change', () => checker.acknowledged >= 50, { timeoutMs: 30_000, intervalMs: 100 });
+    const started = Date.now();
+    const generation = await solo.patchSpec({ config: [{ name: 'hz', value: '20' }] });
+    after = await eventually('every instance rolled, settled again', async () => {
+      const s = await solo.status();
+      return settled(s, 2, generation, 0) ? s : undefined;
+    }, { timeoutMs: 240_000, intervalMs: 500 });
+    console.log(`config change without Sentinels → rolled out and settled: ${seconds(started)} s (primary ${after.primary}, before ${before.primary})`);
+  } finally {
+    await checker.stop();
+  }
+  assert.notEqual(after.primary, before.primary, 'FAILOVER TO moved the primary to the updated replica before the old one was rolled');
+  const events = (await t.env.client.list(Events, { namespace: t.ns })).items;
+  assert.ok(events.some((e) => e.reason === 'PlannedFailover' && e.regarding?.name === SOLO && /FAILOVER TO/.test(e.note ?? '')), 'the operator asked the primary itself');
   await assertNoneLost(checker);
 });
