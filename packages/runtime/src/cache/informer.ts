@@ -10,7 +10,7 @@ import type { Client } from '../client/client.ts';
 import type { ResourceType } from '../client/resources.ts';
 import { objectKeyString, type KubeObject } from '../object.ts';
 import { RetryReporter, type RetryFailure, type RetryLog, type RetryMetrics } from '../watch/retry-reporter.ts';
-import { watcher, type WatcherEvent, type WatcherOptions } from '../watch/watcher.ts';
+import { watchInto, type ToldObjects, type WatcherEvent, type WatcherOptions } from '../watch/watcher.ts';
 import { defaultIndexers, Store, type Indexer } from './store.ts';
 
 export interface EventHandler<T extends KubeObject> {
@@ -179,9 +179,21 @@ export class Informer<T extends KubeObject> {
     }
   }
 
+  /** The store as the watcher's record of what it told (watchInto's `told`). */
+  readonly #told: ToldObjects = {
+    resourceVersion: (obj) => {
+      const held = this.store.get(objectKeyString(obj));
+      return held === undefined ? undefined : (held.metadata.resourceVersion ?? '');
+    },
+    list: () => this.store.list(),
+  };
+
   /** One namespace's (or every namespace's) watch into the store. */
   async #follow(watch: NamespaceWatch, signal: AbortSignal): Promise<void> {
-    const events = watcher(this.#client, this.type, {
+    // One watch applies each event before it takes the next, so the store is what the watcher told; several
+    // hold changes until every namespace is listed, so each watcher keeps its own record.
+    const told = this.#watches.length === 1 ? this.#told : undefined;
+    const events = watchInto(this.#client, this.type, {
       namespace: watch.namespace,
       labelSelector: this.#options.labelSelector,
       fieldSelector: this.#options.fieldSelector,
@@ -195,7 +207,7 @@ export class Informer<T extends KubeObject> {
         else this.counts.reconnects++;
         this.#options.onError?.(err, action);
       },
-    });
+    }, told);
     for await (const event of events) {
       if (event.type === 'synced') {
         watch.synced = true;
