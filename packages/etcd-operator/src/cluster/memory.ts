@@ -6,16 +6,48 @@ import type { MaintenanceResult } from './act/context.ts';
 import type { StepFailure } from './progress.ts';
 
 export class ReconcilerMemory {
-  /** Per pod UID: since when it crash-loops (the kubelet's back-off hides it between restarts). */
-  readonly crashSince = new Map<string, number>();
-  /** Per pod UID, the crash already reported (its message): one Warning per distinct crash, forgotten with the crash. */
-  readonly crashReported = new Map<string, string>();
+  /**
+   * Per cluster key, per pod UID: since when it crash-loops (the kubelet's back-off hides it between restarts).
+   * Kept per cluster so that a reconcile can drop what it holds of pods gone from its cluster (keepPods): a
+   * crash-looping member is replaced under a new UID, and its old entry would otherwise stay for the life of
+   * the process (issue 23, finding 9).
+   */
+  readonly #crashSince = new Map<string, Map<string, number>>();
+  /** Per cluster key, per pod UID, the crash already reported (its message): one Warning per distinct crash, forgotten with the crash. */
+  readonly #crashReported = new Map<string, Map<string, string>>();
   /** Per cluster key: the refusal of its last attempt, reported by its next reconcile (then forgotten). */
   private readonly failures = new Map<string, StepFailure>();
   /** The steps' voice (Warning events, warn logs), per cluster key. */
   readonly voice = new StepVoice({ retryingReason: 'StepRetrying', stalledReason: 'StepStalled' });
   /** Per cluster key: what its last maintenance steps did (act learns it after the status write), for its next status. */
   private readonly maintained = new Map<string, MaintenanceResult[]>();
+
+  /** Since when each pod of the cluster `key` crash-loops, by pod UID (made when first asked for). */
+  crashSince(key: string): Map<string, number> {
+    return entryOf(this.#crashSince, key);
+  }
+
+  /** The crash already reported for each pod of the cluster `key`, by pod UID (made when first asked for). */
+  crashReported(key: string): Map<string, string> {
+    return entryOf(this.#crashReported, key);
+  }
+
+  /** Drops what is kept of the cluster `key`'s pods that are not among `uids` (its pods now, as the cache has them). */
+  keepPods(key: string, uids: Iterable<string>): void {
+    const keep = new Set(uids);
+    for (const byPod of [this.#crashSince.get(key), this.#crashReported.get(key)]) {
+      for (const uid of byPod?.keys() ?? []) if (!keep.has(uid)) byPod!.delete(uid);
+    }
+    if (this.#crashSince.get(key)?.size === 0) this.#crashSince.delete(key);
+    if (this.#crashReported.get(key)?.size === 0) this.#crashReported.delete(key);
+  }
+
+  /** How many pods, over every cluster, something is kept about: what a test checks is pruned. */
+  get podsKept(): number {
+    let n = 0;
+    for (const byPod of [...this.#crashSince.values(), ...this.#crashReported.values()]) n += byPod.size;
+    return n;
+  }
 
   /** The last attempt's refusal, taken: the next reconcile reports it once. */
   takeFailure(key: string): StepFailure | undefined {
@@ -44,5 +76,13 @@ export class ReconcilerMemory {
     this.failures.delete(key);
     this.voice.forget(key);
     this.maintained.delete(key);
+    this.#crashSince.delete(key);
+    this.#crashReported.delete(key);
   }
+}
+
+function entryOf<V>(map: Map<string, Map<string, V>>, key: string): Map<string, V> {
+  let entry = map.get(key);
+  if (!entry) map.set(key, (entry = new Map<string, V>()));
+  return entry;
 }

@@ -56,11 +56,14 @@ export async function observe(i: ObserveInput): Promise<Observation> {
   const selector = (o: KubeObject): boolean => o.metadata.labels?.[LABELS.instance] === name && o.metadata.labels?.[LABELS.managedBy] === 'quorum';
   const pods: PodObject[] = deps.pods.store.byIndex('namespace', namespace).filter(selector);
   const pvcs = deps.pvcs.store.byIndex('namespace', namespace).filter(selector);
+  // What the reconciler kept of pods no longer in the cache (a replaced crash-looping member) is dropped here.
+  i.memory.keepPods(`${namespace}/${name}`, pods.map((p) => p.metadata.uid ?? ''));
+  const crashSince = i.memory.crashSince(`${namespace}/${name}`);
   const observedPods = pods.map((p) => {
     const uid = p.metadata.uid ?? '';
-    const o = observePod(p, now.getTime(), i.memory.crashSince.get(uid), deps.peerWaitImage);
-    if (o.crashLoopingSince !== undefined) i.memory.crashSince.set(uid, o.crashLoopingSince);
-    else i.memory.crashSince.delete(uid);
+    const o = observePod(p, now.getTime(), crashSince.get(uid), deps.peerWaitImage);
+    if (o.crashLoopingSince !== undefined) crashSince.set(uid, o.crashLoopingSince);
+    else crashSince.delete(uid);
     return o;
   });
   const managedSecrets = (deps.secrets?.store.byIndex('namespace', namespace) ?? []).filter(selector);

@@ -20,8 +20,8 @@ import { tlsOffIssue, withEffectiveTLS, type TLSFacts } from '../tls/defaults.ts
 
 export type { ReconcilerDeps, StepMetrics } from './deps.ts';
 
-export function etcdClusterReconciler(deps: ReconcilerDeps): Reconciler {
-  const memory = new ReconcilerMemory();
+/** `memory` is given by tests that look at what the reconciler keeps between reconciles; one of its own otherwise. */
+export function etcdClusterReconciler(deps: ReconcilerDeps, memory = new ReconcilerMemory()): Reconciler {
   const stepDeadlineMs = deps.stepDeadlineMs ?? DEFAULT_STEP_DEADLINE_MS;
 
   return async ({ namespace, name }, { signal, log }): Promise<Result> => {

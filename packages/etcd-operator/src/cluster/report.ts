@@ -171,7 +171,7 @@ function reportStep(i: ReportInput, boundMs: number): void {
 
 /** One Warning per distinct crash of a member (its last words), forgotten with the crash. */
 function reportCrashes(i: ReportInput): void {
-  const crashReported = i.memory.crashReported;
+  const crashReported = i.memory.crashReported(`${i.cluster.metadata.namespace}/${i.cluster.metadata.name}`);
   for (const [n, o] of i.seen.observedPods.entries()) {
     const uid = i.seen.pods[n]!.metadata.uid ?? '';
     if (o.crashLoopingSince === undefined) {

@@ -8,6 +8,7 @@ import { applyMergePatch } from '@quorum/kit';
 import { createLogger, Store, type Client, type EventInput, type KubeObject, type OpenObject } from '@quorum/runtime';
 import { applyDefaults } from '../../src/api/defaults.ts';
 import { etcdClusterReconciler } from '../../src/cluster/reconcile.ts';
+import { ReconcilerMemory } from '../../src/cluster/memory.ts';
 import { TEMPLATE_ANNOTATION, templateFingerprint } from '../../src/cluster/resources.ts';
 import type { PodObject } from '../../src/cluster/observe-members.ts';
 import { EtcdClients, type EtcdEndpoint } from '../../src/etcd/clients.ts';
@@ -48,7 +49,7 @@ class ScriptedEtcd extends EtcdClients {
   }
 }
 
-function setUp() {
+function setUp(memory = new ReconcilerMemory()) {
   const clusters = new Store<EtcdCluster>();
   const pods = new Store<OpenObject>();
   const empty = new Store<OpenObject>();
@@ -91,10 +92,10 @@ function setUp() {
     crashLoopGraceMs: 60_000,
     metrics: { stepRetried: (step, reason) => void retries.push(`${step}/${reason}`) },
     now: () => new Date(clock),
-  });
+  }, memory);
   const log = createLogger({ level: 'silent' });
   const run = async () => reconcile({ namespace: NS, name: 'c' }, { signal: new AbortController().signal, log, retries: 0 });
-  return { etcd, events, retries, run, status: (): StatusShape => (clusters.get(`${NS}/c`)?.status ?? {}), tick: (ms: number) => void (clock += ms) };
+  return { etcd, events, retries, run, pods, clusters, status: (): StatusShape => (clusters.get(`${NS}/c`)?.status ?? {}), tick: (ms: number) => void (clock += ms) };
 }
 
 const condition = (s: StatusShape, type: string) => s.conditions?.find((c) => c.type === type);
@@ -166,4 +167,38 @@ test('status.leader goes once no member leads (the status write removes a field 
   const s = t.status();
   assert.ok(s.members?.every((m) => !m.leader), JSON.stringify(s.members));
   assert.equal(s.leader, undefined);
+});
+
+test("a crash-looping member's pod that is gone leaves nothing in the reconciler's memory, nor does a deleted cluster (issue 23, finding 9)", async () => {
+  const memory = new ReconcilerMemory();
+  const t = setUp(memory);
+  const crashing = (uid: string): PodObject => {
+    const pod = structuredClone(t.pods.get(`${NS}/c-1`)!) as PodObject;
+    pod.metadata.uid = uid;
+    pod.status = {
+      phase: 'Running', podIP: ip(1), conditions: [{ type: 'Ready', status: 'False' }],
+      containerStatuses: [{ name: 'etcd', image: 'etcd', imageID: '', ready: false, restartCount: 4, state: { waiting: { reason: 'CrashLoopBackOff' } }, lastState: { terminated: { exitCode: 2, message: 'bad flag' } } }],
+    };
+    return pod;
+  };
+  t.pods.upsert(crashing('p1'));
+  await t.run();
+  assert.ok(t.events.some((e) => e.reason === 'MembersCrashLooping'), 'the crash is reported');
+  assert.equal(memory.podsKept, 2, "the crash-looping pod's start and its reported crash are kept");
+
+  // Replaced (as the operator replaces a member that crash-loops past its grace): a new UID, running again.
+  const replaced = structuredClone(t.pods.get(`${NS}/c-0`)!) as PodObject;
+  replaced.metadata = { ...replaced.metadata, name: 'c-1', uid: 'p1-new', labels: { ...replaced.metadata.labels, 'etcd.quorum.dev/member': 'c-1' } };
+  replaced.status = { ...replaced.status, podIP: ip(1) };
+  t.pods.upsert(replaced);
+  await t.run();
+  assert.equal(memory.podsKept, 0, "the replaced pod's entries are dropped, not kept for the life of the process");
+
+  // A cluster deleted while a member crash-loops: its reconcile finds no cluster and forgets everything of it.
+  t.pods.upsert(crashing('p1-third'));
+  await t.run();
+  assert.equal(memory.podsKept, 2);
+  t.clusters.remove(`${NS}/c`);
+  await t.run();
+  assert.equal(memory.podsKept, 0, "a deleted cluster's pods leave nothing behind");
 });
