@@ -3,7 +3,8 @@
 // pods' container statuses say (restarts, crash loops), the newest successful EtcdBackup of each cluster, and
 // each EtcdBackupSchedule's interval. Nothing here is set by a reconciler, so nothing is lost when the
 // operator restarts and nothing is left behind when an object goes. The only state kept is what a cache
-// cannot say afterwards: a leader change and a finished step's duration, seen as status updates arrive.
+// cannot say afterwards: a leader change and a finished step's duration, seen as status updates arrive; their
+// series are removed when the cluster is deleted.
 //
 // Every replica serves them (followers keep warm caches too), so a query that must count each cluster once
 // takes `max by (namespace, cluster)`, as the shipped rules do (src/monitoring/rules.ts).
@@ -151,18 +152,24 @@ export function scheduleSamples(schedules: readonly EtcdBackupSchedule[], now: n
  */
 export class StatusTransitions {
   readonly #lastLeader = new Map<string, string>();
+  /** Per cluster key, the step kinds timed: a deleted cluster's series are removed by their full labels. */
+  readonly #stepKinds = new Map<string, Set<string>>();
   readonly #onLeaderChange: (labels: Record<ClusterLabels, string>) => void;
   readonly #onStepEnded: (labels: Record<ClusterLabels | 'step', string>, seconds: number) => void;
   readonly #now: () => number;
+  readonly #onDeleted: (labels: Record<ClusterLabels, string>, stepKinds: readonly string[]) => void;
 
   constructor(
     onLeaderChange: (labels: Record<ClusterLabels, string>) => void,
     onStepEnded: (labels: Record<ClusterLabels | 'step', string>, seconds: number) => void,
     now: () => number = Date.now,
+    /** A cluster is gone: the series of its counters go too (the step kinds it was timed under given). */
+    onDeleted: (labels: Record<ClusterLabels, string>, stepKinds: readonly string[]) => void = () => {},
   ) {
     this.#onLeaderChange = onLeaderChange;
     this.#onStepEnded = onStepEnded;
     this.#now = now;
+    this.#onDeleted = onDeleted;
   }
 
   handler(): EventHandler<EtcdCluster> {
@@ -173,11 +180,20 @@ export class StatusTransitions {
         const started = seconds(step?.startedAt);
         const next = c.status?.step;
         if (step && started !== undefined && (next?.name !== step.name || next.startedAt !== step.startedAt)) {
-          this.#onStepEnded({ ...clusterLabels(c), step: stepKind(step.name) }, Math.max(0, this.#now() / 1000 - started));
+          const kind = stepKind(step.name);
+          const key = this.#key(c);
+          this.#stepKinds.set(key, (this.#stepKinds.get(key) ?? new Set()).add(kind));
+          this.#onStepEnded({ ...clusterLabels(c), step: kind }, Math.max(0, this.#now() / 1000 - started));
         }
         this.#seen(c);
       },
-      onDelete: (c) => this.#lastLeader.delete(this.#key(c)),
+      onDelete: (c) => {
+        const key = this.#key(c);
+        this.#lastLeader.delete(key);
+        const kinds = [...(this.#stepKinds.get(key) ?? [])];
+        this.#stepKinds.delete(key);
+        this.#onDeleted(clusterLabels(c), kinds);
+      },
     };
   }
 
@@ -253,5 +269,13 @@ export function registerResourceMetrics(metrics: RuntimeMetrics, sources: Metric
 
   const leaderChanges = metrics.counter(`${c}leader_changes_total`, 'Times the leader named in status changed to another member, as this replica saw status updates', CLUSTER);
   const stepDurations = metrics.histogram(`${c}step_duration_seconds`, 'Durations of finished steps, from status.step.startedAt to the status update without that step, by kind', ['namespace', 'cluster', 'step'], STEP_BUCKETS);
-  sources.addClusterHandler(new StatusTransitions((labels) => leaderChanges.inc(labels), (labels, s) => stepDurations.observe(labels, s)).handler());
+  // A deleted cluster's counter and histogram series are removed with it (issue 23, finding 9: series of deleted
+  // objects were kept for the life of the process, one set per cluster ever made). The runtime's handles
+  // cannot remove a series; the registry's metric can, by its full labels.
+  const remove = (name: string, labels: Record<string, string>): void => metrics.registry.getSingleMetric(name)?.remove(labels);
+  const forget = (labels: Record<ClusterLabels, string>, stepKinds: readonly string[]): void => {
+    remove(`${c}leader_changes_total`, labels);
+    for (const step of stepKinds) remove(`${c}step_duration_seconds`, { ...labels, step });
+  };
+  sources.addClusterHandler(new StatusTransitions((labels) => leaderChanges.inc(labels), (labels, s) => stepDurations.observe(labels, s), Date.now, forget).handler());
 }

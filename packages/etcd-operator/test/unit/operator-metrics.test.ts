@@ -148,3 +148,33 @@ test('registered: every series on /metrics, computed from the caches at each rea
   assert.doesNotMatch(text, /^quorum_etcdcluster_members\{/m, 'a deleted cluster has no gauges left');
   assert.match(text, /^quorum_etcdcluster_leader_changes_total\{namespace="ns",cluster="a"\} 1$/m);
 });
+
+test("a deleted cluster's counter and histogram series go with it; another cluster's stay (issue 23, finding 9)", async () => {
+  const metrics = new RuntimeMetrics({ processMetrics: false });
+  let handler: EventHandler<EtcdCluster> | undefined;
+  registerResourceMetrics(metrics, {
+    clusters: { store: { list: () => [] } },
+    pods: { store: { list: () => [] } },
+    backups: { store: { list: () => [] } },
+    schedules: { store: { list: () => [] } },
+    addClusterHandler: (h) => (handler = h),
+  });
+  const stepping = (name: string, step: string, leader: string): EtcdCluster => cluster(name, { leader, step: { name: step, startedAt: '2026-01-01T00:00:00Z' } });
+  for (const name of ['a', 'b']) {
+    const first = stepping(name, `addMember ${name}-3`, `${name}-0`);
+    handler?.onAdd?.(first);
+    const next = stepping(name, `replaceMember ${name}-1`, `${name}-1`);
+    handler?.onUpdate?.(first, next);
+    handler?.onUpdate?.(next, cluster(name, { leader: `${name}-1` }));
+  }
+  let text = await metrics.registry.metrics();
+  for (const name of ['a', 'b']) {
+    assert.match(text, new RegExp(`^quorum_etcdcluster_leader_changes_total\\{namespace="ns",cluster="${name}"\\} 1$`, 'm'));
+    assert.match(text, new RegExp(`^quorum_etcdcluster_step_duration_seconds_count\\{namespace="ns",cluster="${name}",step="replaceMember"\\} 1$`, 'm'));
+  }
+  handler?.onDelete?.(cluster('a', { leader: 'a-1' }));
+  text = await metrics.registry.metrics();
+  assert.doesNotMatch(text, /cluster="a"/, 'no series of the deleted cluster is left');
+  assert.match(text, /^quorum_etcdcluster_leader_changes_total\{namespace="ns",cluster="b"\} 1$/m);
+  assert.match(text, /^quorum_etcdcluster_step_duration_seconds_count\{namespace="ns",cluster="b",step="addMember"\} 1$/m);
+});
