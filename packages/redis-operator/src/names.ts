@@ -16,6 +16,8 @@ export const LABELS = {
   role: 'redis.quorum.dev/role',
 } as const;
 export const MANAGED_BY = 'quorum-redis-operator';
+/** The field manager of every write the operator makes (server-side apply owns fields by it). */
+export const FIELD_MANAGER = 'quorum-redis-operator';
 /** The operator's own pods (its Deployment's selector): each Redis's NetworkPolicy admits them. */
 export const OPERATOR_POD_LABELS: Readonly<Record<string, string>> = { 'app.kubernetes.io/name': 'quorum-redis-operator' };
 /** A Redis annotation: setting it to a new value retries a halted rolling update (docs/redis.md). */

@@ -56,4 +56,4 @@ export interface ReconcilerDeps {
   afterWrite?: (what: string) => Promise<void> | void;
 }
 
-export const FIELD_MANAGER = 'quorum-redis-operator';
+export { FIELD_MANAGER } from '../names.ts';

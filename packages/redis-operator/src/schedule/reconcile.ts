@@ -2,11 +2,11 @@
 // RedisBackups of a Redis and to their prune Jobs (prune-job.ts). It observes the schedule, its RedisBackups and
 // the Jobs deleting expired stored RDBs, plans one step, acts (create a RedisBackup, start or retry a prune Job,
 // delete a record), reports (the status, written only when it changed), then requeues at the next scheduled time.
+import { FIELD_MANAGER } from '../names.ts';
 import { backupScheduleReconciler, type BackupScheduleKind, type BackupScheduleReconcilerDeps } from '@quorum/kit';
 import type { Reconciler } from '@quorum/runtime';
 import { BACKUP_KIND } from '../api/backup.ts';
 import { API_VERSION } from '../api/redis.ts';
-import { FIELD_MANAGER } from '../reconcile/deps.ts';
 import { Jobs, RedisBackups, RedisBackupSchedules, type RedisBackupObject, type RedisBackupScheduleObject } from '../resources.ts';
 import { isOwnPruneJob, observePruneJob, podsOfPruneJob, pruneJob, pruneJobName, SCHEDULE_LABEL, SCHEDULED_AT_ANNOTATION } from './prune-job.ts';
 
