@@ -191,6 +191,7 @@ export class EtcdClient {
    * with a reset that would leave its outcome in doubt.
    */
   readonly #fresh: HttpAgent;
+  #inFlight = 0;
 
   constructor(options: EtcdClientOptions) {
     const base = new URL(options.endpoint);
@@ -418,6 +419,11 @@ export class EtcdClient {
   }
 
   /** Closes pooled connections; in-flight calls still finish. */
+  /** Calls sent and not yet answered, failed or timed out: a client with any must not be closed as unused. */
+  get inFlight(): number {
+    return this.#inFlight;
+  }
+
   close(): void {
     this.#pool.destroy();
     this.#fresh.destroy();
@@ -465,6 +471,7 @@ export class EtcdClient {
     const deadline = new AbortController();
     const timer = setTimeout(() => deadline.abort(), timeoutMs);
     const signal = opts.signal ? AbortSignal.any([opts.signal, deadline.signal]) : deadline.signal;
+    this.#inFlight++;
     try {
       for (let attempt = 1; ; attempt++) {
         try {
@@ -479,6 +486,7 @@ export class EtcdClient {
         }
       }
     } finally {
+      this.#inFlight--;
       clearTimeout(timer);
     }
   }
