@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
 import { CRD_FILE, rbacDefinitionCRDYAML } from '../src/api/crd.ts';
-import { DOCS_FILE, withGeneratedReference } from '../src/api/docs.ts';
+import { DOCS_FILE, withGeneratedReference } from '../src/reference/api.ts';
 import { CHART_DIR, helmChart } from '../src/deploy/helm.ts';
 
 const packageDir = join(import.meta.dirname, '..');

@@ -1,6 +1,6 @@
 // The RBACDefinition API (rbac.quorum.dev/v1alpha1), declared once: the TypeScript types, the CRD's structural
 // schema (crd.ts), the checks the manager mirrors in code (validate.ts) and the API section of docs/rbac.md
-// (docs.ts) all come from the schemas in schema.ts. This file holds the names, rules and types the manager uses at
+// (src/reference/api.ts) all come from the schemas in schema.ts. This file holds the names, rules and types the manager uses at
 // run time; the schemas, which need TypeBox at run time, are apart so that the manager's process does not load it
 // (about 4 MiB, docs/memory.md): the types below are taken from them with `import type`, which costs nothing.
 //

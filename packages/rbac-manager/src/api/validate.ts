@@ -1,8 +1,8 @@
 // The CRD's CEL rules, mirrored in code under the same messages: the admission webhook and the manager check
 // them too, since a definition may reach the manager through an API server that did not (an older CRD, or
 // the API server's CEL cost limits).
+import { parseDuration } from './duration.ts';
 import { RULES, type RBACDefinition } from './rbacdefinition.ts';
-import { parseDuration } from '../plan/window.ts';
 
 /** Every broken rule, as `rbacBindings[i]…: message`; empty when the definition is valid. */
 export function validateDefinition(definition: RBACDefinition): string[] {

@@ -1,5 +1,6 @@
 // When a binding is in force: from notBefore (else the definition's creation) until expiresAt, or until
 // expiresAfter past its start. Pure: the caller passes the time.
+import { parseDuration } from '../api/duration.ts';
 import type { RBACBinding } from '../api/rbacdefinition.ts';
 
 export type BindingState = 'Active' | 'Pending' | 'Expired';
@@ -10,15 +11,6 @@ export interface BindingWindow {
   startsAt?: Date;
   /** When it ends (ahead or past), if it ends. */
   endsAt?: Date;
-}
-
-const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-
-/** `90m`, `8h`, `7d` in milliseconds; undefined for anything else (the CRD's pattern refuses it). */
-export function parseDuration(text: string): number | undefined {
-  const match = /^([1-9][0-9]*)([smhd])$/.exec(text);
-  if (!match) return undefined;
-  return Number(match[1]) * UNIT_MS[match[2] as keyof typeof UNIT_MS];
 }
 
 /** Invalid times never grant: a window that cannot be read is treated as already over. */

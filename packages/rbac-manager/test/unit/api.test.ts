@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { parse } from 'yaml';
 import { RULES, type RBACDefinition } from '../../src/api/rbacdefinition.ts';
 import { CRD_FILE, GENERATE_COMMAND, rbacDefinitionCRD, rbacDefinitionCRDYAML } from '../../src/api/crd.ts';
-import { DOCS_FILE, withGeneratedReference } from '../../src/api/docs.ts';
+import { DOCS_FILE, withGeneratedReference } from '../../src/reference/api.ts';
 import { validateDefinition } from '../../src/api/validate.ts';
 import { CHART_DIR, helmChart } from '../../src/deploy/helm.ts';
 

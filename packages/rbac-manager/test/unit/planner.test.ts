@@ -3,13 +3,14 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { OpenObject } from '@quorum/runtime';
+import { parseDuration } from '../../src/api/duration.ts';
 import type { RBACDefinition } from '../../src/api/rbacdefinition.ts';
 import { planActions, ownedObjects, classifyExisting, type Action } from '../../src/plan/actions.ts';
 import { concernsNamespace, concernsRole, desiredState, type World } from '../../src/plan/desired.ts';
 import { boundedName, BINDING_LABEL, DEFINITION_LABEL, FAIRWINDS_LABEL, MANAGED_BY_LABEL, MANAGED_PULL_SECRETS_ANNOTATION } from '../../src/plan/names.ts';
 import { matchesSelector } from '../../src/plan/selector.ts';
 import { buildStatus } from '../../src/plan/status.ts';
-import { bindingWindow, nextTransition, parseDuration } from '../../src/plan/window.ts';
+import { bindingWindow, nextTransition } from '../../src/plan/window.ts';
 
 const NOW = new Date('2026-06-01T12:00:00Z');
 const UID = 'uid-def';

@@ -1,8 +1,10 @@
 // The API section of docs/rbac.md, generated from the CRD's schema so the reference cannot disagree with what
-// the API server enforces. The rest of the document is prose, kept by hand around the markers.
+// the API server enforces. The rest of the document is prose, kept by hand around the markers. It sits above
+// api/ and plan/ because it documents both (the conditions' reasons are the planner's, plan/status.ts), as the
+// etcd operator's reference/api.ts does; inside api/ it made api/ and plan/ import each other.
 import { celRulesTable, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion } from '@quorum/runtime/crd';
-import { rbacDefinitionCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from './crd.ts';
-import { API_VERSION, KIND, PLURAL, SHORT_NAMES } from './rbacdefinition.ts';
+import { rbacDefinitionCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from '../api/crd.ts';
+import { API_VERSION, KIND, PLURAL, SHORT_NAMES } from '../api/rbacdefinition.ts';
 import { REASONS } from '../plan/status.ts';
 
 export const DOCS_FILE = 'docs/rbac.md';
