@@ -69,7 +69,7 @@ async function rejectedWith(patch: Record<string, unknown>, expected: (message: 
   });
 }
 
-test('with the operator scaled to 0, replicas and paused edits are accepted and invalid ones are still refused', async () => {
+test('with the operator scaled to 0, replicas and paused edits are accepted and invalid ones (a privileged or root podTemplate among them) are still refused', async () => {
   const badSchedule = {
     apiVersion: 'etcd.quorum.dev/v1alpha1',
     kind: 'EtcdBackupSchedule',
@@ -98,6 +98,16 @@ test('with the operator scaled to 0, replicas and paused edits are accepted and 
 
     await rejectedWith({ replicas: 11 }, (m) => /spec\.replicas/.test(m), 'replicas 11 (schema maximum)');
     await rejectedWith({ version: skipped }, (m) => m.includes(RULES.versionChange.message), `version ${skipped} (CEL transition rule)`);
+    // Pod security is the CRD's too (issue 23, finding 6): with no webhook answering, a privileged or root
+    // podTemplate is still refused, as an edit and as a new cluster, by the CEL rules' own messages.
+    await rejectedWith({ podTemplate: { spec: { containerSecurityContext: { privileged: true } } } }, (m) => /containerSecurityContext must not set privileged: true/.test(m), 'a privileged podTemplate (CEL)');
+    await assert.rejects(
+      env.client.create(EtcdClusters, { apiVersion: 'etcd.quorum.dev/v1alpha1', kind: 'EtcdCluster', metadata: { name: 'root', namespace: ns }, spec: { replicas: 1, podTemplate: { spec: { securityContext: { runAsUser: 0 } } } } }, { dryRun: true }),
+      (err: Error) => {
+        assert.match(err.message, /spec\.podTemplate\.spec\.securityContext must not run members as root/, `a root podTemplate: refused, but with ${err.message}`);
+        return true;
+      },
+    );
     // The backup kinds' webhooks are skipped too: a cron expression the CRD cannot check gets in (the operator
     // reports it once back), while what the schema checks is refused either way.
     await env.client.create(EtcdBackupSchedules, badSchedule);
