@@ -1,6 +1,8 @@
 // @quorum/runtime: a controller runtime for Kubernetes operators in TypeScript.
 // watch → cache → queue → reconcile; see docs/runtime.md.
 export * from './object.ts';
+// JSON equality ignoring key order, and the plain-object test it rests on (also in @quorum/runtime/crd).
+export { deepEqual, isPlainObject } from './crd/schema.ts';
 export { Client, type ApplyOptions, type DeleteOptions, type JsonPatchOp, type ListOptions, type RawWatchEvent, type RequestObserver, type RequestOptions, type WriteOptions } from './client/client.ts';
 export { CONNECTION_FLAGS, connect, connectionFlags, kubeconfigNamespace, loadKubeConfig, type Connection, type ConnectionFlags, type ConnectionOptions } from './client/config.ts';
 export * from './client/errors.ts';

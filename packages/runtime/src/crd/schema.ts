@@ -71,6 +71,7 @@ export function valueAt(value: unknown, path: Path): unknown {
   return current;
 }
 
+/** A JSON object: not null, not an array. */
 export function isPlainObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

@@ -2,6 +2,7 @@
 // the object its handler returned. Objects are compared key by key; arrays are replaced whole, since
 // index-wise ops on lists the API server may have reordered or defaulted are easy to get wrong.
 import type { JsonPatchOp } from '../client/client.ts';
+import { deepEqual, isPlainObject } from '../crd/schema.ts';
 
 /** Escapes one reference token (RFC 6901): `~` first, so the `~` of an escaped `/` is not escaped again. */
 export function escapePointerToken(token: string): string {
@@ -25,21 +26,6 @@ function diffInto(ops: JsonPatchOp[], path: string, from: unknown, to: unknown):
     }
     return;
   }
-  if (!jsonEqual(from, to)) ops.push({ op: 'replace', path, value: to });
+  if (!deepEqual(from, to)) ops.push({ op: 'replace', path, value: to });
 }
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-export function jsonEqual(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a) || Array.isArray(b)) {
-    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
-    return a.every((item, i) => jsonEqual(item, b[i]));
-  }
-  if (!isPlainObject(a) || !isPlainObject(b)) return false;
-  const keys = Object.keys(a);
-  if (keys.length !== Object.keys(b).length) return false;
-  return keys.every((key) => Object.hasOwn(b, key) && jsonEqual(a[key], b[key]));
-}
