@@ -15,6 +15,7 @@ export {
   type CommandFrame,
   type CommandIO,
 } from './cli.ts';
+export { rbacRolesTable, ruleKey, withGeneratedSection, type DocRbacObject, type DocRule, type RolesTableOptions } from './rbac-doc.ts';
 export { webhookServing, WEBHOOK_REPUBLISH_MS, WEBHOOK_RETRY_MS, type WebhookServing, type WebhookServingOptions } from './webhook-serving.ts';
 // The runtime's X.509 issuer (the one in Quorum's code), re-exported: an operator takes its TLS from the kit like the rest.
 export {

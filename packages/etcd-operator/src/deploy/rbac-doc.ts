@@ -2,6 +2,7 @@
 // for the generated RBAC of each scope, line by line): every Role and ClusterRole `quorum manifests` prints,
 // namespace-scoped (the default) and cluster-wide, one line per rule with why the operator needs it.
 // scripts/generate.ts writes it between the markers; test/unit/rbac.test.ts fails while it is stale.
+import { rbacRolesTable, withGeneratedSection } from '@quorum/kit';
 import { CLUSTER_GRANTS, METRICS_READER_CLUSTER_ROLE, NAMESPACE_GRANTS, operatorManifests, type ManifestOptions } from './manifests.ts';
 
 /** The document whose RBAC section is generated, relative to the repository root. */
@@ -9,28 +10,12 @@ export const SECURITY_FILE = 'docs/security.md';
 const BEGIN = '<!-- generated: rbac (packages/etcd-operator/src/deploy/rbac-doc.ts); do not edit -->';
 const END = '<!-- end of generated rbac -->';
 
-type Rule = { apiGroups: string[]; resources: string[]; verbs: string[]; resourceNames?: string[] };
-type RbacObject = { kind: string; metadata: { name: string; namespace?: string }; rules?: Rule[]; roleRef?: { kind: string; name: string } };
-
 const whyOf = new Map([...CLUSTER_GRANTS, ...NAMESPACE_GRANTS].map((g) => [JSON.stringify(g.rule), g.why]));
 
-/** One table of the roles `options` install: object, API group, resource, verbs, names, why. */
+/** One table of the roles `options` install (the kit's table): object, API group, resource, verbs, names, why. */
 function rolesTable(options: ManifestOptions): string[] {
-  const objects = operatorManifests(options) as unknown as RbacObject[];
-  const bound = new Set(objects.filter((o) => o.roleRef).map((o) => `${o.roleRef!.kind}/${o.metadata.namespace ?? ''}/${o.roleRef!.name}`));
-  const lines = ['| object | API group | resource | verbs | only names | why |', '|---|---|---|---|---|---|'];
   // The metrics-reader ClusterRole is not the operator's: it is for its scrapers, and bound to none of them by default.
-  for (const o of objects.filter((x) => (x.kind === 'Role' || x.kind === 'ClusterRole') && x.metadata.name !== METRICS_READER_CLUSTER_ROLE)) {
-    const where = o.metadata.namespace ? `${o.kind} \`${o.metadata.name}\` in \`${o.metadata.namespace}\`` : `${o.kind} \`${o.metadata.name}\``;
-    if (!bound.has(`${o.kind}/${o.metadata.namespace ?? ''}/${o.metadata.name}`)) throw new Error(`${where} has no binding`);
-    (o.rules ?? []).forEach((r, i) => {
-      const why = whyOf.get(JSON.stringify(r));
-      if (why === undefined) throw new Error(`${where}: a rule with no reason: ${JSON.stringify(r)}`);
-      const group = r.apiGroups[0] === '' ? 'core' : r.apiGroups[0];
-      lines.push(`| ${i === 0 ? where : ''} | ${group} | \`${r.resources.join(', ')}\` | ${r.verbs.join(', ')} | ${r.resourceNames?.map((n) => `\`${n}\``).join(', ') ?? ''} | ${why} |`);
-    });
-  }
-  return lines;
+  return rbacRolesTable(operatorManifests(options), { why: (r) => whyOf.get(JSON.stringify(r)), skip: [METRICS_READER_CLUSTER_ROLE] });
 }
 
 export function rbacMarkdown(): string {
@@ -57,8 +42,5 @@ export function rbacMarkdown(): string {
 
 /** `doc` with the text between the markers replaced by rbacMarkdown(); the markers must be there. */
 export function withGeneratedRbac(doc: string): string {
-  const start = doc.indexOf(BEGIN);
-  const end = doc.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`${SECURITY_FILE}: the generated-rbac markers are missing`);
-  return `${doc.slice(0, start + BEGIN.length)}\n\n${rbacMarkdown()}\n${doc.slice(end)}`;
+  return withGeneratedSection(doc, { begin: BEGIN, end: END, file: SECURITY_FILE }, rbacMarkdown());
 }

@@ -4,6 +4,7 @@
 // `default`) with the users webhook, namespaced (the default) and cluster-wide, one line per rule with why the
 // recorder needs it. A rule without a reason here fails the generator, so a new rule cannot go unexplained.
 // scripts/generate.ts writes it between the markers; test/unit/rbac-doc.test.ts fails while it is stale.
+import { rbacRolesTable, ruleKey, withGeneratedSection, type DocRule } from '@quorum/kit';
 import { USERS_WEBHOOK_CERT_SECRET, USERS_WEBHOOK_CONFIGURATION } from '../attribution/webhook.ts';
 import { HISTORY_PORT_NAME, HISTORY_SERVICE } from '../history/protocol.ts';
 import { LEASE_NAME } from '../operator/config.ts';
@@ -15,11 +16,7 @@ export const SECURITY_FILE = 'docs/security.md';
 export const RBAC_BEGIN = '<!-- generated: recorder rbac (packages/recorder/src/deploy/rbac-doc.ts); do not edit -->';
 export const RBAC_END = '<!-- end of generated recorder rbac -->';
 
-type Rule = { apiGroups?: string[]; resources?: string[]; verbs: string[]; resourceNames?: string[]; nonResourceURLs?: string[] };
-type Subject = { kind: string; name: string };
-type RbacObject = { kind: string; metadata: { name: string; namespace?: string }; rules?: Rule[]; roleRef?: { kind: string; name: string }; subjects?: Subject[] };
-
-const ruleKey = (r: Rule): string => JSON.stringify([r.apiGroups ?? [], r.resources ?? [], r.resourceNames ?? [], r.verbs]);
+type Rule = DocRule;
 
 /** Why each rule the recorder's manifests hold is there, keyed by the rule; the recorded kinds' rules apart. */
 const REASONS = new Map<string, string>([
@@ -39,34 +36,17 @@ const REASONS = new Map<string, string>([
 ]);
 
 /** The rules recordedKindRules() makes for the default kinds: list and watch on what the sample records. */
-const RECORDED = new Set(recordedKindRules(ALL_DEFAULT_RESOURCES).map((r) => ruleKey(r as Rule)));
+const RECORDED = new Set(recordedKindRules(ALL_DEFAULT_RESOURCES).map((r) => ruleKey(r as unknown as Rule)));
 const RECORDED_WHY = 'recorded kinds, listed and watched by its informers only (here the defaults; an install grants what its ChangeRecorders name)';
 
-function whyOf(rule: Rule, where: string): string {
-  const why = REASONS.get(ruleKey(rule)) ?? (RECORDED.has(ruleKey(rule)) ? RECORDED_WHY : undefined);
-  if (why === undefined) throw new Error(`${where}: a rule with no reason in rbac-doc.ts: ${JSON.stringify(rule)}`);
-  return why;
+function whyOf(rule: Rule): string | undefined {
+  return REASONS.get(ruleKey(rule)) ?? (RECORDED.has(ruleKey(rule)) ? RECORDED_WHY : undefined);
 }
 
-const subjectText = (s: Subject): string => (s.kind === 'ServiceAccount' ? `ServiceAccount \`${s.name}\`` : `${s.kind} \`${s.name}\``);
-
-/** One table of the roles `options` install: object, bound to, API group, resource, verbs, names, why. */
+/** One table of the roles `options` install (the kit's table): object, bound to, API group, resource, verbs, names, why. */
 function rolesTable(options: RecorderManifestOptions): string[] {
-  const objects = recorderManifests(options) as unknown as RbacObject[];
-  const bindings = objects.filter((o) => o.roleRef);
-  const lines = ['| object | bound to | API group | resource | verbs | only names | why |', '|---|---|---|---|---|---|---|'];
   // The metrics-reader ClusterRole is not the recorder's: it is for its scrapers, and bound to none of them by default.
-  for (const o of objects.filter((x) => (x.kind === 'Role' || x.kind === 'ClusterRole') && x.metadata.name !== METRICS_READER_CLUSTER_ROLE)) {
-    const where = o.metadata.namespace ? `${o.kind} \`${o.metadata.name}\` in \`${o.metadata.namespace}\`` : `${o.kind} \`${o.metadata.name}\``;
-    const binding = bindings.find((b) => b.roleRef!.kind === o.kind && b.roleRef!.name === o.metadata.name && (b.metadata.namespace ?? '') === (o.metadata.namespace ?? ''));
-    if (!binding) throw new Error(`${where} has no binding`);
-    const subjects = (binding.subjects ?? []).map(subjectText).join(', ');
-    (o.rules ?? []).forEach((r, i) => {
-      const group = (r.apiGroups ?? [])[0] === '' ? 'core' : (r.apiGroups ?? []).join(', ');
-      lines.push(`| ${i === 0 ? where : ''} | ${i === 0 ? subjects : ''} | ${group} | \`${(r.resources ?? []).join(', ')}\` | ${r.verbs.join(', ')} | ${r.resourceNames?.map((n) => `\`${n}\``).join(', ') ?? ''} | ${whyOf(r, where)} |`);
-    });
-  }
-  return lines;
+  return rbacRolesTable(recorderManifests(options), { why: whyOf, skip: [METRICS_READER_CLUSTER_ROLE], boundTo: true });
 }
 
 export function recorderRbacMarkdown(): string {
@@ -92,8 +72,5 @@ export function recorderRbacMarkdown(): string {
 
 /** `doc` with the text between the markers replaced by recorderRbacMarkdown(); the markers must be there. */
 export function withGeneratedRecorderRbac(doc: string): string {
-  const start = doc.indexOf(RBAC_BEGIN);
-  const end = doc.indexOf(RBAC_END);
-  if (start < 0 || end < start) throw new Error(`${SECURITY_FILE}: the generated recorder-rbac markers are missing`);
-  return `${doc.slice(0, start + RBAC_BEGIN.length)}\n\n${recorderRbacMarkdown()}\n${doc.slice(end)}`;
+  return withGeneratedSection(doc, { begin: RBAC_BEGIN, end: RBAC_END, file: SECURITY_FILE }, recorderRbacMarkdown());
 }
