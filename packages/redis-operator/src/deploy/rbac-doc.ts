@@ -3,7 +3,7 @@
 // ClusterRole the manifests bind, namespaced (the default) and cluster-wide, one line per rule with why the
 // operator needs it. A rule without a reason here stops the generator. scripts/generate.ts writes it between the
 // markers; test/unit/rbac-doc.test.ts fails while it is stale.
-import { rbacRolesTable, ruleKey, withGeneratedSection, type DocRbacObject, type DocRule } from '@quorum/kit';
+import { rbacRolesTable, ruleKey, withGeneratedSection, type DocRule } from '@quorum/kit';
 import { BACKUP_PLURAL } from '../api/backup.ts';
 import { SCHEDULE_PLURAL } from '../api/schedule.ts';
 import { GROUP, PLURAL } from '../api/redis.ts';
@@ -52,7 +52,7 @@ REASONS.set(about({ apiGroups: [''], resources: ['secrets'], resourceNames: [WEB
 
 function rolesTable(options: ManifestOptions): string[] {
   // The metrics-reader ClusterRole is not the operator's: it is for its scrapers, and bound to none of them by default.
-  return rbacRolesTable(operatorManifests(options) as unknown as DocRbacObject[], { why: (r) => EXACT.get(ruleKey(r)) ?? REASONS.get(about(r)), skip: [METRICS_READER_CLUSTER_ROLE], boundTo: true });
+  return rbacRolesTable(operatorManifests(options), { why: (r) => EXACT.get(ruleKey(r)) ?? REASONS.get(about(r)), skip: [METRICS_READER_CLUSTER_ROLE], boundTo: true });
 }
 
 export function redisRbacMarkdown(): string {

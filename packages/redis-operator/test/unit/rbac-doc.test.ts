@@ -22,7 +22,7 @@ test('every rule of every role the manifests bind has its line, in each scope; n
   for (const [table, options] of [[namespaced, {}], [clusterWide, { clusterWide: true }]] as const) {
     const rules = operatorManifests(options)
       .filter((o) => (o.kind === 'Role' || o.kind === 'ClusterRole') && o.metadata.name !== METRICS_READER_CLUSTER_ROLE)
-      .flatMap((o) => (o['rules'] as unknown[] | undefined) ?? []);
+      .flatMap((o) => (o as { rules?: unknown[] }).rules ?? []);
     assert.equal(table.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| object ')).length, rules.length, 'one line per rule');
   }
   assert.match(namespaced, /\| Role `quorum-redis-operator` in `default` \|/);
