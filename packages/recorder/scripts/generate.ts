@@ -7,7 +7,7 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { writeGenerated } from '@quorum/runtime/crd';
 import { CRD_FILE, changeRecorderCRDYAML, SCHEMA_DATA_FILE, schemaDataSource } from '../src/api/crd.ts';
-import { DOCS_FILE, withGeneratedReference } from '../src/api/docs.ts';
+import { DOCS_FILE, withGeneratedReference } from '../src/reference/api.ts';
 import { CHART_DIR, helmChart } from '../src/deploy/helm.ts';
 import { SECURITY_FILE, withGeneratedRecorderRbac } from '../src/deploy/rbac-doc.ts';
 

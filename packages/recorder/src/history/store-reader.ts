@@ -11,10 +11,12 @@
 // by its URI (`s3://bucket/prefix`).
 import { stat } from 'node:fs/promises';
 import { basename, join, relative, sep } from 'node:path';
-import { locationPrefix, type Location } from '@quorum/storage';
+import { locationPrefix } from '@quorum/storage';
 import { isRecordFileName, parseLastSeen, parseRecord, parseRecordMeta, type LastSeenMeta, type ParsedFile, type RecordMeta } from '../record/record-file.ts';
 import { CLUSTER_FOLDER, kindFolder, LAST_SEEN_FILE, objectFolders, parseKindFolder, REDACTION_KEY_FILE, STORE_MARKER_FILE } from '../store/layout.ts';
-import { openObjectStore, storeLocationKey } from '../store/open-store.ts';
+import { openObjectStore, storeLocationKey, type ObjectStoreSource } from '../store/open-store.ts';
+
+export type { ObjectStoreSource } from '../store/open-store.ts';
 import { DirectoryFiles, ObjectStoreFiles, type StoreFiles } from './store-files.ts';
 import type { KindInfo, ObjectId } from './protocol.ts';
 
@@ -22,16 +24,6 @@ export interface StoreInfo {
   /** The store's path below the storage root (a ChangeRecorder's spec.storage.path), or its URI (`s3://bucket/prefix`). */
   name: string;
   files: StoreFiles;
-}
-
-/** A store in an object store, as a ChangeRecorder names it: `objectStore` with its prefix, and where its credentials Secret is mounted. */
-export interface ObjectStoreSource {
-  /** Its URI: `s3://bucket/prefix`, `gs://…`, `azure://container/prefix`. */
-  name: string;
-  /** For messages: the URI and the server. */
-  description: string;
-  objectStore: Location;
-  credentialsDir: string;
 }
 
 export interface StoreReaderOptions {

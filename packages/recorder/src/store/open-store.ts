@@ -7,6 +7,16 @@ import { ObjectRecordStore } from './object-record-store.ts';
 import { FileRecordStore, type RecordStore, type StoreLog } from './record-store.ts';
 import type { RedactionKeySource } from './redaction-keys.ts';
 
+/** A store in an object store, as a ChangeRecorder names it: `objectStore` with its prefix, and where its credentials Secret is mounted. */
+export interface ObjectStoreSource {
+  /** Its URI: `s3://bucket/prefix`, `gs://…`, `azure://container/prefix`. */
+  name: string;
+  /** For messages: the URI and the server. */
+  description: string;
+  objectStore: Location;
+  credentialsDir: string;
+}
+
 export type StoreLocation =
   | { directory: string }
   /** `objectStore` names exactly one of s3, gcs or azure, with its prefix; `credentialsDir` is where its Secret is mounted. */

@@ -6,8 +6,7 @@ import { join } from 'node:path';
 import { locationKind, locationURI, type Location } from '@quorum/storage';
 import type { ChangeRecorder } from '../api/changerecorder.ts';
 import { applyDefaults, type DefaultedSpec } from '../api/defaults.ts';
-import type { ObjectStoreSource } from '../history/store-reader.ts';
-import type { StoreLocation } from './open-store.ts';
+import type { ObjectStoreSource, StoreLocation } from './open-store.ts';
 
 export type StorageTarget =
   /** Relative to the recorder's storage root. */

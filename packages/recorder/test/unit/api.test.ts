@@ -12,7 +12,7 @@ import { changeRecorderCRD, changeRecorderCRDYAML, CRD_FILE, GENERATE_COMMAND, P
 import { ChangeRecorderSpecSchemaData } from '../../src/api/schema-data.ts';
 import { ChangeRecorderSpecSchema } from '../../src/api/schema.ts';
 import { applyDefaults, excluder, maxAgeMs, selectorString, validateSpec } from '../../src/api/defaults.ts';
-import { BEGIN, DOCS_FILE, END, apiReferenceMarkdown, withGeneratedReference } from '../../src/api/docs.ts';
+import { BEGIN, DOCS_FILE, END, apiReferenceMarkdown, withGeneratedReference } from '../../src/reference/api.ts';
 import { requestedKinds } from '../../src/recorder/plan.ts';
 import { describeTarget, storageTarget, storeLocationOf, targetName } from '../../src/store/target.ts';
 import { applySchemaDefaults, type SchemaNode } from '@quorum/runtime/crd';

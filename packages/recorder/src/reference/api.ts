@@ -1,9 +1,10 @@
 // The API section of docs/recorder.md, generated from the CRD's schema so the reference cannot disagree with
 // what the API server enforces: every field with its type, default, constraints and description, then the
-// CEL rules and printer columns. The rest of the document is prose, kept by hand around the markers.
+// CEL rules and printer columns. The rest of the document is prose, kept by hand around the markers. Above api/ and
+// recorder/ (whose condition reasons it prints), so that neither of those imports the other.
 import { celRulesTable, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion, type ReferenceOptions } from '@quorum/runtime/crd';
-import { changeRecorderCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from './crd.ts';
-import { API_VERSION, KIND, PLURAL, SHORT_NAMES } from './changerecorder.ts';
+import { changeRecorderCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from '../api/crd.ts';
+import { API_VERSION, KIND, PLURAL, SHORT_NAMES } from '../api/changerecorder.ts';
 import { REASONS } from '../recorder/status.ts';
 
 /**
