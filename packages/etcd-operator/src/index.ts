@@ -9,6 +9,5 @@ export { createOperator } from './operator/operator.ts';
 export { configFromEnv, type OperatorConfig } from './operator/config.ts';
 export { operatorManifests, OPERATOR_IMAGE } from './deploy/manifests.ts';
 export { install, uninstall } from './deploy/install.ts';
-export { DataChecker } from './testing/data-checker.ts';
 export { commands } from './cli/commands.ts';
 export { kubectlCommands } from './kubectl/commands.ts';
