@@ -4,7 +4,7 @@
 // whose cleaned forms are equal are the same version as far as the recorder is concerned: that is how
 // status-only and metadata-only churn is told apart from a change.
 import { createHmac } from 'node:crypto';
-import type { KubeObject } from '@quorum/runtime';
+import { deepEqual, type KubeObject } from '@quorum/runtime';
 
 /** How a record was cleaned: stored with it, so a later comparison can clean the live object the same way. */
 export interface CleanSettings {
@@ -86,15 +86,9 @@ function redactSecret(secret: Json, key: Uint8Array): void {
   }
 }
 
-/** Whether two cleaned versions are the same (JSON equality; key order does not matter). */
+/** Whether two cleaned versions are the same: the runtime's JSON equality (key order does not matter). */
 export function sameVersion(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (Array.isArray(a)) return Array.isArray(b) && a.length === b.length && a.every((x, i) => sameVersion(x, b[i]));
-  if (isRecord(a) && isRecord(b)) {
-    const keys = Object.keys(a);
-    return keys.length === Object.keys(b).length && keys.every((k) => Object.hasOwn(b, k) && sameVersion(a[k], b[k]));
-  }
-  return false;
+  return deepEqual(a, b);
 }
 
 function isRecord(value: unknown): value is Json {
