@@ -9,8 +9,8 @@
 // longer answers it. With it goes the recorder's NetworkPolicy, whose callers of the webhook's port are the API
 // server's CIDRs when given, else every address but the pods': the Nodes' spec.podCIDRs, read here.
 import type { V1Deployment } from '@kubernetes/client-node';
-import { applyManifests, describeObject, removeManifests, rolledOut as kitRolledOut, waitCaBundlesPublished, waitFor, waitRolledOut, type ApplyManifestsOptions, type RemoveManifestsOptions } from '@quorum/kit';
-import { ForbiddenError, NetworkPolicies, Nodes, NotFoundError, ValidatingWebhookConfigurations, type Client, type KubeObject, type OpenObject } from '@quorum/runtime';
+import { applyManifests, removeManifests, rolledOut as kitRolledOut, waitCaBundlesPublished, waitFor, waitRolledOut } from '@quorum/kit';
+import { ForbiddenError, Nodes, NotFoundError, ValidatingWebhookConfigurations, type Client, type OpenObject } from '@quorum/runtime';
 import { API_VERSION, KIND, type ChangeRecorder } from '../api/changerecorder.ts';
 import { applyDefaults, validateSpec } from '../api/defaults.ts';
 import { ChangeRecorders } from '../resources.ts';
@@ -135,13 +135,13 @@ export async function installRecorder(client: Client, options: RecorderInstallOp
   log(`role derived from ${plan.derivedFrom.length ? `ChangeRecorder(s) ${plan.derivedFrom.join(', ')}` : 'the default kinds (no ChangeRecorder given or found)'}: get, list, watch on ${plan.derived.granted.map((k) => `${k.resource}${k.group ? `.${k.group}` : ''}`).join(', ')}`);
   for (const warning of plan.warnings) log(`warning: ${warning}`);
   const write = { fieldManager: INSTALL_FIELD_MANAGER, force: true, fieldValidation: 'Strict' } as const;
-  await applyWithPolicy(client, plan.manifests, { ...write, log });
+  await applyManifests(client, plan.manifests, { ...write, log });
   const ns = options.namespace ?? 'quorum-system';
   if (plan.usersWebhook) {
     log(`users webhook installed${plan.usersFor.length ? ` for ChangeRecorder(s) ${plan.usersFor.join(', ')}` : ''}: UPDATE and DELETE of the same kinds, failurePolicy Ignore`);
     if (plan.webhookCallers) log(`its port admits (NetworkPolicy ${NAME}, where a policy agent enforces it) ${plan.webhookCallers}`);
   } else {
-    await removeWithPolicy(client, [...usersWebhookObjects(ns), usersWebhookPolicy(ns)], { log: (line) => log(`${line} (no ChangeRecorder asks for users)`) });
+    await removeManifests(client, [...usersWebhookObjects(ns), usersWebhookPolicy(ns)], { log: (line) => log(`${line} (no ChangeRecorder asks for users)`) });
   }
   for (const r of plan.recorders) {
     await client.apply(ChangeRecorders, r, write);
@@ -186,40 +186,5 @@ async function readyCondition(client: Client, name: string, timeoutMs: number): 
 export async function uninstallRecorder(client: Client, options: Pick<RecorderManifestOptions, 'namespace'> = {}): Promise<void> {
   // With the users webhook's objects, whether or not it was installed: deleting what is absent is nothing.
   const ns = options.namespace ?? 'quorum-system';
-  await removeWithPolicy(client, [...recorderManifests({ namespace: ns, usersWebhook: true }), webhookClientCAConfigMap(ns, '')], { keep: ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim'] });
-}
-
-// The kit's installer writes the kinds operators ship in their manifests, NetworkPolicy not among them (yet):
-// the recorder writes its policy itself, in its place among the others.
-const isPolicy = (o: KubeObject): boolean => o.kind === NetworkPolicies.kind;
-const policyKey = (o: KubeObject): { namespace: string; name: string } => ({ namespace: o.metadata.namespace ?? '', name: o.metadata.name ?? '' });
-
-/** applyManifests, the NetworkPolicy applied between the objects before it and those after it. */
-async function applyWithPolicy(client: Client, objects: readonly OpenObject[], options: ApplyManifestsOptions & { force: true }): Promise<void> {
-  let batch: OpenObject[] = [];
-  for (const obj of objects) {
-    if (!isPolicy(obj)) {
-      batch.push(obj);
-      continue;
-    }
-    await applyManifests(client, batch, options);
-    batch = [];
-    await client.apply(NetworkPolicies, obj, { fieldManager: options.fieldManager, fieldValidation: options.fieldValidation, force: true });
-    options.log?.(`applied ${describeObject(obj)}`);
-  }
-  await applyManifests(client, batch, options);
-}
-
-/** removeManifests, then the NetworkPolicy; one already gone is no error. */
-async function removeWithPolicy(client: Client, objects: readonly KubeObject[], options: RemoveManifestsOptions): Promise<void> {
-  await removeManifests(client, objects.filter((o) => !isPolicy(o)), options);
-  if (options.keep?.includes(NetworkPolicies.kind)) return;
-  for (const policy of objects.filter(isPolicy)) {
-    try {
-      await client.delete(NetworkPolicies, policyKey(policy));
-      options.log?.(`removed ${describeObject(policy)}`);
-    } catch (err) {
-      if (!(err instanceof NotFoundError)) throw err;
-    }
-  }
+  await removeManifests(client, [...recorderManifests({ namespace: ns, usersWebhook: true }), webhookClientCAConfigMap(ns, '')], { keep: ['Namespace', 'CustomResourceDefinition', 'PersistentVolumeClaim'] });
 }

@@ -219,12 +219,14 @@ test('an install applies every object with strict field validation, the CRD esta
   assert.deepEqual(result.ready, [{ name: 'app', status: 'True', reason: 'Recording', message: 'recording 1 kind' }]);
   assert.equal(result.usersWebhook, false);
   assert.deepEqual(deleted, [
+    // In reverse order of the manifests, as the kit removes them: the configuration (the API server's calls
+    // stop), its port's policy, then the webhook's RBAC.
     'ValidatingWebhookConfiguration/quorum-recorder-users',
+    'NetworkPolicy/quorum-recorder',
     'RoleBinding/quorum-recorder-webhook',
     'Role/quorum-recorder-webhook',
     'ClusterRoleBinding/quorum-recorder-webhook',
     'ClusterRole/quorum-recorder-webhook',
-    'NetworkPolicy/quorum-recorder',
   ], 'no ChangeRecorder asks for users: a users webhook an earlier install left is removed, and its NetworkPolicy');
 
   deleted.length = 0;
