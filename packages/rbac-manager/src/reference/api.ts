@@ -2,7 +2,7 @@
 // the API server enforces. The rest of the document is prose, kept by hand around the markers. It sits above
 // api/ and plan/ because it documents both (the conditions' reasons are the planner's, plan/status.ts), as the
 // etcd operator's reference/api.ts does; inside api/ it made api/ and plan/ import each other.
-import { celRulesTable, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion } from '@quorum/runtime/crd';
+import { celRulesTable, conditionReasonsTable, fieldTable, printerColumnsTable, schemaReference, storageVersion } from '@quorum/runtime/crd';
 import { rbacDefinitionCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from '../api/crd.ts';
 import { API_VERSION, KIND, PLURAL, SHORT_NAMES } from '../api/rbacdefinition.ts';
 import { REASONS } from '../plan/status.ts';
@@ -42,9 +42,7 @@ export function apiReferenceMarkdown(): string {
     '',
     '### Conditions and their reasons',
     '',
-    '| Condition | Reason | Meaning |',
-    '|---|---|---|',
-    ...Object.entries(REASONS).flatMap(([type, reasons]) => Object.entries(reasons).map(([reason, meaning]) => `| ${type} | \`${reason}\` | ${prose(meaning)} |`)),
+    ...conditionReasonsTable(REASONS),
     '',
     '### Printer columns',
     '',

@@ -2,7 +2,7 @@
 // what the API server enforces: every field with its type, default, constraints and description, then the
 // CEL rules and printer columns. The rest of the document is prose, kept by hand around the markers. Above api/ and
 // recorder/ (whose condition reasons it prints), so that neither of those imports the other.
-import { celRulesTable, fieldTable, printerColumnsTable, prose, schemaReference, storageVersion, type ReferenceOptions } from '@quorum/runtime/crd';
+import { celRulesTable, conditionReasonsTable, fieldTable, printerColumnsTable, schemaReference, storageVersion, type ReferenceOptions } from '@quorum/runtime/crd';
 import { changeRecorderCRD, GENERATE_COMMAND, PRINTER_COLUMNS } from '../api/crd.ts';
 import { API_VERSION, KIND, PLURAL, SHORT_NAMES } from '../api/changerecorder.ts';
 import { REASONS } from '../recorder/status.ts';
@@ -66,9 +66,7 @@ export function apiReferenceMarkdown(): string {
     '',
     '### Conditions and their reasons',
     '',
-    '| Condition | Reason | Meaning |',
-    '|---|---|---|',
-    ...Object.entries(REASONS).flatMap(([type, reasons]) => Object.entries(reasons).map(([reason, meaning]) => `| ${type} | \`${reason}\` | ${prose(meaning)} |`)),
+    ...conditionReasonsTable(REASONS),
     '',
     '### Printer columns',
     '',

@@ -29,6 +29,6 @@ export {
   type Subresources,
 } from './definition.ts';
 export { conditionSchema } from './condition.ts';
-export { cell, celRulesTable, code, fieldTable, printerColumnsTable, prose, schemaReference, type ConstraintKind, type FieldRow, type ReferenceOptions, type RuleRow } from './reference.ts';
+export { cell, celRulesTable, code, conditionReasonsTable, fieldTable, printerColumnsTable, prose, schemaReference, type ConstraintKind, type FieldRow, type ReferenceOptions, type RuleRow } from './reference.ts';
 export { writeGenerated } from './generate.ts';
 export { schemaDataModule } from './schema-data.ts';

@@ -125,6 +125,15 @@ export function celRulesTable(rules: readonly RuleRow[]): string[] {
   ];
 }
 
+/** A conditions table: Condition, Reason, Meaning, from each condition type's reasons and what they mean. */
+export function conditionReasonsTable(reasons: Readonly<Record<string, Readonly<Record<string, string>>>>): string[] {
+  return [
+    '| Condition | Reason | Meaning |',
+    '|---|---|---|',
+    ...Object.entries(reasons).flatMap(([type, byReason]) => Object.entries(byReason).map(([reason, meaning]) => `| ${type} | \`${reason}\` | ${prose(meaning)} |`)),
+  ];
+}
+
 /** A printer columns table: Column, JSONPath, and whether it is shown always or with `-o wide`. */
 export function printerColumnsTable(columns: readonly PrinterColumn[]): string[] {
   return [
